@@ -1,0 +1,84 @@
+//! The edge: parse argv, open the repository once, decide colour, dispatch,
+//! and turn the outcome into text on stderr and an exit code. The only place
+//! that decides exit codes.
+
+use crate::cli::Cli;
+use crate::commands::{self, Done};
+use crate::config::Settings;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::output::{use_color, Format, Out, Palette};
+use clap::Parser;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+/// Everything a command needs: the repository, the settings and the output.
+pub struct Ctx {
+    /// The repository, opened once.
+    pub repo: Repo,
+    /// `task.*` settings.
+    pub settings: Settings,
+    /// Where answers go.
+    pub out: Out,
+}
+
+/// Runs git-task with `args` (argv, including the program name) and returns the exit code.
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(match err.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 2,
+            });
+        }
+    };
+    let no_color = std::env::var_os("NO_COLOR");
+    let early_out = || {
+        let err_color = use_color(std::io::stderr().is_terminal(), no_color.as_deref(), None);
+        Out::new(Format::Human, cli.global.quiet, Palette::default(), Palette::new(err_color))
+    };
+    let start_dir = match &cli.global.dir {
+        Some(dir) => dir.clone(),
+        None => match std::env::current_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                early_out().error(&Error::repo("could not read the current directory", e));
+                return ExitCode::from(128);
+            }
+        },
+    };
+    let repo = match Repo::discover(&start_dir) {
+        Ok(repo) => repo,
+        Err(err) => {
+            early_out().error(&err);
+            return ExitCode::from(err.exit_code());
+        }
+    };
+    let color_ui = repo.config_string("color.ui");
+    let palette = Palette::new(use_color(std::io::stdout().is_terminal(), no_color.as_deref(), color_ui.as_deref()));
+    let err_palette = Palette::new(use_color(std::io::stderr().is_terminal(), no_color.as_deref(), color_ui.as_deref()));
+    let format = if cli.global.json { Format::Json } else { Format::Human };
+    let out = Out::new(format, cli.global.quiet, palette, err_palette);
+    let settings = match Settings::load(&repo) {
+        Ok(s) => s,
+        Err(err) => {
+            out.error(&err);
+            return ExitCode::from(err.exit_code());
+        }
+    };
+    let ctx = Ctx { repo, settings, out };
+    let result = commands::run(&ctx, &cli.command);
+    let code = match result {
+        Ok(Done::Ok) => 0,
+        Ok(Done::Negative) => 1,
+        Ok(Done::Exit(code)) => code,
+        Err(err) => {
+            ctx.out.error(&err);
+            err.exit_code()
+        }
+    };
+    let _ = ctx.out.flush();
+    ExitCode::from(code)
+}

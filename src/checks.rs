@@ -1,0 +1,149 @@
+//! Running user commands: checks, `--setup`, and `exec`.
+//!
+//! This is the only module that starts processes. Commands run through
+//! `sh -c` with the task's environment, a timeout, and captured output.
+
+use crate::error::{Error, Result};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What one command did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Outcome {
+    /// The command line as written.
+    pub command: String,
+    /// Its exit code (`None` if killed by a signal or the timeout).
+    pub code: Option<i32>,
+    /// Whether it ran past its timeout and was killed.
+    pub timed_out: bool,
+    /// Its standard output followed by its standard error.
+    pub output: String,
+    /// How long it ran, in milliseconds.
+    pub millis: u64,
+}
+
+impl Outcome {
+    /// Returns whether the command succeeded.
+    pub fn ok(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+}
+
+/// Environment variables that git sets for hooks and that must not leak into another worktree.
+const GIT_LOCAL_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
+/// Prepares `sh -c command` in `dir` with `env` and without the hook variables of the calling git.
+fn shell(command: &str, dir: &Path, env: &[(&str, String)]) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(command).current_dir(dir);
+    for var in GIT_LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Runs `command` in `dir`, capturing its output, killing it after `timeout`.
+pub fn run_captured(command: &str, dir: &Path, env: &[(&str, String)], timeout: Duration) -> Result<Outcome> {
+    let start = Instant::now();
+    let mut child = shell(command, dir, env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::repo(format!("could not run '{command}'"), e))?;
+    let mut out = child.stdout.take().expect("stdout was piped");
+    let mut err = child.stderr.take().expect("stderr was piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err.read_to_end(&mut buf);
+        buf
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))? {
+            break status;
+        }
+        if start.elapsed() >= timeout || gix::interrupt::is_triggered() {
+            timed_out = start.elapsed() >= timeout;
+            let _ = child.kill();
+            break child.wait().map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))?;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut output = out_reader.join().unwrap_or_default();
+    output.extend(err_reader.join().unwrap_or_default());
+    Ok(Outcome {
+        command: command.to_owned(),
+        code: if timed_out { None } else { status.code() },
+        timed_out,
+        output: String::from_utf8_lossy(&output).into_owned(),
+        millis: start.elapsed().as_millis() as u64,
+    })
+}
+
+/// Runs `command` in `dir` with the terminal's stdin/stdout/stderr, returning its exit code.
+pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> Result<i32> {
+    let (program, args) = command.split_first().ok_or_else(|| Error::input("no command given after '--'"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(dir);
+    for var in GIT_LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let status = cmd.status().map_err(|e| {
+        let err = Error::input(format!("could not run '{program}': {e}"));
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err.hint(format!("is '{program}' installed and on PATH?"))
+        } else {
+            err
+        }
+    })?;
+    Ok(status.code().unwrap_or_else(|| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            128 + status.signal().unwrap_or(0)
+        }
+        #[cfg(not(unix))]
+        {
+            1
+        }
+    }))
+}
+
+/// Runs a git hook script (`post-checkout`) in `dir` with `args`, the way git runs hooks: output passes through, status ignored by the caller if it wishes.
+pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
+    let mut cmd = Command::new(script);
+    cmd.args(args).current_dir(dir).stdin(Stdio::null());
+    for var in GIT_LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    // Git hands stdout of hooks to stderr so that it never mixes with a command's answer.
+    cmd.stdout(std::io::stderr());
+    let status = cmd.status().map_err(|e| Error::repo(format!("could not run hook '{}'", script.display()), e))?;
+    Ok(status.code().unwrap_or(1))
+}

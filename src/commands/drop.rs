@@ -1,0 +1,61 @@
+//! `git task drop`: mark a task failed or abandoned; its worktree stays.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::output::{Out, Report};
+use crate::record::{self, event};
+use crate::task::{Status, TaskId};
+
+/// Mark a task failed or abandoned, keeping its worktree for inspection
+#[derive(clap::Args, Debug)]
+pub struct DropArgs {
+    /// Task id (default: the active task of this worktree)
+    #[arg(value_parser = TaskId::parse)]
+    pub id: Option<TaskId>,
+    /// Why the task is dropped, stored in the event log
+    #[arg(short, long, value_name = "MSG")]
+    pub message: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct DropReport {
+    kind: &'static str,
+    task: String,
+    status: Status,
+    changed: bool,
+    worktree: String,
+}
+
+impl Report for DropReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        if self.changed {
+            out.note(format_args!("Dropped task '{}'; its worktree stays at {}", self.task, self.worktree));
+            out.hint(format_args!("delete it with 'git task remove {}'", self.task));
+        } else {
+            out.note(format_args!("Task '{}' is already {}; nothing changed", self.task, self.status));
+        }
+        Ok(())
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
+    let rec = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let id = rec.state.task_id();
+    match rec.state.status {
+        Status::Dropped | Status::Merged | Status::Removed => {
+            let report = DropReport { kind: "drop", task: id.to_string(), status: rec.state.status, changed: false, worktree: rec.state.worktree.clone() };
+            return emit(ctx, &report, Done::Ok);
+        }
+        Status::Provisioning => {
+            return Err(crate::Error::input(format!("task '{id}' is still being started"))
+                .hint("wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted"));
+        }
+        Status::Active => {}
+    }
+    let mut state = rec.state.clone();
+    state.status = Status::Dropped;
+    let details = serde_json::json!({ "message": args.message });
+    let rec = record::append(&ctx.repo, &rec, event::DROPPED, &state, details, Vec::new())?;
+    let report = DropReport { kind: "drop", task: id.to_string(), status: Status::Dropped, changed: true, worktree: rec.state.worktree };
+    emit(ctx, &report, Done::Ok)
+}

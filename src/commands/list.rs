@@ -1,0 +1,88 @@
+//! `git task list`: one line per task.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::output::{table, Out, Report};
+use crate::task::summary::{self, Summary};
+use crate::task::{Mode, Status};
+
+/// List tasks with their status, base and changes
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// Include merged and removed tasks
+    #[arg(short, long)]
+    pub all: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Row {
+    id: String,
+    mode: Mode,
+    status: Status,
+    branch: String,
+    base: Option<String>,
+    base_commit: String,
+    #[serde(flatten)]
+    summary: Summary,
+    path: String,
+}
+
+#[derive(serde::Serialize)]
+struct ListReport {
+    kind: &'static str,
+    tasks: Vec<Row>,
+}
+
+impl Report for ListReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        if self.tasks.is_empty() {
+            out.note("No tasks; start one with 'git task start <id>'");
+            return Ok(());
+        }
+        let mut rows = vec![["ID", "MODE", "STATUS", "BRANCH", "BASE", "AHEAD/BEHIND", "CHANGED", "DIRTY", "PATH"].map(String::from).to_vec()];
+        for t in &self.tasks {
+            rows.push(vec![
+                crate::output::escape(&t.id).into_owned(),
+                t.mode.to_string(),
+                t.status.to_string(),
+                crate::output::escape(&t.branch).into_owned(),
+                t.base.clone().unwrap_or_else(|| t.base_commit[..12.min(t.base_commit.len())].to_owned()),
+                format!("+{}/-{}", t.summary.ahead, t.summary.behind),
+                t.summary.changed_files.to_string(),
+                match t.summary.dirty {
+                    Some(true) => "yes".into(),
+                    Some(false) => "no".into(),
+                    None => "-".into(),
+                },
+                crate::output::escape(&t.path).into_owned(),
+            ]);
+        }
+        for line in table::align(&rows) {
+            out.line(line)?;
+        }
+        Ok(())
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
+    let mut tasks = Vec::new();
+    for id in crate::record::all_ids(&ctx.repo)? {
+        let Some(record) = crate::record::load(&ctx.repo, &id)? else { continue };
+        if !args.all && matches!(record.state.status, Status::Merged | Status::Removed) {
+            continue;
+        }
+        let summary = summary::summarize(&ctx.repo, &record, true)?;
+        let s = record.state;
+        tasks.push(Row {
+            id: s.id.clone(),
+            mode: s.mode,
+            status: s.status,
+            branch: s.branch_short().to_owned(),
+            base: s.base_branch_short().map(str::to_owned),
+            base_commit: s.base_commit.clone(),
+            summary,
+            path: s.worktree.clone(),
+        });
+    }
+    emit(ctx, &ListReport { kind: "list", tasks }, Done::Ok)
+}

@@ -1,0 +1,170 @@
+//! `git task start`: create a task with its worktree, branch and contract.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::output::{Out, Report};
+use crate::record::Record;
+use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
+use crate::task::TaskId;
+use owo_colors::OwoColorize;
+use std::path::PathBuf;
+
+/// Start a task in its own worktree, fenced by a file contract
+#[derive(clap::Args, Debug)]
+pub struct StartArgs {
+    /// Task id (default: a generated two-word name)
+    #[arg(value_parser = TaskId::parse)]
+    pub id: Option<TaskId>,
+    /// Revision to start from (default: the current branch)
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Where the work happens
+    #[arg(long, value_enum, default_value_t = ModeArg::Worktree)]
+    pub mode: ModeArg,
+    /// Worktree location (default: task.worktreeDir/<id>, else ../<repo>.tasks/<id>)
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+    /// Glob of paths the task may touch (can be repeated)
+    #[arg(long, value_name = "GLOB", conflicts_with = "contract")]
+    pub allow: Vec<String>,
+    /// Glob of paths the task may never touch (can be repeated)
+    #[arg(long, value_name = "GLOB", conflicts_with = "contract")]
+    pub forbid: Vec<String>,
+    /// Forbid adding files
+    #[arg(long, conflicts_with = "contract")]
+    pub no_new_files: bool,
+    /// Forbid deleting files
+    #[arg(long, conflicts_with = "contract")]
+    pub no_deletions: bool,
+    /// Check command run before merge (can be repeated)
+    #[arg(long, value_name = "CMD", conflicts_with = "contract")]
+    pub check: Vec<String>,
+    /// Copy the contract from FILE
+    #[arg(long, value_name = "FILE")]
+    pub contract: Option<PathBuf>,
+    /// Command run in the new worktree (default: task.setup)
+    #[arg(long, value_name = "CMD")]
+    pub setup: Option<String>,
+}
+
+/// Where a task's work happens.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    /// A linked worktree on branch task/<id>
+    Worktree,
+    /// The current worktree, guarded by a snapshot
+    Patch,
+}
+
+/// The answer of `start`.
+#[derive(serde::Serialize)]
+pub struct StartReport {
+    kind: &'static str,
+    task: String,
+    created: bool,
+    mode: crate::task::Mode,
+    status: crate::task::Status,
+    branch: String,
+    base: String,
+    base_branch: Option<String>,
+    worktree: String,
+    record: String,
+}
+
+impl StartReport {
+    fn new(record: &Record, created: bool) -> Self {
+        let s = &record.state;
+        StartReport {
+            kind: "start",
+            task: s.id.clone(),
+            created,
+            mode: s.mode,
+            status: s.status,
+            branch: s.branch_short().to_owned(),
+            base: s.base_commit.clone(),
+            base_branch: s.base_branch_short().map(str::to_owned),
+            worktree: s.worktree.clone(),
+            record: crate::task::layout::record_ref(&s.task_id()),
+        }
+    }
+}
+
+impl Report for StartReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        let p = &out.palette;
+        if self.created {
+            out.note(format_args!(
+                "Started task '{}' on branch '{}' from {}",
+                self.task.style(p.id),
+                self.branch,
+                self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())])
+            ));
+        } else {
+            out.note(format_args!("Task '{}' already exists ({}); nothing changed", self.task.style(p.id), self.status));
+        }
+        out.line(&self.worktree)
+    }
+}
+
+/// A failed setup: its output, for people or scripts.
+#[derive(serde::Serialize)]
+struct SetupFailedReport {
+    kind: &'static str,
+    task: String,
+    command: String,
+    code: Option<i32>,
+    output: String,
+}
+
+impl Report for SetupFailedReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        out.raw_err(&self.output);
+        if !self.output.is_empty() && !self.output.ends_with('\n') {
+            out.raw_err("\n");
+        }
+        let code = self.code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
+        out.error(&crate::Error::negative(format!(
+            "setup command '{}' failed (exit {code}); task '{}' was not created",
+            self.command, self.task
+        )).hint("fix the setup command and start the task again"));
+        Ok(())
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
+    if args.mode == ModeArg::Patch {
+        return Err(crate::Error::input("patch mode is not available in this build yet")
+            .hint("use the default worktree mode: git task start <id>"));
+    }
+    let _guard = gix::interrupt::init_handler_default(1).ok();
+    let opts = StartOptions {
+        id: args.id.clone(),
+        base: args.base.clone(),
+        path: args.path.clone(),
+        contract: ContractSpec {
+            file: args.contract.clone(),
+            allow: args.allow.clone(),
+            forbid: args.forbid.clone(),
+            no_new_files: args.no_new_files,
+            no_deletions: args.no_deletions,
+            checks: args.check.clone(),
+        },
+        setup: args.setup.clone(),
+    };
+    match start::start(&ctx.repo, &ctx.settings, &opts) {
+        Ok(Started::Created(record)) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
+        Ok(Started::Existing(record)) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
+        Err(StartError::Setup(failed)) => emit(
+            ctx,
+            &SetupFailedReport {
+                kind: "setup_failed",
+                task: failed.id.to_string(),
+                command: failed.outcome.command,
+                code: failed.outcome.code,
+                output: failed.outcome.output,
+            },
+            Done::Negative,
+        ),
+        Err(StartError::Other(e)) => Err(e),
+    }
+}

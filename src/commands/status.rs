@@ -1,0 +1,138 @@
+//! `git task status`: one task in detail.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::contract::ContractFile;
+use crate::git::diff::ChangeKind;
+use crate::output::{Out, Report};
+use crate::record::Event;
+use crate::task::summary::{self, Summary};
+use crate::task::{layout, Mode, Status, TaskId};
+
+/// Show one task: contract, changed files, checkpoints and recent events
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// Task id (default: the active task of this worktree)
+    #[arg(value_parser = TaskId::parse)]
+    pub id: Option<TaskId>,
+}
+
+#[derive(serde::Serialize)]
+struct FileRow {
+    path: String,
+    change: ChangeKind,
+}
+
+#[derive(serde::Serialize)]
+struct StatusReport {
+    kind: &'static str,
+    task: String,
+    mode: Mode,
+    status: Status,
+    branch: String,
+    base: Option<String>,
+    base_commit: String,
+    worktree: String,
+    #[serde(flatten)]
+    summary: Summary,
+    contract: ContractFile,
+    files: Vec<FileRow>,
+    checkpoints: Vec<String>,
+    attempts: Vec<String>,
+    events: Vec<Event>,
+}
+
+impl Report for StatusReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        use owo_colors::OwoColorize;
+        let p = &out.palette;
+        out.line(format_args!("task {} ({}, {})", self.task.style(p.id), self.mode, self.status))?;
+        out.line(format_args!("branch    {}", self.branch))?;
+        out.line(format_args!("base      {} {}", self.base.as_deref().unwrap_or("-"), &self.base_commit[..12.min(self.base_commit.len())]))?;
+        out.line(format_args!("worktree  {}", crate::output::escape(&self.worktree)))?;
+        out.line(format_args!("ahead {} behind {}, {} changed file(s){}", self.summary.ahead, self.summary.behind, self.summary.changed_files, match self.summary.dirty {
+            Some(true) => ", uncommitted changes",
+            _ => "",
+        }))?;
+        let c = &self.contract;
+        out.line("contract")?;
+        out.line(format_args!("  allowed    {}", if c.allowed.is_empty() { "(any path not forbidden)".to_owned() } else { c.allowed.join(" ") }))?;
+        if !c.forbidden.is_empty() {
+            out.line(format_args!("  forbidden  {}", c.forbidden.join(" ")))?;
+        }
+        if c.allow_new_files == Some(false) {
+            out.line("  no new files")?;
+        }
+        if c.allow_deletions == Some(false) {
+            out.line("  no deletions")?;
+        }
+        if let Some(max) = c.max_changed_files {
+            out.line(format_args!("  at most {max} changed files"))?;
+        }
+        for cmd in c.check_commands() {
+            out.line(format_args!("  check      {cmd}"))?;
+        }
+        if !self.files.is_empty() {
+            out.line("changes")?;
+            for f in &self.files {
+                let mark = match f.change {
+                    ChangeKind::Added => "A",
+                    ChangeKind::Modified => "M",
+                    ChangeKind::Deleted => "D",
+                };
+                out.line(format_args!("  {mark} {}", crate::output::escape(&f.path)))?;
+            }
+        }
+        if !self.checkpoints.is_empty() {
+            out.line(format_args!("checkpoints {}", self.checkpoints.len()))?;
+        }
+        if !self.attempts.is_empty() {
+            out.line("attempts")?;
+            for a in &self.attempts {
+                out.line(format_args!("  {a}"))?;
+            }
+        }
+        out.line("recent events")?;
+        for e in self.events.iter().rev().take(5).collect::<Vec<_>>().into_iter().rev() {
+            out.line(format_args!("  {} {}", &e.commit[..12], e.event))?;
+        }
+        Ok(())
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
+    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let id = record.state.task_id();
+    let summary = summary::summarize(&ctx.repo, &record, true)?;
+    let mut files = Vec::new();
+    if let (Some(head), Ok(base)) = (summary.head.as_deref(), record.state.base_commit.parse()) {
+        let base = ctx.repo.find_ref(&layout::base_ref(&id))?.unwrap_or(base);
+        let head = head.parse().map_err(|e| crate::Error::repo("bad object id", e))?;
+        for c in summary::task_changes(&ctx.repo, base, head)? {
+            files.push(FileRow { path: c.path, change: c.kind });
+        }
+    }
+    let prefix = layout::task_prefix(&id);
+    let names = |kind: &str| -> crate::Result<Vec<String>> {
+        Ok(ctx.repo.refs_under(&format!("{prefix}{kind}/"))?.into_iter().map(|(n, _)| n).collect())
+    };
+    let events = crate::record::events(&ctx.repo, &record)?;
+    let s = &record.state;
+    let report = StatusReport {
+        kind: "status",
+        task: s.id.clone(),
+        mode: s.mode,
+        status: s.status,
+        branch: s.branch_short().to_owned(),
+        base: s.base_branch_short().map(str::to_owned),
+        base_commit: s.base_commit.clone(),
+        worktree: s.worktree.clone(),
+        summary,
+        contract: record.contract.clone(),
+        files,
+        checkpoints: names("checkpoints")?,
+        attempts: names("attempts")?,
+        events,
+    };
+    emit(ctx, &report, Done::Ok)
+}

@@ -1,0 +1,43 @@
+//! `git task sweep`: repair what interrupted commands left behind.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::output::{Out, Report};
+use crate::task::sweep::{self, Repair};
+
+/// Repair half-made tasks, vanished worktrees, orphan directories and stale locks
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    /// Only report what would be repaired
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+}
+
+#[derive(serde::Serialize)]
+struct SweepReport {
+    kind: &'static str,
+    dry_run: bool,
+    repairs: Vec<Repair>,
+}
+
+impl Report for SweepReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        if self.repairs.is_empty() {
+            out.note("Nothing to repair");
+            return Ok(());
+        }
+        for r in &self.repairs {
+            let prefix = if self.dry_run { "would repair" } else { "repaired" };
+            out.line(format_args!("{prefix} {}: {}", r.problem, r.action))?;
+            for a in &r.attempts {
+                out.line(format_args!("  saved {} as {}", a.what, a.name))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
+    let repairs = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
+    emit(ctx, &SweepReport { kind: "sweep", dry_run: args.dry_run, repairs }, Done::Ok)
+}

@@ -1,0 +1,93 @@
+//! The `task.*` git-config keys, their defaults, read once into [`Settings`].
+
+use crate::git::Repo;
+use crate::task::layout;
+use std::path::PathBuf;
+
+/// `task.branchPrefix`: prefix of task branches (default `task/`).
+pub const BRANCH_PREFIX: &str = "task.branchPrefix";
+/// `task.worktreeDir`: directory holding task worktrees (default `../<repo>.tasks`).
+pub const WORKTREE_DIR: &str = "task.worktreeDir";
+/// `task.setup`: command run in each new worktree.
+pub const SETUP: &str = "task.setup";
+/// `task.keepOnMerge`: keep worktree and branch after merge.
+pub const KEEP_ON_MERGE: &str = "task.keepOnMerge";
+/// `task.onViolation`: `block` (default) or `revert`.
+pub const ON_VIOLATION: &str = "task.onViolation";
+/// `task.autoCommitExclude`: globs `commit` never stages (multi-valued).
+pub const AUTO_COMMIT_EXCLUDE: &str = "task.autoCommitExclude";
+/// `task.sparseAlways`: paths always checked out with `--sparse` (multi-valued).
+pub const SPARSE_ALWAYS: &str = "task.sparseAlways";
+
+/// Default of `task.autoCommitExclude`.
+pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] = &["node_modules/", "target/", "dist/", "build/", ".next/"];
+
+/// What the pre-commit hook does on a violation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnViolation {
+    /// Refuse the commit.
+    Block,
+    /// Refuse, save the offending changes as an attempt, restore those paths.
+    Revert,
+}
+
+/// Per-user settings, resolved once per command.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Prefix of task branch names.
+    pub branch_prefix: String,
+    /// Directory holding task worktrees, absolute.
+    pub worktree_dir: PathBuf,
+    /// Command run in each new worktree.
+    pub setup: Option<String>,
+    /// Keep worktree and branch after merge.
+    pub keep_on_merge: bool,
+    /// What pre-commit does on a violation.
+    pub on_violation: OnViolation,
+    /// Globs `commit` never stages.
+    pub auto_commit_exclude: Vec<String>,
+    /// Paths always checked out with `--sparse`.
+    pub sparse_always: Vec<String>,
+}
+
+impl Settings {
+    /// Reads the settings from the repository's configuration.
+    pub fn load(repo: &Repo) -> crate::Result<Settings> {
+        let main = repo.main_worktree()?;
+        let mut branch_prefix = repo.config_string(BRANCH_PREFIX).unwrap_or_else(|| layout::DEFAULT_BRANCH_PREFIX.into());
+        if !branch_prefix.is_empty() && !branch_prefix.ends_with('/') {
+            branch_prefix.push('/');
+        }
+        let worktree_dir = match repo.config_string(WORKTREE_DIR) {
+            Some(dir) => {
+                let dir = expand_home(&dir);
+                crate::git::normalize(&main.join(dir))
+            }
+            None => layout::default_worktree_dir(&main),
+        };
+        let on_violation = match repo.config_string(ON_VIOLATION).as_deref() {
+            Some("revert") => OnViolation::Revert,
+            _ => OnViolation::Block,
+        };
+        let mut auto_commit_exclude = repo.config_strings(AUTO_COMMIT_EXCLUDE);
+        if auto_commit_exclude.is_empty() {
+            auto_commit_exclude = DEFAULT_AUTO_COMMIT_EXCLUDE.iter().map(|s| s.to_string()).collect();
+        }
+        Ok(Settings {
+            branch_prefix,
+            worktree_dir,
+            setup: repo.config_string(SETUP).filter(|s| !s.trim().is_empty()),
+            keep_on_merge: repo.config_bool(KEEP_ON_MERGE).unwrap_or(false),
+            on_violation,
+            auto_commit_exclude,
+            sparse_always: repo.config_strings(SPARSE_ALWAYS),
+        })
+    }
+}
+
+fn expand_home(dir: &str) -> PathBuf {
+    match dir.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest),
+        None => PathBuf::from(dir),
+    }
+}

@@ -1,0 +1,6 @@
+//! The file contract: what a task may touch (SPEC §5).
+
+pub mod file;
+pub mod glob;
+
+pub use file::ContractFile;

@@ -1,0 +1,172 @@
+//! The adapter to gix: opening the repository and reading what git-task needs.
+//!
+//! Everything that writes (refs, objects, worktrees, index) lives in the
+//! submodules; nothing outside `git/` calls gix's write APIs.
+
+pub mod diff;
+pub mod objects;
+pub mod refs;
+pub mod worktree;
+
+use crate::error::{Context, Error, Result};
+use std::path::{Path, PathBuf};
+
+pub use gix::ObjectId;
+
+/// An open repository, seen from one worktree (or from inside a hook).
+pub struct Repo {
+    /// The gix handle; core modules read through it, writes go through `git/*`.
+    pub inner: gix::Repository,
+    common_dir: PathBuf,
+}
+
+impl Repo {
+    /// Opens the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends.
+    pub fn discover(dir: &Path) -> Result<Repo> {
+        let inner = gix::discover_with_environment_overrides(dir).map_err(|e| {
+            Error::repo_msg(format!("not a git repository (or any of the parent directories): '{}'", dir.display()))
+                .hint("run 'git init' to create one, or 'cd' into an existing repository")
+                .hint(format!("(gix: {e})"))
+        })?;
+        Self::from_gix(inner)
+    }
+
+    /// Wraps an already opened repository.
+    pub fn from_gix(mut inner: gix::Repository) -> Result<Repo> {
+        inner.object_cache_size_if_unset(4 * 1024 * 1024);
+        let common_dir = normalize(&inner.common_dir().to_path_buf());
+        Ok(Repo { inner, common_dir })
+    }
+
+    /// Returns the common git directory shared by all worktrees, without `..` components.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// Returns this worktree's private git directory.
+    pub fn git_dir(&self) -> &Path {
+        self.inner.git_dir()
+    }
+
+    /// Returns the worktree this process runs in, if any.
+    pub fn workdir(&self) -> Option<&Path> {
+        self.inner.workdir()
+    }
+
+    /// Returns the worktree or an error saying a bare repository cannot do this.
+    pub fn require_workdir(&self) -> Result<&Path> {
+        self.workdir().ok_or_else(|| {
+            Error::input("this operation must be run in a work tree").hint("'cd' into a worktree of the repository")
+        })
+    }
+
+    /// Returns the main worktree's directory (the one the common dir belongs to).
+    pub fn main_worktree(&self) -> Result<PathBuf> {
+        if self.common_dir.file_name().is_some_and(|n| n == ".git") {
+            return Ok(self.common_dir.parent().unwrap_or(&self.common_dir).to_path_buf());
+        }
+        if let Ok(main) = self.inner.main_repo() {
+            if let Some(dir) = main.workdir() {
+                return Ok(normalize(dir));
+            }
+        }
+        Ok(self.common_dir.clone())
+    }
+
+    /// Returns the full name of the branch HEAD points to (`refs/heads/main`), or `None` when detached.
+    pub fn head_branch(&self) -> Result<Option<String>> {
+        let name = self.inner.head_name().context(|| "could not read HEAD".into())?;
+        Ok(name.map(|n| n.as_bstr().to_string()))
+    }
+
+    /// Returns the commit HEAD points to, or `None` on an unborn branch.
+    pub fn head_commit(&self) -> Result<Option<ObjectId>> {
+        let mut head = self.inner.head().context(|| "could not read HEAD".into())?;
+        Ok(head.try_peel_to_id().context(|| "could not resolve HEAD".into())?.map(|id| id.detach()))
+    }
+
+    /// Resolves a revision (`main`, `HEAD~2`, a hex id) to a commit id.
+    pub fn rev_parse_commit(&self, spec: &str) -> Result<ObjectId> {
+        let id = self
+            .inner
+            .rev_parse_single(spec)
+            .map_err(|e| Error::input(format!("'{spec}' is not a valid revision")).hint(format!("(gix: {e})")))?;
+        let object = id.object().context(|| format!("could not read '{spec}'"))?;
+        let commit = object.peel_to_commit().map_err(|_| Error::input(format!("'{spec}' does not name a commit")))?;
+        Ok(commit.id)
+    }
+
+    /// Returns the object a ref points to (peeled through symbolic refs), or `None` if it does not exist.
+    pub fn find_ref(&self, name: &str) -> Result<Option<ObjectId>> {
+        let Some(mut r) = self.inner.try_find_reference(name).context(|| format!("could not read ref '{name}'"))?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(r.peel_to_id().context(|| format!("could not resolve ref '{name}'"))?.detach()))
+    }
+
+    /// Returns every ref under `prefix` (which ends in `/`) with the object it points to, sorted by name.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
+        let platform = self.inner.references().context(|| "could not list refs".into())?;
+        let iter = platform.prefixed(prefix).context(|| format!("could not list refs under '{prefix}'"))?;
+        let mut out = Vec::new();
+        for r in iter {
+            let r = r.map_err(|e| Error::repo(format!("could not list refs under '{prefix}'"), e))?;
+            if let Some(id) = r.target().try_id() {
+                out.push((r.name().as_bstr().to_string(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Returns a config value as a string (`task.branchPrefix`).
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.inner.config_snapshot().string(key).map(|v| v.to_string())
+    }
+
+    /// Returns a config value as a boolean, `None` if unset or not a boolean.
+    pub fn config_bool(&self, key: &str) -> Option<bool> {
+        self.inner.config_snapshot().boolean(key)
+    }
+
+    /// Returns every value of a multi-valued config key, in order.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        self.inner
+            .config_snapshot()
+            .strings(key)
+            .map(|v| v.into_iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Returns whether paths compare case-insensitively (`core.ignoreCase`).
+    pub fn ignore_case(&self) -> bool {
+        self.config_bool("core.ignoreCase").unwrap_or(false)
+    }
+}
+
+/// Removes `.` and `..` components without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Returns `path` made absolute against the process's current directory, normalised.
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&std::env::current_dir().unwrap_or_default().join(path))
+    }
+}

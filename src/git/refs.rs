@@ -1,0 +1,114 @@
+//! Ref transactions with expected old values: the only place that writes refs.
+//!
+//! Every change names what it expects to find (nothing, or a given id), so two
+//! concurrent invocations can never both win (SPEC §4). Several changes given
+//! together land all or nothing.
+
+use super::{ObjectId, Repo};
+use crate::error::{Error, Result};
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+/// What a ref must hold before the change applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// The ref must not exist (a creation).
+    Absent,
+    /// The ref must point at this id.
+    Is(ObjectId),
+    /// The ref may be absent or point at this id.
+    AbsentOrIs(ObjectId),
+    /// No expectation (only for refs no other process owns).
+    Any,
+}
+
+/// One change to one ref.
+#[derive(Clone, Debug)]
+pub struct Update {
+    /// Full ref name (`refs/tasks/x/record`).
+    pub name: String,
+    /// The new target, or `None` to delete.
+    pub new: Option<ObjectId>,
+    /// What the ref must hold now.
+    pub expect: Expect,
+    /// Reflog message (`git-task: start x`).
+    pub message: String,
+}
+
+impl Update {
+    /// Creates `name` at `id`; fails if it exists.
+    pub fn create(name: impl Into<String>, id: ObjectId, message: impl Into<String>) -> Update {
+        Update { name: name.into(), new: Some(id), expect: Expect::Absent, message: message.into() }
+    }
+    /// Moves `name` from `old` to `new`.
+    pub fn update(name: impl Into<String>, old: ObjectId, new: ObjectId, message: impl Into<String>) -> Update {
+        Update { name: name.into(), new: Some(new), expect: Expect::Is(old), message: message.into() }
+    }
+    /// Deletes `name` if it still points at `old`.
+    pub fn delete(name: impl Into<String>, old: ObjectId, message: impl Into<String>) -> Update {
+        Update { name: name.into(), new: None, expect: Expect::Is(old), message: message.into() }
+    }
+}
+
+/// Why a transaction did not apply.
+#[derive(Debug)]
+pub enum RefError {
+    /// A ref did not hold what was expected: another process got there first.
+    Conflict(String),
+    /// Anything else (I/O, bad name).
+    Other(Error),
+}
+
+impl From<RefError> for Error {
+    fn from(err: RefError) -> Error {
+        match err {
+            RefError::Conflict(msg) => Error::repo_msg(msg).hint("another git-task command changed the task at the same time; run the command again"),
+            RefError::Other(e) => e,
+        }
+    }
+}
+
+/// Applies all `updates` as one transaction.
+pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefError> {
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = updates.iter().map(|u| u.name.clone()).collect();
+    let mut edits = Vec::with_capacity(updates.len());
+    for u in updates {
+        let name: FullName =
+            u.name.as_str().try_into().map_err(|e| RefError::Other(Error::repo(format!("invalid ref name '{}'", u.name), e)))?;
+        let expected = match u.expect {
+            Expect::Absent => PreviousValue::MustNotExist,
+            Expect::Is(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+            Expect::AbsentOrIs(id) => PreviousValue::ExistingMustMatch(Target::Object(id)),
+            Expect::Any => PreviousValue::Any,
+        };
+        let change = match u.new {
+            Some(id) => Change::Update {
+                log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: u.message.into() },
+                expected,
+                new: Target::Object(id),
+            },
+            None => Change::Delete { expected, log: RefLog::AndReference },
+        };
+        edits.push(RefEdit { change, name, deref: false });
+    }
+    match repo.inner.edit_references(edits) {
+        Ok(_) => Ok(()),
+        Err(err) if err.is_conflict() || is_lock_contention(&err) => {
+            Err(RefError::Conflict(format!("could not update {}: it was changed meanwhile", names.join(", "))))
+        }
+        Err(err) => Err(RefError::Other(Error::repo(format!("could not update {}", names.join(", ")), err))),
+    }
+}
+
+/// Applies `updates`, turning a lost race into a repository error with a retry hint.
+pub fn commit(repo: &Repo, updates: Vec<Update>) -> Result<()> {
+    apply(repo, updates).map_err(Error::from)
+}
+
+fn is_lock_contention(err: &gix::Error) -> bool {
+    let text = format!("{err:?}");
+    text.contains("lock") && (text.contains("exist") || text.contains("Lock"))
+}

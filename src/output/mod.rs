@@ -1,0 +1,122 @@
+//! Where answers go: stdout for results (human or JSON), stderr for the rest.
+//!
+//! Every command builds one [`Report`] value and hands it to [`Out::report`],
+//! so the human and JSON forms come from the same struct and cannot drift.
+
+mod escape;
+mod style;
+pub mod table;
+
+pub use escape::escape;
+pub use style::{use_color, Palette};
+
+use std::cell::RefCell;
+use std::io::{self, Write};
+
+/// How results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Short text for people.
+    Human,
+    /// One JSON document per command on stdout.
+    Json,
+}
+
+/// A command's answer, printable for people or as JSON.
+pub trait Report: serde::Serialize {
+    /// Writes the human form (stdout; notes for people go through `out.note`).
+    fn human(&self, out: &Out) -> io::Result<()>;
+}
+
+/// The two output streams, the format and the colours decided once at start-up.
+pub struct Out {
+    format: Format,
+    quiet: bool,
+    /// Colours for stdout.
+    pub palette: Palette,
+    /// Colours for stderr.
+    pub err_palette: Palette,
+    stdout: RefCell<Box<dyn Write>>,
+    stderr: RefCell<Box<dyn Write>>,
+}
+
+impl Out {
+    /// Creates the output for a process: real stdout and stderr.
+    pub fn new(format: Format, quiet: bool, palette: Palette, err_palette: Palette) -> Self {
+        Self {
+            format,
+            quiet,
+            palette,
+            err_palette,
+            stdout: RefCell::new(Box::new(io::stdout())),
+            stderr: RefCell::new(Box::new(io::stderr())),
+        }
+    }
+
+    /// Returns whether results are printed as JSON.
+    pub fn is_json(&self) -> bool {
+        self.format == Format::Json
+    }
+
+    /// Prints `report` as JSON or in its human form.
+    pub fn report<R: Report>(&self, report: &R) -> io::Result<()> {
+        match self.format {
+            Format::Json => {
+                let mut text = serde_json::to_string(report).map_err(io::Error::other)?;
+                text.push('\n');
+                self.raw(&text)
+            }
+            Format::Human => report.human(self),
+        }
+    }
+
+    /// Writes one line to stdout.
+    pub fn line(&self, text: impl std::fmt::Display) -> io::Result<()> {
+        writeln!(self.stdout.borrow_mut(), "{text}")
+    }
+
+    /// Writes text to stdout as is.
+    pub fn raw(&self, text: &str) -> io::Result<()> {
+        let mut out = self.stdout.borrow_mut();
+        out.write_all(text.as_bytes())?;
+        out.flush()
+    }
+
+    /// Writes a status line for people to stderr, unless `--quiet`.
+    pub fn note(&self, text: impl std::fmt::Display) {
+        if !self.quiet {
+            let _ = writeln!(self.stderr.borrow_mut(), "{text}");
+        }
+    }
+
+    /// Writes a `warning:` line to stderr.
+    pub fn warn(&self, text: impl std::fmt::Display) {
+        use owo_colors::OwoColorize;
+        let _ = writeln!(self.stderr.borrow_mut(), "{} {text}", "warning:".style(self.err_palette.warning));
+    }
+
+    /// Writes a `hint:` line to stderr.
+    pub fn hint(&self, text: impl std::fmt::Display) {
+        use owo_colors::OwoColorize;
+        let _ = writeln!(self.stderr.borrow_mut(), "{} {text}", "hint:".style(self.err_palette.hint));
+    }
+
+    /// Writes an `error:` line and its hints to stderr.
+    pub fn error(&self, err: &crate::Error) {
+        use owo_colors::OwoColorize;
+        let _ = writeln!(self.stderr.borrow_mut(), "{} {err}", "error:".style(self.err_palette.error));
+        for hint in err.hints() {
+            self.hint(hint);
+        }
+    }
+
+    /// Writes text to stderr as is (reports of negative verdicts from hooks).
+    pub fn raw_err(&self, text: &str) {
+        let _ = self.stderr.borrow_mut().write_all(text.as_bytes());
+    }
+
+    /// Flushes stdout; a closed pipe is not an error.
+    pub fn flush(&self) -> io::Result<()> {
+        self.stdout.borrow_mut().flush()
+    }
+}

@@ -1,0 +1,223 @@
+//! The task event log under `refs/tasks/<id>/record`.
+//!
+//! Each event is one commit whose tree holds `task.toml` (state after the
+//! event) and `contract.toml` (frozen at start, never changed), and whose
+//! message is the event name, a blank line, then a JSON object. Appending is a
+//! compare-and-swap on the ref: two writers cannot both win, and the loser
+//! retries against the new tip or gets a clear error. Readers need no lock.
+
+use crate::contract::file::ContractFile;
+use crate::error::{Context, Error, Result};
+use crate::git::objects::{self, TreeEdit};
+use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::{ObjectId, Repo};
+use crate::task::{layout, TaskId, TaskState};
+use gix::object::tree::EntryKind;
+
+/// Names of the events (SPEC §4).
+pub mod event {
+    /// `start` claimed the id.
+    pub const STARTED: &str = "started";
+    /// The worktree (or snapshot) is ready.
+    pub const PROVISIONED: &str = "provisioned";
+    /// A checkpoint was saved.
+    pub const CHECKPOINT: &str = "checkpoint";
+    /// A commit was refused by the contract.
+    pub const VIOLATION: &str = "violation";
+    /// Checks ran (or were skipped).
+    pub const CHECKS: &str = "checks";
+    /// The task landed on its base.
+    pub const MERGED: &str = "merged";
+    /// The task was marked failed or abandoned.
+    pub const DROPPED: &str = "dropped";
+    /// Worktree and branch were deleted.
+    pub const REMOVED: &str = "removed";
+    /// Work was reverted (saved as an attempt first).
+    pub const REVERTED: &str = "reverted";
+    /// The task was put back to its base.
+    pub const RESET: &str = "reset";
+    /// The base's new commits were brought in.
+    pub const SYNCED: &str = "synced";
+}
+
+/// The latest state of a task as read from its record.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// State after the last event.
+    pub state: TaskState,
+    /// The contract frozen at start.
+    pub contract: ContractFile,
+    /// The frozen contract exactly as stored (for digests).
+    pub contract_text: String,
+    /// The record ref's current commit.
+    pub tip: ObjectId,
+}
+
+/// One entry of the event log.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Event {
+    /// Event name (`started`, `checkpoint`, …).
+    pub event: String,
+    /// The record commit holding it.
+    pub commit: String,
+    /// Details recorded with the event.
+    pub details: serde_json::Value,
+}
+
+const STATE_FILE: &str = "task.toml";
+const CONTRACT_FILE: &str = "contract.toml";
+
+/// Reads the record of `id`; `None` if the task does not exist.
+pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
+    let Some(tip) = repo.find_ref(&layout::record_ref(id))? else { return Ok(None) };
+    read_at(repo, tip).map(Some)
+}
+
+/// Reads the record of `id`, failing with a hint when it does not exist.
+pub fn load_existing(repo: &Repo, id: &TaskId) -> Result<Record> {
+    load(repo, id)?.ok_or_else(|| {
+        Error::input(format!("no task '{id}'"))
+            .hint("list tasks with 'git task list --all'")
+            .hint(format!("start it with 'git task start {id}'"))
+    })
+}
+
+/// Reads the record state stored in record commit `tip`.
+pub fn read_at(repo: &Repo, tip: ObjectId) -> Result<Record> {
+    let tree = objects::commit_tree(repo, tip)?;
+    let state = objects::read_blob_in_tree(repo, tree, STATE_FILE)?
+        .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {STATE_FILE}")))?;
+    let state: TaskState = toml::from_str(&String::from_utf8_lossy(&state))
+        .map_err(|e| Error::repo(format!("record commit {tip} holds a bad {STATE_FILE}"), e))?;
+    let contract_text = objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {CONTRACT_FILE}")))?;
+    let contract = ContractFile::parse(&contract_text, CONTRACT_FILE)
+        .map_err(|e| Error::repo_msg(format!("record commit {tip}: {e}")))?;
+    Ok(Record { state, contract, contract_text, tip })
+}
+
+fn event_commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    state: &TaskState,
+    contract_text: &str,
+    event: &str,
+    details: &serde_json::Value,
+) -> Result<ObjectId> {
+    let state_blob = objects::write_blob(repo, toml::to_string(state).context(|| "could not encode task.toml".into())?.as_bytes())?;
+    let contract_blob = objects::write_blob(repo, contract_text.as_bytes())?;
+    let tree = objects::edit_tree(
+        repo,
+        objects::empty_tree(repo),
+        &[
+            TreeEdit::Upsert(STATE_FILE, EntryKind::Blob, state_blob),
+            TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, contract_blob),
+        ],
+    )?;
+    let mut body = serde_json::Map::new();
+    body.insert("event".into(), event.into());
+    body.insert("task".into(), state.id.clone().into());
+    body.insert("time".into(), crate::task::now().into());
+    if let serde_json::Value::Object(extra) = details {
+        body.extend(extra.clone());
+    }
+    let message = format!("{event}\n\n{}\n", serde_json::Value::Object(body));
+    let parents: Vec<ObjectId> = parent.into_iter().collect();
+    objects::write_commit(repo, tree, &parents, &message)
+}
+
+/// Creates the record of a new task with its `started` event, together with `extra` ref changes, atomically.
+///
+/// Fails with [`RefError::Conflict`] when the record already exists.
+pub fn create(
+    repo: &Repo,
+    state: &TaskState,
+    contract_text: &str,
+    details: serde_json::Value,
+    extra: Vec<Update>,
+) -> std::result::Result<ObjectId, RefError> {
+    let id = state.task_id();
+    // The commit carries the time and pid, so it is unique: `MustNotExist` cannot be fooled by an equal value.
+    let mut details = details;
+    if let serde_json::Value::Object(map) = &mut details {
+        map.insert("nonce".into(), format!("{}-{}", std::process::id(), nanos()).into());
+    }
+    let commit = event_commit(repo, None, state, contract_text, event::STARTED, &details).map_err(RefError::Other)?;
+    let mut updates = vec![Update::create(layout::record_ref(&id), commit, format!("git-task: start {id}"))];
+    updates.extend(extra);
+    refs::apply(repo, updates)?;
+    Ok(commit)
+}
+
+/// Appends `event` to the record, moving it from `record.tip`, together with `extra` ref changes.
+pub fn append(
+    repo: &Repo,
+    record: &Record,
+    event: &str,
+    state: &TaskState,
+    details: serde_json::Value,
+    extra: Vec<Update>,
+) -> std::result::Result<Record, RefError> {
+    let id = state.task_id();
+    let commit = event_commit(repo, Some(record.tip), state, &record.contract_text, event, &details)
+        .map_err(RefError::Other)?;
+    let mut updates = vec![Update::update(layout::record_ref(&id), record.tip, commit, format!("git-task: {event} {id}"))];
+    updates.extend(extra);
+    refs::apply(repo, updates)?;
+    Ok(Record { state: state.clone(), contract: record.contract.clone(), contract_text: record.contract_text.clone(), tip: commit })
+}
+
+/// Appends an event that only records something (no state change, no other refs), retrying if another writer moved the record.
+pub fn note_event(repo: &Repo, id: &TaskId, event: &str, details: serde_json::Value) -> Result<()> {
+    for _ in 0..10 {
+        let record = load_existing(repo, id)?;
+        match append(repo, &record, event, &record.state, details.clone(), Vec::new()) {
+            Ok(_) => return Ok(()),
+            Err(RefError::Conflict(_)) => continue,
+            Err(RefError::Other(e)) => return Err(e),
+        }
+    }
+    Err(Error::repo_msg(format!("could not record '{event}' for task '{id}': the record kept changing"))
+        .hint("run the command again"))
+}
+
+/// Deletes the record ref (only for a start that never finished).
+pub fn delete(repo: &Repo, id: &TaskId, tip: ObjectId) -> std::result::Result<(), RefError> {
+    refs::apply(repo, vec![Update { name: layout::record_ref(id), new: None, expect: Expect::Is(tip), message: String::new() }])
+}
+
+/// Returns the events of the record, oldest first.
+pub fn events(repo: &Repo, record: &Record) -> Result<Vec<Event>> {
+    let mut out = Vec::new();
+    let mut next = Some(record.tip);
+    while let Some(commit) = next {
+        let message = objects::commit_message(repo, commit)?;
+        let (name, rest) = message.split_once('\n').unwrap_or((message.as_str(), ""));
+        let details = serde_json::from_str(rest.trim()).unwrap_or(serde_json::Value::Null);
+        out.push(Event { event: name.trim().to_owned(), commit: commit.to_string(), details });
+        next = objects::commit_parents(repo, commit)?.first().copied();
+    }
+    out.reverse();
+    Ok(out)
+}
+
+/// Returns the ids of every task that has a record, sorted.
+pub fn all_ids(repo: &Repo) -> Result<Vec<TaskId>> {
+    let mut ids: Vec<TaskId> = repo
+        .refs_under(layout::TASKS_NS)?
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let rest = name.strip_prefix(layout::TASKS_NS)?;
+            let id = rest.strip_suffix("/record")?;
+            TaskId::parse(id).ok()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}

@@ -1,0 +1,90 @@
+//! Pure naming: task id → ref names, branch name, worktree path (SPEC §4).
+//!
+//! Ref names are built here and nowhere else, from a validated [`TaskId`].
+
+use super::TaskId;
+use std::path::{Path, PathBuf};
+
+/// The namespace of all task refs.
+pub const TASKS_NS: &str = "refs/tasks/";
+/// The notes ref that carries human-readable notes.
+pub const NOTES_REF: &str = "refs/notes/tasks";
+/// Default branch prefix (`task.branchPrefix`).
+pub const DEFAULT_BRANCH_PREFIX: &str = "task/";
+
+/// Returns `refs/tasks/<id>/record`.
+pub fn record_ref(id: &TaskId) -> String {
+    format!("{TASKS_NS}{id}/record")
+}
+
+/// Returns `refs/tasks/<id>/base`.
+pub fn base_ref(id: &TaskId) -> String {
+    format!("{TASKS_NS}{id}/base")
+}
+
+/// Returns `refs/tasks/<id>/snapshot`.
+pub fn snapshot_ref(id: &TaskId) -> String {
+    format!("{TASKS_NS}{id}/snapshot")
+}
+
+/// Returns `refs/tasks/<id>/checkpoints/<n>`.
+pub fn checkpoint_ref(id: &TaskId, n: u32) -> String {
+    format!("{TASKS_NS}{id}/checkpoints/{n}")
+}
+
+/// Returns `refs/tasks/<id>/attempts/<n>`.
+pub fn attempt_ref(id: &TaskId, n: u32) -> String {
+    format!("{TASKS_NS}{id}/attempts/{n}")
+}
+
+/// Returns the prefix under which all refs of a task live: `refs/tasks/<id>/`.
+pub fn task_prefix(id: &TaskId) -> String {
+    format!("{TASKS_NS}{id}/")
+}
+
+/// Returns the short branch name, `<prefix><id>` (e.g. `task/auth-fix`).
+pub fn branch_name(prefix: &str, id: &TaskId) -> String {
+    format!("{prefix}{id}")
+}
+
+/// Returns the full branch ref, `refs/heads/<prefix><id>`.
+pub fn branch_ref(prefix: &str, id: &TaskId) -> String {
+    format!("refs/heads/{}", branch_name(prefix, id))
+}
+
+/// Returns the task id a short branch name belongs to, if it is a task branch.
+pub fn id_from_branch(prefix: &str, branch: &str) -> Option<TaskId> {
+    branch.strip_prefix(prefix).and_then(|rest| TaskId::parse(rest).ok())
+}
+
+/// Returns the default directory holding task worktrees: `../<repo-name>.tasks` beside the main worktree.
+pub fn default_worktree_dir(main_worktree: &Path) -> PathBuf {
+    let name = main_worktree.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+    main_worktree.parent().unwrap_or(main_worktree).join(format!("{name}.tasks"))
+}
+
+/// Returns where the worktree of `id` goes: `<dir>/<id>`.
+pub fn worktree_path(dir: &Path, id: &TaskId) -> PathBuf {
+    dir.join(id.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> TaskId {
+        TaskId::parse(s).unwrap()
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(record_ref(&id("a")), "refs/tasks/a/record");
+        assert_eq!(attempt_ref(&id("a"), 3), "refs/tasks/a/attempts/3");
+        assert_eq!(branch_ref("task/", &id("a")), "refs/heads/task/a");
+        assert_eq!(id_from_branch("task/", "task/a-b"), Some(id("a-b")));
+        assert_eq!(id_from_branch("task/", "main"), None);
+        assert_eq!(id_from_branch("task/", "task/a..b"), None);
+        assert_eq!(default_worktree_dir(Path::new("/src/app")), PathBuf::from("/src/app.tasks"));
+        assert_eq!(worktree_path(Path::new("/src/app.tasks"), &id("x")), PathBuf::from("/src/app.tasks/x"));
+    }
+}

@@ -1,0 +1,117 @@
+//! What a task is: its id, mode, status and where it lives.
+
+pub mod id;
+pub mod layout;
+pub mod remove;
+pub mod resolve;
+pub mod start;
+pub mod summary;
+pub mod sweep;
+
+pub use id::TaskId;
+pub use resolve::resolve;
+
+use serde::{Deserialize, Serialize};
+
+/// Where the task's work happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// A linked worktree on branch `task/<id>`.
+    Worktree,
+    /// The worktree it was started in, guarded by a snapshot.
+    Patch,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Worktree => "worktree",
+            Mode::Patch => "patch",
+        })
+    }
+}
+
+/// Where the task is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// `start` has claimed the id but not finished making the task.
+    Provisioning,
+    /// Ready for work.
+    Active,
+    /// Marked failed or abandoned; the worktree stays for inspection.
+    Dropped,
+    /// Landed on its base branch.
+    Merged,
+    /// Worktree and branch deleted; the record stays for history.
+    Removed,
+}
+
+impl Status {
+    /// Returns whether the task still has a place to work (worktree or patch snapshot).
+    pub fn is_live(self) -> bool {
+        matches!(self, Status::Provisioning | Status::Active | Status::Dropped)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Provisioning => "provisioning",
+            Status::Active => "active",
+            Status::Dropped => "dropped",
+            Status::Merged => "merged",
+            Status::Removed => "removed",
+        })
+    }
+}
+
+/// The current state of a task, stored as `task.toml` in each record commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskState {
+    /// The task id.
+    pub id: String,
+    /// Worktree or patch mode.
+    pub mode: Mode,
+    /// Where the task is in its life.
+    pub status: Status,
+    /// The task branch, full ref name (`refs/heads/task/<id>`); in patch mode, the branch it was started on, if any.
+    pub branch: String,
+    /// The branch the task merges into (full ref name), if it was started from a branch.
+    pub base_branch: Option<String>,
+    /// The base commit at start (or after the last `sync`/`reset --onto`).
+    pub base_commit: String,
+    /// The worktree the task works in (absolute path).
+    pub worktree: String,
+    /// Seconds since the epoch when the task was started.
+    pub created: i64,
+    /// Process id of the `start` that provisions the task (crash detection).
+    pub pid: u32,
+    /// The setup command run after provisioning, if any.
+    #[serde(default)]
+    pub setup: Option<String>,
+}
+
+impl TaskState {
+    /// Returns the validated id.
+    pub fn task_id(&self) -> TaskId {
+        TaskId::parse(&self.id).expect("task.toml holds an id validated at start")
+    }
+
+    /// Returns the base branch's short name (`main`), if any.
+    pub fn base_branch_short(&self) -> Option<&str> {
+        self.base_branch.as_deref().map(|b| b.strip_prefix("refs/heads/").unwrap_or(b))
+    }
+
+    /// Returns the task branch's short name (`task/x`).
+    pub fn branch_short(&self) -> &str {
+        self.branch.strip_prefix("refs/heads/").unwrap_or(&self.branch)
+    }
+}
+
+/// Returns the current time in seconds since the epoch.
+pub fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}

@@ -1,0 +1,151 @@
+//! Removing a task's worktree and branch, saving any work first (SPEC §2.2).
+
+use super::{layout, Mode, Status, TaskId};
+use crate::config::Settings;
+use crate::error::{Error, Result};
+use crate::git::refs::{self, Update};
+use crate::git::{objects, worktree, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use crate::snapshot;
+use std::path::Path;
+
+/// A ref that holds saved work.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Attempt {
+    /// `refs/tasks/<id>/attempts/<n>`.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// The commit it points to.
+    pub commit: String,
+    /// What was saved.
+    pub what: String,
+}
+
+/// What `remove` did.
+#[derive(Debug)]
+pub enum Removed {
+    /// The task was removed; these attempts hold what would otherwise be lost.
+    Done { record: Record, attempts: Vec<Attempt> },
+    /// It was already removed (or never existed).
+    AlreadyGone(Option<Record>),
+}
+
+/// Why `remove` refused.
+pub struct Dirty {
+    /// The task id.
+    pub id: TaskId,
+    /// The worktree with uncommitted changes.
+    pub path: String,
+    /// Paths with changes.
+    pub changed: Vec<String>,
+}
+
+/// Saves the uncommitted state of the worktree at `path`, if any, as an attempt of `id`.
+pub fn save_dirty_worktree(repo: &Repo, id: &TaskId, path: &Path, why: &str) -> Result<Option<Attempt>> {
+    let wt = worktree::open_at(path)?;
+    let state = snapshot::read(&wt)?;
+    if !state.is_dirty() {
+        return Ok(None);
+    }
+    let parents: Vec<ObjectId> = state.head.into_iter().collect();
+    let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, why)?;
+    Ok(Some(Attempt { name, commit: commit.to_string(), what: format!("uncommitted changes in '{}'", path.display()) }))
+}
+
+/// Saves the tip of a task branch as an attempt when it holds commits beyond the first (contract) commit.
+pub fn save_branch_commits(repo: &Repo, id: &TaskId, tip: ObjectId, base: Option<ObjectId>, why: &str) -> Result<Option<Attempt>> {
+    let parents = objects::commit_parents(repo, tip)?;
+    // Only the contract commit on top of the base: nothing of the task's own is on the branch.
+    if parents.len() == 1 && Some(parents[0]) == base {
+        return Ok(None);
+    }
+    if Some(tip) == base {
+        return Ok(None);
+    }
+    let tree = objects::commit_tree(repo, tip)?;
+    let (_, name, commit) = snapshot::save_attempt(repo, id, tree, &[tip], why)?;
+    Ok(Some(Attempt { name, commit: commit.to_string(), what: "commits of the task branch".into() }))
+}
+
+/// Removes the worktree and branch of a task. A dirty worktree is refused unless `force`.
+pub fn remove(repo: &Repo, settings: &Settings, id: &TaskId, force: bool) -> Result<std::result::Result<Removed, Dirty>> {
+    let Some(record) = record::load(repo, id)? else {
+        return Ok(Ok(Removed::AlreadyGone(None)));
+    };
+    if record.state.status == Status::Removed {
+        return Ok(Ok(Removed::AlreadyGone(Some(record))));
+    }
+    if record.state.mode == Mode::Patch {
+        return Err(Error::input(format!("task '{id}' works in patch mode: it has no worktree or branch to remove"))
+            .hint(format!("undo its changes with 'git task revert {id}', or accept them with 'git task merge {id}'")));
+    }
+    let path = Path::new(&record.state.worktree).to_path_buf();
+    let linked = worktree::list(repo)?.into_iter().find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
+    let mut attempts = Vec::new();
+    if let Some(linked) = &linked {
+        if linked.exists() {
+            let wt = worktree::open_at(&linked.path)?;
+            let state = snapshot::read(&wt)?;
+            if state.is_dirty() {
+                if !force {
+                    return Ok(Err(Dirty { id: id.clone(), path: linked.path.display().to_string(), changed: state.changed }));
+                }
+                let parents: Vec<ObjectId> = state.head.into_iter().collect();
+                let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, "remove --force")?;
+                attempts.push(Attempt { name, commit: commit.to_string(), what: format!("uncommitted changes in '{}'", linked.path.display()) });
+            }
+        }
+    }
+    let tip = repo.find_ref(&record.state.branch)?;
+    if let Some(tip) = tip {
+        if record.state.status != Status::Merged && attempts.is_empty() {
+            let base = repo.find_ref(&layout::base_ref(id))?;
+            if let Some(a) = save_branch_commits(repo, id, tip, base, "remove")? {
+                attempts.push(a);
+            }
+        }
+    }
+    if let Some(linked) = &linked {
+        worktree::remove(repo, linked)?;
+    }
+    let mut state = record.state.clone();
+    let previous = state.status;
+    state.status = Status::Removed;
+    let mut extra = Vec::new();
+    if let Some(tip) = tip {
+        extra.push(Update::delete(record.state.branch.clone(), tip, format!("git-task: remove {id}")));
+    }
+    let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
+    let record = record::append(repo, &record, event::REMOVED, &state, details, extra)?;
+    remove_scratch(repo, id);
+    let _ = settings;
+    Ok(Ok(Removed::Done { record, attempts }))
+}
+
+/// Returns the per-task scratch directory (under the common git dir, outside every worktree).
+pub fn scratch_dir(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
+    repo.common_dir().join("git-task").join("scratch").join(id.as_str())
+}
+
+fn remove_scratch(repo: &Repo, id: &TaskId) {
+    let _ = std::fs::remove_dir_all(scratch_dir(repo, id));
+}
+
+/// Deletes the refs of a start that never finished (branch, base, record), expecting their current values.
+pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
+    let id = record.state.task_id();
+    let mut updates = Vec::new();
+    if let Some(tip) = repo.find_ref(&record.state.branch)? {
+        if record.state.mode == Mode::Worktree {
+            updates.push(Update::delete(record.state.branch.clone(), tip, format!("git-task: roll back {id}")));
+        }
+    }
+    if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
+        updates.push(Update::delete(layout::base_ref(&id), base, format!("git-task: roll back {id}")));
+    }
+    if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
+        updates.push(Update::delete(layout::snapshot_ref(&id), snap, format!("git-task: roll back {id}")));
+    }
+    updates.push(Update::delete(layout::record_ref(&id), record.tip, format!("git-task: roll back {id}")));
+    refs::commit(repo, updates)
+}

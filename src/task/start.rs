@@ -1,0 +1,314 @@
+//! Making a task (worktree mode): claim the id, write the contract commit,
+//! create the worktree, run hooks and setup, and record `provisioned`.
+//!
+//! Order matters for crash safety (SPEC §2.7): the record, base ref and task
+//! branch are created in one ref transaction, with the record in state
+//! `provisioning` and the pid of this process. Only then is the worktree made.
+//! If this process dies before `provisioned`, `sweep` (or the next `start` of
+//! the same id) sees a `provisioning` record whose process is gone and rolls
+//! everything back. Ctrl-C is caught and rolls back at once.
+
+use super::{layout, now, Mode, Status, TaskId, TaskState};
+use crate::config::Settings;
+use crate::contract::file::{ContractFile, CONTRACT_FILE};
+use crate::error::{Error, Result};
+use crate::git::objects::{self, TreeEdit};
+use crate::git::refs::{RefError, Update};
+use crate::git::{self, worktree, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use gix::object::tree::EntryKind;
+use std::path::{Path, PathBuf};
+
+/// Where the contract of a new task comes from.
+#[derive(Clone, Debug, Default)]
+pub struct ContractSpec {
+    /// `--contract FILE`: copied as is.
+    pub file: Option<PathBuf>,
+    /// `--allow` globs.
+    pub allow: Vec<String>,
+    /// `--forbid` globs.
+    pub forbid: Vec<String>,
+    /// `--no-new-files`.
+    pub no_new_files: bool,
+    /// `--no-deletions`.
+    pub no_deletions: bool,
+    /// `--check` commands.
+    pub checks: Vec<String>,
+}
+
+/// What `start` was asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct StartOptions {
+    /// The id, or `None` for a generated one.
+    pub id: Option<TaskId>,
+    /// `--base REV`.
+    pub base: Option<String>,
+    /// `--path DIR`.
+    pub path: Option<PathBuf>,
+    /// The contract.
+    pub contract: ContractSpec,
+    /// `--setup CMD` (else `task.setup`).
+    pub setup: Option<String>,
+}
+
+/// What `start` did.
+#[derive(Debug)]
+pub enum Started {
+    /// A new task was made.
+    Created(Record),
+    /// The task already existed; nothing changed.
+    Existing(Record),
+}
+
+/// A setup command failed; everything was rolled back.
+#[derive(Debug)]
+pub struct SetupFailed {
+    /// The task id that was being made.
+    pub id: TaskId,
+    /// What the setup did.
+    pub outcome: crate::checks::Outcome,
+}
+
+/// Why `start` stopped.
+pub enum StartError {
+    /// The setup command failed (exit 1 with its output).
+    Setup(SetupFailed),
+    /// Anything else.
+    Other(Error),
+}
+
+impl From<Error> for StartError {
+    fn from(e: Error) -> Self {
+        StartError::Other(e)
+    }
+}
+
+/// Builds the contract text for a new task, validating it.
+pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
+    if let Some(file) = &spec.file {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Error::input(format!("could not read contract file '{}': {e}", file.display())))?;
+        let parsed = ContractFile::parse(&text, &file.display().to_string())?;
+        if let Some(task) = &parsed.task {
+            if task != id.as_str() {
+                return Err(Error::input(format!(
+                    "contract file '{}' is for task '{task}', not '{id}'",
+                    file.display()
+                ))
+                .hint(format!("set 'task = \"{id}\"' in it, or remove the 'task' key")));
+            }
+        }
+        return Ok(text);
+    }
+    let contract = ContractFile {
+        version: crate::contract::file::VERSION,
+        task: Some(id.to_string()),
+        allowed: spec.allow.clone(),
+        forbidden: spec.forbid.clone(),
+        allow_new_files: Some(!spec.no_new_files),
+        allow_deletions: Some(!spec.no_deletions),
+        max_changed_files: None,
+        checks: (!spec.checks.is_empty()).then(|| crate::contract::file::Checks { commands: spec.checks.clone(), timeout_s: None }),
+    };
+    let text = contract.to_toml();
+    // Globs given on the command line are checked the same way as a file's.
+    ContractFile::parse(&text, "--allow/--forbid")?;
+    Ok(text)
+}
+
+/// The base a task starts from.
+struct Base {
+    commit: ObjectId,
+    branch: Option<String>,
+}
+
+fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
+    match base {
+        Some(spec) => {
+            let commit = repo.rev_parse_commit(spec)?;
+            let full = if spec.starts_with("refs/heads/") { spec.to_owned() } else { format!("refs/heads/{spec}") };
+            let branch = repo.find_ref(&full)?.map(|_| full);
+            Ok(Base { commit, branch })
+        }
+        None => {
+            let branch = repo.head_branch()?.ok_or_else(|| {
+                Error::input("HEAD is detached, so there is no current branch to start from")
+                    .hint("name the base: git task start <id> --base main")
+            })?;
+            let commit = repo.find_ref(&branch)?.ok_or_else(|| {
+                Error::input(format!("branch '{}' has no commits yet", branch.trim_start_matches("refs/heads/")))
+                    .hint("make a first commit, then start the task")
+            })?;
+            Ok(Base { commit, branch: Some(branch) })
+        }
+    }
+}
+
+/// Returns whether `path` is free for a new worktree: absent, or an empty directory.
+fn path_is_free(path: &Path) -> bool {
+    match std::fs::read_dir(path) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+/// Returns the process id recorded for a task that is being provisioned, if that process is gone.
+pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
+    if state.status != Status::Provisioning {
+        return false;
+    }
+    if state.pid == std::process::id() {
+        return false;
+    }
+    let proc_dir = Path::new("/proc");
+    if proc_dir.is_dir() {
+        return !proc_dir.join(state.pid.to_string()).exists();
+    }
+    now() - state.created > 3600
+}
+
+/// Starts a task (worktree mode).
+pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::result::Result<Started, StartError> {
+    if let Some(id) = &opts.id {
+        if let Some(existing) = record::load(repo, id)? {
+            if provisioning_is_abandoned(&existing.state) {
+                super::sweep::roll_back(repo, settings, &existing)?;
+            } else {
+                return Ok(Started::Existing(existing));
+            }
+        }
+    }
+    let base = resolve_base(repo, opts.base.as_deref())?;
+    let id = match &opts.id {
+        Some(id) => id.clone(),
+        None => {
+            let seed = (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
+            super::id::generate(seed, |id| {
+                repo.find_ref(&layout::record_ref(id)).ok().flatten().is_some()
+                    || repo.find_ref(&layout::branch_ref(&settings.branch_prefix, id)).ok().flatten().is_some()
+                    || !path_is_free(&layout::worktree_path(&settings.worktree_dir, id))
+            })
+        }
+    };
+    let text = contract_text(&id, &opts.contract)?;
+    let path = match &opts.path {
+        Some(p) => git::absolute(p),
+        None => layout::worktree_path(&settings.worktree_dir, &id),
+    };
+    let branch = layout::branch_ref(&settings.branch_prefix, &id);
+    if repo.find_ref(&branch)?.is_some() {
+        return Err(Error::input(format!("branch '{}' already exists but task '{id}' does not", layout::branch_name(&settings.branch_prefix, &id)))
+            .hint(format!("pick another id, or delete the branch: git branch -D {}", layout::branch_name(&settings.branch_prefix, &id)))
+            .hint("'git task sweep' cleans up what an interrupted start left behind")
+            .into());
+    }
+    if !path_is_free(&path) {
+        return Err(Error::input(format!("'{}' already exists and is not empty", path.display()))
+            .hint("choose another place with --path DIR, or move that directory away")
+            .into());
+    }
+    let setup = opts.setup.clone().or_else(|| settings.setup.clone());
+
+    // The first commit of the task branch adds the contract file on top of the base.
+    let base_tree = objects::commit_tree(repo, base.commit)?;
+    let blob = objects::write_blob(repo, text.as_bytes())?;
+    let tree = objects::edit_tree(repo, base_tree, &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)])?;
+    let first = objects::write_commit(repo, tree, &[base.commit], &format!("task {id}: add file contract\n\nTask-Id: {id}\n"))?;
+
+    let state = TaskState {
+        id: id.to_string(),
+        mode: Mode::Worktree,
+        status: Status::Provisioning,
+        branch: branch.clone(),
+        base_branch: base.branch.clone(),
+        base_commit: base.commit.to_string(),
+        worktree: path.display().to_string(),
+        created: now(),
+        pid: std::process::id(),
+        setup: setup.clone(),
+    };
+    let details = serde_json::json!({
+        "mode": "worktree",
+        "base": base.commit.to_string(),
+        "base_branch": base.branch,
+        "branch": branch,
+        "worktree": state.worktree,
+    });
+    let extra = vec![
+        Update::create(branch.clone(), first, format!("git-task: start {id}")),
+        Update::create(layout::base_ref(&id), base.commit, format!("git-task: start {id}")),
+    ];
+    match record::create(repo, &state, &text, details, extra) {
+        Ok(_) => {}
+        Err(RefError::Conflict(msg)) => {
+            // Another process claimed the id first: report its task, as a repeated start would.
+            if let Some(existing) = record::load(repo, &id)? {
+                return Ok(Started::Existing(existing));
+            }
+            return Err(Error::repo_msg(msg)
+                .hint(format!("another process is starting or removing '{id}'; run 'git task start {id}' again"))
+                .into());
+        }
+        Err(RefError::Other(e)) => return Err(e.into()),
+    }
+    let created = record::load_existing(repo, &id)?;
+    match provision(repo, &created, &path, &branch, setup.as_deref()) {
+        Ok(record) => Ok(Started::Created(record)),
+        Err(err) => {
+            // Undo everything this start made; the error that stopped it is what the user sees.
+            let current = record::load(repo, &id).ok().flatten().unwrap_or(created);
+            if let Err(cleanup) = super::sweep::roll_back(repo, settings, &current) {
+                let msg = match &err {
+                    StartError::Other(e) => e.to_string(),
+                    StartError::Setup(s) => format!("setup '{}' failed", s.outcome.command),
+                };
+                return Err(Error::repo_msg(format!("{msg}; cleaning up also failed: {cleanup}"))
+                    .hint("run 'git task sweep' to finish the clean-up")
+                    .into());
+            }
+            Err(err)
+        }
+    }
+}
+
+fn interrupted() -> Result<()> {
+    if gix::interrupt::is_triggered() {
+        return Err(Error::repo_msg("interrupted; everything this start made was removed"));
+    }
+    Ok(())
+}
+
+fn provision(repo: &Repo, record: &Record, path: &Path, branch: &str, setup: Option<&str>) -> std::result::Result<Record, StartError> {
+    interrupted()?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
+    }
+    worktree::add(repo, path, branch, &gix::interrupt::IS_INTERRUPTED)?;
+    interrupted()?;
+    let head = repo.find_ref(branch)?.map(|id| id.to_string()).unwrap_or_default();
+    crate::hooks::run_post_checkout(repo, path, &head)?;
+    interrupted()?;
+    if let Some(cmd) = setup {
+        let env = task_env(&record.state);
+        let outcome = crate::checks::run_captured(cmd, path, &env, std::time::Duration::from_secs(3600))?;
+        interrupted()?;
+        if !outcome.ok() {
+            return Err(StartError::Setup(SetupFailed { id: record.state.task_id(), outcome }));
+        }
+    }
+    let mut state = record.state.clone();
+    state.status = Status::Active;
+    let details = serde_json::json!({ "worktree": state.worktree, "setup": setup });
+    record::append(repo, record, event::PROVISIONED, &state, details, Vec::new()).map_err(|e| StartError::Other(e.into()))
+}
+
+/// Returns the environment a task's commands run with (`exec`, setup, checks).
+pub fn task_env(state: &TaskState) -> Vec<(&'static str, String)> {
+    vec![
+        ("GIT_TASK_ID", state.id.clone()),
+        ("GIT_TASK_BASE", state.base_commit.clone()),
+        ("GIT_TASK_BASE_BRANCH", state.base_branch_short().unwrap_or_default().to_owned()),
+        ("GIT_TASK_BRANCH", state.branch_short().to_owned()),
+        ("GIT_TASK_WORKTREE", state.worktree.clone()),
+    ]
+}

@@ -1,0 +1,297 @@
+//! Repair: return the repository to a consistent state after a crash (SPEC §2.7).
+//!
+//! Half-made states and what happens to them:
+//! - a record still `provisioning` whose process is gone: roll back the start
+//!   (worktree, branch, base ref and record are deleted; any work saved first);
+//! - a live worktree-mode task whose worktree directory vanished: the stale
+//!   worktree entry is pruned, branch commits saved as an attempt, the task
+//!   marked removed;
+//! - a task branch with no record: its commits and worktree changes are saved
+//!   as attempts, then branch and worktree are deleted;
+//! - a linked worktree of a removed or merged task: saved, then deleted;
+//! - a directory in the worktree dir that belongs to no worktree: its files
+//!   are saved as an attempt, then it is deleted; leftovers of an interrupted
+//!   removal (`.<id>.removing-*`) are deleted;
+//! - stale lock files under `refs/tasks/` and the task branches.
+
+use super::remove::{save_branch_commits, save_dirty_worktree, Attempt};
+use super::{layout, Mode, Status, TaskId};
+use crate::config::Settings;
+use crate::error::{Error, Result};
+use crate::git::objects::{self, TreeEdit};
+use crate::git::refs::{self, Update};
+use crate::git::{worktree, Repo};
+use crate::record::{self, event, Record};
+use crate::snapshot;
+use std::path::{Path, PathBuf};
+
+/// One repair, done or (with `--dry-run`) planned.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Repair {
+    /// What kind of half-made state was found.
+    pub problem: &'static str,
+    /// The task it concerns, if known.
+    pub task: Option<String>,
+    /// What was (or would be) done.
+    pub action: String,
+    /// Work saved before anything was deleted.
+    pub attempts: Vec<Attempt>,
+}
+
+/// Rolls back a start that did not finish: saves work, deletes worktree, branch, base ref and record.
+pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Vec<Attempt>> {
+    let id = record.state.task_id();
+    let mut attempts = Vec::new();
+    let path = PathBuf::from(&record.state.worktree);
+    let linked = worktree::list(repo)?.into_iter().find(|w| w.path == path || w.branch.as_deref() == Some(&record.state.branch));
+    if record.state.mode == Mode::Worktree {
+        if let Some(linked) = &linked {
+            if linked.exists() {
+                if let Ok(Some(a)) = save_dirty_worktree(repo, &id, &linked.path, "interrupted start") {
+                    attempts.push(a);
+                }
+            }
+            worktree::remove(repo, linked)?;
+        } else if path.exists() && is_empty_dir(&path) {
+            let _ = std::fs::remove_dir(&path);
+        }
+        if let Some(tip) = repo.find_ref(&record.state.branch)? {
+            let base = repo.find_ref(&layout::base_ref(&id))?;
+            if let Some(a) = save_branch_commits(repo, &id, tip, base, "interrupted start")? {
+                attempts.push(a);
+            }
+        }
+    }
+    super::remove::delete_task_refs(repo, record)?;
+    let _ = settings;
+    Ok(attempts)
+}
+
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path).map(|mut e| e.next().is_none()).unwrap_or(false)
+}
+
+/// Finds (and unless `dry_run`, repairs) every half-made state.
+pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repair>> {
+    let mut repairs = Vec::new();
+    let linked = worktree::list(repo)?;
+    let ids = record::all_ids(repo)?;
+    let mut records = Vec::new();
+    for id in &ids {
+        if let Some(r) = record::load(repo, id)? {
+            records.push(r);
+        }
+    }
+
+    // 1. Starts that never finished.
+    for r in &records {
+        if super::start::provisioning_is_abandoned(&r.state) {
+            let mut repair = Repair {
+                problem: "unfinished_start",
+                task: Some(r.state.id.clone()),
+                action: "rolled back the start: deleted its worktree, branch, base ref and record".into(),
+                attempts: Vec::new(),
+            };
+            if !dry_run {
+                repair.attempts = roll_back(repo, settings, r)?;
+            }
+            repairs.push(repair);
+        }
+    }
+
+    // 2. Live worktree tasks whose directory vanished.
+    for r in &records {
+        let s = &r.state;
+        if s.mode != Mode::Worktree || !matches!(s.status, Status::Active | Status::Dropped) {
+            continue;
+        }
+        let path = PathBuf::from(&s.worktree);
+        if path.join(".git").exists() {
+            continue;
+        }
+        let id = s.task_id();
+        let mut repair = Repair {
+            problem: "worktree_vanished",
+            task: Some(s.id.clone()),
+            action: format!("worktree '{}' is gone: pruned it, deleted branch '{}', marked the task removed", path.display(), s.branch_short()),
+            attempts: Vec::new(),
+        };
+        if !dry_run {
+            for l in linked.iter().filter(|l| l.path == path || l.branch.as_deref() == Some(&s.branch)) {
+                worktree::remove_admin(l)?;
+            }
+            let mut extra = Vec::new();
+            if let Some(tip) = repo.find_ref(&s.branch)? {
+                if s.status != Status::Merged {
+                    let base = repo.find_ref(&layout::base_ref(&id))?;
+                    if let Some(a) = save_branch_commits(repo, &id, tip, base, "worktree vanished")? {
+                        repair.attempts.push(a);
+                    }
+                }
+                extra.push(Update::delete(s.branch.clone(), tip, format!("git-task: sweep {id}")));
+            }
+            let mut state = s.clone();
+            state.status = Status::Removed;
+            let details = serde_json::json!({ "reason": "worktree vanished", "attempts": repair.attempts });
+            record::append(repo, r, event::REMOVED, &state, details, extra)?;
+        }
+        repairs.push(repair);
+    }
+
+    // 3. Task branches without a record, and worktrees of tasks that are gone.
+    let branch_ns = format!("refs/heads/{}", settings.branch_prefix);
+    let live_branches: Vec<&str> = records.iter().filter(|r| r.state.status.is_live() && r.state.mode == Mode::Worktree).map(|r| r.state.branch.as_str()).collect();
+    for (name, tip) in repo.refs_under(&branch_ns)? {
+        let Some(id) = name.strip_prefix(&branch_ns).and_then(|s| TaskId::parse(s).ok()) else { continue };
+        if records.iter().any(|r| r.state.task_id() == id) {
+            continue;
+        }
+        let mut repair = Repair {
+            problem: "branch_without_record",
+            task: Some(id.to_string()),
+            action: format!("branch '{}' has no task record: saved its commits and deleted it", name.trim_start_matches("refs/heads/")),
+            attempts: Vec::new(),
+        };
+        if !dry_run {
+            for l in linked.iter().filter(|l| l.branch.as_deref() == Some(name.as_str())) {
+                if l.exists() {
+                    if let Some(a) = save_dirty_worktree(repo, &id, &l.path, "sweep")? {
+                        repair.attempts.push(a);
+                    }
+                }
+                worktree::remove(repo, l)?;
+            }
+            let tree = objects::commit_tree(repo, tip)?;
+            let (_, aname, commit) = snapshot::save_attempt(repo, &id, tree, &[tip], "sweep: branch without record")?;
+            repair.attempts.push(Attempt { name: aname, commit: commit.to_string(), what: "commits of the branch".into() });
+            refs::commit(repo, vec![Update::delete(name.clone(), tip, format!("git-task: sweep {id}"))])?;
+        }
+        repairs.push(repair);
+    }
+    for l in &linked {
+        let Some(branch) = l.branch.as_deref() else { continue };
+        let Some(id) = branch.strip_prefix(&branch_ns).and_then(|s| TaskId::parse(s).ok()) else { continue };
+        let Some(r) = records.iter().find(|r| r.state.task_id() == id) else { continue };
+        if live_branches.contains(&branch) || r.state.mode != Mode::Worktree {
+            continue;
+        }
+        let mut repair = Repair {
+            problem: "worktree_of_finished_task",
+            task: Some(id.to_string()),
+            action: format!("task '{id}' is {}, but worktree '{}' is still there: saved its changes and deleted it", r.state.status, l.path.display()),
+            attempts: Vec::new(),
+        };
+        if !dry_run {
+            if l.exists() {
+                if let Some(a) = save_dirty_worktree(repo, &id, &l.path, "sweep")? {
+                    repair.attempts.push(a);
+                }
+            }
+            worktree::remove(repo, l)?;
+        }
+        repairs.push(repair);
+    }
+
+    // 4. Directories in the worktree dir that belong to no worktree.
+    if let Ok(entries) = std::fs::read_dir(&settings.worktree_dir) {
+        let registered: Vec<PathBuf> = worktree::list(repo)?.into_iter().map(|l| l.path).collect();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !path.is_dir() || registered.contains(&path) {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') && name.contains(".removing-") {
+                let repair = Repair { problem: "interrupted_removal", task: None, action: format!("deleted '{}'", path.display()), attempts: Vec::new() };
+                if !dry_run {
+                    std::fs::remove_dir_all(&path).map_err(|e| Error::repo(format!("could not delete '{}'", path.display()), e))?;
+                }
+                repairs.push(repair);
+                continue;
+            }
+            let live = records.iter().any(|r| r.state.status.is_live() && Path::new(&r.state.worktree) == path && r.state.status == Status::Provisioning);
+            if live {
+                continue;
+            }
+            let id = TaskId::parse(&name).ok();
+            let mut repair = Repair {
+                problem: "directory_without_task",
+                task: id.as_ref().map(|i| i.to_string()),
+                action: format!("'{}' belongs to no worktree: saved its files and deleted it", path.display()),
+                attempts: Vec::new(),
+            };
+            if !dry_run {
+                if is_empty_dir(&path) {
+                    repair.action = format!("deleted the empty directory '{}'", path.display());
+                } else {
+                    let save_as = id.clone().unwrap_or_else(|| TaskId::parse("orphan").expect("a valid literal id"));
+                    let tree = tree_of_directory(repo, &path)?;
+                    let (_, aname, commit) = snapshot::save_attempt(repo, &save_as, tree, &[], "sweep: directory without task")?;
+                    repair.attempts.push(Attempt { name: aname, commit: commit.to_string(), what: format!("files of '{}'", path.display()) });
+                }
+                std::fs::remove_dir_all(&path).map_err(|e| Error::repo(format!("could not delete '{}'", path.display()), e))?;
+            }
+            repairs.push(repair);
+        }
+    }
+
+    // 5. Stale lock files left by a killed process.
+    for dir in [repo.common_dir().join("refs/tasks"), repo.common_dir().join(format!("refs/heads/{}", settings.branch_prefix))] {
+        for lock in stale_locks(&dir) {
+            let repair = Repair { problem: "stale_lock", task: None, action: format!("deleted stale lock '{}'", lock.display()), attempts: Vec::new() };
+            if !dry_run {
+                let _ = std::fs::remove_file(&lock);
+            }
+            repairs.push(repair);
+        }
+    }
+    Ok(repairs)
+}
+
+/// Lock files older than a minute: no ref transaction holds a lock that long.
+fn stale_locks(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(stale_locks(&path));
+        } else if path.extension().is_some_and(|e| e == "lock") {
+            let old = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= 60);
+            if old {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Writes every file below `dir` (except `.git`) into a tree.
+fn tree_of_directory(repo: &Repo, dir: &Path) -> Result<crate::git::ObjectId> {
+    let mut files = Vec::new();
+    collect_files(dir, dir, &mut files);
+    let mut hashed = Vec::new();
+    for rel in &files {
+        if let Some((kind, id)) = snapshot::hash_file(repo, dir, rel)? {
+            hashed.push((rel.clone(), kind, id));
+        }
+    }
+    let edits: Vec<TreeEdit<'_>> = hashed.iter().map(|(p, k, id)| TreeEdit::Upsert(p.as_str(), *k, *id)).collect();
+    objects::edit_tree(repo, objects::empty_tree(repo), &edits)
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(ft) = entry.file_type() else { continue };
+        if ft.is_dir() {
+            collect_files(root, &path, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
