@@ -1,1 +1,5 @@
+//! The one integration-test binary: real `git-task` against real repositories made by real `git`.
 
+mod common;
+
+mod cmd;

@@ -1,0 +1,1 @@
+//! Black-box tests, one file per command.

@@ -1,0 +1,221 @@
+//! The test fixture: a throwaway repository driven through the real `git` and `git-task` binaries.
+#![allow(dead_code)]
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Captured output of one process run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts exit 0.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "{self}");
+        self
+    }
+    /// Asserts the exit code.
+    #[track_caller]
+    pub fn code(self, want: i32) -> Self {
+        assert_eq!(self.code, want, "{self}");
+        self
+    }
+    /// Parses stdout as one JSON document.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{self}"))
+    }
+    /// Returns stdout trimmed.
+    pub fn out(&self) -> &str {
+        self.stdout.trim()
+    }
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.stdout)?;
+        if !self.stderr.is_empty() {
+            write!(f, "--- stderr ---\n{}", self.stderr)?;
+        }
+        if self.code != 0 {
+            write!(f, "[exit: {}]", self.code)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Path of the binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-task"))
+}
+
+/// A throwaway repository in a temporary directory, with its own HOME and git config.
+pub struct TestRepo {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+impl TestRepo {
+    /// Creates `repo/` with `src/lib.rs`, `src/store/mod.rs`, `README.md` and one commit on `main`.
+    pub fn new() -> Self {
+        let repo = Self::empty();
+        repo.write(&repo.root, "src/lib.rs", "pub fn lib() {}\n");
+        repo.write(&repo.root, "src/store/mod.rs", "pub fn store() {}\n");
+        repo.write(&repo.root, "README.md", "# demo\n");
+        repo.git(&repo.root, &["add", "-A"]);
+        repo.git(&repo.root, &["commit", "-q", "-m", "initial"]);
+        repo
+    }
+
+    /// Creates `repo/` with `git init` and no commit.
+    pub fn empty() -> Self {
+        let tmp = tempfile::tempdir().expect("a temporary directory");
+        // Canonical path: macOS /var vs /private/var, and paths git prints.
+        let base = tmp.path().canonicalize().expect("canonical temp dir");
+        let home = base.join("home");
+        let root = base.join("repo");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n",
+        )
+        .unwrap();
+        let repo = TestRepo { tmp, root, home };
+        repo.git(&repo.root, &["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    /// The main worktree.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The temporary directory holding everything (repo, home, task worktrees).
+    pub fn base(&self) -> PathBuf {
+        self.root.parent().unwrap().to_path_buf()
+    }
+
+    /// The default worktree path of a task: `<base>/repo.tasks/<id>`.
+    pub fn task_dir(&self, id: &str) -> PathBuf {
+        self.base().join("repo.tasks").join(id)
+    }
+
+    /// Writes `contents` to `rel` under `dir`, creating directories.
+    pub fn write(&self, dir: &Path, rel: &str, contents: &str) -> &Self {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+        self
+    }
+
+    /// Reads `rel` under `dir`.
+    pub fn read(&self, dir: &Path, rel: &str) -> String {
+        std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    /// The hermetic environment every child process gets.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir).env_clear();
+        let bin_dir = bin().parent().unwrap().to_path_buf();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![bin_dir];
+        paths.extend(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(paths).unwrap())
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C")
+            .env("NO_COLOR", "1")
+            .env("TERM", "dumb");
+        cmd
+    }
+
+    fn capture(mut cmd: Command) -> Run {
+        let out = cmd.output().expect("the process runs");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs `git` in `dir`; panics with its output if it fails; returns trimmed stdout.
+    #[track_caller]
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let run = self.git_run(dir, args);
+        assert_eq!(run.code, 0, "git {args:?} failed:\n{run}");
+        run.stdout.trim_end().to_owned()
+    }
+
+    /// Runs `git` in `dir` and captures everything.
+    pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.command("git", dir);
+        cmd.args(args);
+        Self::capture(cmd)
+    }
+
+    /// Runs `git task` (the binary under test) in `dir` and captures everything.
+    pub fn task(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.command(bin(), dir);
+        cmd.args(args);
+        Self::capture(cmd)
+    }
+
+    /// Runs `git task` in the main worktree.
+    pub fn task_root(&self, args: &[&str]) -> Run {
+        self.task(&self.root, args)
+    }
+
+    /// Starts task `id` with extra args and returns its worktree path.
+    #[track_caller]
+    pub fn start(&self, id: &str, extra: &[&str]) -> PathBuf {
+        let mut args = vec!["start", id];
+        args.extend_from_slice(extra);
+        let run = self.task_root(&args).ok();
+        PathBuf::from(run.out())
+    }
+
+    /// `git for-each-ref --format=%(refname) <prefix>` as lines.
+    pub fn refs(&self, prefix: &str) -> Vec<String> {
+        let out = self.git(&self.root, &["for-each-ref", "--format=%(refname)", prefix]);
+        out.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
+    }
+
+    /// The worktree paths `git worktree list --porcelain` reports.
+    pub fn worktrees(&self) -> Vec<PathBuf> {
+        self.git(&self.root, &["worktree", "list", "--porcelain"])
+            .lines()
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .map(PathBuf::from)
+            .collect()
+    }
+
+    /// `git status --porcelain` of `dir`.
+    pub fn porcelain(&self, dir: &Path) -> String {
+        self.git(dir, &["status", "--porcelain", "--untracked-files=all"])
+    }
+
+    /// Asserts `git fsck` finds nothing wrong.
+    #[track_caller]
+    pub fn fsck(&self) {
+        let run = self.git_run(&self.root, &["fsck", "--no-progress", "--strict"]);
+        assert_eq!(run.code, 0, "git fsck failed:\n{run}");
+        assert!(!run.stdout.contains("error") && !run.stderr.contains("error"), "git fsck:\n{run}");
+    }
+}
