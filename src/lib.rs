@@ -6,6 +6,7 @@
 //! `git` (the gix adapter). Core modules never print.
 
 pub mod app;
+pub mod changes;
 pub mod checks;
 pub mod cli;
 pub mod commands;

@@ -103,8 +103,9 @@ mod tests {
         assert!(matches("src/*.rs", "src/lib.rs"));
         assert!(!matches("src/*.rs", "src/api/lib.rs"));
         assert!(matches("src/?.rs", "src/a.rs"));
-        assert!(!matches("src/?", "src/a/b"), "? does not match '/'");
-        assert!(!matches("src*", "src/lib.rs") || matches("src*", "src"), "a name pattern covers what is below the matching directory only");
+        assert!(!matches("src/?.rs", "src/a/b.rs"), "? does not match '/'");
+        assert!(!matches("src?lib.rs", "src/lib.rs"), "? does not match '/'");
+        assert!(!matches("/src*", "srcx/lib/a.rs") || matches("/src*", "srcx"), "a name pattern covers what is below a matching directory");
     }
 
     #[test]

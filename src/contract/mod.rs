@@ -1,6 +1,310 @@
 //! The file contract: what a task may touch (SPEC §5).
+//!
+//! The effective contract has up to three levels, highest first: the policy
+//! committed on the base branch (`.task-policy.toml`), the contract frozen into
+//! the task record at start, and the branch's own `.task-contract.toml`. A path
+//! must satisfy every level, so a lower level can only narrow. A branch file
+//! that is looser than the frozen one, or deleted, is itself a violation
+//! (`contract_tampered`): it cannot widen anything, but the agent should know.
 
 pub mod file;
 pub mod glob;
+pub mod judge;
 
 pub use file::ContractFile;
+pub use judge::{judge, Change, Reason, Verdict, Violation};
+
+use glob::Patterns;
+
+/// Which level of the effective contract a rule comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// `.task-policy.toml` on the base branch.
+    Policy,
+    /// The contract frozen into the record at start.
+    Frozen,
+    /// `.task-contract.toml` on the task branch.
+    Branch,
+}
+
+/// One level, compiled once.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    /// Where these rules come from.
+    pub level: Level,
+    /// The file as written.
+    pub file: ContractFile,
+    /// Compiled `allowed` (empty: any path not forbidden).
+    pub allowed: Patterns,
+    /// Compiled `forbidden`.
+    pub forbidden: Patterns,
+}
+
+impl Rules {
+    /// Compiles one level; `name` is used in errors.
+    pub fn new(level: Level, file: ContractFile, ignore_case: bool, name: &str) -> crate::Result<Rules> {
+        let allowed = Patterns::new(&file.allowed, ignore_case).map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
+        let forbidden = Patterns::new(&file.forbidden, ignore_case).map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
+        Ok(Rules { level, file, allowed, forbidden })
+    }
+}
+
+/// The branch's `.task-contract.toml`, as far as the judge is concerned.
+#[derive(Clone, Debug)]
+pub enum BranchFile {
+    /// There is no branch level (patch mode: nothing is committed for the contract).
+    NotApplicable,
+    /// The file is gone from the branch (or the index being committed).
+    Deleted,
+    /// The file's text.
+    Present(String),
+}
+
+/// Policy ∩ frozen contract ∩ branch file, plus what is wrong with the branch file.
+#[derive(Clone, Debug)]
+pub struct Effective {
+    /// The task id.
+    pub task: String,
+    /// The levels that apply, highest first.
+    pub levels: Vec<Rules>,
+    /// Why the branch file counts as tampered, if it does.
+    pub tampered: Option<String>,
+}
+
+impl Effective {
+    /// Builds the effective contract from its parts.
+    ///
+    /// `policy` is the text of `.task-policy.toml` on the base branch, if any;
+    /// a malformed policy is an input error naming the file.
+    pub fn new(task: &str, policy: Option<&str>, frozen: &ContractFile, branch: &BranchFile, ignore_case: bool) -> crate::Result<Effective> {
+        let mut levels = Vec::new();
+        if let Some(text) = policy {
+            let file = ContractFile::parse(text, file::POLICY_FILE)?;
+            levels.push(Rules::new(Level::Policy, file, ignore_case, file::POLICY_FILE)?);
+        }
+        levels.push(Rules::new(Level::Frozen, frozen.clone(), ignore_case, "the frozen contract")?);
+        let mut tampered = None;
+        match branch {
+            BranchFile::NotApplicable => {}
+            BranchFile::Deleted => tampered = Some(format!("{} was deleted", file::CONTRACT_FILE)),
+            BranchFile::Present(text) => match ContractFile::parse(text, file::CONTRACT_FILE) {
+                Ok(file) => {
+                    if let Some(why) = loosening(frozen, &file, ignore_case) {
+                        tampered = Some(why);
+                    }
+                    if let Ok(rules) = Rules::new(Level::Branch, file, ignore_case, file::CONTRACT_FILE) {
+                        levels.push(rules);
+                    }
+                }
+                Err(e) => tampered = Some(format!("{} is not a valid contract: {}", file::CONTRACT_FILE, e.message())),
+            },
+        }
+        Ok(Effective { task: task.to_owned(), levels, tampered })
+    }
+
+    /// Returns the allowed globs of the narrowest level that restricts them (empty: anything not forbidden).
+    pub fn allowed_summary(&self) -> Vec<String> {
+        self.levels.iter().rev().find(|l| !l.file.allowed.is_empty()).map(|l| l.file.allowed.clone()).unwrap_or_default()
+    }
+
+    /// Returns every forbidden glob of every level, without repeats.
+    pub fn forbidden_summary(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for l in &self.levels {
+            for f in &l.file.forbidden {
+                if !out.contains(f) {
+                    out.push(f.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Returns whether new files are allowed at every level.
+    pub fn allows_new_files(&self) -> bool {
+        self.levels.iter().all(|l| l.file.allow_new_files.unwrap_or(true))
+    }
+
+    /// Returns whether deletions are allowed at every level.
+    pub fn allows_deletions(&self) -> bool {
+        self.levels.iter().all(|l| l.file.allow_deletions.unwrap_or(true))
+    }
+
+    /// Returns the smallest `max_changed_files` of any level.
+    pub fn max_changed_files(&self) -> Option<u64> {
+        self.levels.iter().filter_map(|l| l.file.max_changed_files).min()
+    }
+}
+
+/// Returns why `branch` is looser than `frozen`, or `None` if it only narrows (or equals) it.
+///
+/// Glob inclusion is undecidable in general, so a wider-looking `allowed` glob
+/// is tested on a sample path built from it: `src/api/**` is fine under
+/// `src/**` because `src/api/x` matches it; `**/*.rs` is not, because `x/x.rs`
+/// does not. Globs with classes or alternatives must appear verbatim.
+pub fn loosening(frozen: &ContractFile, branch: &ContractFile, ignore_case: bool) -> Option<String> {
+    if branch.task.is_some() && frozen.task.is_some() && branch.task != frozen.task {
+        return Some(format!("task changed from '{}' to '{}'", frozen.task.as_deref().unwrap_or(""), branch.task.as_deref().unwrap_or("")));
+    }
+    for f in &frozen.forbidden {
+        if !branch.forbidden.contains(f) {
+            return Some(format!("forbidden rule '{f}' was removed"));
+        }
+    }
+    if !frozen.allowed.is_empty() {
+        if branch.allowed.is_empty() {
+            return Some("allowed was emptied, which would allow every path".into());
+        }
+        let frozen_allowed = Patterns::new(&frozen.allowed, ignore_case).ok()?;
+        for a in &branch.allowed {
+            if frozen.allowed.contains(a) {
+                continue;
+            }
+            let covered = sample_path(a).is_some_and(|p| frozen_allowed.is_match(&p));
+            if !covered {
+                return Some(format!("allowed rule '{a}' is wider than the frozen contract"));
+            }
+        }
+    }
+    if frozen.allow_new_files == Some(false) && branch.allow_new_files != Some(false) {
+        return Some("allow_new_files was turned on".into());
+    }
+    if frozen.allow_deletions == Some(false) && branch.allow_deletions != Some(false) {
+        return Some("allow_deletions was turned on".into());
+    }
+    if let Some(max) = frozen.max_changed_files {
+        match branch.max_changed_files {
+            Some(b) if b <= max => {}
+            Some(b) => return Some(format!("max_changed_files was raised from {max} to {b}")),
+            None => return Some(format!("max_changed_files ({max}) was removed")),
+        }
+    }
+    None
+}
+
+/// Builds a concrete path that a glob matches (wildcards become `x`), or `None` for classes and alternatives.
+fn sample_path(glob: &str) -> Option<String> {
+    if glob.contains(['[', '{', '\\']) {
+        return None;
+    }
+    let trimmed = glob.trim_start_matches('/').trim_end_matches('/');
+    let mut sample = trimmed.replace("**", "x").replace(['*', '?'], "x");
+    if sample.is_empty() {
+        return None;
+    }
+    // A directory-style or `/**` glob covers what is below it: probe one level down.
+    if glob.ends_with('/') || glob.ends_with("**") || !trimmed.contains('/') && !trimmed.contains('*') {
+        sample.push_str("/x");
+    }
+    Some(sample)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(allowed: &[&str], forbidden: &[&str]) -> ContractFile {
+        ContractFile {
+            version: 1,
+            task: Some("t".into()),
+            allowed: allowed.iter().map(|s| s.to_string()).collect(),
+            forbidden: forbidden.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn narrowing_is_not_tampering() {
+        let frozen = c(&["src/**"], &["src/db/**"]);
+        for branch in [
+            c(&["src/**"], &["src/db/**"]),
+            c(&["src/api/**"], &["src/db/**"]),
+            c(&["src/*.rs"], &["src/db/**", "*.lock"]),
+            c(&["src/api"], &["src/db/**"]),
+            c(&["src/api/"], &["src/db/**"]),
+        ] {
+            assert_eq!(loosening(&frozen, &branch, false), None, "{branch:?}");
+        }
+        let mut stricter = c(&["src/**"], &["src/db/**"]);
+        stricter.allow_new_files = Some(false);
+        stricter.max_changed_files = Some(3);
+        assert_eq!(loosening(&frozen, &stricter, false), None);
+    }
+
+    #[test]
+    fn loosening_is_tampering() {
+        let frozen = c(&["src/**"], &["src/db/**"]);
+        let cases = [
+            (c(&["src/**"], &[]), "forbidden rule 'src/db/**' was removed"),
+            (c(&[], &["src/db/**"]), "allowed was emptied"),
+            (c(&["**"], &["src/db/**"]), "allowed rule '**' is wider"),
+            (c(&["src/**", "docs/**"], &["src/db/**"]), "allowed rule 'docs/**' is wider"),
+            (c(&["**/*.rs"], &["src/db/**"]), "allowed rule '**/*.rs' is wider"),
+            (c(&["src/[a-z]*"], &["src/db/**"]), "allowed rule 'src/[a-z]*' is wider"),
+        ];
+        for (branch, want) in cases {
+            let got = loosening(&frozen, &branch, false).unwrap_or_default();
+            assert!(got.starts_with(want), "{branch:?}: {got}");
+        }
+        let mut strict = c(&[], &[]);
+        strict.allow_new_files = Some(false);
+        strict.allow_deletions = Some(false);
+        strict.max_changed_files = Some(5);
+        let mut b = strict.clone();
+        b.allow_new_files = None;
+        assert!(loosening(&strict, &b, false).unwrap().contains("allow_new_files"));
+        let mut b = strict.clone();
+        b.allow_deletions = Some(true);
+        assert!(loosening(&strict, &b, false).unwrap().contains("allow_deletions"));
+        let mut b = strict.clone();
+        b.max_changed_files = Some(6);
+        assert!(loosening(&strict, &b, false).unwrap().contains("raised"));
+        let mut b = strict.clone();
+        b.max_changed_files = None;
+        assert!(loosening(&strict, &b, false).unwrap().contains("removed"));
+        let mut b = strict.clone();
+        b.task = Some("other".into());
+        assert!(loosening(&strict, &b, false).unwrap().contains("task changed"));
+    }
+
+    #[test]
+    fn effective_marks_deleted_and_invalid_branch_files() {
+        let frozen = c(&[], &["a/**"]);
+        let e = Effective::new("t", None, &frozen, &BranchFile::Deleted, false).unwrap();
+        assert!(e.tampered.unwrap().contains("deleted"));
+        let e = Effective::new("t", None, &frozen, &BranchFile::Present("nonsense = [".into()), false).unwrap();
+        assert!(e.tampered.unwrap().contains("not a valid contract"));
+        let e = Effective::new("t", None, &frozen, &BranchFile::NotApplicable, false).unwrap();
+        assert!(e.tampered.is_none());
+        assert_eq!(e.levels.len(), 1);
+    }
+
+    #[test]
+    fn policy_and_levels_combine() {
+        let frozen = c(&["src/**"], &["src/db/**"]);
+        let mut branch = c(&["src/api/**"], &["src/db/**"]);
+        branch.allow_deletions = Some(false);
+        let e = Effective::new(
+            "t",
+            Some("version = 1\nforbidden = [\".github/**\"]\nmax_changed_files = 9\n"),
+            &frozen,
+            &BranchFile::Present(branch.to_owned_toml()),
+            false,
+        )
+        .unwrap();
+        assert_eq!(e.levels.len(), 3);
+        assert_eq!(e.forbidden_summary(), vec![".github/**".to_string(), "src/db/**".to_string()]);
+        assert_eq!(e.allowed_summary(), vec!["src/api/**".to_string()]);
+        assert!(!e.allows_deletions());
+        assert!(e.allows_new_files());
+        assert_eq!(e.max_changed_files(), Some(9));
+        assert!(Effective::new("t", Some("version = 1\nforbid = []\n"), &frozen, &BranchFile::NotApplicable, false).is_err());
+    }
+
+    impl ContractFile {
+        fn to_owned_toml(&self) -> String {
+            self.to_toml()
+        }
+    }
+}

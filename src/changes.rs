@@ -1,0 +1,137 @@
+//! From repository state to what the judge sees: changed paths, the policy,
+//! the branch's contract file, and the effective contract of a task.
+
+use crate::contract::file::{CONTRACT_FILE, POLICY_FILE};
+use crate::contract::judge::RepairContext;
+use crate::contract::{self, BranchFile, Change, Effective, Verdict};
+use crate::error::Result;
+use crate::git::diff::{self, ChangedPath};
+use crate::git::{objects, ObjectId, Repo};
+use crate::record::Record;
+use crate::task::{layout, Mode};
+use gix::object::tree::EntryKind;
+
+/// Turns tree changes into judge input, resolving symlink targets to repository paths.
+pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
+    let mut out = Vec::with_capacity(changes.len());
+    for c in changes {
+        let link_target = match c.new {
+            Some((EntryKind::Link, id)) => {
+                let blob = repo.inner.find_blob(id).map_err(|e| crate::Error::repo(format!("could not read link '{}'", c.path), e))?;
+                resolve_link(&c.path, &String::from_utf8_lossy(&blob.data))
+            }
+            _ => None,
+        };
+        out.push(Change { path: c.path.clone(), kind: c.kind, link_target });
+    }
+    Ok(out)
+}
+
+/// Resolves a symlink's target relative to the link's directory; `None` if it leaves the repository.
+pub fn resolve_link(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Returns the text of `.task-policy.toml` on the task's base branch (its current tip), if any.
+pub fn policy_text(repo: &Repo, record: &Record) -> Result<Option<String>> {
+    let tip = match &record.state.base_branch {
+        Some(branch) => repo.find_ref(branch)?,
+        None => None,
+    };
+    let tip = match tip {
+        Some(t) => t,
+        None => match record.state.base_commit.parse::<ObjectId>() {
+            Ok(id) => id,
+            Err(_) => return Ok(None),
+        },
+    };
+    Ok(objects::read_blob_at(repo, tip, POLICY_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// Returns the branch level of a task whose files are `tree` (`NotApplicable` in patch mode).
+pub fn branch_file_in_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<BranchFile> {
+    if record.state.mode == Mode::Patch {
+        return Ok(BranchFile::NotApplicable);
+    }
+    Ok(match objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)? {
+        Some(b) => BranchFile::Present(String::from_utf8_lossy(&b).into_owned()),
+        None => BranchFile::Deleted,
+    })
+}
+
+/// Builds the effective contract of a task: policy ∩ frozen ∩ branch file.
+pub fn effective(repo: &Repo, record: &Record, branch: &BranchFile) -> Result<Effective> {
+    let policy = policy_text(repo, record)?;
+    Effective::new(&record.state.id, policy.as_deref(), &record.contract, branch, repo.ignore_case())
+}
+
+/// Where a task's changes are measured from: the base ref (worktree mode) or the snapshot's HEAD (patch mode).
+pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
+    let id = record.state.task_id();
+    if record.state.mode == Mode::Patch {
+        if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
+            // The snapshot commit's first parent is the HEAD it was taken on.
+            if let Some(head) = objects::commit_parents(repo, snap)?.first() {
+                return Ok(*head);
+            }
+        }
+    }
+    if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
+        return Ok(base);
+    }
+    record.state.base_commit.parse().map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
+}
+
+/// Judges a task's tree `tree` (committed work, or the worktree state) against its contract.
+pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdict> {
+    let base = task_base(repo, record)?;
+    let base_tree = objects::commit_tree(repo, base)?;
+    let changed = diff::tree_to_tree(repo, base_tree, tree)?;
+    let judged = to_judged(repo, &changed)?;
+    let branch = branch_file_in_tree(repo, record, tree)?;
+    let contract = effective(repo, record, &branch)?;
+    let ctx = RepairContext { source: base.to_string(), staged: false };
+    Ok(contract::judge(&contract, &judged, &ctx))
+}
+
+/// Judges the whole task: everything since the base, committed or not, untracked files included.
+pub fn judge_task(repo: &Repo, record: &Record) -> Result<Verdict> {
+    let path = std::path::Path::new(&record.state.worktree);
+    let tree = if path.join(".git").exists() {
+        let wt = crate::git::worktree::open_at(path)?;
+        crate::snapshot::read(&wt)?.worktree_tree
+    } else {
+        match repo.find_ref(&record.state.branch)? {
+            Some(tip) => objects::commit_tree(repo, tip)?,
+            None => return Err(crate::Error::input(format!("task '{}' has neither a worktree nor a branch", record.state.id))),
+        }
+    };
+    judge_tree(repo, record, tree)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn link_targets_resolve_inside_the_repository() {
+        use super::resolve_link;
+        assert_eq!(resolve_link("src/link", "db/x.rs").as_deref(), Some("src/db/x.rs"));
+        assert_eq!(resolve_link("src/link", "../secrets/k").as_deref(), Some("secrets/k"));
+        assert_eq!(resolve_link("link", "./a/./b").as_deref(), Some("a/b"));
+        assert_eq!(resolve_link("link", "../outside"), None);
+        assert_eq!(resolve_link("a/link", "/etc/passwd"), None);
+    }
+}

@@ -1,0 +1,341 @@
+//! The verdict: every changed path judged against the effective contract.
+//!
+//! One implementation serves the pre-commit hook (staged changes), `check`
+//! and the merge gate (the whole task), so they can never disagree.
+
+use super::file::CONTRACT_FILE;
+use super::Effective;
+use crate::git::diff::ChangeKind;
+use owo_colors::OwoColorize;
+
+/// One changed path as the judge sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Repository-relative path with `/`.
+    pub path: String,
+    /// Added, modified or deleted (a rename is a deletion plus an addition).
+    pub kind: ChangeKind,
+    /// For a symlink that is added or changed: its target, resolved to a repository-relative path.
+    pub link_target: Option<String>,
+}
+
+/// Why a path breaks the contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The path matches a `forbidden` rule.
+    Forbidden,
+    /// `allowed` is set and the path matches none of it.
+    NotAllowed,
+    /// The path is new and `allow_new_files = false`.
+    NewFileDisallowed,
+    /// The path was deleted and `allow_deletions = false`.
+    DeletionDisallowed,
+    /// More files changed than `max_changed_files`.
+    TooManyFiles,
+    /// The branch's contract file is looser than the frozen one, or was deleted.
+    ContractTampered,
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Reason::Forbidden => "forbidden",
+            Reason::NotAllowed => "not_allowed",
+            Reason::NewFileDisallowed => "new_file_disallowed",
+            Reason::DeletionDisallowed => "deletion_disallowed",
+            Reason::TooManyFiles => "too_many_files",
+            Reason::ContractTampered => "contract_tampered",
+        })
+    }
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Violation {
+    /// The offending path (`*` for `too_many_files`).
+    pub file: String,
+    /// Why.
+    pub reason: Reason,
+    /// The rule as written.
+    pub rule: String,
+}
+
+/// How to tell the agent to put things back.
+#[derive(Clone, Debug)]
+pub struct RepairContext {
+    /// The revision that holds the content to restore (`HEAD` for a commit, the base for a whole task).
+    pub source: String,
+    /// Whether the changes being judged are staged (pre-commit, `check --staged`).
+    pub staged: bool,
+}
+
+/// The judgement of a set of changes (SPEC §5 report).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Verdict {
+    /// `contract_violation` when there are violations, else `contract_ok`.
+    pub kind: &'static str,
+    /// The task id.
+    pub task: String,
+    /// One entry per violation; empty when the changes keep the contract.
+    pub violations: Vec<Violation>,
+    /// Instructions for an agent: what it may touch and how to restore the offending files.
+    pub repair: String,
+    /// How many paths were judged (the contract file not counted).
+    pub checked: usize,
+}
+
+impl Verdict {
+    /// Returns whether the changes keep the contract.
+    pub fn is_clean(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// Renders the human form: one line per violation, then the repair instruction.
+    pub fn human(&self, palette: &crate::output::Palette) -> String {
+        let mut out = String::new();
+        if self.is_clean() {
+            return out;
+        }
+        out.push_str(&format!(
+            "{} task '{}': {} contract violation{}\n",
+            "error:".style(palette.error),
+            self.task,
+            self.violations.len(),
+            if self.violations.len() == 1 { "" } else { "s" }
+        ));
+        let width = self.violations.iter().map(|v| v.file.chars().count()).max().unwrap_or(0).min(60);
+        let rwidth = self.violations.iter().map(|v| v.reason.to_string().len()).max().unwrap_or(0);
+        for v in &self.violations {
+            let file = crate::output::escape(&v.file);
+            let pad = width.saturating_sub(file.chars().count());
+            let reason = v.reason.to_string();
+            out.push_str(&format!(
+                "  {file}{}  {}{}  {}\n",
+                " ".repeat(pad),
+                reason.style(palette.bad),
+                " ".repeat(rwidth - reason.len()),
+                crate::output::escape(&v.rule)
+            ));
+        }
+        for line in self.repair.lines() {
+            out.push_str(&format!("{} {line}\n", "hint:".style(palette.hint)));
+        }
+        out
+    }
+}
+
+/// Judges `changes` against `contract`.
+pub fn judge(contract: &Effective, changes: &[Change], repair: &RepairContext) -> Verdict {
+    let mut violations = Vec::new();
+    let judged: Vec<&Change> = changes.iter().filter(|c| c.path != CONTRACT_FILE).collect();
+    for change in &judged {
+        if let Some(v) = judge_path(contract, change) {
+            violations.push(v);
+        }
+    }
+    if let Some(max) = contract.max_changed_files() {
+        if judged.len() as u64 > max {
+            violations.push(Violation {
+                file: "*".into(),
+                reason: Reason::TooManyFiles,
+                rule: format!("max_changed_files = {max} ({} changed)", judged.len()),
+            });
+        }
+    }
+    if let Some(why) = &contract.tampered {
+        violations.push(Violation { file: CONTRACT_FILE.into(), reason: Reason::ContractTampered, rule: why.clone() });
+    }
+    let repair = if violations.is_empty() { String::new() } else { repair_text(contract, &violations, changes, repair) };
+    Verdict {
+        kind: if violations.is_empty() { "contract_ok" } else { "contract_violation" },
+        task: contract.task.clone(),
+        violations,
+        repair,
+        checked: judged.len(),
+    }
+}
+
+fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
+    let path = change.path.as_str();
+    let violation = |reason, rule: String| Some(Violation { file: path.to_owned(), reason, rule });
+    for level in &contract.levels {
+        if let Some(rule) = level.forbidden.first_match(path) {
+            return violation(Reason::Forbidden, rule.to_owned());
+        }
+        if let Some(target) = &change.link_target {
+            if let Some(rule) = level.forbidden.first_match(target) {
+                return violation(Reason::Forbidden, format!("{rule} (symlink to '{target}')"));
+            }
+        }
+    }
+    for level in &contract.levels {
+        if !level.allowed.is_empty() && !level.allowed.is_match(path) {
+            return violation(Reason::NotAllowed, format!("allowed = [{}]", quoted_list(level.allowed.rules())));
+        }
+    }
+    for level in &contract.levels {
+        match change.kind {
+            ChangeKind::Added if level.file.allow_new_files == Some(false) => {
+                return violation(Reason::NewFileDisallowed, "allow_new_files = false".into());
+            }
+            ChangeKind::Deleted if level.file.allow_deletions == Some(false) => {
+                return violation(Reason::DeletionDisallowed, "allow_deletions = false".into());
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn quoted_list(items: &[String]) -> String {
+    items.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ")
+}
+
+/// Quotes a path for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn repair_text(contract: &Effective, violations: &[Violation], changes: &[Change], ctx: &RepairContext) -> String {
+    let mut lines = Vec::new();
+    let allowed = contract.allowed_summary();
+    let forbidden = contract.forbidden_summary();
+    let mut scope = if allowed.is_empty() {
+        "This task may change any path".to_owned()
+    } else {
+        format!("This task may only change: {}", allowed.join(", "))
+    };
+    if !forbidden.is_empty() {
+        scope.push_str(&format!("; it must never change: {}", forbidden.join(", ")));
+    }
+    if !contract.allows_new_files() {
+        scope.push_str("; it may not add files");
+    }
+    if !contract.allows_deletions() {
+        scope.push_str("; it may not delete files");
+    }
+    scope.push('.');
+    lines.push(scope);
+    let kind_of = |file: &str| changes.iter().find(|c| c.path == file).map(|c| c.kind);
+    let mut restore = Vec::new();
+    let mut added = Vec::new();
+    for v in violations {
+        match v.reason {
+            Reason::TooManyFiles | Reason::ContractTampered => {}
+            _ => match kind_of(&v.file) {
+                Some(ChangeKind::Added) => added.push(shell_quote(&v.file)),
+                _ => restore.push(shell_quote(&v.file)),
+            },
+        }
+    }
+    if !restore.is_empty() || !added.is_empty() {
+        lines.push("Put the offending files back with:".into());
+    }
+    if !restore.is_empty() {
+        let staged = if ctx.staged { "--staged --worktree " } else { "--staged --worktree " };
+        lines.push(format!("  git restore --source={} {staged}-- {}", ctx.source, restore.join(" ")));
+    }
+    if !added.is_empty() {
+        lines.push(format!("  git rm -r -q --cached -- {}   # then move or delete these new files", added.join(" ")));
+    }
+    if violations.iter().any(|v| v.reason == Reason::ContractTampered) {
+        lines.push(format!(
+            "Restore the contract with: git show refs/tasks/{}/record:contract.toml > {CONTRACT_FILE} && git add {CONTRACT_FILE}",
+            contract.task
+        ));
+    }
+    if let Some(v) = violations.iter().find(|v| v.reason == Reason::TooManyFiles) {
+        lines.push(format!("Change fewer files ({}): restore the ones the task does not need.", v.rule));
+    }
+    lines.push(if ctx.staged { "Then commit again.".into() } else { "Then commit, and merge again.".into() });
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{BranchFile, ContractFile};
+
+    fn eff(text: &str) -> Effective {
+        let frozen = ContractFile::parse(text, "c").unwrap();
+        Effective::new("t", None, &frozen, &BranchFile::NotApplicable, false).unwrap()
+    }
+
+    fn ch(path: &str, kind: ChangeKind) -> Change {
+        Change { path: path.into(), kind, link_target: None }
+    }
+
+    fn reasons(e: &Effective, changes: &[Change]) -> Vec<(String, Reason)> {
+        let ctx = RepairContext { source: "HEAD".into(), staged: true };
+        judge(e, changes, &ctx).violations.into_iter().map(|v| (v.file, v.reason)).collect()
+    }
+
+    #[test]
+    fn each_reason() {
+        let e = eff("version = 1\nallowed = [\"src/**\"]\nforbidden = [\"src/db/**\"]\nallow_new_files = false\nallow_deletions = false\nmax_changed_files = 3\n");
+        assert_eq!(reasons(&e, &[ch("src/a.rs", ChangeKind::Modified)]), vec![]);
+        assert_eq!(reasons(&e, &[ch("src/db/x.rs", ChangeKind::Modified)]), vec![("src/db/x.rs".into(), Reason::Forbidden)]);
+        assert_eq!(reasons(&e, &[ch("docs/x.md", ChangeKind::Modified)]), vec![("docs/x.md".into(), Reason::NotAllowed)]);
+        assert_eq!(reasons(&e, &[ch("src/new.rs", ChangeKind::Added)]), vec![("src/new.rs".into(), Reason::NewFileDisallowed)]);
+        assert_eq!(reasons(&e, &[ch("src/old.rs", ChangeKind::Deleted)]), vec![("src/old.rs".into(), Reason::DeletionDisallowed)]);
+        let many: Vec<Change> = (0..4).map(|i| ch(&format!("src/{i}.rs"), ChangeKind::Modified)).collect();
+        assert_eq!(reasons(&e, &many), vec![("*".into(), Reason::TooManyFiles)]);
+    }
+
+    #[test]
+    fn rename_is_deletion_plus_addition() {
+        let e = eff("version = 1\nforbidden = [\"secret/**\"]\n");
+        let got = reasons(&e, &[ch("src/a.rs", ChangeKind::Deleted), ch("secret/a.rs", ChangeKind::Added)]);
+        assert_eq!(got, vec![("secret/a.rs".into(), Reason::Forbidden)]);
+    }
+
+    #[test]
+    fn symlink_into_forbidden_path_is_forbidden() {
+        let e = eff("version = 1\nforbidden = [\"src/db/**\"]\n");
+        let link = Change { path: "src/link".into(), kind: ChangeKind::Added, link_target: Some("src/db/secret.rs".into()) };
+        let ctx = RepairContext { source: "HEAD".into(), staged: true };
+        let v = judge(&e, &[link], &ctx);
+        assert_eq!(v.violations.len(), 1);
+        assert_eq!(v.violations[0].reason, Reason::Forbidden);
+        assert!(v.violations[0].rule.contains("symlink to 'src/db/secret.rs'"));
+    }
+
+    #[test]
+    fn contract_file_never_counts_but_tampering_does() {
+        let frozen = ContractFile::parse("version = 1\nforbidden = [\"a/**\"]\nmax_changed_files = 1\n", "c").unwrap();
+        let ok = Effective::new("t", None, &frozen, &BranchFile::Present(frozen.to_toml()), false).unwrap();
+        let changes = [ch(CONTRACT_FILE, ChangeKind::Modified), ch("b.rs", ChangeKind::Modified)];
+        assert_eq!(reasons(&ok, &changes), vec![]);
+        let loose = Effective::new("t", None, &frozen, &BranchFile::Present("version = 1\n".into()), false).unwrap();
+        assert_eq!(reasons(&loose, &changes), vec![(CONTRACT_FILE.into(), Reason::ContractTampered)]);
+    }
+
+    #[test]
+    fn report_names_rule_and_repair_command() {
+        let e = eff("version = 1\nallowed = [\"src/api/**\"]\nforbidden = [\"src/db/**\"]\n");
+        let ctx = RepairContext { source: "HEAD".into(), staged: true };
+        let v = judge(&e, &[ch("src/db/x y.rs", ChangeKind::Modified), ch("new.txt", ChangeKind::Added)], &ctx);
+        assert_eq!(v.kind, "contract_violation");
+        let text = v.human(&crate::output::Palette::default());
+        assert!(text.contains("src/db/x y.rs  forbidden    src/db/**"), "{text}");
+        assert!(v.repair.contains("may only change: src/api/**"), "{}", v.repair);
+        assert!(v.repair.contains("git restore --source=HEAD --staged --worktree -- 'src/db/x y.rs'"), "{}", v.repair);
+        assert!(v.repair.contains("git rm -r -q --cached -- new.txt"), "{}", v.repair);
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["violations"][0]["file"], "src/db/x y.rs");
+        assert_eq!(json["violations"][0]["reason"], "forbidden");
+        assert_eq!(json["violations"][0]["rule"], "src/db/**");
+    }
+
+    #[test]
+    fn policy_wins() {
+        let frozen = ContractFile::parse("version = 1\n", "c").unwrap();
+        let e = Effective::new("t", Some("version = 1\nforbidden = [\"**/secrets/**\"]\n"), &frozen, &BranchFile::NotApplicable, false).unwrap();
+        assert_eq!(reasons(&e, &[ch("a/secrets/k", ChangeKind::Added)]), vec![("a/secrets/k".into(), Reason::Forbidden)]);
+    }
+}
