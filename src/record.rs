@@ -82,6 +82,27 @@ pub fn load_existing(repo: &Repo, id: &TaskId) -> Result<Record> {
     })
 }
 
+/// Reads only the task state stored in record commit `tip`: what `list` needs.
+///
+/// The state is read from the event message when it carries one (one object
+/// read), else from `task.toml` in the commit's tree.
+pub fn read_state(repo: &Repo, tip: ObjectId) -> Result<TaskState> {
+    let message = objects::commit_message(repo, tip)?;
+    if let Some((_, json)) = message.split_once("\n\n") {
+        if let Ok(serde_json::Value::Object(mut body)) = serde_json::from_str::<serde_json::Value>(json.trim()) {
+            if let Some(state) = body.remove("state") {
+                if let Ok(state) = serde_json::from_value::<TaskState>(state) {
+                    return Ok(state);
+                }
+            }
+        }
+    }
+    let tree = objects::commit_tree(repo, tip)?;
+    let state = objects::read_blob_in_tree(repo, tree, STATE_FILE)?
+        .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {STATE_FILE}")))?;
+    toml::from_str(&String::from_utf8_lossy(&state)).map_err(|e| Error::repo(format!("record commit {tip} holds a bad {STATE_FILE}"), e))
+}
+
 /// Reads the record state stored in record commit `tip`.
 pub fn read_at(repo: &Repo, tip: ObjectId) -> Result<Record> {
     let tree = objects::commit_tree(repo, tip)?;
@@ -122,6 +143,8 @@ fn event_commit(
     if let serde_json::Value::Object(extra) = details {
         body.extend(extra.clone());
     }
+    // The state after the event, also in the message: `list` reads one object per task instead of three.
+    body.insert("state".into(), serde_json::to_value(state).context(|| "could not encode the task state".into())?);
     let message = format!("{event}\n\n{}\n", serde_json::Value::Object(body));
     let parents: Vec<ObjectId> = parent.into_iter().collect();
     objects::write_commit(repo, tree, &parents, &message)
@@ -194,7 +217,10 @@ pub fn events(repo: &Repo, record: &Record) -> Result<Vec<Event>> {
     while let Some(commit) = next {
         let message = objects::commit_message(repo, commit)?;
         let (name, rest) = message.split_once('\n').unwrap_or((message.as_str(), ""));
-        let details = serde_json::from_str(rest.trim()).unwrap_or(serde_json::Value::Null);
+        let mut details = serde_json::from_str(rest.trim()).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(map) = &mut details {
+            map.remove("state");
+        }
         out.push(Event { event: name.trim().to_owned(), commit: commit.to_string(), details });
         next = objects::commit_parents(repo, commit)?.first().copied();
     }

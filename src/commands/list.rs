@@ -3,7 +3,7 @@
 use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{table, Out, Report};
-use crate::task::summary::{self, Summary};
+use crate::task::summary::{self, Dirty, RefMap, Summary};
 use crate::task::{Mode, Status};
 
 /// List tasks with their status, base and changes
@@ -65,14 +65,16 @@ impl Report for ListReport {
 }
 
 pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
+    let refs = RefMap::load(&ctx.repo)?;
     let mut tasks = Vec::new();
+    let mut cache = crate::git::objects::FlatCache::new();
     for id in crate::record::all_ids(&ctx.repo)? {
-        let Some(record) = crate::record::load(&ctx.repo, &id)? else { continue };
-        if !args.all && matches!(record.state.status, Status::Merged | Status::Removed) {
+        let Some(tip) = refs.get(&crate::task::layout::record_ref(&id)) else { continue };
+        let s = crate::record::read_state(&ctx.repo, tip)?;
+        if !args.all && matches!(s.status, Status::Merged | Status::Removed) {
             continue;
         }
-        let summary = summary::summarize(&ctx.repo, &record, true)?;
-        let s = record.state;
+        let summary = summary::summarize(&ctx.repo, &refs, &s, Dirty::Quick, &mut cache)?;
         tasks.push(Row {
             id: s.id.clone(),
             mode: s.mode,

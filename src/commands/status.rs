@@ -6,7 +6,7 @@ use crate::contract::ContractFile;
 use crate::git::diff::ChangeKind;
 use crate::output::{Out, Report};
 use crate::record::Event;
-use crate::task::summary::{self, Summary};
+use crate::task::summary::{self, Dirty, RefMap, Summary};
 use crate::task::{layout, Mode, Status, TaskId};
 
 /// Show one task: contract, changed files, checkpoints and recent events
@@ -103,7 +103,7 @@ impl Report for StatusReport {
 pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let id = record.state.task_id();
-    let summary = summary::summarize(&ctx.repo, &record, true)?;
+    let summary = summary::summarize(&ctx.repo, &RefMap::load(&ctx.repo)?, &record.state, Dirty::Full, &mut Default::default())?;
     let mut files = Vec::new();
     if let (Some(head), Ok(base)) = (summary.head.as_deref(), record.state.base_commit.parse()) {
         let base = ctx.repo.find_ref(&layout::base_ref(&id))?.unwrap_or(base);

@@ -4,6 +4,7 @@
 //! submodules; nothing outside `git/` calls gix's write APIs.
 
 pub mod diff;
+pub mod dirty;
 pub mod objects;
 pub mod refs;
 pub mod worktree;

@@ -114,3 +114,37 @@ pub fn count_between(repo: &Repo, hidden: ObjectId, tip: ObjectId) -> Result<usi
     }
     Ok(n)
 }
+
+/// A cache of flattened subtrees, shared by many calls to [`flatten_tree`].
+pub type FlatCache = std::collections::HashMap<ObjectId, std::rc::Rc<Vec<(gix::bstr::BString, EntryKind, ObjectId)>>>;
+
+/// Returns every non-tree entry of `tree`, recursively, as `(path, kind, id)` in full-path order.
+///
+/// Subtrees are flattened once per `cache`, so tasks sharing most of their tree cost little.
+pub fn flatten_tree(repo: &Repo, tree: ObjectId, cache: &mut FlatCache) -> Result<std::rc::Rc<Vec<(gix::bstr::BString, EntryKind, ObjectId)>>> {
+    use gix::bstr::ByteVec;
+    if let Some(hit) = cache.get(&tree) {
+        return Ok(hit.clone());
+    }
+    let object = repo.inner.find_tree(tree).context(|| format!("could not read tree {tree}"))?;
+    let decoded = object.decode().context(|| format!("could not decode tree {tree}"))?;
+    // Tree order sorts a directory as if its name ended in '/', which is full-path order.
+    let entries: Vec<(gix::bstr::BString, EntryKind, ObjectId)> =
+        decoded.entries.iter().map(|e| (e.filename.to_owned(), e.mode.kind(), e.oid.to_owned())).collect();
+    let mut out = Vec::new();
+    for (name, kind, id) in entries {
+        if kind == EntryKind::Tree {
+            for (path, k, i) in flatten_tree(repo, id, cache)?.iter() {
+                let mut full = name.clone();
+                full.push_byte(b'/');
+                full.push_str(path);
+                out.push((full, *k, *i));
+            }
+        } else {
+            out.push((name, kind, id));
+        }
+    }
+    let out = std::rc::Rc::new(out);
+    cache.insert(tree, out.clone());
+    Ok(out)
+}

@@ -92,6 +92,9 @@ pub struct TaskState {
     /// The setup command run after provisioning, if any.
     #[serde(default)]
     pub setup: Option<String>,
+    /// The first commit of the task branch (the one adding the contract file), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_commit: Option<String>,
 }
 
 impl TaskState {

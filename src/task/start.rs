@@ -226,6 +226,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
         created: now(),
         pid: std::process::id(),
         setup: setup.clone(),
+        contract_commit: Some(first.to_string()),
     };
     let details = serde_json::json!({
         "mode": "worktree",

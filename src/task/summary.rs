@@ -1,17 +1,17 @@
 //! Facts about a task for `list` and `status`: ahead/behind, changed files, dirty.
 
-use super::{layout, Mode, Status};
+use super::{layout, Mode, Status, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
 use crate::git::{objects, ObjectId, Repo};
-use crate::record::Record;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Where a task stands against its base.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Summary {
-    /// The task branch's tip, if it exists.
+    /// The task's current commit (branch tip, or HEAD of the patch-mode worktree), if any.
     pub head: Option<String>,
     /// The base branch's current tip, if the task has a base branch.
     pub base_tip: Option<String>,
@@ -19,46 +19,93 @@ pub struct Summary {
     pub ahead: usize,
     /// Commits on the base branch not on the task branch.
     pub behind: usize,
-    /// Paths changed between the base commit and the task branch (the contract file excluded).
+    /// Paths changed between the base commit and the task's commit (the contract file excluded).
     pub changed_files: usize,
-    /// Whether the worktree has uncommitted changes (`None` when it is not there).
+    /// Whether the worktree has uncommitted changes (`None` when not looked at or not there).
     pub dirty: Option<bool>,
     /// Whether the worktree directory exists.
     pub worktree_exists: bool,
 }
 
-/// Computes the summary of a task; `with_dirty` also looks at the worktree (costly).
-pub fn summarize(repo: &Repo, record: &Record, with_dirty: bool) -> Result<Summary> {
-    let s = &record.state;
+/// How hard to look at the worktree for uncommitted changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dirty {
+    /// Do not look.
+    Skip,
+    /// Tracked files only, by stat data (`list`).
+    Quick,
+    /// Everything, untracked files included (`status`).
+    Full,
+}
+
+/// Every ref a summary may need, read once: `refs/heads/*` and `refs/tasks/*`.
+pub struct RefMap(HashMap<String, ObjectId>);
+
+impl RefMap {
+    /// Reads the branches and task refs in one pass each.
+    pub fn load(repo: &Repo) -> Result<RefMap> {
+        let mut map: HashMap<String, ObjectId> = repo.refs_under("refs/heads/")?.into_iter().collect();
+        map.extend(repo.refs_under(layout::TASKS_NS)?);
+        Ok(RefMap(map))
+    }
+
+    /// Returns the id a ref points to.
+    pub fn get(&self, name: &str) -> Option<ObjectId> {
+        self.0.get(name).copied()
+    }
+}
+
+/// Computes the summary of a task.
+///
+/// `cache` keeps flattened trees between calls, so summarising many tasks that share a base is cheap.
+pub fn summarize(repo: &Repo, refs: &RefMap, s: &TaskState, dirty: Dirty, cache: &mut objects::FlatCache) -> Result<Summary> {
     let id = s.task_id();
     let worktree_exists = Path::new(&s.worktree).join(".git").exists();
-    let base_commit = repo.find_ref(&layout::base_ref(&id))?.or_else(|| s.base_commit.parse().ok());
+    let base_commit = refs.get(&layout::base_ref(&id)).or_else(|| s.base_commit.parse().ok());
     let head = match s.mode {
-        Mode::Worktree if s.status.is_live() => repo.find_ref(&s.branch)?,
+        Mode::Worktree if s.status.is_live() => refs.get(&s.branch),
         Mode::Patch if s.status.is_live() && worktree_exists => crate::git::worktree::head_of(Path::new(&s.worktree)).ok().flatten(),
         _ => None,
     };
-    let base_tip = match &s.base_branch {
-        Some(b) => repo.find_ref(b)?,
-        None => None,
-    };
+    let base_tip = s.base_branch.as_deref().and_then(|b| refs.get(b));
     let (mut ahead, mut behind, mut changed_files) = (0, 0, 0);
     if let (Some(head), Some(base)) = (head, base_commit) {
         let against = base_tip.unwrap_or(base);
-        ahead = objects::count_between(repo, against, head)?;
-        if s.mode == Mode::Worktree {
-            ahead = ahead.saturating_sub(1);
+        let fresh = s.contract_commit.as_deref().and_then(|c| c.parse::<ObjectId>().ok()) == Some(head) && against == base;
+        if !fresh {
+            ahead = objects::count_between(repo, against, head)?;
+            if s.mode == Mode::Worktree {
+                ahead = ahead.saturating_sub(1);
+            }
+            behind = objects::count_between(repo, head, against)?;
+            changed_files = task_changes(repo, base, head)?.len();
         }
-        behind = objects::count_between(repo, head, against)?;
-        changed_files = task_changes(repo, base, head)?.len();
     }
-    let dirty = if with_dirty && worktree_exists && s.status.is_live() && s.status != Status::Provisioning {
-        let wt = crate::git::worktree::open_at(Path::new(&s.worktree))?;
-        Some(crate::snapshot::read(&wt)?.is_dirty())
-    } else {
-        None
+    let look = worktree_exists && s.status.is_live() && s.status != Status::Provisioning;
+    let dirty = match dirty {
+        Dirty::Skip => None,
+        _ if !look => None,
+        Dirty::Quick => {
+            let quick = match head {
+                Some(h) if s.mode == Mode::Worktree => {
+                    let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
+                    crate::git::dirty::tracked_changes(Path::new(&s.worktree), h, || objects::commit_tree(repo, h).ok(), &mut flat)
+                }
+                _ => None,
+            };
+            match quick {
+                Some(d) => Some(d),
+                None => Some(full_dirty(s)?),
+            }
+        }
+        Dirty::Full => Some(full_dirty(s)?),
     };
     Ok(Summary { head: head.map(|h| h.to_string()), base_tip: base_tip.map(|t| t.to_string()), ahead, behind, changed_files, dirty, worktree_exists })
+}
+
+fn full_dirty(s: &TaskState) -> Result<bool> {
+    let wt = crate::git::worktree::open_at(Path::new(&s.worktree))?;
+    Ok(crate::snapshot::read(&wt)?.is_dirty())
 }
 
 /// Returns the paths a task changed between `base` and `head`, without the contract file.
