@@ -147,3 +147,19 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
     let status = cmd.status().map_err(|e| Error::repo(format!("could not run hook '{}'", script.display()), e))?;
     Ok(status.code().unwrap_or(1))
 }
+
+/// Starts deleting `path` in a detached background process; returns false if that could not start.
+pub fn delete_in_background(path: &Path) -> bool {
+    if !cfg!(unix) {
+        return false;
+    }
+    Command::new("rm")
+        .arg("-rf")
+        .arg("--")
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .is_ok()
+}

@@ -70,8 +70,9 @@ pub fn add(repo: &Repo, path: &Path, branch: &str, interrupt: &AtomicBool) -> Re
 }
 
 /// Removes a linked worktree without looking at its content: its directory is
-/// first renamed aside (atomic), then its administrative entry and the
-/// renamed directory are deleted.
+/// first renamed aside (atomic), then its administrative entry is deleted, and
+/// the renamed directory is deleted in the background (SPEC §10: `remove` must
+/// not wait for a 100,000-file delete). `sweep` deletes any leftover.
 ///
 /// Callers save any work first (SPEC §2.2).
 pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
@@ -82,7 +83,7 @@ pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
         Err(e) => return Err(Error::repo(format!("could not move '{}' aside", linked.path.display()), e)),
     };
     remove_admin(linked)?;
-    if moved {
+    if moved && !crate::checks::delete_in_background(&aside) {
         std::fs::remove_dir_all(&aside).context(|| format!("could not delete '{}'", aside.display()))?;
     }
     let _ = repo;
