@@ -45,6 +45,12 @@ pub struct StartArgs {
     /// Command run in the new worktree (default: task.setup)
     #[arg(long, value_name = "CMD")]
     pub setup: Option<String>,
+    /// Copy ignored files (node_modules/, target/...) into the worktree, by reflink where possible
+    #[arg(long)]
+    pub copy_ignored: bool,
+    /// Check out only the allowed paths (plus task.sparseAlways)
+    #[arg(long)]
+    pub sparse: bool,
 }
 
 /// Where a task's work happens.
@@ -97,10 +103,16 @@ impl Report for StartReport {
                 "Started task '{}' on branch '{}' from {}",
                 self.task.style(p.id),
                 self.branch,
-                self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())])
+                self.base_branch
+                    .as_deref()
+                    .unwrap_or(&self.base[..12.min(self.base.len())])
             ));
         } else {
-            out.note(format_args!("Task '{}' already exists ({}); nothing changed", self.task.style(p.id), self.status));
+            out.note(format_args!(
+                "Task '{}' already exists ({}); nothing changed",
+                self.task.style(p.id),
+                self.status
+            ));
         }
         out.line(&self.worktree)
     }
@@ -122,19 +134,27 @@ impl Report for SetupFailedReport {
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             out.raw_err("\n");
         }
-        let code = self.code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
-        out.error(&crate::Error::negative(format!(
-            "setup command '{}' failed (exit {code}); task '{}' was not created",
-            self.command, self.task
-        )).hint("fix the setup command and start the task again"));
+        let code = self
+            .code
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "a signal".into());
+        out.error(
+            &crate::Error::negative(format!(
+                "setup command '{}' failed (exit {code}); task '{}' was not created",
+                self.command, self.task
+            ))
+            .hint("fix the setup command and start the task again"),
+        );
         Ok(())
     }
 }
 
 pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     if args.mode == ModeArg::Patch {
-        return Err(crate::Error::input("patch mode is not available in this build yet")
-            .hint("use the default worktree mode: git task start <id>"));
+        return Err(
+            crate::Error::input("patch mode is not available in this build yet")
+                .hint("use the default worktree mode: git task start <id>"),
+        );
     }
     let _guard = gix::interrupt::init_handler_default(1).ok();
     let opts = StartOptions {
@@ -150,8 +170,19 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             checks: args.check.clone(),
         },
         setup: args.setup.clone(),
+        copy_ignored: args.copy_ignored,
+        sparse: args.sparse,
     };
-    match start::start(&ctx.repo, &ctx.settings, &opts) {
+    let show = ctx.out.progress_enabled();
+    let mut progress = |done: u64, total: u64| {
+        if show && (done == total || done.is_multiple_of(256)) {
+            ctx.out.progress(
+                format_args!("Copying ignored files: {done}/{total}"),
+                done == total,
+            );
+        }
+    };
+    match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
         Ok(Started::Created(record)) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
         Ok(Started::Existing(record)) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
         Err(StartError::Setup(failed)) => emit(

@@ -35,8 +35,11 @@ pub fn tracked_changes(
     let memo = Memo::read(&memo_path);
     // The memo is only written when everything was clean: with the same HEAD and
     // an untouched index, nothing can be staged now either.
-    let index_unchanged = memo.as_ref().is_some_and(|m| m.head == head_commit && m.index == Fingerprint::of_stat(&index_stat));
-    let index = gix::index::File::at(&index_path, gix::hash::Kind::Sha1, true, Default::default()).ok()?;
+    let index_unchanged = memo
+        .as_ref()
+        .is_some_and(|m| m.head == head_commit && m.index == Fingerprint::of_stat(&index_stat));
+    let index =
+        gix::index::File::at(&index_path, gix::hash::Kind::Sha1, true, Default::default()).ok()?;
     if !index_unchanged {
         let head_tree = head_tree()?;
         match index.tree().filter(|t| t.num_entries.is_some()) {
@@ -49,7 +52,10 @@ pub fn tracked_changes(
                 }
                 // Both are in full-path byte order: git's tree order recursed equals index order.
                 for (entry, (path, kind, id)) in index.entries().iter().zip(head.iter()) {
-                    if entry.path(&index) != path || *id != entry.id || entry.mode.to_tree_entry_mode().map(|m| m.kind()) != Some(*kind) {
+                    if entry.path(&index) != path
+                        || *id != entry.id
+                        || entry.mode.to_tree_entry_mode().map(|m| m.kind()) != Some(*kind)
+                    {
                         return Some(true);
                     }
                 }
@@ -78,8 +84,14 @@ pub fn tracked_changes(
         if entry.mode == Mode::COMMIT {
             continue;
         }
-        let Ok(stat) = Stat::from_fs(&meta) else { return None };
-        let kind_matches = if entry.mode == Mode::SYMLINK { meta.is_symlink() } else { meta.is_file() && meta.is_executable() == (entry.mode == Mode::FILE_EXECUTABLE) };
+        let Ok(stat) = Stat::from_fs(&meta) else {
+            return None;
+        };
+        let kind_matches = if entry.mode == Mode::SYMLINK {
+            meta.is_symlink()
+        } else {
+            meta.is_file() && meta.is_executable() == (entry.mode == Mode::FILE_EXECUTABLE)
+        };
         if !kind_matches {
             return Some(true);
         }
@@ -87,23 +99,33 @@ pub fn tracked_changes(
         if entry.stat.matches(&stat, options) && !entry.stat.is_racy(timestamp, options) {
             continue;
         }
-        if u64::from(entry.stat.size) != meta.len() && entry.mode != Mode::SYMLINK && entry.stat.size != 0 {
+        if u64::from(entry.stat.size) != meta.len()
+            && entry.mode != Mode::SYMLINK
+            && entry.stat.size != 0
+        {
             return Some(true);
         }
         needs_hash.push((entry, file));
     }
-    let memo_now = Memo { head: head_commit, index: Fingerprint::of_stat(&index_stat), files: fingerprint.0 };
+    let memo_now = Memo {
+        head: head_commit,
+        index: Fingerprint::of_stat(&index_stat),
+        files: fingerprint.0,
+    };
     if index_unchanged && memo.as_ref().is_some_and(|m| m.files == memo_now.files) {
         return Some(false);
     }
     for (entry, file) in needs_hash {
         // Stat data is stale or racy: compare content.
         let bytes = if entry.mode == Mode::SYMLINK {
-            std::fs::read_link(&file).ok().and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
+            std::fs::read_link(&file)
+                .ok()
+                .and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
         } else {
             std::fs::read(&file).ok()?
         };
-        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes).ok()?;
+        let id =
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes).ok()?;
         if id != entry.id {
             return Some(true);
         }
@@ -135,7 +157,10 @@ impl Memo {
 
     fn write(&self, path: &Path) {
         // Best effort: a memo that cannot be written only costs speed next time.
-        let _ = std::fs::write(path, format!("{} {} {}\n", self.head, self.index, self.files));
+        let _ = std::fs::write(
+            path,
+            format!("{} {} {}\n", self.head, self.index, self.files),
+        );
     }
 }
 
@@ -159,7 +184,15 @@ impl Fingerprint {
     }
     fn add(&mut self, path: &gix::bstr::BStr, stat: &Stat) {
         self.bytes(path);
-        for n in [stat.mtime.secs, stat.mtime.nsecs, stat.ctime.secs, stat.ctime.nsecs, stat.size, stat.ino, stat.dev] {
+        for n in [
+            stat.mtime.secs,
+            stat.mtime.nsecs,
+            stat.ctime.secs,
+            stat.ctime.nsecs,
+            stat.size,
+            stat.ino,
+            stat.dev,
+        ] {
             self.bytes(&n.to_le_bytes());
         }
     }
@@ -173,5 +206,9 @@ fn git_dir_of(path: &Path) -> Option<PathBuf> {
     }
     let text = std::fs::read_to_string(&dot_git).ok()?;
     let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
-    Some(if dir.is_relative() { super::normalize(&path.join(dir)) } else { dir })
+    Some(if dir.is_relative() {
+        super::normalize(&path.join(dir))
+    } else {
+        dir
+    })
 }

@@ -35,18 +35,37 @@ pub fn list(repo: &Repo) -> Result<Vec<Linked>> {
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::repo(format!("could not read '{}'", dir.display()), e)),
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not read '{}'", dir.display()),
+                e,
+            ))
+        }
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let git_dir = entry.path();
-        let Ok(gitdir) = std::fs::read_to_string(git_dir.join("gitdir")) else { continue };
+        let Ok(gitdir) = std::fs::read_to_string(git_dir.join("gitdir")) else {
+            continue;
+        };
         let dot_git = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
-        let dot_git = if dot_git.is_relative() { normalize(&git_dir.join(dot_git)) } else { dot_git };
-        let path = dot_git.parent().map(Path::to_path_buf).unwrap_or(dot_git.clone());
+        let dot_git = if dot_git.is_relative() {
+            normalize(&git_dir.join(dot_git))
+        } else {
+            dot_git
+        };
+        let path = dot_git
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(dot_git.clone());
         let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
         let branch = head.strip_prefix("ref: ").map(|r| r.trim().to_owned());
-        out.push(Linked { name: entry.file_name().to_string_lossy().into_owned(), git_dir, path, branch });
+        out.push(Linked {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            git_dir,
+            path,
+            branch,
+        });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
@@ -54,17 +73,25 @@ pub fn list(repo: &Repo) -> Result<Vec<Linked>> {
 
 /// Returns the linked worktree that has `branch` checked out, if any.
 pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
-    Ok(list(repo)?.into_iter().find(|w| w.branch.as_deref() == Some(branch)))
+    Ok(list(repo)?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(branch)))
 }
 
 /// Adds a linked worktree at `path` with `branch` (a full ref name) checked out.
 ///
 /// gix removes whatever it created if checkout fails or `interrupt` is raised.
 pub fn add(repo: &Repo, path: &Path, branch: &str, interrupt: &AtomicBool) -> Result<()> {
-    let name: gix::refs::FullName =
-        branch.try_into().map_err(|e| Error::repo(format!("invalid branch name '{branch}'"), e))?;
+    let name: gix::refs::FullName = branch
+        .try_into()
+        .map_err(|e| Error::repo(format!("invalid branch name '{branch}'"), e))?;
     repo.inner
-        .add_worktree(path, gix::worktree::add::Head::Attached(name), gix::progress::Discard, interrupt)
+        .add_worktree(
+            path,
+            gix::worktree::add::Head::Attached(name),
+            gix::progress::Discard,
+            interrupt,
+        )
         .context(|| format!("could not create worktree '{}'", path.display()))?;
     Ok(())
 }
@@ -80,11 +107,17 @@ pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
     let moved = match std::fs::rename(&linked.path, &aside) {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return Err(Error::repo(format!("could not move '{}' aside", linked.path.display()), e)),
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not move '{}' aside", linked.path.display()),
+                e,
+            ))
+        }
     };
     remove_admin(linked)?;
     if moved && !crate::checks::delete_in_background(&aside) {
-        std::fs::remove_dir_all(&aside).context(|| format!("could not delete '{}'", aside.display()))?;
+        std::fs::remove_dir_all(&aside)
+            .context(|| format!("could not delete '{}'", aside.display()))?;
     }
     let _ = repo;
     Ok(())
@@ -95,24 +128,140 @@ pub fn remove_admin(linked: &Linked) -> Result<()> {
     match std::fs::remove_dir_all(&linked.git_dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::repo(format!("could not delete '{}'", linked.git_dir.display()), e)),
+        Err(e) => Err(Error::repo(
+            format!("could not delete '{}'", linked.git_dir.display()),
+            e,
+        )),
     }
 }
 
 /// Returns a sibling path to move a worktree directory to before deleting it.
 fn aside_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     path.with_file_name(format!(".{name}.removing-{}-{nanos}", std::process::id()))
 }
 
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.
 pub fn open_at(path: &Path) -> Result<Repo> {
-    let inner = gix::open(path).context(|| format!("could not open the worktree '{}'", path.display()))?;
+    let inner =
+        gix::open(path).context(|| format!("could not open the worktree '{}'", path.display()))?;
     Repo::from_gix(inner)
 }
 
 /// Returns the commit checked out in a worktree directory, read from its `HEAD`.
 pub fn head_of(path: &Path) -> Result<Option<ObjectId>> {
     open_at(path)?.head_commit()
+}
+
+/// Adds a linked worktree like [`add`], but checks out only the paths `patterns` select,
+/// using git's own sparse-checkout files so git and GUIs agree on what is checked out:
+/// `<worktree git dir>/info/sparse-checkout` (non-cone patterns), `core.sparseCheckout`
+/// in the worktree's `config.worktree`, and `extensions.worktreeConfig` in the shared config.
+pub fn add_sparse(
+    repo: &Repo,
+    path: &Path,
+    branch: &str,
+    patterns: &str,
+    interrupt: &AtomicBool,
+) -> Result<()> {
+    let name: gix::refs::FullName = branch
+        .try_into()
+        .map_err(|e| Error::repo(format!("invalid branch name '{branch}'"), e))?;
+    let tip = repo
+        .find_ref(branch)?
+        .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
+    let tree = super::objects::commit_tree(repo, tip)?;
+    let created = repo
+        .inner
+        .prepare_add_worktree(path, gix::worktree::add::Head::Attached(name), interrupt)
+        .context(|| format!("could not create worktree '{}'", path.display()))?
+        .persist()
+        .context(|| format!("could not create worktree '{}'", path.display()))?;
+    let git_dir = created.git_dir().to_path_buf();
+    let sparse_file = git_dir.join("info").join("sparse-checkout");
+    std::fs::create_dir_all(git_dir.join("info"))
+        .context(|| format!("could not create '{}'", git_dir.display()))?;
+    std::fs::write(&sparse_file, patterns)
+        .context(|| format!("could not write '{}'", sparse_file.display()))?;
+    let common_config = repo.common_dir().join("config");
+    if repo
+        .config_string("core.repositoryFormatVersion")
+        .is_none_or(|v| v.trim() == "0")
+    {
+        super::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
+    }
+    super::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
+    super::config::set_in_file(
+        &git_dir.join("config.worktree"),
+        "core.sparseCheckout",
+        "true",
+    )?;
+
+    let wt =
+        gix::open(path).context(|| format!("could not open the worktree '{}'", path.display()))?;
+    let mut index = wt
+        .index_from_tree(&tree)
+        .context(|| "could not build the index".into())?;
+    let case = if repo.ignore_case() {
+        gix::glob::pattern::Case::Fold
+    } else {
+        gix::glob::pattern::Case::Sensitive
+    };
+    gix::worktree::sparse::apply_patterns(
+        &mut index,
+        patterns.as_bytes(),
+        &sparse_file,
+        false,
+        case,
+    )
+    .context(|| "could not apply the sparse-checkout patterns".into())?;
+    let mut options = wt
+        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
+        .context(|| "could not prepare the checkout".into())?;
+    options.destination_is_initially_empty = true;
+    let objects = wt
+        .objects
+        .clone()
+        .into_arc()
+        .context(|| "could not open the object database".into())?;
+    gix::worktree::state::checkout(
+        &mut index,
+        path,
+        objects,
+        &gix::progress::Discard,
+        &gix::progress::Discard,
+        interrupt,
+        options,
+    )
+    .context(|| format!("could not check out '{}'", path.display()))?;
+    index
+        .write(Default::default())
+        .context(|| "could not write the worktree index".into())?;
+    Ok(())
+}
+
+/// Turns contract globs into git's non-cone sparse-checkout patterns (anchored where they contain a `/`).
+pub fn sparse_patterns(globs: &[String]) -> String {
+    let mut out = String::new();
+    for glob in globs {
+        let g = glob.trim_end_matches('/');
+        if g.is_empty() {
+            continue;
+        }
+        if g.starts_with('/') || !g.contains('/') {
+            out.push_str(g);
+        } else {
+            out.push('/');
+            out.push_str(g);
+        }
+        out.push('\n');
+    }
+    out
 }

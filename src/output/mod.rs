@@ -32,6 +32,7 @@ pub trait Report: serde::Serialize {
 pub struct Out {
     format: Format,
     quiet: bool,
+    err_is_terminal: bool,
     /// Colours for stdout.
     pub palette: Palette,
     /// Colours for stderr.
@@ -46,6 +47,7 @@ impl Out {
         Self {
             format,
             quiet,
+            err_is_terminal: std::io::IsTerminal::is_terminal(&io::stderr()),
             palette,
             err_palette,
             stdout: RefCell::new(Box::new(io::stdout())),
@@ -89,22 +91,50 @@ impl Out {
         }
     }
 
+    /// Returns whether progress lines should be drawn (stderr is a terminal, not `--quiet`).
+    pub fn progress_enabled(&self) -> bool {
+        self.err_is_terminal && !self.quiet
+    }
+
+    /// Redraws a progress line on stderr; `last` ends it with a newline.
+    pub fn progress(&self, text: impl std::fmt::Display, last: bool) {
+        if self.progress_enabled() {
+            let _ = write!(
+                self.stderr.borrow_mut(),
+                "\r{text}{}",
+                if last { "\n" } else { "" }
+            );
+        }
+    }
+
     /// Writes a `warning:` line to stderr.
     pub fn warn(&self, text: impl std::fmt::Display) {
         use owo_colors::OwoColorize;
-        let _ = writeln!(self.stderr.borrow_mut(), "{} {text}", "warning:".style(self.err_palette.warning));
+        let _ = writeln!(
+            self.stderr.borrow_mut(),
+            "{} {text}",
+            "warning:".style(self.err_palette.warning)
+        );
     }
 
     /// Writes a `hint:` line to stderr.
     pub fn hint(&self, text: impl std::fmt::Display) {
         use owo_colors::OwoColorize;
-        let _ = writeln!(self.stderr.borrow_mut(), "{} {text}", "hint:".style(self.err_palette.hint));
+        let _ = writeln!(
+            self.stderr.borrow_mut(),
+            "{} {text}",
+            "hint:".style(self.err_palette.hint)
+        );
     }
 
     /// Writes an `error:` line and its hints to stderr.
     pub fn error(&self, err: &crate::Error) {
         use owo_colors::OwoColorize;
-        let _ = writeln!(self.stderr.borrow_mut(), "{} {err}", "error:".style(self.err_palette.error));
+        let _ = writeln!(
+            self.stderr.borrow_mut(),
+            "{} {err}",
+            "error:".style(self.err_palette.error)
+        );
         for hint in err.hints() {
             self.hint(hint);
         }

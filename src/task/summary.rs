@@ -44,7 +44,8 @@ pub struct RefMap(HashMap<String, ObjectId>);
 impl RefMap {
     /// Reads the branches and task refs in one pass each.
     pub fn load(repo: &Repo) -> Result<RefMap> {
-        let mut map: HashMap<String, ObjectId> = repo.refs_under("refs/heads/")?.into_iter().collect();
+        let mut map: HashMap<String, ObjectId> =
+            repo.refs_under("refs/heads/")?.into_iter().collect();
         map.extend(repo.refs_under(layout::TASKS_NS)?);
         Ok(RefMap(map))
     }
@@ -58,20 +59,37 @@ impl RefMap {
 /// Computes the summary of a task.
 ///
 /// `cache` keeps flattened trees between calls, so summarising many tasks that share a base is cheap.
-pub fn summarize(repo: &Repo, refs: &RefMap, s: &TaskState, dirty: Dirty, cache: &mut objects::FlatCache) -> Result<Summary> {
+pub fn summarize(
+    repo: &Repo,
+    refs: &RefMap,
+    s: &TaskState,
+    dirty: Dirty,
+    cache: &mut objects::FlatCache,
+) -> Result<Summary> {
     let id = s.task_id();
     let worktree_exists = Path::new(&s.worktree).join(".git").exists();
-    let base_commit = refs.get(&layout::base_ref(&id)).or_else(|| s.base_commit.parse().ok());
+    let base_commit = refs
+        .get(&layout::base_ref(&id))
+        .or_else(|| s.base_commit.parse().ok());
     let head = match s.mode {
         Mode::Worktree if s.status.is_live() => refs.get(&s.branch),
-        Mode::Patch if s.status.is_live() && worktree_exists => crate::git::worktree::head_of(Path::new(&s.worktree)).ok().flatten(),
+        Mode::Patch if s.status.is_live() && worktree_exists => {
+            crate::git::worktree::head_of(Path::new(&s.worktree))
+                .ok()
+                .flatten()
+        }
         _ => None,
     };
     let base_tip = s.base_branch.as_deref().and_then(|b| refs.get(b));
     let (mut ahead, mut behind, mut changed_files) = (0, 0, 0);
     if let (Some(head), Some(base)) = (head, base_commit) {
         let against = base_tip.unwrap_or(base);
-        let fresh = s.contract_commit.as_deref().and_then(|c| c.parse::<ObjectId>().ok()) == Some(head) && against == base;
+        let fresh = s
+            .contract_commit
+            .as_deref()
+            .and_then(|c| c.parse::<ObjectId>().ok())
+            == Some(head)
+            && against == base;
         if !fresh {
             ahead = objects::count_between(repo, against, head)?;
             if s.mode == Mode::Worktree {
@@ -89,7 +107,12 @@ pub fn summarize(repo: &Repo, refs: &RefMap, s: &TaskState, dirty: Dirty, cache:
             let quick = match head {
                 Some(h) if s.mode == Mode::Worktree => {
                     let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
-                    crate::git::dirty::tracked_changes(Path::new(&s.worktree), h, || objects::commit_tree(repo, h).ok(), &mut flat)
+                    crate::git::dirty::tracked_changes(
+                        Path::new(&s.worktree),
+                        h,
+                        || objects::commit_tree(repo, h).ok(),
+                        &mut flat,
+                    )
                 }
                 _ => None,
             };
@@ -100,7 +123,15 @@ pub fn summarize(repo: &Repo, refs: &RefMap, s: &TaskState, dirty: Dirty, cache:
         }
         Dirty::Full => Some(full_dirty(s)?),
     };
-    Ok(Summary { head: head.map(|h| h.to_string()), base_tip: base_tip.map(|t| t.to_string()), ahead, behind, changed_files, dirty, worktree_exists })
+    Ok(Summary {
+        head: head.map(|h| h.to_string()),
+        base_tip: base_tip.map(|t| t.to_string()),
+        ahead,
+        behind,
+        changed_files,
+        dirty,
+        worktree_exists,
+    })
 }
 
 fn full_dirty(s: &TaskState) -> Result<bool> {

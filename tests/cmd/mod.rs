@@ -1,1 +1,2 @@
 //! Black-box tests, one file per command.
+mod provision;
