@@ -3,7 +3,7 @@
 use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{table, Out, Report};
-use crate::task::summary::{self, Dirty, RefMap, Summary};
+use crate::task::summary::{self, Summary};
 use crate::task::{Mode, Status};
 
 /// List tasks with their status, base and changes
@@ -79,19 +79,9 @@ impl Report for ListReport {
 }
 
 pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
-    let refs = RefMap::load(&ctx.repo)?;
-    let mut tasks = Vec::new();
-    let mut cache = crate::git::objects::FlatCache::new();
-    for id in crate::record::all_ids(&ctx.repo)? {
-        let Some(tip) = refs.get(&crate::task::layout::record_ref(&id)) else {
-            continue;
-        };
-        let s = crate::record::read_state(&ctx.repo, tip)?;
-        if !args.all && matches!(s.status, Status::Merged | Status::Removed) {
-            continue;
-        }
-        let summary = summary::summarize(&ctx.repo, &refs, &s, Dirty::Quick, &mut cache)?;
-        tasks.push(Row {
+    let tasks = summary::list(&ctx.repo, args.all)?
+        .into_iter()
+        .map(|(s, summary)| Row {
             id: s.id.clone(),
             mode: s.mode,
             status: s.status,
@@ -99,9 +89,9 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             base: s.base_branch_short().map(str::to_owned),
             base_commit: s.base_commit.clone(),
             summary,
-            path: s.worktree.clone(),
-        });
-    }
+            path: s.worktree,
+        })
+        .collect();
     emit(
         ctx,
         &ListReport {

@@ -69,6 +69,7 @@ pub fn tracked_changes(
     // of every entry is remembered beside the index, so the next look is lstat only.
     let mut fingerprint = Fingerprint::new();
     let mut needs_hash = Vec::new();
+    let mut file = FilePath::new(path);
     for entry in index.entries() {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
             continue;
@@ -77,8 +78,7 @@ pub fn tracked_changes(
             return Some(true);
         }
         let rel = entry.path(&index);
-        let file = path.join(gix::path::from_bstr(rel).ok()?);
-        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&file) else {
+        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(file.set(rel)) else {
             return Some(true);
         };
         if entry.mode == Mode::COMMIT {
@@ -105,7 +105,7 @@ pub fn tracked_changes(
         {
             return Some(true);
         }
-        needs_hash.push((entry, file));
+        needs_hash.push(entry);
     }
     let memo_now = Memo {
         head: head_commit,
@@ -115,8 +115,9 @@ pub fn tracked_changes(
     if index_unchanged && memo.as_ref().is_some_and(|m| m.files == memo_now.files) {
         return Some(false);
     }
-    for (entry, file) in needs_hash {
+    for entry in needs_hash {
         // Stat data is stale or racy: compare content.
+        let file = file.set(entry.path(&index));
         let bytes = if entry.mode == Mode::SYMLINK {
             std::fs::read_link(&file)
                 .ok()
@@ -132,6 +133,30 @@ pub fn tracked_changes(
     }
     memo_now.write(&memo_path);
     Some(false)
+}
+
+/// A reusable `<worktree>/<path>` buffer: `Path::join` per entry costs more than the `lstat`.
+struct FilePath {
+    buf: std::path::PathBuf,
+    root_len: usize,
+}
+
+impl FilePath {
+    fn new(root: &Path) -> Self {
+        let buf = root.join("");
+        let root_len = buf.as_os_str().len();
+        FilePath { buf, root_len }
+    }
+
+    fn set(&mut self, rel: &gix::bstr::BStr) -> &Path {
+        let mut bytes = std::mem::take(&mut self.buf)
+            .into_os_string()
+            .into_encoded_bytes();
+        bytes.truncate(self.root_len);
+        bytes.extend_from_slice(rel);
+        self.buf = gix::path::from_bstring(BString::from(bytes)).unwrap_or_default();
+        &self.buf
+    }
 }
 
 /// File in a worktree's private git dir remembering its last clean check.
