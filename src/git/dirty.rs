@@ -119,11 +119,11 @@ pub fn tracked_changes(
         // Stat data is stale or racy: compare content.
         let file = file.set(entry.path(&index));
         let bytes = if entry.mode == Mode::SYMLINK {
-            std::fs::read_link(&file)
+            std::fs::read_link(file)
                 .ok()
                 .and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
         } else {
-            std::fs::read(&file).ok()?
+            std::fs::read(file).ok()?
         };
         let id =
             gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes).ok()?;
