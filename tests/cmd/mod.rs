@@ -1,2 +1,3 @@
 //! Black-box tests, one file per command.
 mod provision;
+mod dirty;

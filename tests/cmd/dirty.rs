@@ -1,0 +1,46 @@
+//! The DIRTY column of `list`: tracked changes, staged or not, found without a full status.
+
+use crate::common::TestRepo;
+
+fn dirty(repo: &TestRepo, id: &str) -> serde_json::Value {
+    let list = repo.task_root(&["list", "--json"]).ok().json();
+    let task = list["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).cloned().unwrap();
+    task["dirty"].clone()
+}
+
+/// A fresh task is clean; an edit of the same size in the same second is still seen; undoing it is clean again.
+#[test]
+fn list_sees_unstaged_edits_even_when_racy() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    assert_eq!(dirty(&repo, "t"), false);
+    assert_eq!(dirty(&repo, "t"), false, "a second look (from the clean memo) agrees");
+    let before = repo.read(&wt, "src/lib.rs");
+    let same_size: String = before.chars().rev().collect();
+    assert_eq!(same_size.len(), before.len());
+    repo.write(&wt, "src/lib.rs", &same_size);
+    assert_eq!(dirty(&repo, "t"), true);
+    repo.write(&wt, "src/lib.rs", &before);
+    assert_eq!(dirty(&repo, "t"), false);
+}
+
+/// Staged changes and deletions count; untracked files do not (like `git describe --dirty`), but `status` shows them.
+#[test]
+fn list_counts_staged_and_deleted_but_not_untracked() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    repo.write(&wt, "new.txt", "untracked\n");
+    assert_eq!(dirty(&repo, "t"), false);
+    let status = repo.task_root(&["status", "t", "--json"]).ok().json();
+    assert_eq!(status["dirty"], true, "status looks at untracked files too");
+    repo.git(&wt, &["add", "new.txt"]);
+    assert_eq!(dirty(&repo, "t"), true, "a staged new file is a change");
+    repo.git(&wt, &["rm", "-q", "--cached", "new.txt"]);
+    std::fs::remove_file(wt.join("new.txt")).unwrap();
+    assert_eq!(dirty(&repo, "t"), false);
+    std::fs::remove_file(wt.join("README.md")).unwrap();
+    assert_eq!(dirty(&repo, "t"), true, "a deleted file is a change");
+    repo.git(&wt, &["checkout", "--", "README.md"]);
+    repo.git(&wt, &["commit", "-q", "--allow-empty", "-m", "moves HEAD"]);
+    assert_eq!(dirty(&repo, "t"), false, "a new HEAD with a matching index is clean");
+}
