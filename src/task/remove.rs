@@ -102,6 +102,11 @@ pub fn remove(
     if record.state.status == Status::Removed {
         return Ok(Ok(Removed::AlreadyGone(Some(record))));
     }
+    if super::start::provisioning_is_abandoned(&record.state) {
+        // A start that died half-way: undo it the way `sweep` would.
+        let attempts = super::sweep::roll_back(repo, settings, &record)?;
+        return Ok(Ok(Removed::Done { record, attempts }));
+    }
     if record.state.mode == Mode::Patch {
         return Err(Error::input(format!("task '{id}' works in patch mode: it has no worktree or branch to remove"))
             .hint(format!("undo its changes with 'git task revert {id}', or accept them with 'git task merge {id}'")));
