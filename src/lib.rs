@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod changes;
+pub mod checkpoint;
 pub mod checks;
 pub mod cli;
 pub mod commands;
@@ -16,9 +17,11 @@ pub mod error;
 pub mod git;
 pub mod hooks;
 pub mod output;
+pub mod patch;
 pub mod record;
 pub mod snapshot;
 pub mod task;
+pub mod work;
 
 pub use app::run;
 pub use error::{Error, Result};

@@ -4,8 +4,12 @@
 //! submodules; nothing outside `git/` calls gix's write APIs.
 
 pub mod diff;
+pub mod inplace;
+pub mod note;
 pub mod objects;
 pub mod refs;
+pub mod renames;
+pub mod unified;
 pub mod worktree;
 
 use crate::error::{Context, Error, Result};
