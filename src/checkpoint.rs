@@ -53,7 +53,12 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
     let verdict = crate::changes::judge_tree(repo, record, w.state.worktree_tree)?;
     if !verdict.is_clean() {
         let files: Vec<&str> = verdict.violations.iter().map(|v| v.file.as_str()).collect();
-        record::note_event(repo, &id, event::VIOLATION, serde_json::json!({ "during": "checkpoint", "files": files }))?;
+        record::note_event(
+            repo,
+            &id,
+            event::VIOLATION,
+            serde_json::json!({ "during": "checkpoint", "files": files }),
+        )?;
         return Ok(Outcome::Violation(verdict));
     }
     if w.mode == Mode::Worktree {
@@ -63,7 +68,11 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
                 "the worktree of task '{id}' is not on its branch '{}'",
                 record.state.branch_short()
             ))
-            .hint(format!("switch back: git -C {} switch {}", record.state.worktree, record.state.branch_short())));
+            .hint(format!(
+                "switch back: git -C {} switch {}",
+                record.state.worktree,
+                record.state.branch_short()
+            )));
         }
     }
     let mut record = record.clone();
@@ -76,7 +85,9 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
             .map(|c| c.path)
             .filter(|p| !w.skip().contains(&p.as_str()))
             .collect();
-        let subject = message.map(str::to_owned).unwrap_or_else(|| format!("checkpoint {n} of {id}"));
+        let subject = message
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("checkpoint {n} of {id}"));
         let body = format!("{subject}\n\nTask-Id: {id}\nTask-Checkpoint: {n}\n");
         let cp_ref = layout::checkpoint_ref(&id, n);
         let reflog = format!("git-task: checkpoint {n} of {id}");
@@ -85,22 +96,42 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
                 let parents: Vec<ObjectId> = w.state.head.into_iter().collect();
                 let commit = objects::write_commit(repo, w.state.worktree_tree, &parents, &body)?;
                 let branch = match w.state.head {
-                    Some(head) => Update::update(record.state.branch.clone(), head, commit, reflog.clone()),
+                    Some(head) => {
+                        Update::update(record.state.branch.clone(), head, commit, reflog.clone())
+                    }
                     None => Update::create(record.state.branch.clone(), commit, reflog.clone()),
                 };
                 (commit, vec![branch])
             }
             Mode::Patch => {
-                let prev = all.last().map(|c| c.commit).or(w.snapshot.map(|s| s.commit)).expect("patch mode has a snapshot");
+                let prev = all
+                    .last()
+                    .map(|c| c.commit)
+                    .or(w.snapshot.map(|s| s.commit))
+                    .expect("patch mode has a snapshot");
                 let head: Vec<ObjectId> = w.state.head.into_iter().collect();
-                let index = objects::write_commit(repo, w.state.index_tree, &head, &format!("index at checkpoint {n} of {id}\n"))?;
-                let commit = objects::write_commit(repo, w.state.worktree_tree, &[prev, index], &body)?;
+                let index = objects::write_commit(
+                    repo,
+                    w.state.index_tree,
+                    &head,
+                    &format!("index at checkpoint {n} of {id}\n"),
+                )?;
+                let commit =
+                    objects::write_commit(repo, w.state.worktree_tree, &[prev, index], &body)?;
                 (commit, Vec::new())
             }
         };
         extra.push(Update::create(cp_ref.clone(), commit, reflog));
-        let details = serde_json::json!({ "number": n, "commit": commit.to_string(), "files": files });
-        match record::append(repo, &record, event::CHECKPOINT, &record.state, details, extra) {
+        let details =
+            serde_json::json!({ "number": n, "commit": commit.to_string(), "files": files });
+        match record::append(
+            repo,
+            &record,
+            event::CHECKPOINT,
+            &record.state,
+            details,
+            extra,
+        ) {
             Ok(_) => {}
             Err(RefError::Conflict(_)) => {
                 record = record::load_existing(repo, &id)?;
@@ -112,7 +143,10 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
             // Everything is committed now: the index holds the checkpoint's tree.
             inplace::write_index(&w.wt, w.state.worktree_tree, w.state.worktree_tree)?;
         }
-        let mut text = format!("task: {id}\nevent: checkpoint\ncheckpoint: {n}\ntime: {}\n", crate::task::now());
+        let mut text = format!(
+            "task: {id}\nevent: checkpoint\ncheckpoint: {n}\ntime: {}\n",
+            crate::task::now()
+        );
         if let Some(m) = message {
             text.push_str(&format!("message: {m}\n"));
         }
@@ -120,11 +154,24 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
         for f in &files {
             text.push_str(&format!("  {f}\n"));
         }
-        note::put(repo, layout::NOTES_REF, commit, &text, &format!("git-task: checkpoint {n} of {id}"))?;
-        return Ok(Outcome::Saved(Saved { number: n, name: cp_ref, commit: commit.to_string(), files }));
+        note::put(
+            repo,
+            layout::NOTES_REF,
+            commit,
+            &text,
+            &format!("git-task: checkpoint {n} of {id}"),
+        )?;
+        return Ok(Outcome::Saved(Saved {
+            number: n,
+            name: cp_ref,
+            commit: commit.to_string(),
+            files,
+        }));
     }
-    Err(crate::Error::repo_msg(format!("could not save a checkpoint of '{id}': the task kept changing"))
-        .hint("run the command again"))
+    Err(crate::Error::repo_msg(format!(
+        "could not save a checkpoint of '{id}': the task kept changing"
+    ))
+    .hint("run the command again"))
 }
 
 /// One row of the files panel.
@@ -152,13 +199,22 @@ pub fn changes(repo: &Repo, record: &Record) -> Result<Vec<FileRow>> {
         .filter(|f| !w.skip().contains(&f.path.as_str()))
         .map(|f| {
             let checkpoint = last.get(&f.path).copied().flatten();
-            FileRow { path: f.path, status: f.status, old_path: f.old_path, checkpoint }
+            FileRow {
+                path: f.path,
+                status: f.status,
+                old_path: f.old_path,
+                checkpoint,
+            }
         })
         .collect())
 }
 
 /// Maps each path to the checkpoint that last changed it (`None`: changed after the last checkpoint).
-fn attribution(repo: &Repo, w: &Work, checkpoints: &[work::Checkpoint]) -> Result<BTreeMap<String, Option<u32>>> {
+fn attribution(
+    repo: &Repo,
+    w: &Work,
+    checkpoints: &[work::Checkpoint],
+) -> Result<BTreeMap<String, Option<u32>>> {
     let mut last = BTreeMap::new();
     let mut before = w.start_tree();
     for cp in checkpoints {

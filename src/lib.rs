@@ -6,6 +6,7 @@
 //! `git` (the gix adapter). Core modules never print.
 
 pub mod app;
+pub mod autocommit;
 pub mod changes;
 pub mod checkpoint;
 pub mod checks;
@@ -21,6 +22,7 @@ pub mod patch;
 pub mod record;
 pub mod snapshot;
 pub mod task;
+pub mod undo;
 pub mod work;
 
 pub use app::run;

@@ -57,18 +57,32 @@ pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result
         Error::input("HEAD has no commit yet, so there is nothing to start a patch-mode task from")
             .hint("make a first commit, then start the task")
     })?;
-    let index = objects::write_commit(repo, state.index_tree, &[head], &format!("index of task {id} at start\n"))?;
+    let index = objects::write_commit(
+        repo,
+        state.index_tree,
+        &[head],
+        &format!("index of task {id} at start\n"),
+    )?;
     // The untracked files: what the worktree tree adds on top of the index.
-    let untracked: Vec<diff::ChangedPath> = diff::tree_to_tree(repo, state.index_tree, state.worktree_tree)?
-        .into_iter()
-        .filter(|c| c.old.is_none())
-        .collect();
+    let untracked: Vec<diff::ChangedPath> =
+        diff::tree_to_tree(repo, state.index_tree, state.worktree_tree)?
+            .into_iter()
+            .filter(|c| c.old.is_none())
+            .collect();
     let edits: Vec<objects::TreeEdit<'_>> = untracked
         .iter()
-        .filter_map(|c| c.new.map(|(k, oid)| objects::TreeEdit::Upsert(c.path.as_str(), k, oid)))
+        .filter_map(|c| {
+            c.new
+                .map(|(k, oid)| objects::TreeEdit::Upsert(c.path.as_str(), k, oid))
+        })
         .collect();
     let u_tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
-    let untracked = objects::write_commit(repo, u_tree, &[], &format!("untracked files of task {id} at start\n"))?;
+    let untracked = objects::write_commit(
+        repo,
+        u_tree,
+        &[],
+        &format!("untracked files of task {id} at start\n"),
+    )?;
     objects::write_commit(
         repo,
         state.worktree_tree,
@@ -79,7 +93,9 @@ pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result
 
 /// Reads the snapshot of `id`; `None` when it has none (worktree mode, or accepted).
 pub fn read_snapshot(repo: &Repo, id: &TaskId) -> Result<Option<Snapshot>> {
-    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else { return Ok(None) };
+    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else {
+        return Ok(None);
+    };
     parse_snapshot(repo, commit).map(Some)
 }
 
@@ -88,7 +104,9 @@ pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
     let parents = objects::commit_parents(repo, commit)?;
     let worktree_tree = objects::commit_tree(repo, commit)?;
     let (Some(&head), Some(&index)) = (parents.first(), parents.get(1)) else {
-        return Err(Error::repo_msg(format!("snapshot commit {commit} lacks its HEAD and index parents")));
+        return Err(Error::repo_msg(format!(
+            "snapshot commit {commit} lacks its HEAD and index parents"
+        )));
     };
     let index_tree = objects::commit_tree(repo, index)?;
     // Checkpoint commits chain on the previous one; their index commit's parent is HEAD at that time.
@@ -96,13 +114,22 @@ pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
         Some(&h) => h,
         None => head,
     };
-    Ok(Snapshot { commit, head, index_tree, worktree_tree })
+    Ok(Snapshot {
+        commit,
+        head,
+        index_tree,
+        worktree_tree,
+    })
 }
 
 /// Returns the active patch-mode task of the worktree `repo` was opened in, if the mark names a live one.
 pub fn active(repo: &Repo) -> Result<Option<Record>> {
-    let Some(id) = resolve::read_mark(repo) else { return Ok(None) };
-    let Some(record) = record::load(repo, &id)? else { return Ok(None) };
+    let Some(id) = resolve::read_mark(repo) else {
+        return Ok(None);
+    };
+    let Some(record) = record::load(repo, &id)? else {
+        return Ok(None);
+    };
     let live = record.state.mode == Mode::Patch
         && record.state.status.is_live()
         && repo.find_ref(&layout::snapshot_ref(&id))?.is_some();
@@ -126,22 +153,33 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             "this worktree already has an active patch-mode task '{}'",
             other.state.id
         ))
-        .hint(format!("finish it first: git task merge {0}  (accept) or git task revert {0}  (undo)", other.state.id))
+        .hint(format!(
+            "finish it first: git task merge {0}  (accept) or git task revert {0}  (undo)",
+            other.state.id
+        ))
         .hint("or start this task in its own worktree: git task start <id>"));
     }
     let state = snapshot::read(repo)?;
     if let Some(spec) = &opts.base {
         let want = repo.rev_parse_commit(spec)?;
         if Some(want) != state.head {
-            return Err(Error::input(format!("a patch-mode task starts on HEAD, and '{spec}' is not HEAD"))
-                .hint(format!("check out '{spec}' first, or leave out --base")));
+            return Err(Error::input(format!(
+                "a patch-mode task starts on HEAD, and '{spec}' is not HEAD"
+            ))
+            .hint(format!("check out '{spec}' first, or leave out --base")));
         }
     }
     let id = match &opts.id {
         Some(id) => id.clone(),
         None => {
-            let seed = (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
-            crate::task::id::generate(seed, |id| repo.find_ref(&layout::record_ref(id)).ok().flatten().is_some())
+            let seed =
+                (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
+            crate::task::id::generate(seed, |id| {
+                repo.find_ref(&layout::record_ref(id))
+                    .ok()
+                    .flatten()
+                    .is_some()
+            })
         }
     };
     let text = contract_text(&id, &opts.contract)?;
@@ -168,7 +206,11 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         "worktree": task_state.worktree,
     });
     let extra = vec![
-        Update::create(layout::snapshot_ref(&id), snap, format!("git-task: snapshot of {id}")),
+        Update::create(
+            layout::snapshot_ref(&id),
+            snap,
+            format!("git-task: snapshot of {id}"),
+        ),
         Update::create(layout::base_ref(&id), head, format!("git-task: start {id}")),
     ];
     match record::create(repo, &task_state, &text, details, extra) {
@@ -177,7 +219,9 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             if let Some(existing) = record::load(repo, &id)? {
                 return Ok(Started::Existing(existing));
             }
-            return Err(Error::repo_msg(msg).hint(format!("run 'git task start --mode patch {id}' again")));
+            return Err(
+                Error::repo_msg(msg).hint(format!("run 'git task start --mode patch {id}' again"))
+            );
         }
         Err(RefError::Other(e)) => return Err(e),
     }
@@ -185,8 +229,16 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
     resolve::write_mark(repo.git_dir(), &id)?;
     let mut provisioned = created.state.clone();
     provisioned.status = Status::Active;
-    let details = serde_json::json!({ "worktree": provisioned.worktree, "snapshot": snap.to_string() });
-    let record = record::append(repo, &created, event::PROVISIONED, &provisioned, details, Vec::new())?;
+    let details =
+        serde_json::json!({ "worktree": provisioned.worktree, "snapshot": snap.to_string() });
+    let record = record::append(
+        repo,
+        &created,
+        event::PROVISIONED,
+        &provisioned,
+        details,
+        Vec::new(),
+    )?;
     Ok(Started::Created(record))
 }
 
@@ -217,14 +269,18 @@ pub enum Accepted {
 pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted> {
     let id = record.state.task_id();
     if record.state.mode != Mode::Patch {
-        return Err(Error::input(format!("task '{id}' is not a patch-mode task")));
+        return Err(Error::input(format!(
+            "task '{id}' is not a patch-mode task"
+        )));
     }
     if record.state.status == Status::Merged {
         return Ok(Accepted::Already(record.clone()));
     }
     let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? else {
-        return Err(Error::input(format!("task '{id}' has no snapshot left to accept"))
-            .hint("'git task log' shows what happened to it"));
+        return Err(
+            Error::input(format!("task '{id}' has no snapshot left to accept"))
+                .hint("'git task log' shows what happened to it"),
+        );
     };
     let wt = worktree::open_at(std::path::Path::new(&record.state.worktree))?;
     let state = snapshot::read(&wt)?;
@@ -236,11 +292,21 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
     if run_checks {
         let env = crate::task::start::task_env(&record.state);
         for cmd in record.contract.check_commands() {
-            let outcome = crate::checks::run_captured(cmd, std::path::Path::new(&record.state.worktree), &env, record.contract.check_timeout())?;
+            let outcome = crate::checks::run_captured(
+                cmd,
+                std::path::Path::new(&record.state.worktree),
+                &env,
+                record.contract.check_timeout(),
+            )?;
             let ok = outcome.ok();
             outcomes.push(outcome);
             if !ok {
-                record::note_event(repo, &id, event::CHECKS, serde_json::json!({ "ok": false, "checks": outcomes }))?;
+                record::note_event(
+                    repo,
+                    &id,
+                    event::CHECKS,
+                    serde_json::json!({ "ok": false, "checks": outcomes }),
+                )?;
                 return Ok(Accepted::ChecksFailed(outcomes));
             }
         }
@@ -253,10 +319,17 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
         "head": state.head.map(|h| h.to_string()),
         "checks": if run_checks { serde_json::to_value(&outcomes).unwrap_or_default() } else { serde_json::Value::String("skipped".into()) },
     });
-    let extra = vec![Update::delete(layout::snapshot_ref(&id), snap, format!("git-task: accept {id}"))];
+    let extra = vec![Update::delete(
+        layout::snapshot_ref(&id),
+        snap,
+        format!("git-task: accept {id}"),
+    )];
     let record = record::append(repo, record, event::MERGED, &merged, details, extra)?;
     if resolve::read_mark(&wt).as_ref() == Some(&id) {
         resolve::clear_mark(wt.git_dir())?;
     }
-    Ok(Accepted::Done { record, checks: outcomes })
+    Ok(Accepted::Done {
+        record,
+        checks: outcomes,
+    })
 }

@@ -54,25 +54,39 @@ impl Work {
 pub fn open(repo: &Repo, record: &Record) -> Result<Work> {
     let id = record.state.task_id();
     if !record.state.status.is_live() {
-        return Err(Error::input(format!("task '{id}' is {}; its work can no longer be changed", record.state.status))
-            .hint(format!("see what happened with 'git task log {id}'")));
+        return Err(Error::input(format!(
+            "task '{id}' is {}; its work can no longer be changed",
+            record.state.status
+        ))
+        .hint(format!("see what happened with 'git task log {id}'")));
     }
     let path = Path::new(&record.state.worktree);
     if !path.exists() {
-        return Err(Error::input(format!("the worktree of task '{id}' is missing: '{}'", path.display()))
-            .hint("run 'git task sweep' to repair the task"));
+        return Err(Error::input(format!(
+            "the worktree of task '{id}' is missing: '{}'",
+            path.display()
+        ))
+        .hint("run 'git task sweep' to repair the task"));
     }
     let wt = worktree::open_at(path)?;
     let state = snapshot::read(&wt)?;
     let snapshot = match record.state.mode {
         Mode::Patch => Some(patch::read_snapshot(repo, &id)?.ok_or_else(|| {
-            Error::input(format!("patch-mode task '{id}' has no snapshot")).hint(format!("see 'git task log {id}'"))
+            Error::input(format!("patch-mode task '{id}' has no snapshot"))
+                .hint(format!("see 'git task log {id}'"))
         })?),
         Mode::Worktree => None,
     };
     let origin = crate::changes::task_base(repo, record)?;
     let origin_tree = objects::commit_tree(repo, origin)?;
-    Ok(Work { wt, state, mode: record.state.mode, origin, origin_tree, snapshot })
+    Ok(Work {
+        wt,
+        state,
+        mode: record.state.mode,
+        origin,
+        origin_tree,
+        snapshot,
+    })
 }
 
 /// One checkpoint of a task.
@@ -91,8 +105,17 @@ pub fn checkpoints(repo: &Repo, id: &TaskId) -> Result<Vec<Checkpoint>> {
     let prefix = format!("{}checkpoints/", layout::task_prefix(id));
     let mut out = Vec::new();
     for (name, commit) in repo.refs_under(&prefix)? {
-        let Some(n) = name.strip_prefix(&prefix).and_then(|n| n.parse::<u32>().ok()) else { continue };
-        out.push(Checkpoint { n, commit, tree: objects::commit_tree(repo, commit)? });
+        let Some(n) = name
+            .strip_prefix(&prefix)
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        out.push(Checkpoint {
+            n,
+            commit,
+            tree: objects::commit_tree(repo, commit)?,
+        });
     }
     out.sort_by_key(|c| c.n);
     Ok(out)
@@ -105,11 +128,15 @@ pub fn checkpoint(repo: &Repo, id: &TaskId, n: u32) -> Result<(Checkpoint, Vec<C
         Some(c) => Ok((*c, all)),
         None => {
             let have: Vec<String> = all.iter().map(|c| c.n.to_string()).collect();
-            Err(Error::input(format!("task '{id}' has no checkpoint {n}")).hint(if have.is_empty() {
-                format!("save one with 'git task checkpoint {id}'")
-            } else {
-                format!("its checkpoints are: {}", have.join(", "))
-            }))
+            Err(
+                Error::input(format!("task '{id}' has no checkpoint {n}")).hint(
+                    if have.is_empty() {
+                        format!("save one with 'git task checkpoint {id}'")
+                    } else {
+                        format!("its checkpoints are: {}", have.join(", "))
+                    },
+                ),
+            )
         }
     }
 }

@@ -29,7 +29,12 @@ use std::path::{Path, PathBuf};
 /// disk, untracked files included) to `target`, and writes its index from `index`.
 ///
 /// Returns the paths whose files were written or deleted.
-pub fn apply(wt: &Repo, current: ObjectId, target: ObjectId, index: ObjectId) -> Result<Vec<String>> {
+pub fn apply(
+    wt: &Repo,
+    current: ObjectId,
+    target: ObjectId,
+    index: ObjectId,
+) -> Result<Vec<String>> {
     let workdir = wt.require_workdir()?.to_path_buf();
     let changes = tree_to_tree(wt, current, target)?;
     check_blockers(&workdir, &changes)?;
@@ -49,8 +54,14 @@ pub fn apply(wt: &Repo, current: ObjectId, target: ObjectId, index: ObjectId) ->
 /// Writes the index of `wt` from `index`, with stat information for entries equal to `worktree`.
 pub fn write_index(wt: &Repo, index: ObjectId, worktree: ObjectId) -> Result<()> {
     let workdir = wt.require_workdir()?.to_path_buf();
-    let differs: BTreeSet<String> = tree_to_tree(wt, index, worktree)?.into_iter().map(|c| c.path).collect();
-    let mut file = wt.inner.index_from_tree(&index).context(|| format!("could not build an index from tree {index}"))?;
+    let differs: BTreeSet<String> = tree_to_tree(wt, index, worktree)?
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    let mut file = wt
+        .inner
+        .index_from_tree(&index)
+        .context(|| format!("could not build an index from tree {index}"))?;
     for (entry, path) in file.entries_mut_with_paths() {
         let path = path.to_string();
         if differs.contains(&path) || entry.mode.contains(gix::index::entry::Mode::COMMIT) {
@@ -63,13 +74,18 @@ pub fn write_index(wt: &Repo, index: ObjectId, worktree: ObjectId) -> Result<()>
             }
         }
     }
-    file.write(gix::index::write::Options::default()).context(|| "could not write the index".into())?;
+    file.write(gix::index::write::Options::default())
+        .context(|| "could not write the index".into())?;
     Ok(())
 }
 
 /// Refuses before any change when something not in the current tree (an ignored file) is in the way.
 fn check_blockers(workdir: &Path, changes: &[ChangedPath]) -> Result<()> {
-    let deleted: BTreeSet<&str> = changes.iter().filter(|c| c.kind == ChangeKind::Deleted).map(|c| c.path.as_str()).collect();
+    let deleted: BTreeSet<&str> = changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Deleted)
+        .map(|c| c.path.as_str())
+        .collect();
     for c in changes.iter().filter(|c| c.new.is_some()) {
         // Every parent must be a directory, or a file this change deletes.
         let mut prefix = String::new();
@@ -89,7 +105,9 @@ fn check_blockers(workdir: &Path, changes: &[ChangedPath]) -> Result<()> {
         // The path itself must not be a directory (one holding ignored files, say).
         if let Ok(m) = std::fs::symlink_metadata(workdir.join(&c.path)) {
             if m.is_dir() && c.new.is_some_and(|(k, _)| k != EntryKind::Commit) {
-                let empty = std::fs::read_dir(workdir.join(&c.path)).map(|mut d| d.next().is_none()).unwrap_or(false);
+                let empty = std::fs::read_dir(workdir.join(&c.path))
+                    .map(|mut d| d.next().is_none())
+                    .unwrap_or(false);
                 if !empty {
                     return Err(blocked(&c.path, &c.path));
                 }
@@ -100,8 +118,10 @@ fn check_blockers(workdir: &Path, changes: &[ChangedPath]) -> Result<()> {
 }
 
 fn blocked(what: &str, path: &str) -> Error {
-    Error::input(format!("cannot write '{path}': '{what}' is in the way (an ignored or untracked path)"))
-        .hint(format!("move '{what}' away, then run the command again"))
+    Error::input(format!(
+        "cannot write '{path}': '{what}' is in the way (an ignored or untracked path)"
+    ))
+    .hint(format!("move '{what}' away, then run the command again"))
 }
 
 fn delete(workdir: &Path, path: &str) -> Result<()> {
@@ -136,17 +156,22 @@ fn remove_empty_parents(workdir: &Path, full: &Path) {
 fn write_entry(wt: &Repo, workdir: &Path, path: &str, kind: EntryKind, id: ObjectId) -> Result<()> {
     let full = workdir.join(path);
     if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent).context(|| format!("could not create the directory of '{path}'"))?;
+        std::fs::create_dir_all(parent)
+            .context(|| format!("could not create the directory of '{path}'"))?;
     }
     if kind == EntryKind::Commit {
         // A submodule: its directory is all git-task makes; its content is the submodule's business.
         std::fs::create_dir_all(&full).context(|| format!("could not create '{path}'"))?;
         return Ok(());
     }
-    let blob = wt.inner.find_blob(id).context(|| format!("could not read the content of '{path}'"))?;
+    let blob = wt
+        .inner
+        .find_blob(id)
+        .context(|| format!("could not read the content of '{path}'"))?;
     if let Ok(m) = std::fs::symlink_metadata(&full) {
         if m.is_dir() {
-            std::fs::remove_dir(&full).context(|| format!("could not replace the directory '{path}'"))?;
+            std::fs::remove_dir(&full)
+                .context(|| format!("could not replace the directory '{path}'"))?;
         }
     }
     let tmp = temp_sibling(&full);
@@ -157,7 +182,8 @@ fn write_entry(wt: &Repo, workdir: &Path, path: &str, kind: EntryKind, id: Objec
         symlink(&target, &tmp).context(|| format!("could not create the link '{path}'"))?;
     } else {
         std::fs::write(&tmp, &blob.data).context(|| format!("could not write '{path}'"))?;
-        set_executable(&tmp, kind == EntryKind::BlobExecutable).context(|| format!("could not set the mode of '{path}'"))?;
+        set_executable(&tmp, kind == EntryKind::BlobExecutable)
+            .context(|| format!("could not set the mode of '{path}'"))?;
     }
     if let Err(e) = std::fs::rename(&tmp, &full) {
         let _ = std::fs::remove_file(&tmp);
@@ -167,7 +193,10 @@ fn write_entry(wt: &Repo, workdir: &Path, path: &str, kind: EntryKind, id: Objec
 }
 
 fn temp_sibling(full: &Path) -> PathBuf {
-    let name = full.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = full
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     full.with_file_name(format!(".{name}.git-task-{}.tmp", std::process::id()))
 }
 
@@ -189,7 +218,11 @@ fn set_executable(path: &Path, executable: bool) -> std::io::Result<()> {
     let mut perms = std::fs::metadata(path)?.permissions();
     let mode = perms.mode();
     // Like git: executable means "readable bits become executable too", respecting the umask already applied.
-    let new = if executable { mode | ((mode & 0o444) >> 2) } else { mode & !0o111 };
+    let new = if executable {
+        mode | ((mode & 0o444) >> 2)
+    } else {
+        mode & !0o111
+    };
     perms.set_mode(new);
     std::fs::set_permissions(path, perms)
 }

@@ -4,7 +4,13 @@ use super::{ObjectId, Repo};
 use crate::error::{Error, Result};
 
 /// Adds `text` as the note of `object` in `notes_ref`, replacing an older note; retries when another writer moved the ref.
-pub fn put(repo: &Repo, notes_ref: &str, object: ObjectId, text: &str, message: &str) -> Result<()> {
+pub fn put(
+    repo: &Repo,
+    notes_ref: &str,
+    object: ObjectId,
+    text: &str,
+    message: &str,
+) -> Result<()> {
     let mut last = None;
     for _ in 0..5 {
         let platform = repo
@@ -31,6 +37,10 @@ pub fn get(repo: &Repo, notes_ref: &str, object: ObjectId) -> Result<Option<Stri
         .notes()
         .and_then(|p| p.with_refs([notes_ref]))
         .map_err(|e| Error::repo("could not open the notes", e))?;
-    let notes = platform.get(object).map_err(|e| Error::repo(format!("could not read the note of {object}"), e))?;
-    Ok(notes.first().map(|n| String::from_utf8_lossy(&n.blob.data).into_owned()))
+    let notes = platform
+        .get(object)
+        .map_err(|e| Error::repo(format!("could not read the note of {object}"), e))?;
+    Ok(notes
+        .first()
+        .map(|n| String::from_utf8_lossy(&n.blob.data).into_owned()))
 }

@@ -34,8 +34,14 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Fil
     if old == new {
         return Ok(out);
     }
-    let old_tree = repo.inner.find_tree(old).context(|| format!("could not read tree {old}"))?;
-    let new_tree = repo.inner.find_tree(new).context(|| format!("could not read tree {new}"))?;
+    let old_tree = repo
+        .inner
+        .find_tree(old)
+        .context(|| format!("could not read tree {old}"))?;
+    let new_tree = repo
+        .inner
+        .find_tree(new)
+        .context(|| format!("could not read tree {new}"))?;
     let options = gix::diff::Options::default().with_rewrites(Some(gix::diff::Rewrites::default()));
     let changes = repo
         .inner
@@ -44,15 +50,34 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Fil
     use gix::object::tree::diff::ChangeDetached as C;
     for change in changes {
         let (path, status, old_path) = match change {
-            C::Addition { location, entry_mode, .. } if !entry_mode.is_tree() => (location, Status::Created, None),
-            C::Deletion { location, entry_mode, .. } if !entry_mode.is_tree() => (location, Status::Deleted, None),
-            C::Modification { location, previous_entry_mode, entry_mode, .. } => match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
+            C::Addition {
+                location,
+                entry_mode,
+                ..
+            } if !entry_mode.is_tree() => (location, Status::Created, None),
+            C::Deletion {
+                location,
+                entry_mode,
+                ..
+            } if !entry_mode.is_tree() => (location, Status::Deleted, None),
+            C::Modification {
+                location,
+                previous_entry_mode,
+                entry_mode,
+                ..
+            } => match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
                 (false, false) => (location, Status::Modified, None),
                 (true, false) => (location, Status::Created, None),
                 (false, true) => (location, Status::Deleted, None),
                 (true, true) => continue,
             },
-            C::Rewrite { source_location, location, entry_mode, copy, .. } if !entry_mode.is_tree() => {
+            C::Rewrite {
+                source_location,
+                location,
+                entry_mode,
+                copy,
+                ..
+            } if !entry_mode.is_tree() => {
                 if copy {
                     (location, Status::Created, None)
                 } else {
@@ -61,7 +86,11 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Fil
             }
             _ => continue,
         };
-        out.push(FileChange { path: path.to_string(), status, old_path });
+        out.push(FileChange {
+            path: path.to_string(),
+            status,
+            old_path,
+        });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)

@@ -19,10 +19,19 @@ use std::fmt::Write as _;
 
 /// Returns the unified diff from tree `old` to tree `new`, limited to `paths` when not empty
 /// (a path names a file or everything below a directory), leaving out `skip` paths.
-pub fn trees(repo: &Repo, old: ObjectId, new: ObjectId, paths: &[String], skip: &[&str]) -> Result<Vec<u8>> {
+pub fn trees(
+    repo: &Repo,
+    old: ObjectId,
+    new: ObjectId,
+    paths: &[String],
+    skip: &[&str],
+) -> Result<Vec<u8>> {
     let changes = tree_to_tree(repo, old, new)?;
     let mut out = Vec::new();
-    for c in changes.iter().filter(|c| selected(&c.path, paths) && !skip.contains(&c.path.as_str())) {
+    for c in changes
+        .iter()
+        .filter(|c| selected(&c.path, paths) && !skip.contains(&c.path.as_str()))
+    {
         file(repo, c, &mut out)?;
     }
     Ok(out)
@@ -33,7 +42,12 @@ pub fn selected(path: &str, paths: &[String]) -> bool {
     paths.is_empty()
         || paths.iter().any(|p| {
             let p = p.trim_end_matches('/');
-            p.is_empty() || p == "." || path == p || path.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))
+            p.is_empty()
+                || p == "."
+                || path == p
+                || path
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('/'))
         })
 }
 
@@ -55,10 +69,15 @@ pub fn file(repo: &Repo, c: &ChangedPath, out: &mut Vec<u8>) -> Result<()> {
     let old_data = content(repo, c.old)?;
     let new_data = content(repo, c.new)?;
     match (c.old, c.new) {
-        (None, Some((k, _))) => writeln!(head, "new file mode {}", mode(k)).expect("writing to a String"),
-        (Some((k, _)), None) => writeln!(head, "deleted file mode {}", mode(k)).expect("writing to a String"),
+        (None, Some((k, _))) => {
+            writeln!(head, "new file mode {}", mode(k)).expect("writing to a String")
+        }
+        (Some((k, _)), None) => {
+            writeln!(head, "deleted file mode {}", mode(k)).expect("writing to a String")
+        }
         (Some((ok, _)), Some((nk, _))) if ok != nk => {
-            writeln!(head, "old mode {}\nnew mode {}", mode(ok), mode(nk)).expect("writing to a String")
+            writeln!(head, "old mode {}\nnew mode {}", mode(ok), mode(nk))
+                .expect("writing to a String")
         }
         _ => {}
     }
@@ -80,11 +99,21 @@ pub fn file(repo: &Repo, c: &ChangedPath, out: &mut Vec<u8>) -> Result<()> {
     };
     write!(head, "index {}..{}", abbrev(old_id), abbrev(new_id)).expect("writing to a String");
     match (c.old, c.new) {
-        (Some((ok, _)), Some((nk, _))) if ok == nk => writeln!(head, " {}", mode(ok)).expect("writing to a String"),
+        (Some((ok, _)), Some((nk, _))) if ok == nk => {
+            writeln!(head, " {}", mode(ok)).expect("writing to a String")
+        }
         _ => head.push('\n'),
     }
-    let from = if c.old.is_some() { a.clone() } else { "/dev/null".to_owned() };
-    let to = if c.new.is_some() { b.clone() } else { "/dev/null".to_owned() };
+    let from = if c.old.is_some() {
+        a.clone()
+    } else {
+        "/dev/null".to_owned()
+    };
+    let to = if c.new.is_some() {
+        b.clone()
+    } else {
+        "/dev/null".to_owned()
+    };
     out.extend_from_slice(head.as_bytes());
     if binary {
         out.extend_from_slice(format!("Binary files {from} and {to} differ\n").as_bytes());
@@ -102,7 +131,12 @@ fn content(repo: &Repo, entry: Option<(EntryKind, ObjectId)>) -> Result<Vec<u8>>
     match entry {
         None => Ok(Vec::new()),
         Some((EntryKind::Commit, id)) => Ok(format!("Subproject commit {id}\n").into_bytes()),
-        Some((_, id)) => Ok(repo.inner.find_blob(id).context(|| format!("could not read blob {id}"))?.data.clone()),
+        Some((_, id)) => Ok(repo
+            .inner
+            .find_blob(id)
+            .context(|| format!("could not read blob {id}"))?
+            .data
+            .clone()),
     }
 }
 
@@ -115,7 +149,9 @@ pub fn is_binary(data: &[u8]) -> bool {
 pub fn hunks(old: &[u8], new: &[u8], out: &mut Vec<u8>) {
     let input = InternedInput::new(old, new);
     let diff = diff_with_slider_heuristics(Algorithm::Histogram, &input);
-    let sink = Hunks { out: std::mem::take(out) };
+    let sink = Hunks {
+        out: std::mem::take(out),
+    };
     match UnifiedDiff::new(&diff, &input, sink, ContextSize::symmetrical(3)).consume() {
         Ok(bytes) => *out = bytes,
         Err(_) => unreachable!("the hunk sink never fails"),
@@ -129,7 +165,11 @@ struct Hunks {
 impl ConsumeHunk for Hunks {
     type Out = Vec<u8>;
 
-    fn consume_hunk(&mut self, h: HunkHeader, lines: &[(DiffLineKind, &[u8])]) -> std::io::Result<()> {
+    fn consume_hunk(
+        &mut self,
+        h: HunkHeader,
+        lines: &[(DiffLineKind, &[u8])],
+    ) -> std::io::Result<()> {
         // git prints an empty range as starting at the line before it, and omits a length of 1.
         let range = |start: u32, len: u32| match len {
             0 => format!("{},0", start.saturating_sub(1)),
@@ -137,14 +177,19 @@ impl ConsumeHunk for Hunks {
             n => format!("{start},{n}"),
         };
         self.out.extend_from_slice(
-            format!("@@ -{} +{} @@\n", range(h.before_hunk_start, h.before_hunk_len), range(h.after_hunk_start, h.after_hunk_len))
-                .as_bytes(),
+            format!(
+                "@@ -{} +{} @@\n",
+                range(h.before_hunk_start, h.before_hunk_len),
+                range(h.after_hunk_start, h.after_hunk_len)
+            )
+            .as_bytes(),
         );
         for (kind, line) in lines {
             self.out.push(kind.to_prefix() as u8);
             self.out.extend_from_slice(line);
             if !line.ends_with(b"\n") {
-                self.out.extend_from_slice(b"\n\\ No newline at end of file\n");
+                self.out
+                    .extend_from_slice(b"\n\\ No newline at end of file\n");
             }
         }
         Ok(())
@@ -157,7 +202,9 @@ impl ConsumeHunk for Hunks {
 
 /// Quotes a path the way git does when it holds special characters (`"a/t\tb"`).
 pub fn quote(path: &str) -> String {
-    let needs = path.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80 || b == 0x7f);
+    let needs = path
+        .bytes()
+        .any(|b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80 || b == 0x7f);
     if !needs {
         return path.to_owned();
     }
@@ -195,8 +242,14 @@ mod tests {
     fn hunk_headers_match_git() {
         assert_eq!(diff("", "a\nb\n"), "@@ -0,0 +1,2 @@\n+a\n+b\n");
         assert_eq!(diff("a\n", ""), "@@ -1 +0,0 @@\n-a\n");
-        assert_eq!(diff("a\nb\nc\n", "a\nB\nc\n"), "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
-        assert_eq!(diff("a", "b"), "@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n");
+        assert_eq!(
+            diff("a\nb\nc\n", "a\nB\nc\n"),
+            "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+        );
+        assert_eq!(
+            diff("a", "b"),
+            "@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n"
+        );
     }
 
     #[test]

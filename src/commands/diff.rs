@@ -1,0 +1,53 @@
+//! `git task diff`: the task's work as a unified diff.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::git::unified;
+use crate::output::{Out, Report};
+use crate::task::TaskId;
+
+/// Show a task's changes since its base (or snapshot) as a unified diff
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// Task id (default: the active task of this worktree)
+    #[arg(value_parser = TaskId::parse)]
+    pub id: Option<TaskId>,
+    /// Limit the diff to these files or directories
+    #[arg(last = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+}
+
+#[derive(serde::Serialize)]
+struct DiffReport {
+    kind: &'static str,
+    task: String,
+    patch: String,
+}
+
+impl Report for DiffReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        out.raw(&self.patch)
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
+    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let w = crate::work::open(&ctx.repo, &record)?;
+    let bytes = unified::trees(
+        &ctx.repo,
+        w.origin_tree,
+        w.state.worktree_tree,
+        &args.paths,
+        w.skip(),
+    )?;
+    let patch = String::from_utf8_lossy(&bytes).into_owned();
+    emit(
+        ctx,
+        &DiffReport {
+            kind: "diff",
+            task: record.state.id,
+            patch,
+        },
+        Done::Ok,
+    )
+}
