@@ -1,1 +1,8 @@
 //! Black-box tests, one file per command.
+mod changes;
+mod checkpoint;
+mod commit;
+mod diff;
+mod patch;
+mod patch_support;
+mod revert;
