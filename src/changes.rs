@@ -17,18 +17,12 @@ pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
-                let blob = repo.inner.find_blob(id).map_err(|e| {
-                    crate::Error::repo(format!("could not read link '{}'", c.path), e)
-                })?;
+                let blob = repo.inner.find_blob(id).map_err(|e| crate::Error::repo(format!("could not read link '{}'", c.path), e))?;
                 resolve_link(&c.path, &String::from_utf8_lossy(&blob.data))
             }
             _ => None,
         };
-        out.push(Change {
-            path: c.path.clone(),
-            kind: c.kind,
-            link_target,
-        });
+        out.push(Change { path: c.path.clone(), kind: c.kind, link_target });
     }
     Ok(out)
 }
@@ -65,8 +59,7 @@ pub fn policy_text(repo: &Repo, record: &Record) -> Result<Option<String>> {
             Err(_) => return Ok(None),
         },
     };
-    Ok(objects::read_blob_at(repo, tip, POLICY_FILE)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    Ok(objects::read_blob_at(repo, tip, POLICY_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// Returns the branch level of a task whose files are `tree` (`NotApplicable` in patch mode).
@@ -74,24 +67,16 @@ pub fn branch_file_in_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Resu
     if record.state.mode == Mode::Patch {
         return Ok(BranchFile::NotApplicable);
     }
-    Ok(
-        match objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)? {
-            Some(b) => BranchFile::Present(String::from_utf8_lossy(&b).into_owned()),
-            None => BranchFile::Deleted,
-        },
-    )
+    Ok(match objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)? {
+        Some(b) => BranchFile::Present(String::from_utf8_lossy(&b).into_owned()),
+        None => BranchFile::Deleted,
+    })
 }
 
 /// Builds the effective contract of a task: policy ∩ frozen ∩ branch file.
 pub fn effective(repo: &Repo, record: &Record, branch: &BranchFile) -> Result<Effective> {
     let policy = policy_text(repo, record)?;
-    Effective::new(
-        &record.state.id,
-        policy.as_deref(),
-        &record.contract,
-        branch,
-        repo.ignore_case(),
-    )
+    Effective::new(&record.state.id, policy.as_deref(), &record.contract, branch, repo.ignore_case())
 }
 
 /// Where a task's changes are measured from: the base ref (worktree mode) or the snapshot's HEAD (patch mode).
@@ -108,11 +93,7 @@ pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
     if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
         return Ok(base);
     }
-    record
-        .state
-        .base_commit
-        .parse()
-        .map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
+    record.state.base_commit.parse().map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
 }
 
 /// Judges a task's tree `tree` (committed work, or the worktree state) against its contract.
@@ -123,10 +104,7 @@ pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdic
     let judged = to_judged(repo, &changed)?;
     let branch = branch_file_in_tree(repo, record, tree)?;
     let contract = effective(repo, record, &branch)?;
-    let ctx = RepairContext {
-        source: base.to_string(),
-        staged: false,
-    };
+    let ctx = RepairContext { source: base.to_string(), staged: false };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
 
@@ -139,12 +117,7 @@ pub fn judge_task(repo: &Repo, record: &Record) -> Result<Verdict> {
     } else {
         match repo.find_ref(&record.state.branch)? {
             Some(tip) => objects::commit_tree(repo, tip)?,
-            None => {
-                return Err(crate::Error::input(format!(
-                    "task '{}' has neither a worktree nor a branch",
-                    record.state.id
-                )))
-            }
+            None => return Err(crate::Error::input(format!("task '{}' has neither a worktree nor a branch", record.state.id))),
         }
     };
     judge_tree(repo, record, tree)
@@ -155,14 +128,8 @@ mod tests {
     #[test]
     fn link_targets_resolve_inside_the_repository() {
         use super::resolve_link;
-        assert_eq!(
-            resolve_link("src/link", "db/x.rs").as_deref(),
-            Some("src/db/x.rs")
-        );
-        assert_eq!(
-            resolve_link("src/link", "../secrets/k").as_deref(),
-            Some("secrets/k")
-        );
+        assert_eq!(resolve_link("src/link", "db/x.rs").as_deref(), Some("src/db/x.rs"));
+        assert_eq!(resolve_link("src/link", "../secrets/k").as_deref(), Some("secrets/k"));
         assert_eq!(resolve_link("link", "./a/./b").as_deref(), Some("a/b"));
         assert_eq!(resolve_link("link", "../outside"), None);
         assert_eq!(resolve_link("a/link", "/etc/passwd"), None);

@@ -104,16 +104,10 @@ impl Report for StartReport {
                 "Started task '{}' on branch '{}' from {}",
                 self.task.style(p.id),
                 self.branch,
-                self.base_branch
-                    .as_deref()
-                    .unwrap_or(&self.base[..12.min(self.base.len())])
+                self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())])
             ));
         } else {
-            out.note(format_args!(
-                "Task '{}' already exists ({}); nothing changed",
-                self.task.style(p.id),
-                self.status
-            ));
+            out.note(format_args!("Task '{}' already exists ({}); nothing changed", self.task.style(p.id), self.status));
         }
         out.line(&self.worktree)
     }
@@ -135,17 +129,11 @@ impl Report for SetupFailedReport {
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             out.raw_err("\n");
         }
-        let code = self
-            .code
-            .map(|c| c.to_string())
-            .unwrap_or_else(|| "a signal".into());
-        out.error(
-            &crate::Error::negative(format!(
-                "setup command '{}' failed (exit {code}); task '{}' was not created",
-                self.command, self.task
-            ))
-            .hint("fix the setup command and start the task again"),
-        );
+        let code = self.code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
+        out.error(&crate::Error::negative(format!(
+            "setup command '{}' failed (exit {code}); task '{}' was not created",
+            self.command, self.task
+        )).hint("fix the setup command and start the task again"));
         Ok(())
     }
 }
@@ -190,10 +178,8 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
 /// `start --mode patch`: snapshot the current worktree and work in it.
 fn run_patch(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     if args.path.is_some() || args.setup.is_some() {
-        return Err(crate::Error::input(
-            "--path and --setup apply to worktree mode; a patch-mode task works in this worktree",
-        )
-        .hint("leave them out, or start the task in its own worktree: git task start <id>"));
+        return Err(crate::Error::input("--path and --setup apply to worktree mode; a patch-mode task works in this worktree")
+            .hint("leave them out, or start the task in its own worktree: git task start <id>"));
     }
     let opts = crate::patch::StartOptions {
         id: args.id.clone(),

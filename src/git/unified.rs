@@ -149,8 +149,10 @@ pub fn is_binary(data: &[u8]) -> bool {
 pub fn hunks(old: &[u8], new: &[u8], out: &mut Vec<u8>) {
     let input = InternedInput::new(old, new);
     let diff = diff_with_slider_heuristics(Algorithm::Histogram, &input);
+    let old_lines: Vec<&[u8]> = old.split_inclusive(|b| *b == b'\n').collect();
     let sink = Hunks {
         out: std::mem::take(out),
+        old_lines,
     };
     match UnifiedDiff::new(&diff, &input, sink, ContextSize::symmetrical(3)).consume() {
         Ok(bytes) => *out = bytes,
@@ -158,11 +160,32 @@ pub fn hunks(old: &[u8], new: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-struct Hunks {
+struct Hunks<'a> {
     out: Vec<u8>,
+    old_lines: Vec<&'a [u8]>,
 }
 
-impl ConsumeHunk for Hunks {
+impl Hunks<'_> {
+    /// Returns git's default function context for a hunk starting at (1-based) `start`: the
+    /// closest earlier line that starts with a letter, `_` or `$`, without trailing
+    /// whitespace, cut at 80 bytes.
+    fn function_context(&self, start: u32) -> Option<String> {
+        let before = (start as usize).saturating_sub(1).min(self.old_lines.len());
+        self.old_lines[..before].iter().rev().find_map(|line| {
+            let first = *line.first()?;
+            if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
+                return None;
+            }
+            let mut end = line.len();
+            while end > 0 && line[end - 1].is_ascii_whitespace() {
+                end -= 1;
+            }
+            Some(String::from_utf8_lossy(&line[..end.min(80)]).into_owned())
+        })
+    }
+}
+
+impl ConsumeHunk for Hunks<'_> {
     type Out = Vec<u8>;
 
     fn consume_hunk(
@@ -176,9 +199,13 @@ impl ConsumeHunk for Hunks {
             1 => format!("{start}"),
             n => format!("{start},{n}"),
         };
+        let context = self
+            .function_context(h.before_hunk_start)
+            .map(|f| format!(" {f}"))
+            .unwrap_or_default();
         self.out.extend_from_slice(
             format!(
-                "@@ -{} +{} @@\n",
+                "@@ -{} +{} @@{context}\n",
                 range(h.before_hunk_start, h.before_hunk_len),
                 range(h.after_hunk_start, h.after_hunk_len)
             )

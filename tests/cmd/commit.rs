@@ -14,24 +14,41 @@ fn commit_takes_only_eligible_changes() {
     repo.write(&wt, "build/out.txt", "artifact\n");
     repo.write(&wt, ".gitignore", "*.log\n");
     repo.write(&wt, "trace.log", "ignored\n");
-    let run = repo.task(&wt, &["commit", "-m", "task work", "--json"]).ok();
+    let run = repo
+        .task(&wt, &["commit", "-m", "task work", "--json"])
+        .ok();
     let json = run.json();
     assert_eq!(json["kind"], "commit");
     assert_eq!(json["committed"], true);
-    assert_eq!(json["files"], serde_json::json!([".gitignore", "docs/new.md", "src/lib.rs"]));
+    assert_eq!(
+        json["files"],
+        serde_json::json!([".gitignore", "docs/new.md", "src/lib.rs"])
+    );
     let skipped: Vec<(&str, &str)> = json["skipped"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| (s["path"].as_str().unwrap(), s["reason"].as_str().unwrap()))
         .collect();
-    assert_eq!(skipped, [("build/out.txt", "excluded"), ("node_modules/pkg/index.js", "excluded"), ("src/store/mod.rs", "forbidden")]);
+    assert_eq!(
+        skipped,
+        [
+            ("build/out.txt", "excluded"),
+            ("node_modules/pkg/index.js", "excluded"),
+            ("src/store/mod.rs", "forbidden")
+        ]
+    );
     assert_eq!(json["commit"], repo.git(&wt, &["rev-parse", "HEAD"]));
     let committed = repo.git(&wt, &["show", "--format=", "--name-only", "HEAD"]);
     assert_eq!(committed, ".gitignore\ndocs/new.md\nsrc/lib.rs");
-    assert!(repo.git(&wt, &["log", "-1", "--format=%B"]).contains("Task-Id: cm"));
+    assert!(repo
+        .git(&wt, &["log", "-1", "--format=%B"])
+        .contains("Task-Id: cm"));
     // The index matches the commit for what was committed; the rest is untouched and unstaged.
-    assert_eq!(repo.porcelain(&wt), " M src/store/mod.rs\n?? build/out.txt\n?? node_modules/pkg/index.js");
+    assert_eq!(
+        repo.porcelain(&wt),
+        " M src/store/mod.rs\n?? build/out.txt\n?? node_modules/pkg/index.js"
+    );
     repo.fsck();
 }
 
@@ -57,7 +74,8 @@ fn commit_with_nothing_eligible_exits_1() {
 fn patch_commit_commits_on_the_current_branch() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
-    repo.task_root(&["start", "--mode", "patch", "pm", "--allow", "src/**"]).ok();
+    repo.task_root(&["start", "--mode", "patch", "pm", "--allow", "src/**"])
+        .ok();
     repo.write(&root, "src/lib.rs", "pub fn lib() { 3 }\n");
     repo.write(&root, "README.md", "outside the allowed paths\n");
     let run = repo.task_root(&["commit", "--json"]).ok();

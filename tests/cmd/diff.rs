@@ -10,12 +10,28 @@ fn diff_applies_in_reverse() {
     let root = repo.root().to_path_buf();
     write_bytes(&root, "data.bin", &[0, 1, 2, 3]);
     repo.write(&root, "tool.sh", "#!/bin/sh\n");
-    repo.write(&root, "long.txt", &(1..40).map(|i| format!("line {i}\n")).collect::<String>());
+    repo.write(
+        &root,
+        "long.txt",
+        &(1..40).map(|i| format!("line {i}\n")).collect::<String>(),
+    );
     repo.git(&root, &["add", "-A"]);
     repo.git(&root, &["commit", "-q", "-m", "more"]);
     let wt = repo.start("df", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() {}\npub fn more() {}\n");
-    repo.write(&wt, "long.txt", &(1..40).map(|i| if i == 5 || i == 30 { format!("changed {i}\n") } else { format!("line {i}\n") }).collect::<String>());
+    repo.write(
+        &wt,
+        "long.txt",
+        &(1..40)
+            .map(|i| {
+                if i == 5 || i == 30 {
+                    format!("changed {i}\n")
+                } else {
+                    format!("line {i}\n")
+                }
+            })
+            .collect::<String>(),
+    );
     write_bytes(&wt, "data.bin", &[0, 9, 9]);
     write_bytes(&wt, "new.bin", &[0, 1]);
     chmod_x(&wt, "tool.sh", true);
@@ -26,14 +42,30 @@ fn diff_applies_in_reverse() {
 
     let run = repo.task(&wt, &["diff"]).ok();
     let patch = run.stdout.clone();
-    assert!(patch.contains("diff --git a/src/lib.rs b/src/lib.rs\n"), "{patch}");
+    assert!(
+        patch.contains("diff --git a/src/lib.rs b/src/lib.rs\n"),
+        "{patch}"
+    );
     assert!(patch.contains("--- /dev/null\n+++ b/no-eol.txt\n@@ -0,0 +1 @@\n+no newline\n\\ No newline at end of file\n"), "{patch}");
     assert!(patch.contains("deleted file mode 100644"), "{patch}");
-    assert!(patch.contains("old mode 100644\nnew mode 100755\n"), "{patch}");
-    assert!(patch.contains("Binary files a/data.bin and b/data.bin differ"), "{patch}");
-    assert!(patch.contains("Binary files /dev/null and b/new.bin differ"), "{patch}");
+    assert!(
+        patch.contains("old mode 100644\nnew mode 100755\n"),
+        "{patch}"
+    );
+    assert!(
+        patch.contains("Binary files a/data.bin and b/data.bin differ"),
+        "{patch}"
+    );
+    assert!(
+        patch.contains("Binary files /dev/null and b/new.bin differ"),
+        "{patch}"
+    );
     assert!(!patch.contains(".task-contract.toml"), "{patch}");
-    assert_eq!(patch.matches("@@ -").count(), 5, "two hunks in long.txt:\n{patch}");
+    assert_eq!(
+        patch.matches("@@ -").count(),
+        5,
+        "two hunks in long.txt:\n{patch}"
+    );
     let file = repo.base().join("task.patch");
     std::fs::write(&file, &patch).unwrap();
     repo.git(&wt, &["apply", "--check", "-R", file.to_str().unwrap()]);
@@ -53,14 +85,35 @@ fn diff_applies_in_reverse() {
 fn diff_matches_git_diff() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
-    repo.write(&root, "src/lib.rs", &(1..30).map(|i| format!("fn f{i}() {{}}\n")).collect::<String>());
+    repo.write(
+        &root,
+        "src/lib.rs",
+        &(1..30)
+            .map(|i| format!("fn f{i}() {{}}\n"))
+            .collect::<String>(),
+    );
     repo.git(&root, &["commit", "-q", "-am", "longer"]);
     repo.task_root(&["start", "--mode", "patch", "gd"]).ok();
-    repo.write(&root, "src/lib.rs", &(1..30).map(|i| if i % 9 == 0 { format!("fn g{i}() {{}}\n") } else { format!("fn f{i}() {{}}\n") }).collect::<String>());
+    repo.write(
+        &root,
+        "src/lib.rs",
+        &(1..30)
+            .map(|i| {
+                if i % 9 == 0 {
+                    format!("fn g{i}() {{}}\n")
+                } else {
+                    format!("fn f{i}() {{}}\n")
+                }
+            })
+            .collect::<String>(),
+    );
     repo.write(&root, "README.md", "# demo\nmore\n");
     let ours = repo.task_root(&["diff"]).ok().stdout;
     let git = repo.git(&root, &["diff", "HEAD"]) + "\n";
     assert_eq!(ours, git);
     let only = repo.task_root(&["diff", "--", "README.md"]).ok().stdout;
-    assert_eq!(only, repo.git(&root, &["diff", "HEAD", "--", "README.md"]) + "\n");
+    assert_eq!(
+        only,
+        repo.git(&root, &["diff", "HEAD", "--", "README.md"]) + "\n"
+    );
 }

@@ -27,19 +27,27 @@ fn dirty_repo(rng: &mut Rng) -> TestRepo {
     repo.git(&root, &["commit", "-q", "-m", "fixture"]);
 
     // The user's own uncommitted work, every kind of it.
-    let files: Vec<String> = tracked(&repo, &root).into_iter().filter(|p| p.ends_with(".txt") && p.contains('/')).collect();
+    let files: Vec<String> = tracked(&repo, &root)
+        .into_iter()
+        .filter(|p| p.ends_with(".txt") && p.contains('/'))
+        .collect();
     let staged = rng.pick(&files).unwrap().clone();
     repo.write(&root, &staged, &rng.text(5));
     repo.git(&root, &["add", "--", &staged]);
     let both = files[(files.iter().position(|f| *f == staged).unwrap() + 1) % files.len()].clone();
     repo.write(&root, &both, &rng.text(6));
     repo.git(&root, &["add", "--", &both]);
-    repo.write(&root, &both, &format!("{}unstaged on top\n", repo.read(&root, &both)));
-    let unstaged = files[(files.iter().position(|f| *f == staged).unwrap() + 2) % files.len()].clone();
+    repo.write(
+        &root,
+        &both,
+        &format!("{}unstaged on top\n", repo.read(&root, &both)),
+    );
+    let unstaged =
+        files[(files.iter().position(|f| *f == staged).unwrap() + 2) % files.len()].clone();
     repo.write(&root, &unstaged, &rng.text(7));
     std::fs::remove_file(root.join("gone.txt")).unwrap();
     repo.git(&root, &["rm", "-q", "staged-del.txt"]);
-    repo.git(&root, &["mv", "mv-src.txt", "moved/mv-dst.txt"]);
+    repo.git(&root, &["mv", "mv-src.txt", "mv-dst.txt"]);
     repo.write(&root, "u/untracked.txt", &rng.text(3));
     repo.write(&root, "top-untracked.txt", &rng.text(2));
     repo.write(&root, "new-staged.txt", &rng.text(2));
@@ -97,7 +105,10 @@ fn random_edits(repo: &TestRepo, rng: &mut Rng, allow_commit: bool) {
             }
             7 if allow_commit && !committed => {
                 repo.git(&root, &["add", "-A"]);
-                repo.git(&root, &["commit", "-q", "--allow-empty", "-m", "task commit"]);
+                repo.git(
+                    &root,
+                    &["commit", "-q", "--allow-empty", "-m", "task commit"],
+                );
                 committed = true;
             }
             _ => {
@@ -108,6 +119,13 @@ fn random_edits(repo: &TestRepo, rng: &mut Rng, allow_commit: bool) {
                 }
             }
         }
+    }
+    if allow_commit && !committed {
+        // The task commits at least once: revert must move HEAD back.
+        repo.write(&root, "committed-by-task.txt", "c\n");
+        repo.git(&root, &["add", "-A"]);
+        repo.git(&root, &["commit", "-q", "-m", "task commit"]);
+        write_bytes(&root, "after-commit.txt", b"more\n");
     }
 }
 
@@ -122,20 +140,32 @@ fn patch_round_trip_restores_everything() {
         let root = repo.root().to_path_buf();
         let before = picture(&repo, &root);
         repo.task_root(&["start", "--mode", "patch", "rt"]).ok();
-        assert_eq!(picture(&repo, &root), before, "seed {seed}: start changed the worktree");
+        assert_eq!(
+            picture(&repo, &root),
+            before,
+            "seed {seed}: start changed the worktree"
+        );
 
         random_edits(&repo, &mut rng, seed % 2 == 1);
-        let edited: Vec<(String, Entry)> =
-            files(&root).into_iter().filter(|(p, _)| !p.ends_with(".log") && !p.starts_with("ignored/")).collect();
+        let edited: Vec<(String, Entry)> = files(&root)
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with(".log") && !p.starts_with("ignored/"))
+            .collect();
         let task_head = repo.git(&root, &["rev-parse", "HEAD"]);
 
         let run = repo.task_root(&["revert", "--json"]).ok();
         let json = run.json();
-        let attempt = json["attempt"]["ref"].as_str().unwrap_or_else(|| panic!("seed {seed}: no attempt: {run}")).to_owned();
+        let attempt = json["attempt"]["ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("seed {seed}: no attempt: {run}"))
+            .to_owned();
         assert!(attempt.starts_with("refs/tasks/rt/attempts/"), "{run}");
 
         let after = picture(&repo, &root);
-        assert_eq!(after, before, "seed {seed}: revert did not restore the state");
+        assert_eq!(
+            after, before,
+            "seed {seed}: revert did not restore the state"
+        );
 
         // The attempt holds exactly the edited files, bytes and modes.
         let listed = repo.git(&root, &["ls-tree", "-r", &attempt]);
@@ -144,7 +174,10 @@ fn patch_round_trip_restores_everything() {
             let (meta, path) = line.split_once('\t').unwrap();
             let mode = meta.split(' ').next().unwrap();
             names.push(path.to_owned());
-            let (_, entry) = edited.iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("seed {seed}: extra {path}"));
+            let (_, entry) = edited
+                .iter()
+                .find(|(p, _)| p == path)
+                .unwrap_or_else(|| panic!("seed {seed}: extra {path}"));
             match entry {
                 Entry::File(bytes, perm) => {
                     let blob = std::process::Command::new("git")
@@ -154,18 +187,28 @@ fn patch_round_trip_restores_everything() {
                         .unwrap()
                         .stdout;
                     assert_eq!(&blob, bytes, "seed {seed}: {path}");
-                    assert_eq!(mode == "100755", perm & 0o111 != 0, "seed {seed}: mode of {path}");
+                    assert_eq!(
+                        mode == "100755",
+                        perm & 0o111 != 0,
+                        "seed {seed}: mode of {path}"
+                    );
                 }
                 Entry::Link(target) => {
                     assert_eq!(mode, "120000");
-                    assert_eq!(&repo.git(&root, &["cat-file", "blob", &format!("{attempt}:{path}")]), target);
+                    assert_eq!(
+                        &repo.git(&root, &["cat-file", "blob", &format!("{attempt}:{path}")]),
+                        target
+                    );
                 }
             }
         }
         let expected: Vec<String> = edited.iter().map(|(p, _)| p.clone()).collect();
         assert_eq!(names, expected, "seed {seed}: attempt file list");
         // Commits the task made stay reachable from the attempt.
-        repo.git(&root, &["merge-base", "--is-ancestor", &task_head, &attempt]);
+        repo.git(
+            &root,
+            &["merge-base", "--is-ancestor", &task_head, &attempt],
+        );
         repo.fsck();
     }
 }
@@ -180,7 +223,9 @@ fn second_patch_task_is_refused() {
     assert!(run.stderr.contains("hint:"), "{run}");
     assert!(repo.refs("refs/tasks/two/").is_empty());
     // Starting the same one again is a no-op.
-    let again = repo.task_root(&["start", "--mode", "patch", "one", "--json"]).ok();
+    let again = repo
+        .task_root(&["start", "--mode", "patch", "one", "--json"])
+        .ok();
     assert_eq!(again.json()["created"], false);
 }
 
@@ -194,7 +239,9 @@ fn snapshot_captures_head_index_and_untracked() {
     repo.write(&root, "README.md", "unstaged\n");
     repo.write(&root, "new.txt", "untracked\n");
     let before = picture(&repo, &root);
-    let run = repo.task_root(&["start", "--mode", "patch", "snap", "--json"]).ok();
+    let run = repo
+        .task_root(&["start", "--mode", "patch", "snap", "--json"])
+        .ok();
     let json = run.json();
     assert_eq!(json["mode"], "patch");
     assert_eq!(json["worktree"], root.display().to_string());
@@ -202,13 +249,31 @@ fn snapshot_captures_head_index_and_untracked() {
     let head = repo.git(&root, &["rev-parse", "HEAD"]);
     let snap = "refs/tasks/snap/snapshot";
     assert_eq!(repo.git(&root, &["rev-parse", &format!("{snap}^1")]), head);
-    assert_eq!(repo.git(&root, &["rev-parse", &format!("{snap}^2^{{tree}}")]), repo.git(&root, &["write-tree"]));
-    assert_eq!(repo.git(&root, &["show", &format!("{snap}:README.md")]), "unstaged");
-    assert_eq!(repo.git(&root, &["show", &format!("{snap}:new.txt")]), "untracked");
-    assert_eq!(repo.git(&root, &["ls-tree", "-r", "--name-only", &format!("{snap}^3")]), "new.txt");
+    assert_eq!(
+        repo.git(&root, &["rev-parse", &format!("{snap}^2^{{tree}}")]),
+        repo.git(&root, &["write-tree"])
+    );
+    assert_eq!(
+        repo.git(&root, &["show", &format!("{snap}:README.md")]),
+        "unstaged"
+    );
+    assert_eq!(
+        repo.git(&root, &["show", &format!("{snap}:new.txt")]),
+        "untracked"
+    );
+    assert_eq!(
+        repo.git(
+            &root,
+            &["ls-tree", "-r", "--name-only", &format!("{snap}^3")]
+        ),
+        "new.txt"
+    );
     assert!(repo.refs("refs/heads/").iter().all(|b| !b.contains("snap")));
     let log = repo.task_root(&["log", "snap", "--json"]).ok().stdout;
-    assert!(log.contains("started") && log.contains("provisioned"), "{log}");
+    assert!(
+        log.contains("started") && log.contains("provisioned"),
+        "{log}"
+    );
     repo.fsck();
 }
 
@@ -217,7 +282,15 @@ fn snapshot_captures_head_index_and_untracked() {
 fn accepting_a_patch_task_keeps_the_work() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
-    repo.task_root(&["start", "--mode", "patch", "acc", "--forbid", "src/store/**"]).ok();
+    repo.task_root(&[
+        "start",
+        "--mode",
+        "patch",
+        "acc",
+        "--forbid",
+        "src/store/**",
+    ])
+    .ok();
     repo.write(&root, "src/lib.rs", "pub fn changed() {}\n");
     let before = picture(&repo, &root);
 
@@ -225,7 +298,9 @@ fn accepting_a_patch_task_keeps_the_work() {
     let id = git_task::task::TaskId::parse("acc").unwrap();
     let record = git_task::record::load_existing(&git_repo, &id).unwrap();
     match git_task::patch::accept(&git_repo, &record, true).unwrap() {
-        git_task::patch::Accepted::Done { record, .. } => assert_eq!(record.state.status, git_task::task::Status::Merged),
+        git_task::patch::Accepted::Done { record, .. } => {
+            assert_eq!(record.state.status, git_task::task::Status::Merged)
+        }
         _ => panic!("not accepted"),
     }
     assert_eq!(picture(&repo, &root), before);
@@ -240,11 +315,22 @@ fn accepting_a_patch_task_keeps_the_work() {
 fn accepting_refuses_a_violation() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
-    repo.task_root(&["start", "--mode", "patch", "bad", "--forbid", "src/store/**"]).ok();
+    repo.task_root(&[
+        "start",
+        "--mode",
+        "patch",
+        "bad",
+        "--forbid",
+        "src/store/**",
+    ])
+    .ok();
     repo.write(&root, "src/store/mod.rs", "// touched\n");
     let git_repo = git_task::git::Repo::discover(&root).unwrap();
     let id = git_task::task::TaskId::parse("bad").unwrap();
     let record = git_task::record::load_existing(&git_repo, &id).unwrap();
-    assert!(matches!(git_task::patch::accept(&git_repo, &record, true).unwrap(), git_task::patch::Accepted::Violation(_)));
+    assert!(matches!(
+        git_task::patch::accept(&git_repo, &record, true).unwrap(),
+        git_task::patch::Accepted::Violation(_)
+    ));
     assert_eq!(repo.refs("refs/tasks/bad/snapshot").len(), 1);
 }

@@ -27,7 +27,9 @@ impl Rng {
         self.next() % 100 < percent
     }
     pub fn text(&mut self, lines: usize) -> String {
-        (0..lines).map(|i| format!("line {i} {:x}\n", self.next() % 0xffff)).collect()
+        (0..lines)
+            .map(|i| format!("line {i} {:x}\n", self.next() % 0xffff))
+            .collect()
     }
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
         (!items.is_empty()).then(|| &items[self.below(items.len())])
@@ -65,17 +67,35 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let entry = entry.unwrap();
         let path = entry.path();
-        let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if rel == ".git" {
             continue;
         }
         let meta = std::fs::symlink_metadata(&path).unwrap();
         if meta.file_type().is_symlink() {
-            out.insert(rel, Entry::Link(std::fs::read_link(&path).unwrap().to_string_lossy().into_owned()));
+            out.insert(
+                rel,
+                Entry::Link(
+                    std::fs::read_link(&path)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                ),
+            );
         } else if meta.is_dir() {
             walk(root, &path, out);
         } else {
-            out.insert(rel, Entry::File(std::fs::read(&path).unwrap(), meta.permissions().mode() & 0o777));
+            out.insert(
+                rel,
+                Entry::File(
+                    std::fs::read(&path).unwrap(),
+                    meta.permissions().mode() & 0o777,
+                ),
+            );
         }
     }
 }
@@ -84,7 +104,11 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
 pub fn picture(repo: &TestRepo, dir: &Path) -> Picture {
     Picture {
         head: repo.git(dir, &["rev-parse", "HEAD"]),
-        branch: repo.git_run(dir, &["symbolic-ref", "-q", "HEAD"]).stdout.trim().to_owned(),
+        branch: repo
+            .git_run(dir, &["symbolic-ref", "-q", "HEAD"])
+            .stdout
+            .trim()
+            .to_owned(),
         ls_files: repo.git(dir, &["ls-files", "-s"]),
         diff: repo.git(dir, &["diff", "--binary"]),
         diff_cached: repo.git(dir, &["diff", "--cached", "--binary"]),
@@ -111,5 +135,9 @@ pub fn chmod_x(dir: &Path, rel: &str, executable: bool) {
 
 /// Lists the tracked, existing regular files of the worktree (candidates for edits).
 pub fn tracked(repo: &TestRepo, dir: &Path) -> Vec<String> {
-    repo.git(dir, &["ls-files"]).lines().filter(|p| dir.join(p).is_file()).map(str::to_owned).collect()
+    repo.git(dir, &["ls-files"])
+        .lines()
+        .filter(|p| dir.join(p).is_file())
+        .map(str::to_owned)
+        .collect()
 }

@@ -16,11 +16,23 @@ fn revert_everything_saves_an_attempt() {
     assert!(run.stderr.contains("refs/tasks/ra/attempts/1"), "{run}");
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.read(&wt, "README.md"), "# demo\n");
-    assert!(!wt.join("new").exists(), "created files and their directories are removed");
+    assert!(
+        !wt.join("new").exists(),
+        "created files and their directories are removed"
+    );
     assert_eq!(repo.git(&wt, &["diff"]), "", "index and files agree");
-    assert_eq!(repo.git(&wt, &["show", "refs/tasks/ra/attempts/1:new/file.txt"]), "new");
-    assert_eq!(repo.git(&wt, &["show", "refs/tasks/ra/attempts/1:src/lib.rs"]), "edited");
-    assert_eq!(repo.task(&wt, &["changes", "--json"]).ok().json()["files"], serde_json::json!([]));
+    assert_eq!(
+        repo.git(&wt, &["show", "refs/tasks/ra/attempts/1:new/file.txt"]),
+        "new"
+    );
+    assert_eq!(
+        repo.git(&wt, &["show", "refs/tasks/ra/attempts/1:src/lib.rs"]),
+        "edited"
+    );
+    assert_eq!(
+        repo.task(&wt, &["changes", "--json"]).ok().json()["files"],
+        serde_json::json!([])
+    );
     // A second revert has nothing to discard: no new attempt.
     let again = repo.task(&wt, &["revert", "--json"]).ok().json();
     assert!(again["attempt"].is_null());
@@ -38,16 +50,36 @@ fn revert_path_restores_single_files() {
     repo.write(&wt, "src/lib.rs", "edited\n");
     repo.write(&wt, "README.md", "keep this edit\n");
     repo.write(&wt, "brand/new.txt", "new\n");
-    let run = repo.task(&wt, &["revert", "--path", "src/lib.rs", "--path", "brand", "--json"]).ok();
+    let run = repo
+        .task(
+            &wt,
+            &[
+                "revert",
+                "--path",
+                "src/lib.rs",
+                "--path",
+                "brand",
+                "--json",
+            ],
+        )
+        .ok();
     let json = run.json();
     assert_eq!(json["kind"], "revert");
-    assert_eq!(json["files"], serde_json::json!(["brand/new.txt", "src/lib.rs"]));
+    assert_eq!(
+        json["files"],
+        serde_json::json!(["brand/new.txt", "src/lib.rs"])
+    );
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
     assert!(!wt.join("brand").exists());
     assert_eq!(repo.read(&wt, "README.md"), "keep this edit\n");
     let attempt = json["attempt"]["ref"].as_str().unwrap();
-    assert_eq!(repo.git(&wt, &["show", &format!("{attempt}:brand/new.txt")]), "new");
-    let unknown = repo.task(&wt, &["revert", "--path", "no/such/file"]).code(2);
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{attempt}:brand/new.txt")]),
+        "new"
+    );
+    let unknown = repo
+        .task(&wt, &["revert", "--path", "no/such/file"])
+        .code(2);
     assert!(unknown.stderr.contains("no/such/file"), "{unknown}");
 }
 
@@ -79,7 +111,9 @@ fn revert_checkpoint_conflict_changes_nothing() {
     repo.task(&wt, &["checkpoint"]).ok();
     repo.write(&wt, "src/lib.rs", "later\n");
     let before = picture(&repo, &wt);
-    let run = repo.task(&wt, &["revert", "--checkpoint", "1", "--json"]).code(1);
+    let run = repo
+        .task(&wt, &["revert", "--checkpoint", "1", "--json"])
+        .code(1);
     let json = run.json();
     assert_eq!(json["kind"], "revert_conflict");
     assert_eq!(json["conflicts"], serde_json::json!(["src/lib.rs"]));
@@ -99,7 +133,19 @@ fn revert_to_checkpoint_with_patch_file() {
     repo.write(&wt, "a.txt", "2\n");
     repo.write(&wt, "b.txt", "b\n");
     let patch = repo.base().join("discarded.patch");
-    let run = repo.task(&wt, &["revert", "--to", "1", "--patch-file", patch.to_str().unwrap(), "--json"]).ok();
+    let run = repo
+        .task(
+            &wt,
+            &[
+                "revert",
+                "--to",
+                "1",
+                "--patch-file",
+                patch.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .ok();
     assert_eq!(run.json()["patch_file"], patch.display().to_string());
     assert_eq!(repo.read(&wt, "a.txt"), "1\n");
     assert!(!wt.join("b.txt").exists());
@@ -140,11 +186,20 @@ fn reset_starts_over_saving_work() {
     let json = run.json();
     assert_eq!(json["kind"], "reset");
     let attempt = json["attempt"]["ref"].as_str().unwrap().to_owned();
-    assert_eq!(repo.git(&wt, &["show", &format!("{attempt}:more.txt")]), "m");
-    assert_eq!(repo.git(&wt, &["show", &format!("{attempt}:work.txt")]), "w");
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{attempt}:more.txt")]),
+        "m"
+    );
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{attempt}:work.txt")]),
+        "w"
+    );
     assert_eq!(repo.porcelain(&wt), "");
     assert!(!wt.join("work.txt").exists());
-    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD^"]), repo.git(repo.root(), &["rev-parse", "main"]));
+    assert_eq!(
+        repo.git(&wt, &["rev-parse", "HEAD^"]),
+        repo.git(repo.root(), &["rev-parse", "main"])
+    );
     assert!(wt.join(".task-contract.toml").exists());
 
     // The base moves on; reset --onto takes the task there.
