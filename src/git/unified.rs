@@ -247,7 +247,7 @@ pub fn quote(path: &str) -> String {
             0x08 => s.push_str("\\b"),
             0x0b => s.push_str("\\v"),
             0x0c => s.push_str("\\f"),
-            b if b < 0x20 || b >= 0x7f => write!(s, "\\{b:03o}").expect("writing to a String"),
+            b if !(0x20..0x7f).contains(&b) => write!(s, "\\{b:03o}").expect("writing to a String"),
             b => s.push(b as char),
         }
     }
