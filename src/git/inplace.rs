@@ -105,16 +105,35 @@ fn check_blockers(workdir: &Path, changes: &[ChangedPath]) -> Result<()> {
         // The path itself must not be a directory (one holding ignored files, say).
         if let Ok(m) = std::fs::symlink_metadata(workdir.join(&c.path)) {
             if m.is_dir() && c.new.is_some_and(|(k, _)| k != EntryKind::Commit) {
-                let empty = std::fs::read_dir(workdir.join(&c.path))
-                    .map(|mut d| d.next().is_none())
-                    .unwrap_or(false);
-                if !empty {
+                // Fine when everything in it is deleted first (a directory the task made where a file was).
+                if !only_deleted_inside(workdir, &c.path, &deleted) {
                     return Err(blocked(&c.path, &c.path));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// Returns whether every file below the directory `dir` is one of the `deleted` paths.
+fn only_deleted_inside(workdir: &Path, dir: &str, deleted: &BTreeSet<&str>) -> bool {
+    let Ok(entries) = std::fs::read_dir(workdir.join(dir)) else {
+        return false;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rel = format!("{dir}/{name}");
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        let ok = if is_dir {
+            only_deleted_inside(workdir, &rel, deleted)
+        } else {
+            deleted.contains(rel.as_str())
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
 }
 
 fn blocked(what: &str, path: &str) -> Error {

@@ -231,3 +231,30 @@ fn patch_reset_moves_head_back() {
     assert_eq!(picture(&repo, &root), before);
     repo.fsck();
 }
+
+/// A file the task replaced by a directory (and the reverse) comes back; ignored files stay.
+#[test]
+fn patch_revert_handles_file_and_directory_swaps() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.write(&root, ".gitignore", "*.log\n");
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "ignore logs"]);
+    let before = picture(&repo, &root);
+    repo.task_root(&["start", "--mode", "patch", "sw"]).ok();
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    repo.write(&root, "README.md/inside.txt", "now a directory\n");
+    std::fs::remove_dir_all(root.join("src/store")).unwrap();
+    repo.write(&root, "src/store", "now a file\n");
+    repo.write(&root, "logs/run.log", "ignored\n");
+    repo.task_root(&["revert"]).ok();
+    let mut after = picture(&repo, &root);
+    assert_eq!(
+        after.files.remove("logs/run.log"),
+        Some(super::patch_support::Entry::File(
+            b"ignored\n".to_vec(),
+            0o644
+        ))
+    );
+    assert_eq!(after, before);
+}
