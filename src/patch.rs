@@ -131,7 +131,7 @@ pub fn active(repo: &Repo) -> Result<Option<Record>> {
         return Ok(None);
     };
     let live = record.state.mode == Mode::Patch
-        && record.state.status.is_live()
+        && matches!(record.state.status, Status::Provisioning | Status::Active)
         && repo.find_ref(&layout::snapshot_ref(&id))?.is_some();
     Ok(live.then_some(record))
 }
@@ -158,6 +158,17 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             other.state.id
         ))
         .hint("or start this task in its own worktree: git task start <id>"));
+    }
+    if let Some(branch) = repo.head_branch()? {
+        let short = branch.strip_prefix("refs/heads/").unwrap_or(&branch);
+        if let Some(owner) = layout::id_from_branch(&settings.branch_prefix, short) {
+            if repo.find_ref(&layout::record_ref(&owner))?.is_some() {
+                return Err(Error::input(format!(
+                    "this worktree has task '{owner}' checked out; a patch-mode task cannot start inside it"
+                ))
+                .hint("start the patch-mode task from another worktree, e.g. the main one"));
+            }
+        }
     }
     let state = snapshot::read(repo)?;
     if let Some(spec) = &opts.base {
