@@ -22,11 +22,13 @@ struct DiffReport {
     kind: &'static str,
     task: String,
     patch: String,
+    #[serde(skip)]
+    bytes: Vec<u8>,
 }
 
 impl Report for DiffReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        out.raw(&self.patch)
+        out.raw_bytes(&self.bytes)
     }
 }
 
@@ -47,6 +49,7 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
             kind: "diff",
             task: record.state.id,
             patch,
+            bytes,
         },
         Done::Ok,
     )

@@ -83,6 +83,13 @@ impl Out {
         out.flush()
     }
 
+    /// Writes bytes to stdout as is (a diff of files that are not UTF-8).
+    pub fn raw_bytes(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut out = self.stdout.borrow_mut();
+        out.write_all(bytes)?;
+        out.flush()
+    }
+
     /// Writes a status line for people to stderr, unless `--quiet`.
     pub fn note(&self, text: impl std::fmt::Display) {
         if !self.quiet {

@@ -134,7 +134,16 @@ fn random_edits(repo: &TestRepo, rng: &mut Rng, allow_commit: bool) {
 /// untouched, and the attempt holds the random edits.
 #[test]
 fn patch_round_trip_restores_everything() {
-    for seed in [1_u64, 7, 42, 1234] {
+    // More seeds on demand: GIT_TASK_ROUND_TRIP_SEEDS=200 cargo test patch_round_trip
+    let extra: u64 = std::env::var("GIT_TASK_ROUND_TRIP_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let seeds: Vec<u64> = [1_u64, 7, 42, 1234]
+        .into_iter()
+        .chain(10_000..10_000 + extra)
+        .collect();
+    for seed in seeds {
         let mut rng = Rng::new(seed);
         let repo = dirty_repo(&mut rng);
         let root = repo.root().to_path_buf();
