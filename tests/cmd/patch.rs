@@ -73,7 +73,37 @@ fn random_edits(repo: &TestRepo, rng: &mut Rng, allow_commit: bool) {
     let steps = 6 + rng.below(10);
     for step in 0..steps {
         let existing = editable(&root);
-        match rng.below(9) {
+        match rng.below(13) {
+            9 => {
+                let target = rng
+                    .pick(&existing)
+                    .cloned()
+                    .unwrap_or_else(|| "nowhere".into());
+                std::os::unix::fs::symlink(target, root.join(format!("lnk-{step}"))).unwrap();
+            }
+            10 => {
+                // A file becomes a directory.
+                if let Some(p) = rng.pick(&existing) {
+                    std::fs::remove_file(root.join(p)).unwrap();
+                    repo.write(&root, &format!("{p}/inner.txt"), "was a file\n");
+                }
+            }
+            11 => {
+                let candidates = tracked(repo, &root);
+                if let Some(p) = rng.pick(&candidates) {
+                    repo.git(&root, &["rm", "-q", "-f", "--cached", "--", p]);
+                }
+            }
+            12 => {
+                let candidates = tracked(repo, &root);
+                if let Some(p) = rng.pick(&candidates) {
+                    if p != ".gitignore"
+                        && repo.git_run(&root, &["diff", "--quiet", "--", p]).code == 0
+                    {
+                        repo.git(&root, &["mv", "--", p, &format!("moved-{step}.txt")]);
+                    }
+                }
+            }
             0 | 1 => {
                 if let Some(p) = rng.pick(&existing) {
                     write_bytes(&root, p, rng.text(4).as_bytes());
@@ -342,4 +372,29 @@ fn accepting_refuses_a_violation() {
         git_task::patch::Accepted::Violation(_)
     ));
     assert_eq!(repo.refs("refs/tasks/bad/snapshot").len(), 1);
+}
+
+/// While a patch-mode task is active, the pre-commit hook judges commits in that worktree
+/// against its contract. Skipped when this build has no `hooks` command yet.
+#[test]
+fn hook_judges_commits_during_a_patch_task() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    let install = repo.task_root(&["hooks", "install"]);
+    if install.code != 0 {
+        eprintln!("skipped: 'git task hooks install' is not available in this build:\n{install}");
+        return;
+    }
+    repo.task_root(&["start", "--mode", "patch", "hk", "--forbid", "src/store/**"])
+        .ok();
+    repo.write(&root, "src/store/mod.rs", "// forbidden\n");
+    repo.git(&root, &["add", "src/store/mod.rs"]);
+    let refused = repo.git_run(&root, &["commit", "-q", "-m", "touch store"]);
+    assert_eq!(refused.code, 1, "{refused}");
+    assert!(refused.stderr.contains("src/store/mod.rs"), "{refused}");
+    repo.git(&root, &["reset", "-q", "--", "src/store/mod.rs"]);
+    repo.write(&root, "src/lib.rs", "pub fn lib() { 1 }\n");
+    repo.git(&root, &["add", "src/lib.rs"]);
+    let allowed = repo.git_run(&root, &["commit", "-q", "-m", "allowed"]);
+    assert_eq!(allowed.code, 0, "{allowed}");
 }
