@@ -17,7 +17,7 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
-use crate::git::{diff, inplace, unified, ObjectId, Repo};
+use crate::git::{diff, inplace, threeway, unified, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::snapshot;
 use crate::task::{layout, Mode};
@@ -200,34 +200,10 @@ fn target(
                 .find(|c| c.n < *n)
                 .map(|c| c.tree)
                 .unwrap_or_else(|| w.start_tree());
-            let options = repo
-                .inner
-                .tree_merge_options()
-                .map_err(|e| Error::repo("could not read the merge options", e))?;
-            let labels = gix::merge::blob::builtin_driver::text::Labels {
-                ancestor: None,
-                current: None,
-                other: None,
+            let files = match threeway::merge_trees(repo, cp.tree, cur.worktree_tree, before)? {
+                Ok(tree) => tree,
+                Err(paths) => return Ok(Err(paths)),
             };
-            let mut outcome = repo
-                .inner
-                .merge_trees(cp.tree, cur.worktree_tree, before, labels, options)
-                .map_err(|e| Error::repo(format!("could not undo checkpoint {n}"), e))?;
-            if outcome.has_unresolved_conflicts(gix::merge::tree::TreatAsUnresolved::git()) {
-                let mut paths: Vec<String> = outcome
-                    .conflicts
-                    .iter()
-                    .map(|c| c.ours.location().to_string())
-                    .collect();
-                paths.sort();
-                paths.dedup();
-                return Ok(Err(paths));
-            }
-            let files = outcome
-                .tree
-                .write()
-                .map_err(|e| Error::repo("could not write the merged tree", e))?
-                .detach();
             // Staged entries follow their file where the index agreed with the file before.
             let index = follow_index(repo, cur.index_tree, cur.worktree_tree, files)?;
             Target {
@@ -541,6 +517,19 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
                     });
                 }
                 Some(_) => {
+                    let clean_there = cur.head == Some(new_base)
+                        && cur.index_tree == base_tree
+                        && cur.worktree_tree == base_tree
+                        && snap.head == new_base
+                        && snap.index_tree == base_tree
+                        && snap.worktree_tree == base_tree;
+                    if clean_there {
+                        return Ok(ResetDone {
+                            attempt: None,
+                            base: new_base.to_string(),
+                            files: Vec::new(),
+                        });
+                    }
                     check_head_movable(&w.wt, record, new_base)?;
                     let attempt = save_state(repo, &id, cur, &why)?;
                     // The task now starts from a clean checkout of the new base.

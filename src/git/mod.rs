@@ -9,6 +9,7 @@ pub mod note;
 pub mod objects;
 pub mod refs;
 pub mod renames;
+pub mod threeway;
 pub mod unified;
 pub mod worktree;
 
