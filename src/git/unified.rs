@@ -9,7 +9,7 @@
 //! does), so `git apply` can apply them, forward or in reverse, from the
 //! objects in the repository.
 
-use super::diff::{tree_to_tree, ChangedPath};
+use super::diff::{tree_to_tree, ChangeKind, ChangedPath};
 use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
 use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, HunkHeader};
@@ -32,9 +32,37 @@ pub fn trees(
         .iter()
         .filter(|c| selected(&c.path, paths) && !skip.contains(&c.path.as_str()))
     {
-        file(repo, c, &mut out)?;
+        match (c.old, c.new) {
+            // Like git: a change of type (file, link, submodule) is a deletion plus an addition.
+            (Some(o), Some(n)) if kind_class(o.0) != kind_class(n.0) => {
+                let gone = ChangedPath {
+                    path: c.path.clone(),
+                    kind: ChangeKind::Deleted,
+                    old: Some(o),
+                    new: None,
+                };
+                let made = ChangedPath {
+                    path: c.path.clone(),
+                    kind: ChangeKind::Added,
+                    old: None,
+                    new: Some(n),
+                };
+                file(repo, &gone, &mut out)?;
+                file(repo, &made, &mut out)?;
+            }
+            _ => file(repo, c, &mut out)?,
+        }
     }
     Ok(out)
+}
+
+fn kind_class(kind: EntryKind) -> u8 {
+    match kind {
+        EntryKind::Blob | EntryKind::BlobExecutable => 0,
+        EntryKind::Link => 1,
+        EntryKind::Commit => 2,
+        EntryKind::Tree => 3,
+    }
 }
 
 /// Returns whether `path` is `paths` (empty: everything) or below one of them.

@@ -80,7 +80,8 @@ fn diff_applies_in_reverse() {
     assert_eq!(json["patch"], "");
 }
 
-/// For tracked text changes the output is byte for byte what `git diff` prints.
+/// For tracked changes the output is byte for byte what `git diff` prints: text hunks with
+/// function context, a mode change, and changes of type (file to link and back).
 #[test]
 fn diff_matches_git_diff() {
     let repo = TestRepo::new();
@@ -92,7 +93,9 @@ fn diff_matches_git_diff() {
             .map(|i| format!("fn f{i}() {{}}\n"))
             .collect::<String>(),
     );
-    repo.git(&root, &["commit", "-q", "-am", "longer"]);
+    std::os::unix::fs::symlink("src/lib.rs", root.join("link")).unwrap();
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "longer"]);
     repo.task_root(&["start", "--mode", "patch", "gd"]).ok();
     repo.write(
         &root,
@@ -108,6 +111,11 @@ fn diff_matches_git_diff() {
             .collect::<String>(),
     );
     repo.write(&root, "README.md", "# demo\nmore\n");
+    std::fs::remove_file(root.join("link")).unwrap();
+    repo.write(&root, "link", "now a file\n");
+    std::fs::remove_file(root.join("src/store/mod.rs")).unwrap();
+    std::os::unix::fs::symlink("../lib.rs", root.join("src/store/mod.rs")).unwrap();
+    chmod_x(&root, "src/lib.rs", true);
     let ours = repo.task_root(&["diff"]).ok().stdout;
     let git = repo.git(&root, &["diff", "HEAD"]) + "\n";
     assert_eq!(ours, git);
