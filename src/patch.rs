@@ -153,10 +153,8 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             "this worktree already has an active patch-mode task '{}'",
             other.state.id
         ))
-        .hint(format!(
-            "finish it first: git task merge {0}  (accept) or git task revert {0}  (undo)",
-            other.state.id
-        ))
+        .hint(format!("accept its work with 'git task merge {0}'", other.state.id))
+        .hint(format!("or abandon it: 'git task revert {0}' (saves the work as an attempt), then 'git task drop {0}'", other.state.id))
         .hint("or start this task in its own worktree: git task start <id>"));
     }
     if let Some(branch) = repo.head_branch()? {

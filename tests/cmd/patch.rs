@@ -266,6 +266,10 @@ fn second_patch_task_is_refused() {
         .task_root(&["start", "--mode", "patch", "one", "--json"])
         .ok();
     assert_eq!(again.json()["created"], false);
+    // Once the first is dropped, another may start.
+    repo.task_root(&["drop", "one"]).ok();
+    repo.task_root(&["start", "--mode", "patch", "two"]).ok();
+    assert_eq!(repo.read(repo.root(), ".git/git-task-active").trim(), "two");
 }
 
 /// The snapshot is stash-like: W (files, untracked included) with parents HEAD, the index and the untracked files.
