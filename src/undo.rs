@@ -240,6 +240,7 @@ fn carry_out(
             moved_head: false,
         });
     }
+    inplace::check(&w.wt, cur.worktree_tree, target.files)?;
     let attempt = save_state(repo, &id, &w.state, why)?;
     let patch_file = match patch_file {
         Some(path) => {
@@ -474,6 +475,7 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
                     files: Vec::new(),
                 });
             }
+            inplace::check(&w.wt, cur.worktree_tree, tree)?;
             let attempt = save_state(repo, &id, cur, &why)?;
             let first = objects::write_commit(
                 repo,
@@ -531,6 +533,7 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
                         });
                     }
                     check_head_movable(&w.wt, record, new_base)?;
+                    inplace::check(&w.wt, cur.worktree_tree, base_tree)?;
                     let attempt = save_state(repo, &id, cur, &why)?;
                     // The task now starts from a clean checkout of the new base.
                     let clean = snapshot::WorktreeState {

@@ -51,6 +51,12 @@ pub fn apply(
     Ok(changes.into_iter().map(|c| c.path).collect())
 }
 
+/// Checks, without changing anything, that `apply` from `current` to `target` finds nothing in its way.
+pub fn check(wt: &Repo, current: ObjectId, target: ObjectId) -> Result<()> {
+    let workdir = wt.require_workdir()?.to_path_buf();
+    check_blockers(&workdir, &tree_to_tree(wt, current, target)?)
+}
+
 /// Writes the index of `wt` from `index`, with stat information for entries equal to `worktree`.
 pub fn write_index(wt: &Repo, index: ObjectId, worktree: ObjectId) -> Result<()> {
     let workdir = wt.require_workdir()?.to_path_buf();

@@ -258,3 +258,22 @@ fn patch_revert_handles_file_and_directory_swaps() {
     );
     assert_eq!(after, before);
 }
+
+/// Something ignored in the way of a file to restore: refused before anything is saved or changed.
+#[test]
+fn revert_refuses_when_an_ignored_path_is_in_the_way() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.write(&root, ".gitignore", "*.log\n");
+    repo.write(&root, "logs", "a tracked file\n");
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "logs file"]);
+    repo.task_root(&["start", "--mode", "patch", "iw"]).ok();
+    std::fs::remove_file(root.join("logs")).unwrap();
+    repo.write(&root, "logs/today.log", "ignored\n");
+    let before = picture(&repo, &root);
+    let run = repo.task_root(&["revert"]).code(2);
+    assert!(run.stderr.contains("'logs'") && run.stderr.contains("hint:"), "{run}");
+    assert_eq!(picture(&repo, &root), before);
+    assert!(repo.refs("refs/tasks/iw/attempts/").is_empty());
+}
