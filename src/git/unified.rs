@@ -308,6 +308,25 @@ mod tests {
     }
 
     #[test]
+    fn hunks_carry_git_function_context() {
+        let old: String = (1..12)
+            .map(|i| {
+                if i == 2 {
+                    "fn main() {\n".to_owned()
+                } else {
+                    format!("    {i}\n")
+                }
+            })
+            .collect();
+        let new = old.replace("    9\n", "    nine\n");
+        assert!(
+            diff(&old, &new).starts_with("@@ -6,6 +6,6 @@ fn main() {\n"),
+            "{}",
+            diff(&old, &new)
+        );
+    }
+
+    #[test]
     fn paths_are_quoted_like_git() {
         assert_eq!(quote("a/b c"), "a/b c");
         assert_eq!(quote("a/t\tb"), "\"a/t\\tb\"");
