@@ -200,6 +200,11 @@ fn target(
                 .find(|c| c.n < *n)
                 .map(|c| c.tree)
                 .unwrap_or_else(|| w.start_tree());
+            // Undoing a checkpoint never touches the task's contract file.
+            let before = match w.mode {
+                Mode::Worktree => with_contract_file(repo, before, cp.tree)?,
+                Mode::Patch => before,
+            };
             let files = match threeway::merge_trees(repo, cp.tree, cur.worktree_tree, before)? {
                 Ok(tree) => tree,
                 Err(paths) => return Ok(Err(paths)),

@@ -99,6 +99,11 @@ fn revert_checkpoint_keeps_later_work() {
     assert!(!wt.join("two.txt").exists());
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.read(&wt, "three.txt"), "after\n");
+    // Undoing the first checkpoint keeps the contract file.
+    repo.task(&wt, &["revert", "--checkpoint", "1"]).ok();
+    assert!(!wt.join("one.txt").exists());
+    assert!(wt.join(".task-contract.toml").exists());
+    assert_eq!(repo.read(&wt, "three.txt"), "after\n");
     repo.fsck();
 }
 
