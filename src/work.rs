@@ -140,3 +140,65 @@ pub fn checkpoint(repo: &Repo, id: &TaskId, n: u32) -> Result<(Checkpoint, Vec<C
         }
     }
 }
+
+/// Turns a path given on the command line into a repository path of the task's worktree: relative
+/// to `cwd` when `cwd` is inside that worktree (as git does), else relative to its top.
+pub fn repo_path(worktree: &Path, cwd: Option<&Path>, given: &str) -> String {
+    let prefix = cwd
+        .and_then(|c| c.strip_prefix(worktree).ok())
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    let joined = if prefix.is_empty() || given.starts_with('/') {
+        given.trim_start_matches('/').to_owned()
+    } else {
+        format!("{prefix}/{given}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repo_path;
+    use std::path::Path;
+
+    #[test]
+    fn paths_follow_the_current_directory_inside_the_worktree() {
+        let wt = Path::new("/w/t");
+        assert_eq!(
+            repo_path(wt, Some(Path::new("/w/t/src")), "a.rs"),
+            "src/a.rs"
+        );
+        assert_eq!(
+            repo_path(wt, Some(Path::new("/w/t/src")), "../README"),
+            "README"
+        );
+        assert_eq!(
+            repo_path(wt, Some(Path::new("/elsewhere")), "src/a.rs"),
+            "src/a.rs"
+        );
+        assert_eq!(repo_path(wt, None, "./src/"), "src");
+        assert_eq!(repo_path(wt, Some(Path::new("/w/t")), "."), "");
+    }
+}
+
+/// Turns command-line paths into repository paths of the task's worktree (see [`repo_path`]),
+/// using the process's current directory.
+pub fn repo_paths(record: &Record, given: &[String]) -> Vec<String> {
+    let worktree = Path::new(&record.state.worktree);
+    let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
+    let cwd = std::env::current_dir().ok();
+    given
+        .iter()
+        .map(|g| repo_path(&worktree, cwd.as_deref(), g))
+        .collect()
+}

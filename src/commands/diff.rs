@@ -12,7 +12,7 @@ pub struct DiffArgs {
     /// Task id (default: the active task of this worktree)
     #[arg(value_parser = TaskId::parse)]
     pub id: Option<TaskId>,
-    /// Limit the diff to these files or directories
+    /// Limit the diff to these files or directories (relative to the current directory)
     #[arg(last = true, value_name = "PATH")]
     pub paths: Vec<String>,
 }
@@ -35,11 +35,12 @@ impl Report for DiffReport {
 pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let w = crate::work::open(&ctx.repo, &record)?;
+    let paths = crate::work::repo_paths(&record, &args.paths);
     let bytes = unified::trees(
         &ctx.repo,
         w.origin_tree,
         w.state.worktree_tree,
-        &args.paths,
+        &paths,
         w.skip(),
     )?;
     let patch = String::from_utf8_lossy(&bytes).into_owned();

@@ -125,3 +125,22 @@ fn diff_matches_git_diff() {
         repo.git(&root, &["diff", "HEAD", "--", "README.md"]) + "\n"
     );
 }
+
+/// Paths are relative to the current directory inside the task's worktree, as in git.
+#[test]
+fn paths_are_relative_to_the_current_directory() {
+    let repo = TestRepo::new();
+    let wt = repo.start("sub", &[]);
+    repo.write(&wt, "src/lib.rs", "edited\n");
+    repo.write(&wt, "README.md", "edited\n");
+    let src = wt.join("src");
+    let run = repo.task(&src, &["diff", "--", "lib.rs"]).ok();
+    assert!(run.stdout.starts_with("diff --git a/src/lib.rs b/src/lib.rs\n"), "{run}");
+    assert!(!run.stdout.contains("README.md"), "{run}");
+    repo.task(&src, &["revert", "--path", "lib.rs"]).ok();
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.read(&wt, "README.md"), "edited\n");
+    // From outside the worktree, paths are repository paths.
+    let all = repo.task_root(&["diff", "sub", "--", "README.md"]).ok();
+    assert!(all.stdout.starts_with("diff --git a/README.md b/README.md\n"), "{all}");
+}
