@@ -122,6 +122,26 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
             }
         };
         extra.push(Update::create(cp_ref.clone(), commit, reflog));
+        // The note lands in the same transaction as the checkpoint.
+        let mut text = format!(
+            "task: {id}\nevent: checkpoint\ncheckpoint: {n}\ntime: {}\n",
+            crate::task::now()
+        );
+        if let Some(m) = message {
+            text.push_str(&format!("message: {m}\n"));
+        }
+        text.push_str(&format!("files: {}\n", files.len()));
+        for f in &files {
+            text.push_str(&format!("  {f}\n"));
+        }
+        if let Some(update) = note::prepare(
+            repo,
+            layout::NOTES_REF,
+            &[(commit, text)],
+            &format!("git-task: checkpoint {n} of {id}"),
+        )? {
+            extra.push(update);
+        }
         let details =
             serde_json::json!({ "number": n, "commit": commit.to_string(), "files": files });
         match record::append(
@@ -143,24 +163,6 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
             // Everything is committed now: the index holds the checkpoint's tree.
             inplace::write_index(&w.wt, w.state.worktree_tree, w.state.worktree_tree)?;
         }
-        let mut text = format!(
-            "task: {id}\nevent: checkpoint\ncheckpoint: {n}\ntime: {}\n",
-            crate::task::now()
-        );
-        if let Some(m) = message {
-            text.push_str(&format!("message: {m}\n"));
-        }
-        text.push_str(&format!("files: {}\n", files.len()));
-        for f in &files {
-            text.push_str(&format!("  {f}\n"));
-        }
-        note::put(
-            repo,
-            layout::NOTES_REF,
-            commit,
-            &text,
-            &format!("git-task: checkpoint {n} of {id}"),
-        )?;
         return Ok(Outcome::Saved(Saved {
             number: n,
             name: cp_ref,
