@@ -320,6 +320,13 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
             }
         }
     }
+    let checks_detail = if run_checks {
+        serde_json::json!({ "ok": true, "checks": outcomes })
+    } else {
+        serde_json::json!({ "ok": true, "skipped": true })
+    };
+    record::note_event(repo, &id, event::CHECKS, checks_detail)?;
+    let record = &record::load_existing(repo, &id)?;
     let mut merged = record.state.clone();
     merged.status = Status::Merged;
     let details = serde_json::json!({

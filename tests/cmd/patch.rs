@@ -402,3 +402,44 @@ fn hook_judges_commits_during_a_patch_task() {
     let allowed = repo.git_run(&root, &["commit", "-q", "-m", "allowed"]);
     assert_eq!(allowed.code, 0, "{allowed}");
 }
+
+/// A failing frozen check blocks acceptance: the snapshot and the mark stay, a `checks` event is recorded.
+#[test]
+fn accepting_runs_the_frozen_checks() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&[
+        "start",
+        "--mode",
+        "patch",
+        "chk",
+        "--check",
+        "test -f must-exist.txt",
+    ])
+    .ok();
+    let git_repo = git_task::git::Repo::discover(&root).unwrap();
+    let id = git_task::task::TaskId::parse("chk").unwrap();
+    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
+    match git_task::patch::accept(&git_repo, &record, true).unwrap() {
+        git_task::patch::Accepted::ChecksFailed(outcomes) => assert_eq!(outcomes.len(), 1),
+        _ => panic!("the failing check did not block"),
+    }
+    assert_eq!(repo.refs("refs/tasks/chk/snapshot").len(), 1);
+    repo.write(&root, "must-exist.txt", "now it does\n");
+    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
+    assert!(matches!(
+        git_task::patch::accept(&git_repo, &record, true).unwrap(),
+        git_task::patch::Accepted::Done { .. }
+    ));
+    let log = repo.task_root(&["log", "chk", "--json"]).ok().stdout;
+    assert!(
+        log.contains("\"checks\"") && log.contains("\"merged\""),
+        "{log}"
+    );
+    // Accepting again is a no-op.
+    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
+    assert!(matches!(
+        git_task::patch::accept(&git_repo, &record, true).unwrap(),
+        git_task::patch::Accepted::Already(_)
+    ));
+}
