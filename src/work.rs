@@ -192,13 +192,9 @@ mod tests {
 }
 
 /// Turns command-line paths into repository paths of the task's worktree (see [`repo_path`]),
-/// using the process's current directory.
-pub fn repo_paths(record: &Record, given: &[String]) -> Vec<String> {
+/// given the directory the command runs in.
+pub fn repo_paths(record: &Record, cwd: Option<&Path>, given: &[String]) -> Vec<String> {
     let worktree = Path::new(&record.state.worktree);
     let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
-    let cwd = std::env::current_dir().ok();
-    given
-        .iter()
-        .map(|g| repo_path(&worktree, cwd.as_deref(), g))
-        .collect()
+    given.iter().map(|g| repo_path(&worktree, cwd, g)).collect()
 }

@@ -35,7 +35,11 @@ impl Report for DiffReport {
 pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let w = crate::work::open(&ctx.repo, &record)?;
-    let paths = crate::work::repo_paths(&record, &args.paths);
+    let paths = crate::work::repo_paths(
+        &record,
+        std::env::current_dir().ok().as_deref(),
+        &args.paths,
+    );
     let bytes = unified::trees(
         &ctx.repo,
         w.origin_tree,

@@ -84,7 +84,11 @@ pub fn run(ctx: &Ctx, args: &RevertArgs) -> CmdResult {
     let what = match (args.checkpoint, args.to, args.paths.is_empty()) {
         (Some(n), _, _) => What::Checkpoint(n),
         (_, Some(n), _) => What::To(n),
-        (_, _, false) => What::Paths(crate::work::repo_paths(&record, &args.paths)),
+        (_, _, false) => What::Paths(crate::work::repo_paths(
+            &record,
+            std::env::current_dir().ok().as_deref(),
+            &args.paths,
+        )),
         _ => What::All,
     };
     match undo::revert(&ctx.repo, &record, &what, args.patch_file.as_deref())? {
