@@ -166,6 +166,14 @@ pub fn repo_path(worktree: &Path, cwd: Option<&Path>, given: &str) -> String {
     parts.join("/")
 }
 
+/// Turns command-line paths into repository paths of the task's worktree (see [`repo_path`]),
+/// given the directory the command runs in.
+pub fn repo_paths(record: &Record, cwd: Option<&Path>, given: &[String]) -> Vec<String> {
+    let worktree = Path::new(&record.state.worktree);
+    let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
+    given.iter().map(|g| repo_path(&worktree, cwd, g)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::repo_path;
@@ -189,12 +197,4 @@ mod tests {
         assert_eq!(repo_path(wt, None, "./src/"), "src");
         assert_eq!(repo_path(wt, Some(Path::new("/w/t")), "."), "");
     }
-}
-
-/// Turns command-line paths into repository paths of the task's worktree (see [`repo_path`]),
-/// given the directory the command runs in.
-pub fn repo_paths(record: &Record, cwd: Option<&Path>, given: &[String]) -> Vec<String> {
-    let worktree = Path::new(&record.state.worktree);
-    let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
-    given.iter().map(|g| repo_path(&worktree, cwd, g)).collect()
 }

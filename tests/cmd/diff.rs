@@ -135,12 +135,20 @@ fn paths_are_relative_to_the_current_directory() {
     repo.write(&wt, "README.md", "edited\n");
     let src = wt.join("src");
     let run = repo.task(&src, &["diff", "--", "lib.rs"]).ok();
-    assert!(run.stdout.starts_with("diff --git a/src/lib.rs b/src/lib.rs\n"), "{run}");
+    assert!(
+        run.stdout
+            .starts_with("diff --git a/src/lib.rs b/src/lib.rs\n"),
+        "{run}"
+    );
     assert!(!run.stdout.contains("README.md"), "{run}");
     repo.task(&src, &["revert", "--path", "lib.rs"]).ok();
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.read(&wt, "README.md"), "edited\n");
     // From outside the worktree, paths are repository paths.
     let all = repo.task_root(&["diff", "sub", "--", "README.md"]).ok();
-    assert!(all.stdout.starts_with("diff --git a/README.md b/README.md\n"), "{all}");
+    assert!(
+        all.stdout
+            .starts_with("diff --git a/README.md b/README.md\n"),
+        "{all}"
+    );
 }

@@ -278,7 +278,10 @@ fn revert_refuses_when_an_ignored_path_is_in_the_way() {
     repo.write(&root, "logs/today.log", "ignored\n");
     let before = picture(&repo, &root);
     let run = repo.task_root(&["revert"]).code(2);
-    assert!(run.stderr.contains("'logs'") && run.stderr.contains("hint:"), "{run}");
+    assert!(
+        run.stderr.contains("'logs'") && run.stderr.contains("hint:"),
+        "{run}"
+    );
     assert_eq!(picture(&repo, &root), before);
     assert!(repo.refs("refs/tasks/iw/attempts/").is_empty());
 }
