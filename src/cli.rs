@@ -42,4 +42,10 @@ pub enum Command {
     Drop(drop::DropArgs),
     Remove(remove::RemoveArgs),
     Sweep(sweep::SweepArgs),
+    Commit(commit::CommitArgs),
+    Checkpoint(checkpoint::CheckpointArgs),
+    Changes(changes::ChangesArgs),
+    Diff(diff::DiffArgs),
+    Revert(revert::RevertArgs),
+    Reset(reset::ResetArgs),
 }

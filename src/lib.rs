@@ -6,7 +6,9 @@
 //! `git` (the gix adapter). Core modules never print.
 
 pub mod app;
+pub mod autocommit;
 pub mod changes;
+pub mod checkpoint;
 pub mod checks;
 pub mod cli;
 pub mod commands;
@@ -16,9 +18,12 @@ pub mod error;
 pub mod git;
 pub mod hooks;
 pub mod output;
+pub mod patch;
 pub mod record;
 pub mod snapshot;
 pub mod task;
+pub mod undo;
+pub mod work;
 
 pub use app::run;
 pub use error::{Error, Result};

@@ -1,11 +1,17 @@
 //! Glue: one file per command; each turns its arguments into a core call and a report.
 
+pub mod changes;
+pub mod checkpoint;
+pub mod commit;
+pub mod diff;
 pub mod drop;
 pub mod exec;
 pub mod list;
 pub mod log;
 pub mod path;
 pub mod remove;
+pub mod reset;
+pub mod revert;
 pub mod scratch;
 pub mod start;
 pub mod status;
@@ -42,6 +48,12 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Drop(args) => drop::run(ctx, args),
         Command::Remove(args) => remove::run(ctx, args),
         Command::Sweep(args) => sweep::run(ctx, args),
+        Command::Commit(args) => commit::run(ctx, args),
+        Command::Checkpoint(args) => checkpoint::run(ctx, args),
+        Command::Changes(args) => changes::run(ctx, args),
+        Command::Diff(args) => diff::run(ctx, args),
+        Command::Revert(args) => revert::run(ctx, args),
+        Command::Reset(args) => reset::run(ctx, args),
     }
 }
 

@@ -98,7 +98,14 @@ impl StartReport {
 impl Report for StartReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         let p = &out.palette;
-        if self.created {
+        if self.created && self.mode == crate::task::Mode::Patch {
+            out.note(format_args!(
+                "Started patch-mode task '{}' in this worktree on {}; its snapshot is refs/tasks/{}/snapshot",
+                self.task.style(p.id),
+                self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())]),
+                self.task
+            ));
+        } else if self.created {
             out.note(format_args!(
                 "Started task '{}' on branch '{}' from {}",
                 self.task.style(p.id),
@@ -151,10 +158,7 @@ impl Report for SetupFailedReport {
 
 pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     if args.mode == ModeArg::Patch {
-        return Err(
-            crate::Error::input("patch mode is not available in this build yet")
-                .hint("use the default worktree mode: git task start <id>"),
-        );
+        return run_patch(ctx, args);
     }
     let _guard = gix::interrupt::init_handler_default(1).ok();
     let opts = StartOptions {
@@ -197,5 +201,31 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             Done::Negative,
         ),
         Err(StartError::Other(e)) => Err(e),
+    }
+}
+
+/// `start --mode patch`: snapshot the current worktree and work in it.
+fn run_patch(ctx: &Ctx, args: &StartArgs) -> CmdResult {
+    if args.path.is_some() || args.setup.is_some() {
+        return Err(crate::Error::input(
+            "--path and --setup apply to worktree mode; a patch-mode task works in this worktree",
+        )
+        .hint("leave them out, or start the task in its own worktree: git task start <id>"));
+    }
+    let opts = crate::patch::StartOptions {
+        id: args.id.clone(),
+        base: args.base.clone(),
+        contract: ContractSpec {
+            file: args.contract.clone(),
+            allow: args.allow.clone(),
+            forbid: args.forbid.clone(),
+            no_new_files: args.no_new_files,
+            no_deletions: args.no_deletions,
+            checks: args.check.clone(),
+        },
+    };
+    match crate::patch::start(&ctx.repo, &ctx.settings, &opts)? {
+        Started::Created(record) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
+        Started::Existing(record) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
     }
 }

@@ -6,8 +6,13 @@
 pub mod config;
 pub mod diff;
 pub mod dirty;
+pub mod inplace;
+pub mod note;
 pub mod objects;
 pub mod refs;
+pub mod renames;
+pub mod threeway;
+pub mod unified;
 pub mod worktree;
 
 use crate::error::{Context, Error, Result};

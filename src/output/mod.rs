@@ -6,6 +6,7 @@
 mod escape;
 mod style;
 pub mod table;
+pub mod violation;
 
 pub use escape::escape;
 pub use style::{use_color, Palette};
@@ -81,6 +82,13 @@ impl Out {
     pub fn raw(&self, text: &str) -> io::Result<()> {
         let mut out = self.stdout.borrow_mut();
         out.write_all(text.as_bytes())?;
+        out.flush()
+    }
+
+    /// Writes bytes to stdout as is (a diff of files that are not UTF-8).
+    pub fn raw_bytes(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut out = self.stdout.borrow_mut();
+        out.write_all(bytes)?;
         out.flush()
     }
 

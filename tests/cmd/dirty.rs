@@ -4,7 +4,13 @@ use crate::common::TestRepo;
 
 fn dirty(repo: &TestRepo, id: &str) -> serde_json::Value {
     let list = repo.task_root(&["list", "--json"]).ok().json();
-    let task = list["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).cloned().unwrap();
+    let task = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .cloned()
+        .unwrap();
     task["dirty"].clone()
 }
 
@@ -14,7 +20,11 @@ fn list_sees_unstaged_edits_even_when_racy() {
     let repo = TestRepo::new();
     let wt = repo.start("t", &[]);
     assert_eq!(dirty(&repo, "t"), false);
-    assert_eq!(dirty(&repo, "t"), false, "a second look (from the clean memo) agrees");
+    assert_eq!(
+        dirty(&repo, "t"),
+        false,
+        "a second look (from the clean memo) agrees"
+    );
     let before = repo.read(&wt, "src/lib.rs");
     let same_size: String = before.chars().rev().collect();
     assert_eq!(same_size.len(), before.len());
@@ -42,5 +52,9 @@ fn list_counts_staged_and_deleted_but_not_untracked() {
     assert_eq!(dirty(&repo, "t"), true, "a deleted file is a change");
     repo.git(&wt, &["checkout", "--", "README.md"]);
     repo.git(&wt, &["commit", "-q", "--allow-empty", "-m", "moves HEAD"]);
-    assert_eq!(dirty(&repo, "t"), false, "a new HEAD with a matching index is clean");
+    assert_eq!(
+        dirty(&repo, "t"),
+        false,
+        "a new HEAD with a matching index is clean"
+    );
 }

@@ -1,3 +1,10 @@
 //! Black-box tests, one file per command.
-mod provision;
+mod changes;
+mod checkpoint;
+mod commit;
+mod diff;
 mod dirty;
+mod patch;
+mod patch_support;
+mod provision;
+mod revert;

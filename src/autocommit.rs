@@ -1,0 +1,143 @@
+//! `commit`: stage and commit only the eligible changes of a task.
+//!
+//! Eligible: changed since HEAD (staged, unstaged or untracked), not ignored
+//! (ignored files are never in the state), not matched by
+//! `task.autoCommitExclude`, and without a violation in the task's verdict
+//! (judged in process, as the pre-commit hook would: gix runs no hooks). The
+//! commit is written in process on the branch checked out in the task's
+//! worktree (the task branch, or in patch mode the user's branch); the index
+//! is updated for the committed paths and left alone for the others.
+
+use crate::config::Settings;
+use crate::contract::glob::Patterns;
+use crate::contract::Verdict;
+use crate::error::{Error, Result};
+use crate::git::objects::{self, TreeEdit};
+use crate::git::refs::{self, Update};
+use crate::git::{diff, inplace, ObjectId, Repo};
+use crate::record::Record;
+use crate::work;
+use std::collections::BTreeMap;
+
+/// A path left out of the commit, and why.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Skipped {
+    /// The path.
+    pub path: String,
+    /// `excluded` (task.autoCommitExclude) or a contract reason.
+    pub reason: String,
+    /// The rule that left it out.
+    pub rule: String,
+}
+
+/// How `commit` ended.
+pub enum Outcome {
+    /// A commit was made with `files`.
+    Committed {
+        /// The new commit.
+        commit: ObjectId,
+        /// The branch moved (full ref name, or `HEAD` when detached).
+        branch: String,
+        /// The committed paths.
+        files: Vec<String>,
+        /// Paths left out.
+        skipped: Vec<Skipped>,
+    },
+    /// Nothing eligible: nothing was committed.
+    NothingEligible {
+        /// Paths left out (empty when nothing changed at all).
+        skipped: Vec<Skipped>,
+        /// The verdict, when it has violations.
+        verdict: Option<Verdict>,
+    },
+}
+
+/// Commits the eligible changes in the task's worktree.
+pub fn commit(
+    repo: &Repo,
+    settings: &Settings,
+    record: &Record,
+    message: Option<&str>,
+) -> Result<Outcome> {
+    let id = record.state.task_id();
+    let w = work::open(repo, record)?;
+    let cur = &w.state;
+    let excludes = Patterns::new(&settings.auto_commit_exclude, repo.ignore_case())
+        .map_err(|e| Error::input(format!("bad task.autoCommitExclude pattern {e}")))?;
+    let verdict = crate::changes::judge_tree(repo, record, cur.worktree_tree)?;
+    let violations: BTreeMap<&str, (&str, String)> = verdict
+        .violations
+        .iter()
+        .map(|v| (v.file.as_str(), (v.rule.as_str(), v.reason.to_string())))
+        .collect();
+    let everything_refused = violations.contains_key("*");
+    let mut skipped = Vec::new();
+    let mut eligible = Vec::new();
+    for c in diff::tree_to_tree(repo, cur.head_tree, cur.worktree_tree)? {
+        if let Some(rule) = excludes.first_match(&c.path) {
+            skipped.push(Skipped {
+                path: c.path,
+                reason: "excluded".into(),
+                rule: rule.to_owned(),
+            });
+        } else if let Some((rule, reason)) = violations.get(c.path.as_str()) {
+            skipped.push(Skipped {
+                path: c.path,
+                reason: reason.clone(),
+                rule: (*rule).to_owned(),
+            });
+        } else if everything_refused {
+            let (rule, reason) = &violations["*"];
+            skipped.push(Skipped {
+                path: c.path,
+                reason: reason.clone(),
+                rule: (*rule).to_owned(),
+            });
+        } else {
+            eligible.push(c);
+        }
+    }
+    if eligible.is_empty() {
+        let verdict = (!verdict.is_clean()).then_some(verdict);
+        return Ok(Outcome::NothingEligible { skipped, verdict });
+    }
+    let edits: Vec<TreeEdit<'_>> = eligible
+        .iter()
+        .map(|c| match c.new {
+            Some((k, oid)) => TreeEdit::Upsert(c.path.as_str(), k, oid),
+            None => TreeEdit::Remove(c.path.as_str()),
+        })
+        .collect();
+    let tree = objects::edit_tree(repo, cur.head_tree, &edits)?;
+    let index = objects::edit_tree(repo, cur.index_tree, &edits)?;
+    let files: Vec<String> = eligible.iter().map(|c| c.path.clone()).collect();
+    let subject = match message {
+        Some(m) if !m.trim().is_empty() => m.trim_end().to_owned(),
+        _ => format!(
+            "task {id}: {} file{}",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        ),
+    };
+    let body = if subject.contains("Task-Id:") {
+        format!("{subject}\n")
+    } else {
+        format!("{subject}\n\nTask-Id: {id}\n")
+    };
+    let parents: Vec<ObjectId> = cur.head.into_iter().collect();
+    let commit = objects::write_commit(repo, tree, &parents, &body)?;
+    let branch = w.wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
+    let reflog = format!("commit: {}", subject.lines().next().unwrap_or_default());
+    let update = match cur.head {
+        Some(old) => Update::update(branch.clone(), old, commit, reflog),
+        None => Update::create(branch.clone(), commit, reflog),
+    };
+    refs::commit(&w.wt, vec![update])?;
+    inplace::write_index(&w.wt, index, cur.worktree_tree)?;
+    Ok(Outcome::Committed {
+        commit,
+        branch,
+        files,
+        skipped,
+    })
+}

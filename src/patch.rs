@@ -1,0 +1,352 @@
+//! Patch mode: a task that works in the current worktree, guarded by a snapshot.
+//!
+//! The snapshot (`refs/tasks/<id>/snapshot`) is a stash-like commit made
+//! without touching the worktree or its index:
+//!
+//! ```text
+//! W  tree: the files on disk, untracked (non-ignored) files included
+//! ├─ parent 1: HEAD at start        (changes::task_base relies on this)
+//! ├─ parent 2: I, tree = the index  (parent: HEAD)
+//! └─ parent 3: U, tree = the untracked files only (no parent)
+//! ```
+//!
+//! Staged and unstaged work stay apart (I versus W), so a revert can restore
+//! HEAD, index and files exactly. At most one patch-mode task is active per
+//! worktree: the mark file `<git_dir>/git-task-active` names it. Accepting the
+//! task (`merge`) judges it, runs its frozen checks, appends `merged`, deletes
+//! the snapshot and clears the mark, leaving the work in place.
+
+use crate::checks::Outcome;
+use crate::config::Settings;
+use crate::contract::Verdict;
+use crate::error::{Error, Result};
+use crate::git::refs::{RefError, Update};
+use crate::git::{diff, objects, worktree, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use crate::snapshot::{self, WorktreeState};
+use crate::task::start::{contract_text, ContractSpec, Started};
+use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
+
+/// What `start --mode patch` was asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct StartOptions {
+    /// The id, or `None` for a generated one.
+    pub id: Option<TaskId>,
+    /// `--base REV`: must name the commit HEAD is on (patch mode works on HEAD).
+    pub base: Option<String>,
+    /// The contract.
+    pub contract: ContractSpec,
+}
+
+/// A parsed snapshot commit.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    /// The snapshot commit.
+    pub commit: ObjectId,
+    /// HEAD when the snapshot was taken.
+    pub head: ObjectId,
+    /// The index then.
+    pub index_tree: ObjectId,
+    /// The files then, untracked included.
+    pub worktree_tree: ObjectId,
+}
+
+/// Writes the snapshot commit of `state` (see the module docs) and returns its id.
+pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result<ObjectId> {
+    let head = state.head.ok_or_else(|| {
+        Error::input("HEAD has no commit yet, so there is nothing to start a patch-mode task from")
+            .hint("make a first commit, then start the task")
+    })?;
+    let index = objects::write_commit(
+        repo,
+        state.index_tree,
+        &[head],
+        &format!("index of task {id} at start\n"),
+    )?;
+    // The untracked files: what the worktree tree adds on top of the index.
+    let untracked: Vec<diff::ChangedPath> =
+        diff::tree_to_tree(repo, state.index_tree, state.worktree_tree)?
+            .into_iter()
+            .filter(|c| c.old.is_none())
+            .collect();
+    let edits: Vec<objects::TreeEdit<'_>> = untracked
+        .iter()
+        .filter_map(|c| {
+            c.new
+                .map(|(k, oid)| objects::TreeEdit::Upsert(c.path.as_str(), k, oid))
+        })
+        .collect();
+    let u_tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
+    let untracked = objects::write_commit(
+        repo,
+        u_tree,
+        &[],
+        &format!("untracked files of task {id} at start\n"),
+    )?;
+    objects::write_commit(
+        repo,
+        state.worktree_tree,
+        &[head, index, untracked],
+        &format!("git-task: snapshot of {id}\n\nTask-Id: {id}\n"),
+    )
+}
+
+/// Reads the snapshot of `id`; `None` when it has none (worktree mode, or accepted).
+pub fn read_snapshot(repo: &Repo, id: &TaskId) -> Result<Option<Snapshot>> {
+    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else {
+        return Ok(None);
+    };
+    parse_snapshot(repo, commit).map(Some)
+}
+
+/// Parses a snapshot (or patch-mode checkpoint) commit: tree = files, parent 1 = HEAD, parent 2 = the index commit.
+pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
+    let parents = objects::commit_parents(repo, commit)?;
+    let worktree_tree = objects::commit_tree(repo, commit)?;
+    let (Some(&head), Some(&index)) = (parents.first(), parents.get(1)) else {
+        return Err(Error::repo_msg(format!(
+            "snapshot commit {commit} lacks its HEAD and index parents"
+        )));
+    };
+    let index_tree = objects::commit_tree(repo, index)?;
+    // Checkpoint commits chain on the previous one; their index commit's parent is HEAD at that time.
+    let head = match objects::commit_parents(repo, index)?.first() {
+        Some(&h) => h,
+        None => head,
+    };
+    Ok(Snapshot {
+        commit,
+        head,
+        index_tree,
+        worktree_tree,
+    })
+}
+
+/// Returns the active patch-mode task of the worktree `repo` was opened in, if the mark names a live one.
+pub fn active(repo: &Repo) -> Result<Option<Record>> {
+    let Some(id) = resolve::read_mark(repo) else {
+        return Ok(None);
+    };
+    let Some(record) = record::load(repo, &id)? else {
+        return Ok(None);
+    };
+    let live = record.state.mode == Mode::Patch
+        && matches!(record.state.status, Status::Provisioning | Status::Active)
+        && repo.find_ref(&layout::snapshot_ref(&id))?.is_some();
+    Ok(live.then_some(record))
+}
+
+/// Starts a patch-mode task in the worktree `repo` was opened in.
+pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<Started> {
+    if let Some(id) = &opts.id {
+        if let Some(existing) = record::load(repo, id)? {
+            if crate::task::start::provisioning_is_abandoned(&existing.state) {
+                crate::task::sweep::roll_back(repo, settings, &existing)?;
+            } else {
+                return Ok(Started::Existing(existing));
+            }
+        }
+    }
+    let workdir = repo.require_workdir()?.to_path_buf();
+    if let Some(other) = active(repo)? {
+        return Err(Error::input(format!(
+            "this worktree already has an active patch-mode task '{}'",
+            other.state.id
+        ))
+        .hint(format!("accept its work with 'git task merge {0}'", other.state.id))
+        .hint(format!("or abandon it: 'git task revert {0}' (saves the work as an attempt), then 'git task drop {0}'", other.state.id))
+        .hint("or start this task in its own worktree: git task start <id>"));
+    }
+    if let Some(branch) = repo.head_branch()? {
+        let short = branch.strip_prefix("refs/heads/").unwrap_or(&branch);
+        if let Some(owner) = layout::id_from_branch(&settings.branch_prefix, short) {
+            if repo.find_ref(&layout::record_ref(&owner))?.is_some() {
+                return Err(Error::input(format!(
+                    "this worktree has task '{owner}' checked out; a patch-mode task cannot start inside it"
+                ))
+                .hint("start the patch-mode task from another worktree, e.g. the main one"));
+            }
+        }
+    }
+    let state = snapshot::read(repo)?;
+    if let Some(spec) = &opts.base {
+        let want = repo.rev_parse_commit(spec)?;
+        if Some(want) != state.head {
+            return Err(Error::input(format!(
+                "a patch-mode task starts on HEAD, and '{spec}' is not HEAD"
+            ))
+            .hint(format!("check out '{spec}' first, or leave out --base")));
+        }
+    }
+    let id = match &opts.id {
+        Some(id) => id.clone(),
+        None => {
+            let seed =
+                (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
+            crate::task::id::generate(seed, |id| {
+                repo.find_ref(&layout::record_ref(id))
+                    .ok()
+                    .flatten()
+                    .is_some()
+            })
+        }
+    };
+    let text = contract_text(&id, &opts.contract)?;
+    let snap = write_snapshot(repo, &id, &state)?;
+    let head = state.head.expect("write_snapshot refuses an unborn HEAD");
+    let branch = repo.head_branch()?;
+    let task_state = TaskState {
+        id: id.to_string(),
+        mode: Mode::Patch,
+        status: Status::Provisioning,
+        branch: branch.clone().unwrap_or_else(|| "HEAD".into()),
+        base_branch: branch.clone(),
+        base_commit: head.to_string(),
+        worktree: workdir.display().to_string(),
+        created: now(),
+        pid: std::process::id(),
+        setup: None,
+        contract_commit: None,
+    };
+    let details = serde_json::json!({
+        "mode": "patch",
+        "base": head.to_string(),
+        "base_branch": branch,
+        "snapshot": snap.to_string(),
+        "worktree": task_state.worktree,
+    });
+    let extra = vec![
+        Update::create(
+            layout::snapshot_ref(&id),
+            snap,
+            format!("git-task: snapshot of {id}"),
+        ),
+        Update::create(layout::base_ref(&id), head, format!("git-task: start {id}")),
+    ];
+    match record::create(repo, &task_state, &text, details, extra) {
+        Ok(_) => {}
+        Err(RefError::Conflict(msg)) => {
+            if let Some(existing) = record::load(repo, &id)? {
+                return Ok(Started::Existing(existing));
+            }
+            return Err(
+                Error::repo_msg(msg).hint(format!("run 'git task start --mode patch {id}' again"))
+            );
+        }
+        Err(RefError::Other(e)) => return Err(e),
+    }
+    let created = record::load_existing(repo, &id)?;
+    resolve::write_mark(repo.git_dir(), &id)?;
+    let mut provisioned = created.state.clone();
+    provisioned.status = Status::Active;
+    let details =
+        serde_json::json!({ "worktree": provisioned.worktree, "snapshot": snap.to_string() });
+    let record = record::append(
+        repo,
+        &created,
+        event::PROVISIONED,
+        &provisioned,
+        details,
+        Vec::new(),
+    )?;
+    Ok(Started::Created(record))
+}
+
+/// How accepting a patch-mode task ended.
+#[derive(Debug)]
+pub enum Accepted {
+    /// Accepted: `merged` appended, snapshot deleted, mark cleared.
+    Done {
+        /// The record after `merged`.
+        record: Record,
+        /// The checks that ran (empty when skipped).
+        checks: Vec<Outcome>,
+    },
+    /// It was already accepted; nothing changed.
+    Already(Record),
+    /// The changes break the contract; nothing changed.
+    Violation(Verdict),
+    /// A check failed; nothing changed (a `checks` event records it).
+    ChecksFailed(Vec<Outcome>),
+}
+
+/// Accepts the work of a patch-mode task in place (what `merge` does for patch mode).
+///
+/// Judges everything since the snapshot's HEAD (committed or not, untracked
+/// included), runs the frozen checks in the worktree unless `run_checks` is
+/// false, appends `merged`, deletes the snapshot ref and clears the mark. The
+/// files, index and HEAD are left as they are.
+pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted> {
+    let id = record.state.task_id();
+    if record.state.mode != Mode::Patch {
+        return Err(Error::input(format!(
+            "task '{id}' is not a patch-mode task"
+        )));
+    }
+    if record.state.status == Status::Merged {
+        return Ok(Accepted::Already(record.clone()));
+    }
+    let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? else {
+        return Err(
+            Error::input(format!("task '{id}' has no snapshot left to accept"))
+                .hint("'git task log' shows what happened to it"),
+        );
+    };
+    let wt = worktree::open_at(std::path::Path::new(&record.state.worktree))?;
+    let state = snapshot::read(&wt)?;
+    let verdict = crate::changes::judge_tree(repo, record, state.worktree_tree)?;
+    if !verdict.is_clean() {
+        return Ok(Accepted::Violation(verdict));
+    }
+    let mut outcomes = Vec::new();
+    if run_checks {
+        let env = crate::task::start::task_env(&record.state);
+        for cmd in record.contract.check_commands() {
+            let outcome = crate::checks::run_captured(
+                cmd,
+                std::path::Path::new(&record.state.worktree),
+                &env,
+                record.contract.check_timeout(),
+            )?;
+            let ok = outcome.ok();
+            outcomes.push(outcome);
+            if !ok {
+                record::note_event(
+                    repo,
+                    &id,
+                    event::CHECKS,
+                    serde_json::json!({ "ok": false, "checks": outcomes }),
+                )?;
+                return Ok(Accepted::ChecksFailed(outcomes));
+            }
+        }
+    }
+    let checks_detail = if run_checks {
+        serde_json::json!({ "ok": true, "checks": outcomes })
+    } else {
+        serde_json::json!({ "ok": true, "skipped": true })
+    };
+    record::note_event(repo, &id, event::CHECKS, checks_detail)?;
+    let record = &record::load_existing(repo, &id)?;
+    let mut merged = record.state.clone();
+    merged.status = Status::Merged;
+    let details = serde_json::json!({
+        "mode": "patch",
+        "accepted": state.worktree_tree.to_string(),
+        "head": state.head.map(|h| h.to_string()),
+        "checks": if run_checks { serde_json::to_value(&outcomes).unwrap_or_default() } else { serde_json::Value::String("skipped".into()) },
+    });
+    let extra = vec![Update::delete(
+        layout::snapshot_ref(&id),
+        snap,
+        format!("git-task: accept {id}"),
+    )];
+    let record = record::append(repo, record, event::MERGED, &merged, details, extra)?;
+    if resolve::read_mark(&wt).as_ref() == Some(&id) {
+        resolve::clear_mark(wt.git_dir())?;
+    }
+    Ok(Accepted::Done {
+        record,
+        checks: outcomes,
+    })
+}

@@ -1,0 +1,612 @@
+//! Undo without losing anything: `revert` (all, paths, one checkpoint, back to
+//! a checkpoint) and `reset` (back to the base, or onto a new one).
+//!
+//! Every operation first computes the target state (index tree, file tree
+//! and, in patch mode, HEAD), refuses before any change when it cannot be
+//! reached (a conflict, something in the way), then saves the current state
+//! as `refs/tasks/<id>/attempts/<n>` (files incl. untracked as the tree,
+//! parent 1 HEAD, parent 2 a commit of the index) before writing anything
+//! (SPEC §2.2). Nothing discarded means nothing saved and nothing written.
+//!
+//! In worktree mode `revert` changes files and index only (the task branch
+//! keeps its history; the undo shows as staged changes), and `reset` moves
+//! the task branch back to a fresh contract commit on the base. In patch mode
+//! reverting everything restores the snapshot exactly: HEAD, index, files.
+
+use crate::contract::file::CONTRACT_FILE;
+use crate::error::{Error, Result};
+use crate::git::objects::{self, TreeEdit};
+use crate::git::refs::{self, Update};
+use crate::git::{diff, inplace, threeway, unified, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use crate::snapshot;
+use crate::task::{layout, Mode};
+use crate::work::{self, Work};
+use gix::object::tree::EntryKind;
+use std::path::Path;
+
+/// What to undo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum What {
+    /// Everything, back to the base (worktree mode) or the snapshot (patch mode).
+    All,
+    /// These files or directories, back to their content at the start.
+    Paths(Vec<String>),
+    /// Only what checkpoint N changed, keeping later work where it does not overlap.
+    Checkpoint(u32),
+    /// Back to the state of checkpoint N.
+    To(u32),
+}
+
+impl What {
+    fn describe(&self) -> String {
+        match self {
+            What::All => "everything".into(),
+            What::Paths(p) => format!("paths {}", p.join(", ")),
+            What::Checkpoint(n) => format!("checkpoint {n}"),
+            What::To(n) => format!("back to checkpoint {n}"),
+        }
+    }
+}
+
+/// A saved attempt.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SavedAttempt {
+    /// `refs/tasks/<id>/attempts/<n>`.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// Its commit.
+    pub commit: String,
+}
+
+/// What an undo did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Undone {
+    /// The attempt holding what was discarded (`None`: nothing was discarded).
+    pub attempt: Option<SavedAttempt>,
+    /// Files written or deleted.
+    pub files: Vec<String>,
+    /// Where the discarded work was written as a patch, if asked.
+    pub patch_file: Option<String>,
+    /// Whether HEAD (patch mode) or the task branch (reset) moved.
+    pub moved_head: bool,
+}
+
+/// How an undo ended.
+pub enum Outcome {
+    /// Done (or nothing to do).
+    Done(Undone),
+    /// `--checkpoint N` overlaps later work on these paths; nothing changed.
+    Conflict(Vec<String>),
+}
+
+/// The state an undo goes to.
+struct Target {
+    index: ObjectId,
+    files: ObjectId,
+    /// Patch mode: the commit HEAD goes back to.
+    head: Option<ObjectId>,
+}
+
+/// Undoes `what` in the task's worktree, saving the current state first.
+pub fn revert(
+    repo: &Repo,
+    record: &Record,
+    what: &What,
+    patch_file: Option<&Path>,
+) -> Result<Outcome> {
+    let w = work::open(repo, record)?;
+    let target = match target(repo, record, &w, what)? {
+        Ok(t) => t,
+        Err(conflicts) => return Ok(Outcome::Conflict(conflicts)),
+    };
+    let done = carry_out(
+        repo,
+        record,
+        &w,
+        &target,
+        patch_file,
+        &format!("revert {}", what.describe()),
+    )?;
+    if done.attempt.is_some() || !done.files.is_empty() {
+        let details = serde_json::json!({
+            "what": what.describe(),
+            "attempt": done.attempt.as_ref().map(|a| a.name.clone()),
+            "files": done.files,
+        });
+        record::note_event(repo, &record.state.task_id(), event::REVERTED, details)?;
+    }
+    Ok(Outcome::Done(done))
+}
+
+fn target(
+    repo: &Repo,
+    record: &Record,
+    w: &Work,
+    what: &What,
+) -> Result<std::result::Result<Target, Vec<String>>> {
+    let id = record.state.task_id();
+    let cur = &w.state;
+    Ok(Ok(match what {
+        What::All => match &w.snapshot {
+            Some(s) => Target {
+                index: s.index_tree,
+                files: s.worktree_tree,
+                head: Some(s.head),
+            },
+            None => {
+                let files = with_contract_file(repo, w.origin_tree, cur.worktree_tree)?;
+                Target {
+                    index: files,
+                    files,
+                    head: None,
+                }
+            }
+        },
+        What::Paths(paths) => {
+            let (origin_files, origin_index) = match &w.snapshot {
+                Some(s) => (s.worktree_tree, s.index_tree),
+                None => (w.origin_tree, w.origin_tree),
+            };
+            let paths: Vec<String> = paths.iter().map(|p| normalize_path(p)).collect();
+            let file_edits =
+                restore_edits(repo, cur.worktree_tree, origin_files, &paths, w.skip())?;
+            let index_edits = restore_edits(repo, cur.index_tree, origin_index, &paths, w.skip())?;
+            if file_edits.is_empty()
+                && index_edits.is_empty()
+                && !paths_exist(
+                    repo,
+                    &[cur.worktree_tree, origin_files, cur.index_tree],
+                    &paths,
+                )?
+            {
+                return Err(Error::input(format!(
+                    "no such path in task '{id}': {}",
+                    paths.join(", ")
+                ))
+                .hint(format!(
+                    "'git task changes {id}' lists the files the task changed"
+                )));
+            }
+            Target {
+                index: apply_edits(repo, cur.index_tree, &index_edits)?,
+                files: apply_edits(repo, cur.worktree_tree, &file_edits)?,
+                head: None,
+            }
+        }
+        What::To(n) => {
+            let (cp, _) = work::checkpoint(repo, &id, *n)?;
+            match w.mode {
+                Mode::Patch => {
+                    let parsed = crate::patch::parse_snapshot(repo, cp.commit)?;
+                    Target {
+                        index: parsed.index_tree,
+                        files: cp.tree,
+                        head: None,
+                    }
+                }
+                Mode::Worktree => Target {
+                    index: cp.tree,
+                    files: cp.tree,
+                    head: None,
+                },
+            }
+        }
+        What::Checkpoint(n) => {
+            let (cp, all) = work::checkpoint(repo, &id, *n)?;
+            let before = all
+                .iter()
+                .rev()
+                .find(|c| c.n < *n)
+                .map(|c| c.tree)
+                .unwrap_or_else(|| w.start_tree());
+            // Undoing a checkpoint never touches the task's contract file.
+            let before = match w.mode {
+                Mode::Worktree => with_contract_file(repo, before, cp.tree)?,
+                Mode::Patch => before,
+            };
+            let files = match threeway::merge_trees(repo, cp.tree, cur.worktree_tree, before)? {
+                Ok(tree) => tree,
+                Err(paths) => return Ok(Err(paths)),
+            };
+            // Staged entries follow their file where the index agreed with the file before.
+            let index = follow_index(repo, cur.index_tree, cur.worktree_tree, files)?;
+            Target {
+                index,
+                files,
+                head: None,
+            }
+        }
+    }))
+}
+
+/// Saves the attempt, writes the patch file, moves HEAD back (patch mode) and writes files and index.
+fn carry_out(
+    repo: &Repo,
+    record: &Record,
+    w: &Work,
+    target: &Target,
+    patch_file: Option<&Path>,
+    why: &str,
+) -> Result<Undone> {
+    let id = record.state.task_id();
+    let cur = &w.state;
+    let move_head = target.head.filter(|h| Some(*h) != cur.head);
+    if let Some(h) = move_head {
+        check_head_movable(&w.wt, record, h)?;
+    }
+    let discards =
+        cur.worktree_tree != target.files || cur.index_tree != target.index || move_head.is_some();
+    if !discards {
+        return Ok(Undone {
+            attempt: None,
+            files: Vec::new(),
+            patch_file: None,
+            moved_head: false,
+        });
+    }
+    inplace::check(&w.wt, cur.worktree_tree, target.files)?;
+    let attempt = save_state(repo, &id, &w.state, why)?;
+    let patch_file = match patch_file {
+        Some(path) => {
+            let text = unified::trees(repo, target.files, cur.worktree_tree, &[], w.skip())?;
+            std::fs::write(path, text)
+                .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
+            Some(crate::git::absolute(path).display().to_string())
+        }
+        None => None,
+    };
+    let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
+    if let Some(h) = move_head {
+        move_head_to(&w.wt, record, cur.head, h)?;
+    }
+    Ok(Undone {
+        attempt: Some(attempt),
+        files,
+        patch_file,
+        moved_head: move_head.is_some(),
+    })
+}
+
+/// Saves a worktree state as the task's next attempt: files as the tree, parents HEAD and a commit of the index.
+pub fn save_state(
+    repo: &Repo,
+    id: &crate::task::TaskId,
+    state: &snapshot::WorktreeState,
+    why: &str,
+) -> Result<SavedAttempt> {
+    let mut parents: Vec<ObjectId> = state.head.into_iter().collect();
+    if state.index_tree != state.worktree_tree {
+        parents.push(objects::write_commit(
+            repo,
+            state.index_tree,
+            &parents.clone(),
+            &format!("index of task {id} before {why}\n"),
+        )?);
+    }
+    let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, why)?;
+    Ok(SavedAttempt {
+        name,
+        commit: commit.to_string(),
+    })
+}
+
+/// Refuses (before anything changes) when HEAD is no longer on the branch the patch-mode task started on.
+fn check_head_movable(wt: &Repo, record: &Record, _to: ObjectId) -> Result<()> {
+    let now = wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
+    if now != record.state.branch {
+        let short = |b: &str| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned();
+        return Err(Error::input(format!(
+            "HEAD is on '{}', but task '{}' started on '{}'",
+            short(&now),
+            record.state.id,
+            short(&record.state.branch)
+        ))
+        .hint(format!(
+            "check out '{}' again, then run the command again",
+            short(&record.state.branch)
+        )));
+    }
+    Ok(())
+}
+
+fn move_head_to(wt: &Repo, record: &Record, from: Option<ObjectId>, to: ObjectId) -> Result<()> {
+    let name = record.state.branch.clone();
+    let msg = format!("git-task: revert {}", record.state.id);
+    let update = match from {
+        Some(old) => Update::update(name, old, to, msg),
+        None => Update::create(name, to, msg),
+    };
+    refs::commit(wt, vec![update])
+}
+
+/// Returns `files` with the `.task-contract.toml` entry of `current` (worktree mode keeps its contract file).
+fn with_contract_file(repo: &Repo, files: ObjectId, current: ObjectId) -> Result<ObjectId> {
+    let tree = repo
+        .inner
+        .find_tree(current)
+        .map_err(|e| Error::repo("could not read a tree", e))?;
+    match tree.find_entry(CONTRACT_FILE) {
+        Some(e) => objects::edit_tree(
+            repo,
+            files,
+            &[TreeEdit::Upsert(
+                CONTRACT_FILE,
+                e.mode().kind(),
+                e.object_id(),
+            )],
+        ),
+        None => Ok(files),
+    }
+}
+
+fn normalize_path(p: &str) -> String {
+    let p = p.trim_start_matches("./").trim_end_matches('/');
+    p.to_owned()
+}
+
+type Edits = Vec<(String, Option<(EntryKind, ObjectId)>)>;
+
+/// Edits that make the paths under `paths` in `cur` what they are in `origin`.
+fn restore_edits(
+    repo: &Repo,
+    cur: ObjectId,
+    origin: ObjectId,
+    paths: &[String],
+    skip: &[&str],
+) -> Result<Edits> {
+    Ok(diff::tree_to_tree(repo, cur, origin)?
+        .into_iter()
+        .filter(|c| unified::selected(&c.path, paths) && !skip.contains(&c.path.as_str()))
+        .map(|c| (c.path, c.new))
+        .collect())
+}
+
+fn apply_edits(repo: &Repo, tree: ObjectId, edits: &Edits) -> Result<ObjectId> {
+    if edits.is_empty() {
+        return Ok(tree);
+    }
+    let edits: Vec<TreeEdit<'_>> = edits
+        .iter()
+        .map(|(p, e)| match e {
+            Some((k, id)) => TreeEdit::Upsert(p.as_str(), *k, *id),
+            None => TreeEdit::Remove(p.as_str()),
+        })
+        .collect();
+    objects::edit_tree(repo, tree, &edits)
+}
+
+fn paths_exist(repo: &Repo, trees: &[ObjectId], paths: &[String]) -> Result<bool> {
+    for p in paths {
+        let mut found = false;
+        for t in trees {
+            let tree = repo
+                .inner
+                .find_tree(*t)
+                .map_err(|e| Error::repo("could not read a tree", e))?;
+            if tree
+                .lookup_entry_by_path(p)
+                .map_err(|e| Error::repo("could not read a tree", e))?
+                .is_some()
+            {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Returns `index` with each entry that equalled its file in `files_before` set to that file in `files_after`.
+fn follow_index(
+    repo: &Repo,
+    index: ObjectId,
+    files_before: ObjectId,
+    files_after: ObjectId,
+) -> Result<ObjectId> {
+    let out_of_sync: std::collections::BTreeSet<String> =
+        diff::tree_to_tree(repo, index, files_before)?
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+    let edits: Edits = diff::tree_to_tree(repo, files_before, files_after)?
+        .into_iter()
+        .filter(|c| !out_of_sync.contains(&c.path))
+        .map(|c| (c.path, c.new))
+        .collect();
+    apply_edits(repo, index, &edits)
+}
+
+/// What `reset` did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ResetDone {
+    /// The work saved before it was discarded.
+    pub attempt: Option<SavedAttempt>,
+    /// The base the task now starts from.
+    pub base: String,
+    /// Files written or deleted.
+    pub files: Vec<String>,
+}
+
+/// Puts the task back to its base (or onto `onto`), saving its work first; appends `reset`.
+pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDone> {
+    let id = record.state.task_id();
+    let w = work::open(repo, record)?;
+    let old_base = repo.find_ref(&layout::base_ref(&id))?;
+    let new_base = match onto {
+        Some(rev) => repo.rev_parse_commit(rev)?,
+        None => w.origin,
+    };
+    let base_tree = objects::commit_tree(repo, new_base)?;
+    let cur = &w.state;
+    let mut updates = Vec::new();
+    let why = format!("reset of {id}");
+    let (target, attempt) = match w.mode {
+        Mode::Worktree => {
+            let branch = w.wt.head_branch()?;
+            if branch.as_deref() != Some(record.state.branch.as_str()) {
+                return Err(Error::input(format!(
+                    "the worktree of task '{id}' is not on its branch '{}'",
+                    record.state.branch_short()
+                ))
+                .hint(format!(
+                    "switch back: git -C {} switch {}",
+                    record.state.worktree,
+                    record.state.branch_short()
+                )));
+            }
+            let tip = cur
+                .head
+                .ok_or_else(|| Error::repo_msg(format!("task branch of '{id}' has no commit")))?;
+            // The fresh first commit: the base plus the frozen contract, as `start` makes it.
+            let blob = objects::write_blob(repo, record.contract_text.as_bytes())?;
+            let tree = objects::edit_tree(
+                repo,
+                base_tree,
+                &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
+            )?;
+            let first_parents = objects::commit_parents(repo, tip)?;
+            let already = first_parents == vec![new_base]
+                && objects::commit_tree(repo, tip)? == tree
+                && cur.worktree_tree == tree
+                && cur.index_tree == tree;
+            if already {
+                return Ok(ResetDone {
+                    attempt: None,
+                    base: new_base.to_string(),
+                    files: Vec::new(),
+                });
+            }
+            inplace::check(&w.wt, cur.worktree_tree, tree)?;
+            let attempt = save_state(repo, &id, cur, &why)?;
+            let first = objects::write_commit(
+                repo,
+                tree,
+                &[new_base],
+                &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
+            )?;
+            updates.push(Update::update(
+                record.state.branch.clone(),
+                tip,
+                first,
+                format!("git-task: reset {id}"),
+            ));
+            (
+                Target {
+                    index: tree,
+                    files: tree,
+                    head: None,
+                },
+                Some(attempt),
+            )
+        }
+        Mode::Patch => {
+            let snap = w.snapshot.expect("patch mode has a snapshot");
+            match onto {
+                None => {
+                    let t = Target {
+                        index: snap.index_tree,
+                        files: snap.worktree_tree,
+                        head: Some(snap.head),
+                    };
+                    let done = carry_out(repo, record, &w, &t, None, &why)?;
+                    let details = serde_json::json!({ "base": new_base.to_string(), "attempt": done.attempt.as_ref().map(|a| a.name.clone()) });
+                    if done.attempt.is_some() {
+                        record::note_event(repo, &id, event::RESET, details)?;
+                    }
+                    return Ok(ResetDone {
+                        attempt: done.attempt,
+                        base: new_base.to_string(),
+                        files: done.files,
+                    });
+                }
+                Some(_) => {
+                    let clean_there = cur.head == Some(new_base)
+                        && cur.index_tree == base_tree
+                        && cur.worktree_tree == base_tree
+                        && snap.head == new_base
+                        && snap.index_tree == base_tree
+                        && snap.worktree_tree == base_tree;
+                    if clean_there {
+                        return Ok(ResetDone {
+                            attempt: None,
+                            base: new_base.to_string(),
+                            files: Vec::new(),
+                        });
+                    }
+                    check_head_movable(&w.wt, record, new_base)?;
+                    inplace::check(&w.wt, cur.worktree_tree, base_tree)?;
+                    let attempt = save_state(repo, &id, cur, &why)?;
+                    // The task now starts from a clean checkout of the new base.
+                    let clean = snapshot::WorktreeState {
+                        head: Some(new_base),
+                        head_tree: base_tree,
+                        index_tree: base_tree,
+                        worktree_tree: base_tree,
+                        changed: Vec::new(),
+                    };
+                    let snap_commit = crate::patch::write_snapshot(repo, &id, &clean)?;
+                    updates.push(Update::update(
+                        layout::snapshot_ref(&id),
+                        snap.commit,
+                        snap_commit,
+                        format!("git-task: reset {id}"),
+                    ));
+                    (
+                        Target {
+                            index: base_tree,
+                            files: base_tree,
+                            head: Some(new_base),
+                        },
+                        Some(attempt),
+                    )
+                }
+            }
+        }
+    };
+    match old_base {
+        Some(old) if old != new_base => updates.push(Update::update(
+            layout::base_ref(&id),
+            old,
+            new_base,
+            format!("git-task: reset {id}"),
+        )),
+        None => updates.push(Update::create(
+            layout::base_ref(&id),
+            new_base,
+            format!("git-task: reset {id}"),
+        )),
+        _ => {}
+    }
+    let mut state = record.state.clone();
+    state.base_commit = new_base.to_string();
+    let details = serde_json::json!({
+        "base": new_base.to_string(),
+        "onto": onto,
+        "attempt": attempt.as_ref().map(|a| a.name.clone()),
+    });
+    record::append(repo, record, event::RESET, &state, details, updates).map_err(Error::from)?;
+    let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
+    if let (Some(h), Mode::Patch) = (target.head, w.mode) {
+        if Some(h) != cur.head {
+            move_head_to(&w.wt, record, cur.head, h)?;
+        }
+    }
+    Ok(ResetDone {
+        attempt,
+        base: new_base.to_string(),
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_are_normalized() {
+        assert_eq!(super::normalize_path("./src/"), "src");
+        assert_eq!(super::normalize_path("a/b"), "a/b");
+    }
+}

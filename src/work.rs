@@ -1,0 +1,200 @@
+//! A task's work as trees: where it started (origin), its checkpoints, and
+//! what is in its worktree now. Shared by checkpoint, changes, diff, revert,
+//! reset and commit.
+//!
+//! - worktree mode: the origin is the base commit's tree; the task branch's
+//!   `.task-contract.toml` is part of the worktree but never of the work.
+//! - patch mode: changes are measured from the snapshot's HEAD (SPEC §9), and
+//!   undo goes back to the snapshot itself (HEAD, index and files).
+
+use crate::contract::file::CONTRACT_FILE;
+use crate::error::{Error, Result};
+use crate::git::{objects, worktree, ObjectId, Repo};
+use crate::patch::{self, Snapshot};
+use crate::record::Record;
+use crate::snapshot::{self, WorktreeState};
+use crate::task::{layout, Mode, TaskId};
+use std::path::Path;
+
+/// A task's worktree, opened, with its state read.
+pub struct Work {
+    /// The repository as seen from the task's worktree.
+    pub wt: Repo,
+    /// HEAD, index and files now.
+    pub state: WorktreeState,
+    /// The task's mode.
+    pub mode: Mode,
+    /// The commit changes are measured from (base, or the snapshot's HEAD).
+    pub origin: ObjectId,
+    /// Its tree.
+    pub origin_tree: ObjectId,
+    /// Patch mode: the snapshot.
+    pub snapshot: Option<Snapshot>,
+}
+
+impl Work {
+    /// Returns the paths never shown as work (`.task-contract.toml` in worktree mode).
+    pub fn skip(&self) -> &'static [&'static str] {
+        match self.mode {
+            Mode::Worktree => &[CONTRACT_FILE],
+            Mode::Patch => &[],
+        }
+    }
+
+    /// Returns the tree checkpoint 0 stands for: the state before the first checkpoint.
+    pub fn start_tree(&self) -> ObjectId {
+        match &self.snapshot {
+            Some(s) => s.worktree_tree,
+            None => self.origin_tree,
+        }
+    }
+}
+
+/// Opens the worktree of a live task and reads its state.
+pub fn open(repo: &Repo, record: &Record) -> Result<Work> {
+    let id = record.state.task_id();
+    if !record.state.status.is_live() {
+        return Err(Error::input(format!(
+            "task '{id}' is {}; its work can no longer be changed",
+            record.state.status
+        ))
+        .hint(format!("see what happened with 'git task log {id}'")));
+    }
+    let path = Path::new(&record.state.worktree);
+    if !path.exists() {
+        return Err(Error::input(format!(
+            "the worktree of task '{id}' is missing: '{}'",
+            path.display()
+        ))
+        .hint("run 'git task sweep' to repair the task"));
+    }
+    let wt = worktree::open_at(path)?;
+    let state = snapshot::read(&wt)?;
+    let snapshot = match record.state.mode {
+        Mode::Patch => Some(patch::read_snapshot(repo, &id)?.ok_or_else(|| {
+            Error::input(format!("patch-mode task '{id}' has no snapshot"))
+                .hint(format!("see 'git task log {id}'"))
+        })?),
+        Mode::Worktree => None,
+    };
+    let origin = crate::changes::task_base(repo, record)?;
+    let origin_tree = objects::commit_tree(repo, origin)?;
+    Ok(Work {
+        wt,
+        state,
+        mode: record.state.mode,
+        origin,
+        origin_tree,
+        snapshot,
+    })
+}
+
+/// One checkpoint of a task.
+#[derive(Clone, Copy, Debug)]
+pub struct Checkpoint {
+    /// Its number, from 1.
+    pub n: u32,
+    /// Its commit.
+    pub commit: ObjectId,
+    /// The tree of files it saved.
+    pub tree: ObjectId,
+}
+
+/// Returns the checkpoints of `id`, in order.
+pub fn checkpoints(repo: &Repo, id: &TaskId) -> Result<Vec<Checkpoint>> {
+    let prefix = format!("{}checkpoints/", layout::task_prefix(id));
+    let mut out = Vec::new();
+    for (name, commit) in repo.refs_under(&prefix)? {
+        let Some(n) = name
+            .strip_prefix(&prefix)
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        out.push(Checkpoint {
+            n,
+            commit,
+            tree: objects::commit_tree(repo, commit)?,
+        });
+    }
+    out.sort_by_key(|c| c.n);
+    Ok(out)
+}
+
+/// Returns checkpoint `n`, or an input error naming the ones there are.
+pub fn checkpoint(repo: &Repo, id: &TaskId, n: u32) -> Result<(Checkpoint, Vec<Checkpoint>)> {
+    let all = checkpoints(repo, id)?;
+    match all.iter().find(|c| c.n == n) {
+        Some(c) => Ok((*c, all)),
+        None => {
+            let have: Vec<String> = all.iter().map(|c| c.n.to_string()).collect();
+            Err(
+                Error::input(format!("task '{id}' has no checkpoint {n}")).hint(
+                    if have.is_empty() {
+                        format!("save one with 'git task checkpoint {id}'")
+                    } else {
+                        format!("its checkpoints are: {}", have.join(", "))
+                    },
+                ),
+            )
+        }
+    }
+}
+
+/// Turns a path given on the command line into a repository path of the task's worktree: relative
+/// to `cwd` when `cwd` is inside that worktree (as git does), else relative to its top.
+pub fn repo_path(worktree: &Path, cwd: Option<&Path>, given: &str) -> String {
+    let prefix = cwd
+        .and_then(|c| c.strip_prefix(worktree).ok())
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    let joined = if prefix.is_empty() || given.starts_with('/') {
+        given.trim_start_matches('/').to_owned()
+    } else {
+        format!("{prefix}/{given}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// Turns command-line paths into repository paths of the task's worktree (see [`repo_path`]),
+/// given the directory the command runs in.
+pub fn repo_paths(record: &Record, cwd: Option<&Path>, given: &[String]) -> Vec<String> {
+    let worktree = Path::new(&record.state.worktree);
+    let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
+    given.iter().map(|g| repo_path(&worktree, cwd, g)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repo_path;
+    use std::path::Path;
+
+    #[test]
+    fn paths_follow_the_current_directory_inside_the_worktree() {
+        let wt = Path::new("/w/t");
+        assert_eq!(
+            repo_path(wt, Some(Path::new("/w/t/src")), "a.rs"),
+            "src/a.rs"
+        );
+        assert_eq!(
+            repo_path(wt, Some(Path::new("/w/t/src")), "../README"),
+            "README"
+        );
+        assert_eq!(
+            repo_path(wt, Some(Path::new("/elsewhere")), "src/a.rs"),
+            "src/a.rs"
+        );
+        assert_eq!(repo_path(wt, None, "./src/"), "src");
+        assert_eq!(repo_path(wt, Some(Path::new("/w/t")), "."), "");
+    }
+}

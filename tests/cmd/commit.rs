@@ -1,0 +1,85 @@
+//! `git task commit`: only eligible changes are committed; nothing eligible is exit 1.
+
+use crate::common::TestRepo;
+
+/// Forbidden paths, `task.autoCommitExclude` directories and ignored files stay out of the commit.
+#[test]
+fn commit_takes_only_eligible_changes() {
+    let repo = TestRepo::new();
+    let wt = repo.start("cm", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
+    repo.write(&wt, "docs/new.md", "new\n");
+    repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+    repo.write(&wt, "node_modules/pkg/index.js", "junk\n");
+    repo.write(&wt, "build/out.txt", "artifact\n");
+    repo.write(&wt, ".gitignore", "*.log\n");
+    repo.write(&wt, "trace.log", "ignored\n");
+    let run = repo
+        .task(&wt, &["commit", "-m", "task work", "--json"])
+        .ok();
+    let json = run.json();
+    assert_eq!(json["kind"], "commit");
+    assert_eq!(json["committed"], true);
+    assert_eq!(
+        json["files"],
+        serde_json::json!([".gitignore", "docs/new.md", "src/lib.rs"])
+    );
+    let skipped: Vec<(&str, &str)> = json["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["path"].as_str().unwrap(), s["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("build/out.txt", "excluded"),
+            ("node_modules/pkg/index.js", "excluded"),
+            ("src/store/mod.rs", "forbidden")
+        ]
+    );
+    assert_eq!(json["commit"], repo.git(&wt, &["rev-parse", "HEAD"]));
+    let committed = repo.git(&wt, &["show", "--format=", "--name-only", "HEAD"]);
+    assert_eq!(committed, ".gitignore\ndocs/new.md\nsrc/lib.rs");
+    assert!(repo
+        .git(&wt, &["log", "-1", "--format=%B"])
+        .contains("Task-Id: cm"));
+    // The index matches the commit for what was committed; the rest is untouched and unstaged.
+    assert_eq!(
+        repo.porcelain(&wt),
+        " M src/store/mod.rs\n?? build/out.txt\n?? node_modules/pkg/index.js"
+    );
+    repo.fsck();
+}
+
+/// Nothing eligible: exit 1 with a message, no commit.
+#[test]
+fn commit_with_nothing_eligible_exits_1() {
+    let repo = TestRepo::new();
+    let wt = repo.start("ne", &["--forbid", "src/store/**"]);
+    let head = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let empty = repo.task(&wt, &["commit"]).code(1);
+    assert!(empty.stderr.contains("nothing"), "{empty}");
+    repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+    repo.write(&wt, "target/debug/x", "excluded\n");
+    let run = repo.task(&wt, &["commit", "--json"]).code(1);
+    let json = run.json();
+    assert_eq!(json["committed"], false);
+    assert_eq!(json["violations"][0]["file"], "src/store/mod.rs");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), head);
+}
+
+/// In patch mode `commit` commits on the checked-out branch, judged against the task's contract.
+#[test]
+fn patch_commit_commits_on_the_current_branch() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["start", "--mode", "patch", "pm", "--allow", "src/**"])
+        .ok();
+    repo.write(&root, "src/lib.rs", "pub fn lib() { 3 }\n");
+    repo.write(&root, "README.md", "outside the allowed paths\n");
+    let run = repo.task_root(&["commit", "--json"]).ok();
+    assert_eq!(run.json()["files"], serde_json::json!(["src/lib.rs"]));
+    assert_eq!(run.json()["branch"], "refs/heads/main");
+    assert_eq!(repo.porcelain(&root), " M README.md");
+}
