@@ -6,7 +6,7 @@ use crate::contract::judge::RepairContext;
 use crate::contract::{self, BranchFile, Change, Effective, Verdict};
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
-use crate::git::{objects, ObjectId, Repo};
+use crate::git::{objects, staged, ObjectId, Repo};
 use crate::record::Record;
 use crate::task::{layout, Mode};
 use gix::object::tree::EntryKind;
@@ -105,6 +105,76 @@ pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdic
     let branch = branch_file_in_tree(repo, record, tree)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext { source: base.to_string(), staged: false };
+    Ok(contract::judge(&contract, &judged, &ctx))
+}
+
+/// What a commit made now would contain: HEAD, the index, and the staged changes between them.
+pub struct Staged {
+    /// The commit HEAD points to (`None` on an unborn branch).
+    pub head: Option<ObjectId>,
+    /// The tree of HEAD (the empty tree when unborn).
+    pub head_tree: ObjectId,
+    /// The index being committed.
+    pub index: gix::index::File,
+    /// Paths whose staged entry differs from HEAD, sorted.
+    pub changes: Vec<ChangedPath>,
+}
+
+/// Reads what is staged in the index git would commit (`GIT_INDEX_FILE` when git set it, as it does for
+/// `git commit -a` and `git commit -- <paths>`), compared with HEAD.
+///
+/// Reads only the index and the trees along staged paths (see [`crate::git::staged`]).
+pub fn read_staged(repo: &Repo) -> Result<Staged> {
+    let head = repo.head_commit()?;
+    let head_tree = match head {
+        Some(c) => objects::commit_tree(repo, c)?,
+        None => objects::empty_tree(repo),
+    };
+    let path = staged::index_path(repo);
+    let index = if path.exists() {
+        staged::open_index(repo, &path)?
+    } else {
+        gix::index::File::from_state(gix::index::State::new(repo.inner.object_hash()), path)
+    };
+    let changes = staged::changes(repo, &index, head.map(|_| head_tree))?;
+    Ok(Staged { head, head_tree, index, changes })
+}
+
+/// Judges what is staged for task `record`: the pre-commit hook and `check --staged`.
+///
+/// The branch level of the contract is the index's `.task-contract.toml`
+/// (none in the index: deleted, which is `contract_tampered`); patch-mode
+/// tasks have no branch level. The repair names `HEAD` as the source.
+pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Verdict> {
+    let branch = if record.state.mode == Mode::Patch {
+        BranchFile::NotApplicable
+    } else {
+        match staged::entry_at(&staged.index, CONTRACT_FILE) {
+            Some((_, id)) => {
+                let blob = repo.inner.find_blob(id).map_err(|e| crate::Error::repo(format!("could not read the staged {CONTRACT_FILE}"), e))?;
+                BranchFile::Present(String::from_utf8_lossy(&blob.data).into_owned())
+            }
+            None => BranchFile::Deleted,
+        }
+    };
+    let judged = to_judged(repo, &staged.changes)?;
+    let contract = effective(repo, record, &branch)?;
+    let ctx = RepairContext { source: "HEAD".into(), staged: true };
+    Ok(contract::judge(&contract, &judged, &ctx))
+}
+
+/// Judges a commit that git-task itself is about to make for task `record` (`commit`, `checkpoint`):
+/// the change from `parent_tree` to `tree`, with `tree`'s `.task-contract.toml` as the branch level.
+///
+/// gix runs no hooks, so git-task's own commits call this in process where
+/// `git commit` would have run the pre-commit hook (SPEC §8). The result is
+/// the same verdict the hook gives for the same change.
+pub fn judge_commit(repo: &Repo, record: &Record, parent_tree: ObjectId, tree: ObjectId) -> Result<Verdict> {
+    let changed = diff::tree_to_tree(repo, parent_tree, tree)?;
+    let judged = to_judged(repo, &changed)?;
+    let branch = branch_file_in_tree(repo, record, tree)?;
+    let contract = effective(repo, record, &branch)?;
+    let ctx = RepairContext { source: "HEAD".into(), staged: true };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
 

@@ -42,4 +42,8 @@ pub enum Command {
     Drop(drop::DropArgs),
     Remove(remove::RemoveArgs),
     Sweep(sweep::SweepArgs),
+    Check(check::CheckArgs),
+    Hooks(hooks::HooksArgs),
+    #[command(hide = true)]
+    Hook(hook::HookArgs),
 }

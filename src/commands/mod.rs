@@ -1,7 +1,10 @@
 //! Glue: one file per command; each turns its arguments into a core call and a report.
 
+pub mod check;
 pub mod drop;
 pub mod exec;
+pub mod hook;
+pub mod hooks;
 pub mod list;
 pub mod log;
 pub mod path;
@@ -42,6 +45,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Drop(args) => drop::run(ctx, args),
         Command::Remove(args) => remove::run(ctx, args),
         Command::Sweep(args) => sweep::run(ctx, args),
+        Command::Check(args) => check::run(ctx, args),
+        Command::Hooks(args) => hooks::run(ctx, args),
+        Command::Hook(args) => hook::run(ctx, args),
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod diff;
 pub mod objects;
 pub mod refs;
+pub mod staged;
 pub mod worktree;
 
 use crate::error::{Context, Error, Result};
