@@ -1,1 +1,3 @@
 //! Black-box tests, one file per command.
+
+mod check;
