@@ -114,8 +114,10 @@ pub struct Staged {
     pub head: Option<ObjectId>,
     /// The tree of HEAD (the empty tree when unborn).
     pub head_tree: ObjectId,
-    /// The index being committed.
-    pub index: gix::index::File,
+    /// The tree the commit would record, when the index's cached tree says so (then `index` is `None`).
+    pub tree: Option<ObjectId>,
+    /// The index being committed, decoded, when its cached tree could not give `tree`.
+    pub index: Option<gix::index::File>,
     /// Paths whose staged entry differs from HEAD, sorted.
     pub changes: Vec<ChangedPath>,
 }
@@ -123,7 +125,9 @@ pub struct Staged {
 /// Reads what is staged in the index git would commit (`GIT_INDEX_FILE` when git set it, as it does for
 /// `git commit -a` and `git commit -- <paths>`), compared with HEAD.
 ///
-/// Reads only the index and the trees along staged paths (see [`crate::git::staged`]).
+/// Fast path: git refreshes the index's cached tree before running `pre-commit`, so the tree being
+/// committed is known without decoding the index, and only the trees that differ from HEAD's are
+/// read. Otherwise the index is decoded and walked together with HEAD's tree (see [`crate::git::staged`]).
 pub fn read_staged(repo: &Repo) -> Result<Staged> {
     let head = repo.head_commit()?;
     let head_tree = match head {
@@ -131,13 +135,17 @@ pub fn read_staged(repo: &Repo) -> Result<Staged> {
         None => objects::empty_tree(repo),
     };
     let path = staged::index_path(repo);
+    if let Some(tree) = staged::cached_root_tree(&path, repo.inner.object_hash())? {
+        let changes = diff::tree_to_tree(repo, head_tree, tree)?;
+        return Ok(Staged { head, head_tree, tree: Some(tree), index: None, changes });
+    }
     let index = if path.exists() {
         staged::open_index(repo, &path)?
     } else {
         gix::index::File::from_state(gix::index::State::new(repo.inner.object_hash()), path)
     };
     let changes = staged::changes(repo, &index, head.map(|_| head_tree))?;
-    Ok(Staged { head, head_tree, index, changes })
+    Ok(Staged { head, head_tree, tree: None, index: Some(index), changes })
 }
 
 /// Judges what is staged for task `record`: the pre-commit hook and `check --staged`.
@@ -149,11 +157,22 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     let branch = if record.state.mode == Mode::Patch {
         BranchFile::NotApplicable
     } else {
-        match staged::entry_at(&staged.index, CONTRACT_FILE) {
-            Some((_, id)) => {
-                let blob = repo.inner.find_blob(id).map_err(|e| crate::Error::repo(format!("could not read the staged {CONTRACT_FILE}"), e))?;
-                BranchFile::Present(String::from_utf8_lossy(&blob.data).into_owned())
-            }
+        let text = match (&staged.tree, &staged.index) {
+            (Some(tree), _) => objects::read_blob_in_tree(repo, *tree, CONTRACT_FILE)?,
+            (None, Some(index)) => match staged::entry_at(index, CONTRACT_FILE) {
+                Some((_, id)) => Some(
+                    repo.inner
+                        .find_blob(id)
+                        .map_err(|e| crate::Error::repo(format!("could not read the staged {CONTRACT_FILE}"), e))?
+                        .data
+                        .clone(),
+                ),
+                None => None,
+            },
+            (None, None) => None,
+        };
+        match text {
+            Some(bytes) => BranchFile::Present(String::from_utf8_lossy(&bytes).into_owned()),
             None => BranchFile::Deleted,
         }
     };

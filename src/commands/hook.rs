@@ -62,7 +62,11 @@ fn post_checkout(ctx: &Ctx, args: &HookArgs) {
             let p = &ctx.out.err_palette;
             let c = &record.contract;
             let e = |s: &str| crate::output::escape(s).into_owned();
-            let mut lines = vec![format!("task '{}' is active in this worktree ({})", record.state.id.style(p.id), record.state.status)];
+            let status = match record.state.status {
+                crate::task::Status::Active | crate::task::Status::Provisioning => String::new(),
+                other => format!(" ({other})"),
+            };
+            let mut lines = vec![format!("task '{}' is active in this worktree{status}", record.state.id.style(p.id))];
             lines.push(format!(
                 "  allowed    {}",
                 if c.allowed.is_empty() { "(any path not forbidden)".to_owned() } else { e(&c.allowed.join(" ")) }

@@ -354,3 +354,106 @@ pub fn set_index_entries(repo: &Repo, index_path: &Path, edits: &[(String, Optio
     }
     result
 }
+
+/// Returns the tree a commit of the index at `path` would record, read from the root of its
+/// cached-tree extension, or `None` when that is not known (no extension, an invalidated root, a
+/// split index).
+///
+/// Git refreshes the cached tree before it runs `pre-commit` for `git commit` and `git commit -a`,
+/// and commits exactly that tree, so the hook can diff HEAD's tree against it without decoding a
+/// single index entry. The entries are only skipped over (their lengths are in their flags), in
+/// one buffered pass; nothing is allocated per entry.
+pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<ObjectId>> {
+    use std::io::{BufRead, Read};
+    let io = |e: std::io::Error| Error::repo(format!("could not read the index '{}'", path.display()), e);
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let len = file.metadata().map_err(io)?.len();
+    let hash_len = hash.len_in_bytes() as u64;
+    let mut r = std::io::BufReader::with_capacity(1 << 18, file);
+    let mut header = [0u8; 12];
+    r.read_exact(&mut header).map_err(io)?;
+    if &header[..4] != b"DIRC" {
+        return Ok(None);
+    }
+    let version = u32::from_be_bytes(header[4..8].try_into().expect("4 bytes"));
+    let entries = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    if !(2..=4).contains(&version) {
+        return Ok(None);
+    }
+    let mut pos: u64 = 12;
+    let mut fixed = [0u8; 62];
+    for _ in 0..entries {
+        r.read_exact(&mut fixed).map_err(io)?;
+        let flags = u16::from_be_bytes([fixed[60], fixed[61]]);
+        let mut size = 62u64;
+        if flags & 0x4000 != 0 {
+            r.seek_relative(2).map_err(io)?;
+            size += 2;
+        }
+        if version == 4 {
+            // A varint (bytes of the previous path to drop), then the rest of the path up to NUL.
+            loop {
+                let mut b = [0u8; 1];
+                r.read_exact(&mut b).map_err(io)?;
+                size += 1;
+                if b[0] & 0x80 == 0 {
+                    break;
+                }
+            }
+            let mut skipped = Vec::new();
+            size += r.read_until(0, &mut skipped).map_err(io)? as u64;
+        } else {
+            let name_len = u64::from(flags & 0x0fff);
+            let name_len = if name_len < 0x0fff {
+                r.seek_relative(name_len as i64).map_err(io)?;
+                name_len
+            } else {
+                let mut skipped = Vec::new();
+                r.read_until(0, &mut skipped).map_err(io)? as u64 - 1
+            };
+            // Entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
+            let padded = (size + name_len + 8) & !7;
+            let consumed = size + name_len + u64::from(name_len >= 0x0fff);
+            r.seek_relative((padded - consumed) as i64).map_err(io)?;
+            size = padded;
+        }
+        pos += size;
+    }
+    while pos + 8 + hash_len <= len {
+        let mut ext = [0u8; 8];
+        r.read_exact(&mut ext).map_err(io)?;
+        let ext_len = u64::from(u32::from_be_bytes(ext[4..8].try_into().expect("4 bytes")));
+        match &ext[..4] {
+            b"TREE" => {
+                let mut body = vec![0u8; ext_len as usize];
+                r.read_exact(&mut body).map_err(io)?;
+                return Ok(parse_tree_root(&body, hash));
+            }
+            // A split index: the entries live in another file; let gix put it together.
+            b"link" => return Ok(None),
+            _ => r.seek_relative(ext_len as i64).map_err(io)?,
+        }
+        pos += 8 + ext_len;
+    }
+    Ok(None)
+}
+
+/// Parses the first record of a `TREE` extension body: `<name>\0<entry count> <subtrees>\n<id>`.
+fn parse_tree_root(body: &[u8], hash: gix::hash::Kind) -> Option<ObjectId> {
+    let nul = body.iter().position(|&b| b == 0)?;
+    if nul != 0 {
+        return None;
+    }
+    let nl = nul + body[nul..].iter().position(|&b| b == b'\n')?;
+    let counts = std::str::from_utf8(&body[nul + 1..nl]).ok()?;
+    let (count, _) = counts.split_once(' ')?;
+    if count.parse::<i64>().ok()? < 0 {
+        return None;
+    }
+    let id = body.get(nl + 1..nl + 1 + hash.len_in_bytes())?;
+    ObjectId::try_from(id).ok()
+}

@@ -28,11 +28,6 @@ fn ours(dir: &Path) -> (Vec<(char, String)>, Vec<(char, String)>) {
     let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
     let head = repo.head_commit().unwrap().map(|c| git_task::git::objects::commit_tree(&repo, c).unwrap());
     let index = staged::open_index(&repo, &repo.inner.index_path()).unwrap();
-    let letter = |k| match k {
-        git_task::git::diff::ChangeKind::Added => 'A',
-        git_task::git::diff::ChangeKind::Modified => 'M',
-        git_task::git::diff::ChangeKind::Deleted => 'D',
-    };
     let rows = |state: &gix::index::State| -> Vec<(char, String)> {
         staged::changes(&repo, state, head).unwrap().into_iter().map(|c| (letter(c.kind), c.path)).collect()
     };
@@ -50,10 +45,33 @@ fn assert_matches_git(repo: &TestRepo, dir: &Path, what: &str) {
     let (with, without) = ours(dir);
     assert_eq!(with, want, "{what}: with the cached tree");
     assert_eq!(without, want, "{what}: without the cached tree");
+    assert_eq!(read_staged(dir), want, "{what}: read_staged");
     repo.git(dir, &["write-tree"]);
     // (An intent-to-add entry keeps its directories' cached trees invalid.)
     if has_cached_tree(dir) {
         assert_eq!(ours(dir).0, want, "{what}: with a fully valid cached tree that differs from HEAD");
+        assert!(root_tree_known(dir), "{what}: the fast path applies");
+        assert_eq!(read_staged(dir), want, "{what}: read_staged from the cached root tree");
+    }
+}
+
+/// What the hook uses: the cached root tree when valid, else the walk.
+fn read_staged(dir: &Path) -> Vec<(char, String)> {
+    let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
+    let staged = git_task::changes::read_staged(&repo).unwrap();
+    staged.changes.into_iter().map(|c| (letter(c.kind), c.path)).collect()
+}
+
+fn root_tree_known(dir: &Path) -> bool {
+    let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
+    staged::cached_root_tree(&repo.inner.index_path(), repo.inner.object_hash()).unwrap().is_some()
+}
+
+fn letter(kind: git_task::git::diff::ChangeKind) -> char {
+    match kind {
+        git_task::git::diff::ChangeKind::Added => 'A',
+        git_task::git::diff::ChangeKind::Modified => 'M',
+        git_task::git::diff::ChangeKind::Deleted => 'D',
     }
 }
 
@@ -152,4 +170,54 @@ fn check_staged_reads_the_index_git_hands_over() {
     assert_eq!(out.status.code(), Some(1));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["violations"][0]["file"], "src/store/mod.rs", "{j}");
+}
+
+#[test]
+fn every_index_version_is_read() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    for version in ["2", "3", "4"] {
+        repo.git(&root, &["update-index", "--index-version", version]);
+        repo.write(&root, &format!("v{version}/a.txt"), version);
+        repo.git(&root, &["add", "-A"]);
+        if version == "3" {
+            // An extended flag makes the entry two bytes longer.
+            repo.write(&root, "ita.txt", "x\n");
+            repo.git(&root, &["add", "-N", "ita.txt"]);
+        }
+        assert_matches_git(&repo, &root, &format!("index version {version}"));
+        if version == "3" {
+            repo.git(&root, &["rm", "-q", "--cached", "ita.txt"]);
+        }
+        repo.git(&root, &["commit", "-q", "-m", version]);
+        assert!(root_tree_known(&root), "version {version}: a commit leaves a valid cached root");
+        assert_matches_git(&repo, &root, &format!("index version {version}, committed"));
+    }
+}
+
+#[test]
+fn the_cached_root_tree_is_what_git_would_commit() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    let blob = {
+        let mut cmd = repo.command("git", &root);
+        cmd.args(["hash-object", "-w", "--stdin"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"long\n").unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim().to_owned()
+    };
+    // A path longer than the 12-bit length field (only in the index: too long for the file system).
+    let long = format!("x/{}/f", vec!["d".repeat(199); 21].join("/"));
+    repo.git(&root, &["update-index", "--add", "--cacheinfo", &format!("100644,{blob},{long}")]);
+    for version in ["2", "3", "4"] {
+        repo.git(&root, &["update-index", "--index-version", version]);
+        repo.write(&root, &format!("v{version}.txt"), version);
+        repo.git(&root, &["add", "-A"]);
+        assert!(!root_tree_known(&root), "version {version}: staging invalidates the root");
+        let tree = repo.git(&root, &["write-tree"]);
+        let repo_ = Repo::from_gix(gix::open(&root).unwrap()).unwrap();
+        let known = staged::cached_root_tree(&repo_.inner.index_path(), repo_.inner.object_hash()).unwrap();
+        assert_eq!(known.map(|t| t.to_string()), Some(tree), "version {version}");
+    }
 }
