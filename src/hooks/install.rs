@@ -17,12 +17,12 @@
 //!   config unless some config already has it; `uninstall` removes it only if
 //!   `install` added it (remembered in `task.hooksAddedRewriteRef`).
 //!
-//! The config file is edited in process with gix's config parser, under git's
-//! own `config.lock` protocol. No git process is started.
+//! The config file is edited in process ([`crate::git::config`]). No git
+//! process is started.
 
 use super::scripts::{self, HookKind};
 use crate::error::{Context, Error, Result};
-use crate::git::Repo;
+use crate::git::{config, Repo};
 use std::path::{Path, PathBuf};
 
 /// Suffix of the file a foreign hook is moved to when it is chained.
@@ -317,23 +317,16 @@ fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
     result.context(|| format!("could not write '{}'", path.display()))
 }
 
-/// The repository's own config file (shared by all worktrees).
-fn local_config_path(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("config")
-}
-
 /// Adds `notes.rewriteRef=refs/notes/tasks` unless some config has it; returns whether it was added.
 fn add_rewrite_ref(repo: &Repo) -> Result<bool> {
     if repo.config_strings("notes.rewriteRef").iter().any(|v| v == NOTES_REF) {
         return Ok(false);
     }
-    edit_local_config(repo, |config| {
-        let err = |e| Error::repo("could not edit the config", e);
-        config.section_mut_or_create_new("notes", None).map_err(err)?.push("rewriteRef", Some(NOTES_REF.into())).map_err(err)?;
-        config.section_mut_or_create_new("task", None).map_err(err)?.push("hooksAddedRewriteRef", Some("true".into())).map_err(err)?;
-        Ok(())
-    })?;
-    Ok(true)
+    let added = config::add_local_value(repo, "notes", "rewriteRef", NOTES_REF)?;
+    if added {
+        config::add_local_value(repo, "task", "hooksAddedRewriteRef", "true")?;
+    }
+    Ok(added)
 }
 
 /// Removes what [`add_rewrite_ref`] added; returns whether anything was removed.
@@ -341,49 +334,7 @@ fn remove_rewrite_ref(repo: &Repo) -> Result<bool> {
     if repo.config_bool(ADDED_REWRITE_REF_KEY) != Some(true) {
         return Ok(false);
     }
-    let mut removed = false;
-    edit_local_config(repo, |config| {
-        if let Ok(mut values) = config.raw_values_mut_by("notes", None, "rewriteRef") {
-            let all = values.get().unwrap_or_default();
-            if let Some(pos) = all.iter().rposition(|v| v == NOTES_REF) {
-                values.delete(pos);
-                removed = true;
-            }
-        }
-        if let Ok(mut values) = config.raw_values_mut_by("task", None, "hooksAddedRewriteRef") {
-            values.delete_all();
-        }
-        for section in ["notes", "task"] {
-            let empty = config.section(section, None).is_ok_and(|s| s.body().num_values() == 0);
-            if empty {
-                config.remove_section(section, None);
-            }
-        }
-        Ok(())
-    })?;
+    let removed = config::remove_local_value(repo, "notes", "rewriteRef", Some(NOTES_REF))?;
+    config::remove_local_value(repo, "task", "hooksAddedRewriteRef", None)?;
     Ok(removed)
-}
-
-/// Edits the repository's config file in place under `config.lock`, as `git config` does.
-fn edit_local_config(repo: &Repo, edit: impl FnOnce(&mut gix::config::File) -> Result<()>) -> Result<()> {
-    let path = local_config_path(repo);
-    let lock = path.with_file_name("config.lock");
-    let mut lock_file = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock).map_err(|e| {
-        Error::repo(format!("could not lock '{}'", path.display()), e).hint("another git command is changing the config; try again")
-    })?;
-    let result = (|| -> Result<()> {
-        let mut config = gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
-            .map_err(|e| Error::repo(format!("could not read '{}'", path.display()), e))?;
-        edit(&mut config)?;
-        let mut bytes = Vec::new();
-        config.write_to(&mut bytes).context(|| "could not write the config".into())?;
-        use std::io::Write;
-        lock_file.write_all(&bytes).context(|| format!("could not write '{}'", lock.display()))?;
-        lock_file.sync_all().context(|| format!("could not write '{}'", lock.display()))?;
-        std::fs::rename(&lock, &path).context(|| format!("could not replace '{}'", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&lock);
-    }
-    result
 }
