@@ -37,7 +37,12 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     let no_color = std::env::var_os("NO_COLOR");
     let early_out = || {
         let err_color = use_color(std::io::stderr().is_terminal(), no_color.as_deref(), None);
-        Out::new(Format::Human, cli.global.quiet, Palette::default(), Palette::new(err_color))
+        Out::new(
+            Format::Human,
+            cli.global.quiet,
+            Palette::default(),
+            Palette::new(err_color),
+        )
     };
     let start_dir = match &cli.global.dir {
         Some(dir) => dir.clone(),
@@ -57,9 +62,21 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let color_ui = repo.config_string("color.ui");
-    let palette = Palette::new(use_color(std::io::stdout().is_terminal(), no_color.as_deref(), color_ui.as_deref()));
-    let err_palette = Palette::new(use_color(std::io::stderr().is_terminal(), no_color.as_deref(), color_ui.as_deref()));
-    let format = if cli.global.json { Format::Json } else { Format::Human };
+    let palette = Palette::new(use_color(
+        std::io::stdout().is_terminal(),
+        no_color.as_deref(),
+        color_ui.as_deref(),
+    ));
+    let err_palette = Palette::new(use_color(
+        std::io::stderr().is_terminal(),
+        no_color.as_deref(),
+        color_ui.as_deref(),
+    ));
+    let format = if cli.global.json {
+        Format::Json
+    } else {
+        Format::Human
+    };
     let out = Out::new(format, cli.global.quiet, palette, err_palette);
     let settings = match Settings::load(&repo) {
         Ok(s) => s,
@@ -68,7 +85,11 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             return ExitCode::from(err.exit_code());
         }
     };
-    let ctx = Ctx { repo, settings, out };
+    let ctx = Ctx {
+        repo,
+        settings,
+        out,
+    };
     let result = commands::run(&ctx, &cli.command);
     let code = match result {
         Ok(Done::Ok) => 0,

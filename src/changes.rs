@@ -17,12 +17,18 @@ pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
-                let blob = repo.inner.find_blob(id).map_err(|e| crate::Error::repo(format!("could not read link '{}'", c.path), e))?;
+                let blob = repo.inner.find_blob(id).map_err(|e| {
+                    crate::Error::repo(format!("could not read link '{}'", c.path), e)
+                })?;
                 resolve_link(&c.path, &String::from_utf8_lossy(&blob.data))
             }
             _ => None,
         };
-        out.push(Change { path: c.path.clone(), kind: c.kind, link_target });
+        out.push(Change {
+            path: c.path.clone(),
+            kind: c.kind,
+            link_target,
+        });
     }
     Ok(out)
 }
@@ -59,7 +65,8 @@ pub fn policy_text(repo: &Repo, record: &Record) -> Result<Option<String>> {
             Err(_) => return Ok(None),
         },
     };
-    Ok(objects::read_blob_at(repo, tip, POLICY_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    Ok(objects::read_blob_at(repo, tip, POLICY_FILE)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// Returns the branch level of a task whose files are `tree` (`NotApplicable` in patch mode).
@@ -67,16 +74,24 @@ pub fn branch_file_in_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Resu
     if record.state.mode == Mode::Patch {
         return Ok(BranchFile::NotApplicable);
     }
-    Ok(match objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)? {
-        Some(b) => BranchFile::Present(String::from_utf8_lossy(&b).into_owned()),
-        None => BranchFile::Deleted,
-    })
+    Ok(
+        match objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)? {
+            Some(b) => BranchFile::Present(String::from_utf8_lossy(&b).into_owned()),
+            None => BranchFile::Deleted,
+        },
+    )
 }
 
 /// Builds the effective contract of a task: policy ∩ frozen ∩ branch file.
 pub fn effective(repo: &Repo, record: &Record, branch: &BranchFile) -> Result<Effective> {
     let policy = policy_text(repo, record)?;
-    Effective::new(&record.state.id, policy.as_deref(), &record.contract, branch, repo.ignore_case())
+    Effective::new(
+        &record.state.id,
+        policy.as_deref(),
+        &record.contract,
+        branch,
+        repo.ignore_case(),
+    )
 }
 
 /// Where a task's changes are measured from: the base ref (worktree mode) or the snapshot's HEAD (patch mode).
@@ -93,7 +108,11 @@ pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
     if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
         return Ok(base);
     }
-    record.state.base_commit.parse().map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
+    record
+        .state
+        .base_commit
+        .parse()
+        .map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
 }
 
 /// Judges a task's tree `tree` (committed work, or the worktree state) against its contract.
@@ -104,7 +123,10 @@ pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdic
     let judged = to_judged(repo, &changed)?;
     let branch = branch_file_in_tree(repo, record, tree)?;
     let contract = effective(repo, record, &branch)?;
-    let ctx = RepairContext { source: base.to_string(), staged: false };
+    let ctx = RepairContext {
+        source: base.to_string(),
+        staged: false,
+    };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
 
@@ -137,7 +159,13 @@ pub fn read_staged(repo: &Repo) -> Result<Staged> {
     let path = staged::index_path(repo);
     if let Some(tree) = staged::cached_root_tree(&path, repo.inner.object_hash())? {
         let changes = diff::tree_to_tree(repo, head_tree, tree)?;
-        return Ok(Staged { head, head_tree, tree: Some(tree), index: None, changes });
+        return Ok(Staged {
+            head,
+            head_tree,
+            tree: Some(tree),
+            index: None,
+            changes,
+        });
     }
     let index = if path.exists() {
         staged::open_index(repo, &path)?
@@ -145,7 +173,13 @@ pub fn read_staged(repo: &Repo) -> Result<Staged> {
         gix::index::File::from_state(gix::index::State::new(repo.inner.object_hash()), path)
     };
     let changes = staged::changes(repo, &index, head.map(|_| head_tree))?;
-    Ok(Staged { head, head_tree, tree: None, index: Some(index), changes })
+    Ok(Staged {
+        head,
+        head_tree,
+        tree: None,
+        index: Some(index),
+        changes,
+    })
 }
 
 /// Judges what is staged for task `record`: the pre-commit hook and `check --staged`.
@@ -163,7 +197,12 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
                 Some((_, id)) => Some(
                     repo.inner
                         .find_blob(id)
-                        .map_err(|e| crate::Error::repo(format!("could not read the staged {CONTRACT_FILE}"), e))?
+                        .map_err(|e| {
+                            crate::Error::repo(
+                                format!("could not read the staged {CONTRACT_FILE}"),
+                                e,
+                            )
+                        })?
                         .data
                         .clone(),
                 ),
@@ -178,7 +217,10 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     };
     let judged = to_judged(repo, &staged.changes)?;
     let contract = effective(repo, record, &branch)?;
-    let ctx = RepairContext { source: "HEAD".into(), staged: true };
+    let ctx = RepairContext {
+        source: "HEAD".into(),
+        staged: true,
+    };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
 
@@ -188,12 +230,20 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
 /// gix runs no hooks, so git-task's own commits call this in process where
 /// `git commit` would have run the pre-commit hook (SPEC §8). The result is
 /// the same verdict the hook gives for the same change.
-pub fn judge_commit(repo: &Repo, record: &Record, parent_tree: ObjectId, tree: ObjectId) -> Result<Verdict> {
+pub fn judge_commit(
+    repo: &Repo,
+    record: &Record,
+    parent_tree: ObjectId,
+    tree: ObjectId,
+) -> Result<Verdict> {
     let changed = diff::tree_to_tree(repo, parent_tree, tree)?;
     let judged = to_judged(repo, &changed)?;
     let branch = branch_file_in_tree(repo, record, tree)?;
     let contract = effective(repo, record, &branch)?;
-    let ctx = RepairContext { source: "HEAD".into(), staged: true };
+    let ctx = RepairContext {
+        source: "HEAD".into(),
+        staged: true,
+    };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
 
@@ -206,7 +256,12 @@ pub fn judge_task(repo: &Repo, record: &Record) -> Result<Verdict> {
     } else {
         match repo.find_ref(&record.state.branch)? {
             Some(tip) => objects::commit_tree(repo, tip)?,
-            None => return Err(crate::Error::input(format!("task '{}' has neither a worktree nor a branch", record.state.id))),
+            None => {
+                return Err(crate::Error::input(format!(
+                    "task '{}' has neither a worktree nor a branch",
+                    record.state.id
+                )))
+            }
         }
     };
     judge_tree(repo, record, tree)
@@ -217,8 +272,14 @@ mod tests {
     #[test]
     fn link_targets_resolve_inside_the_repository() {
         use super::resolve_link;
-        assert_eq!(resolve_link("src/link", "db/x.rs").as_deref(), Some("src/db/x.rs"));
-        assert_eq!(resolve_link("src/link", "../secrets/k").as_deref(), Some("secrets/k"));
+        assert_eq!(
+            resolve_link("src/link", "db/x.rs").as_deref(),
+            Some("src/db/x.rs")
+        );
+        assert_eq!(
+            resolve_link("src/link", "../secrets/k").as_deref(),
+            Some("secrets/k")
+        );
         assert_eq!(resolve_link("link", "./a/./b").as_deref(), Some("a/b"));
         assert_eq!(resolve_link("link", "../outside"), None);
         assert_eq!(resolve_link("a/link", "/etc/passwd"), None);

@@ -38,7 +38,11 @@ impl Report for CheckReport {
         use owo_colors::OwoColorize;
         let p = &out.palette;
         if self.verdict.is_clean() {
-            let what = if self.staged { "staged change" } else { "changed file" };
+            let what = if self.staged {
+                "staged change"
+            } else {
+                "changed file"
+            };
             out.line(format_args!(
                 "{} task '{}': {} {what}{} within the contract",
                 "ok:".style(p.ok),
@@ -52,14 +56,22 @@ impl Report for CheckReport {
         for c in self.checks.iter().flatten() {
             let secs = c.millis as f64 / 1000.0;
             if c.ok() {
-                out.line(format_args!("{} check '{}' passed ({secs:.1}s)", "ok:".style(p.ok), c.command))?;
+                out.line(format_args!(
+                    "{} check '{}' passed ({secs:.1}s)",
+                    "ok:".style(p.ok),
+                    c.command
+                ))?;
             } else {
                 let why = match (c.timed_out, c.code) {
                     (true, _) => "timed out".to_owned(),
                     (false, Some(code)) => format!("exit {code}"),
                     (false, None) => "killed by a signal".to_owned(),
                 };
-                out.line(format_args!("{} check '{}' failed ({why}, {secs:.1}s)", "error:".style(p.error), c.command))?;
+                out.line(format_args!(
+                    "{} check '{}' failed ({why}, {secs:.1}s)",
+                    "error:".style(p.error),
+                    c.command
+                ))?;
                 for line in c.output.lines() {
                     out.line(format_args!("    {}", crate::output::escape(line)))?;
                 }
@@ -80,8 +92,14 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         } else {
             let path = std::path::Path::new(&record.state.worktree);
             if !path.join(".git").exists() {
-                return Err(crate::Error::input(format!("task '{}' has no worktree, so nothing is staged", record.state.id))
-                    .hint(format!("judge its committed work instead: git task check {}", record.state.id)));
+                return Err(crate::Error::input(format!(
+                    "task '{}' has no worktree, so nothing is staged",
+                    record.state.id
+                ))
+                .hint(format!(
+                    "judge its committed work instead: git task check {}",
+                    record.state.id
+                )));
             }
             let wt = crate::git::worktree::open_at(path)?;
             let staged = crate::changes::read_staged(&wt)?;
@@ -90,9 +108,17 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
     } else {
         crate::changes::judge_task(&ctx.repo, &record)?
     };
-    let checks = if args.run { Some(run_checks(ctx, &record)?) } else { None };
+    let checks = if args.run {
+        Some(run_checks(ctx, &record)?)
+    } else {
+        None
+    };
     let passed = verdict.is_clean() && checks.iter().flatten().all(Outcome::ok);
-    let report = CheckReport { verdict, staged: args.staged, checks };
+    let report = CheckReport {
+        verdict,
+        staged: args.staged,
+        checks,
+    };
     emit(ctx, &report, if passed { Done::Ok } else { Done::Negative })
 }
 
@@ -100,7 +126,10 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
 fn run_checks(ctx: &Ctx, record: &crate::record::Record) -> crate::Result<Vec<Outcome>> {
     let dir = std::path::Path::new(&record.state.worktree);
     if !dir.is_dir() {
-        return Err(crate::Error::input(format!("task '{}' has no worktree to run its checks in", record.state.id)));
+        return Err(crate::Error::input(format!(
+            "task '{}' has no worktree to run its checks in",
+            record.state.id
+        )));
     }
     let env = crate::task::start::task_env(&record.state);
     let timeout = record.contract.check_timeout();
@@ -115,6 +144,11 @@ fn run_checks(ctx: &Ctx, record: &crate::record::Record) -> crate::Result<Vec<Ou
         .collect();
     let passed = outcomes.iter().all(Outcome::ok);
     let details = serde_json::json!({ "source": "check", "passed": passed, "results": results });
-    crate::record::note_event(&ctx.repo, &record.state.task_id(), crate::record::event::CHECKS, details)?;
+    crate::record::note_event(
+        &ctx.repo,
+        &record.state.task_id(),
+        crate::record::event::CHECKS,
+        details,
+    )?;
     Ok(outcomes)
 }

@@ -32,10 +32,16 @@ fn pre_commit(ctx: &Ctx) -> CmdResult {
     match pre_commit::run(&ctx.repo, &ctx.settings)? {
         pre_commit::Outcome::NoTask | pre_commit::Outcome::Clean(_) => Ok(Done::Ok),
         pre_commit::Outcome::Finished { task, status } => {
-            ctx.out.warn(format_args!("task '{task}' is {status}; this commit is not checked against its contract"));
+            ctx.out.warn(format_args!(
+                "task '{task}' is {status}; this commit is not checked against its contract"
+            ));
             Ok(Done::Ok)
         }
-        pre_commit::Outcome::Violation { verdict, event_error, reverted } => {
+        pre_commit::Outcome::Violation {
+            verdict,
+            event_error,
+            reverted,
+        } => {
             ctx.out.raw_err(&verdict.human(&ctx.out.err_palette));
             if let Some(r) = reverted {
                 ctx.out.warn(format_args!(
@@ -43,10 +49,15 @@ fn pre_commit(ctx: &Ctx) -> CmdResult {
                     r.attempt,
                     r.paths.join(", ")
                 ));
-                ctx.out.hint(format_args!("get them back with: git checkout {} -- <path>", r.attempt));
+                ctx.out.hint(format_args!(
+                    "get them back with: git checkout {} -- <path>",
+                    r.attempt
+                ));
             }
             if let Some(err) = event_error {
-                ctx.out.warn(format_args!("the violation could not be recorded in the task's log: {err}"));
+                ctx.out.warn(format_args!(
+                    "the violation could not be recorded in the task's log: {err}"
+                ));
             }
             Ok(Done::Negative)
         }
@@ -66,10 +77,17 @@ fn post_checkout(ctx: &Ctx, args: &HookArgs) {
                 crate::task::Status::Active | crate::task::Status::Provisioning => String::new(),
                 other => format!(" ({other})"),
             };
-            let mut lines = vec![format!("task '{}' is active in this worktree{status}", record.state.id.style(p.id))];
+            let mut lines = vec![format!(
+                "task '{}' is active in this worktree{status}",
+                record.state.id.style(p.id)
+            )];
             lines.push(format!(
                 "  allowed    {}",
-                if c.allowed.is_empty() { "(any path not forbidden)".to_owned() } else { e(&c.allowed.join(" ")) }
+                if c.allowed.is_empty() {
+                    "(any path not forbidden)".to_owned()
+                } else {
+                    e(&c.allowed.join(" "))
+                }
             ));
             if !c.forbidden.is_empty() {
                 lines.push(format!("  forbidden  {}", e(&c.forbidden.join(" "))));
@@ -92,13 +110,19 @@ fn post_checkout(ctx: &Ctx, args: &HookArgs) {
         }
         Ok(post_checkout::Outcome::Finished { task, status }) => {
             ctx.out.warn(format_args!("task '{task}' is {status}; commits on this branch are not checked against its contract"));
-            ctx.out.hint(format_args!("start a new task for more work: git task start <id>"));
+            ctx.out.hint(format_args!(
+                "start a new task for more work: git task start <id>"
+            ));
         }
         Ok(post_checkout::Outcome::Left { task }) => {
-            ctx.out.note(format_args!("task '{task}' is no longer active in this worktree"));
+            ctx.out.note(format_args!(
+                "task '{task}' is no longer active in this worktree"
+            ));
         }
         Err(err) => {
-            ctx.out.warn(format_args!("git-task could not update the active task of this worktree: {err}"));
+            ctx.out.warn(format_args!(
+                "git-task could not update the active task of this worktree: {err}"
+            ));
         }
     }
 }

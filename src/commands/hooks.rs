@@ -31,26 +31,55 @@ pub enum HooksAction {
 pub fn run(ctx: &Ctx, args: &HooksArgs) -> CmdResult {
     match args.action {
         HooksAction::Install { force } => {
-            let opts = InstallOptions { force, settings: current_settings(ctx)? };
+            let opts = InstallOptions {
+                force,
+                settings: current_settings(ctx)?,
+            };
             let outcome = install::install(&ctx.repo, &opts)?;
-            emit(ctx, &InstallReport { kind: "hooks_install", outcome, binary: opts.settings.binary }, Done::Ok)
+            emit(
+                ctx,
+                &InstallReport {
+                    kind: "hooks_install",
+                    outcome,
+                    binary: opts.settings.binary,
+                },
+                Done::Ok,
+            )
         }
         HooksAction::Uninstall => {
             let outcome = install::uninstall(&ctx.repo)?;
-            emit(ctx, &UninstallReport { kind: "hooks_uninstall", outcome }, Done::Ok)
+            emit(
+                ctx,
+                &UninstallReport {
+                    kind: "hooks_uninstall",
+                    outcome,
+                },
+                Done::Ok,
+            )
         }
         HooksAction::Status => {
             let status = install::status(&ctx.repo, &current_settings(ctx)?)?;
-            emit(ctx, &StatusReport { kind: "hooks_status", status }, Done::Ok)
+            emit(
+                ctx,
+                &StatusReport {
+                    kind: "hooks_status",
+                    status,
+                },
+                Done::Ok,
+            )
         }
     }
 }
 
 /// What install would bake into the shims now: this binary's absolute path and the branch prefix.
 fn current_settings(ctx: &Ctx) -> crate::Result<scripts::Settings> {
-    let exe = std::env::current_exe().map_err(|e| crate::Error::repo("could not find the path of the running git-task", e))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| crate::Error::repo("could not find the path of the running git-task", e))?;
     let binary = exe.canonicalize().unwrap_or(exe);
-    Ok(scripts::Settings { binary: binary.display().to_string(), prefix: ctx.settings.branch_prefix.clone() })
+    Ok(scripts::Settings {
+        binary: binary.display().to_string(),
+        prefix: ctx.settings.branch_prefix.clone(),
+    })
 }
 
 #[derive(serde::Serialize)]
@@ -70,9 +99,16 @@ impl Report for InstallReport {
                 InstallAction::Updated => "updated",
                 InstallAction::Chained => "installed; the hook that was there runs first",
             };
-            out.line(format_args!("{:<14} {what}: {}", h.name, crate::output::escape(&h.path)))?;
+            out.line(format_args!(
+                "{:<14} {what}: {}",
+                h.name,
+                crate::output::escape(&h.path)
+            ))?;
         }
-        out.note(format_args!("the hooks run {}", crate::output::escape(&self.binary)));
+        out.note(format_args!(
+            "the hooks run {}",
+            crate::output::escape(&self.binary)
+        ));
         if self.outcome.notes_rewrite_ref_changed {
             out.note("set notes.rewriteRef=refs/notes/tasks so task notes follow amended and rebased commits");
         }
@@ -96,7 +132,11 @@ impl Report for UninstallReport {
                 UninstallAction::Restored => "removed; the hook that was there before is back",
                 UninstallAction::Foreign => "not git-task's; left alone",
             };
-            out.line(format_args!("{:<14} {what}: {}", h.name, crate::output::escape(&h.path)))?;
+            out.line(format_args!(
+                "{:<14} {what}: {}",
+                h.name,
+                crate::output::escape(&h.path)
+            ))?;
         }
         if self.outcome.notes_rewrite_ref_changed {
             out.note("removed notes.rewriteRef=refs/notes/tasks, which 'hooks install' had set");
@@ -114,7 +154,10 @@ struct StatusReport {
 
 impl Report for StatusReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        out.line(format_args!("hooks directory  {}", crate::output::escape(&self.status.dir)))?;
+        out.line(format_args!(
+            "hooks directory  {}",
+            crate::output::escape(&self.status.dir)
+        ))?;
         for h in &self.status.hooks {
             let state = match h.state {
                 State::Missing => "missing",
@@ -125,16 +168,26 @@ impl Report for StatusReport {
             };
             out.line(format_args!("{:<16} {state}", h.name))?;
             if let Some(chained) = &h.chained {
-                out.line(format_args!("  chained        {}", crate::output::escape(chained)))?;
+                out.line(format_args!(
+                    "  chained        {}",
+                    crate::output::escape(chained)
+                ))?;
             }
             if let Some(bin) = &h.binary {
                 let found = if h.binary_found { "" } else { " (missing)" };
-                out.line(format_args!("  binary         {}{found}", crate::output::escape(bin)))?;
+                out.line(format_args!(
+                    "  binary         {}{found}",
+                    crate::output::escape(bin)
+                ))?;
             }
         }
         out.line(format_args!(
             "notes.rewriteRef {}",
-            if self.status.notes_rewrite_ref { "refs/notes/tasks" } else { "not set for refs/notes/tasks" }
+            if self.status.notes_rewrite_ref {
+                "refs/notes/tasks"
+            } else {
+                "not set for refs/notes/tasks"
+            }
         ))
     }
 }

@@ -28,7 +28,10 @@ struct RemoveReport {
 impl Report for RemoveReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         if !self.removed {
-            out.note(format_args!("Task '{}' is already removed; nothing to do", self.task));
+            out.note(format_args!(
+                "Task '{}' is already removed; nothing to do",
+                self.task
+            ));
             return Ok(());
         }
         for a in &self.attempts {
@@ -41,12 +44,26 @@ impl Report for RemoveReport {
 
 pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
     match remove::remove(&ctx.repo, &ctx.settings, &args.id, args.force)? {
-        Ok(Removed::Done { attempts, .. }) => {
-            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: true, attempts }, Done::Ok)
-        }
-        Ok(Removed::AlreadyGone(_)) => {
-            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: false, attempts: Vec::new() }, Done::Ok)
-        }
+        Ok(Removed::Done { attempts, .. }) => emit(
+            ctx,
+            &RemoveReport {
+                kind: "remove",
+                task: args.id.to_string(),
+                removed: true,
+                attempts,
+            },
+            Done::Ok,
+        ),
+        Ok(Removed::AlreadyGone(_)) => emit(
+            ctx,
+            &RemoveReport {
+                kind: "remove",
+                task: args.id.to_string(),
+                removed: false,
+                attempts: Vec::new(),
+            },
+            Done::Ok,
+        ),
         Err(dirty) => {
             let shown: Vec<&str> = dirty.changed.iter().take(10).map(String::as_str).collect();
             let more = dirty.changed.len().saturating_sub(shown.len());
@@ -55,7 +72,11 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
                 dirty.id,
                 dirty.path,
                 shown.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             ));
             err = err
                 .hint(format!("commit them in the worktree, or see them with 'git -C {} status'", dirty.path))

@@ -97,10 +97,16 @@ impl Report for StartReport {
                 "Started task '{}' on branch '{}' from {}",
                 self.task.style(p.id),
                 self.branch,
-                self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())])
+                self.base_branch
+                    .as_deref()
+                    .unwrap_or(&self.base[..12.min(self.base.len())])
             ));
         } else {
-            out.note(format_args!("Task '{}' already exists ({}); nothing changed", self.task.style(p.id), self.status));
+            out.note(format_args!(
+                "Task '{}' already exists ({}); nothing changed",
+                self.task.style(p.id),
+                self.status
+            ));
         }
         out.line(&self.worktree)
     }
@@ -122,19 +128,27 @@ impl Report for SetupFailedReport {
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             out.raw_err("\n");
         }
-        let code = self.code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
-        out.error(&crate::Error::negative(format!(
-            "setup command '{}' failed (exit {code}); task '{}' was not created",
-            self.command, self.task
-        )).hint("fix the setup command and start the task again"));
+        let code = self
+            .code
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "a signal".into());
+        out.error(
+            &crate::Error::negative(format!(
+                "setup command '{}' failed (exit {code}); task '{}' was not created",
+                self.command, self.task
+            ))
+            .hint("fix the setup command and start the task again"),
+        );
         Ok(())
     }
 }
 
 pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     if args.mode == ModeArg::Patch {
-        return Err(crate::Error::input("patch mode is not available in this build yet")
-            .hint("use the default worktree mode: git task start <id>"));
+        return Err(
+            crate::Error::input("patch mode is not available in this build yet")
+                .hint("use the default worktree mode: git task start <id>"),
+        );
     }
     let _guard = gix::interrupt::init_handler_default(1).ok();
     let opts = StartOptions {

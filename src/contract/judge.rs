@@ -104,8 +104,19 @@ impl Verdict {
             self.violations.len(),
             if self.violations.len() == 1 { "" } else { "s" }
         ));
-        let width = self.violations.iter().map(|v| v.file.chars().count()).max().unwrap_or(0).min(60);
-        let rwidth = self.violations.iter().map(|v| v.reason.to_string().len()).max().unwrap_or(0);
+        let width = self
+            .violations
+            .iter()
+            .map(|v| v.file.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(60);
+        let rwidth = self
+            .violations
+            .iter()
+            .map(|v| v.reason.to_string().len())
+            .max()
+            .unwrap_or(0);
         for v in &self.violations {
             let file = crate::output::escape(&v.file);
             let pad = width.saturating_sub(file.chars().count());
@@ -144,11 +155,23 @@ pub fn judge(contract: &Effective, changes: &[Change], repair: &RepairContext) -
         }
     }
     if let Some(why) = &contract.tampered {
-        violations.push(Violation { file: CONTRACT_FILE.into(), reason: Reason::ContractTampered, rule: why.clone() });
+        violations.push(Violation {
+            file: CONTRACT_FILE.into(),
+            reason: Reason::ContractTampered,
+            rule: why.clone(),
+        });
     }
-    let repair = if violations.is_empty() { String::new() } else { repair_text(contract, &violations, changes, repair) };
+    let repair = if violations.is_empty() {
+        String::new()
+    } else {
+        repair_text(contract, &violations, changes, repair)
+    };
     Verdict {
-        kind: if violations.is_empty() { "contract_ok" } else { "contract_violation" },
+        kind: if violations.is_empty() {
+            "contract_ok"
+        } else {
+            "contract_violation"
+        },
         task: contract.task.clone(),
         violations,
         repair,
@@ -158,7 +181,13 @@ pub fn judge(contract: &Effective, changes: &[Change], repair: &RepairContext) -
 
 fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
     let path = change.path.as_str();
-    let violation = |reason, rule: String| Some(Violation { file: path.to_owned(), reason, rule });
+    let violation = |reason, rule: String| {
+        Some(Violation {
+            file: path.to_owned(),
+            reason,
+            rule,
+        })
+    };
     for level in &contract.levels {
         if let Some(rule) = level.forbidden.first_match(path) {
             return violation(Reason::Forbidden, rule.to_owned());
@@ -171,7 +200,10 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
     }
     for level in &contract.levels {
         if !level.allowed.is_empty() && !level.allowed.is_match(path) {
-            return violation(Reason::NotAllowed, format!("allowed = [{}]", quoted_list(level.allowed.rules())));
+            return violation(
+                Reason::NotAllowed,
+                format!("allowed = [{}]", quoted_list(level.allowed.rules())),
+            );
         }
     }
     for level in &contract.levels {
@@ -189,19 +221,31 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
 }
 
 fn quoted_list(items: &[String]) -> String {
-    items.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|s| format!("\"{s}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Quotes a path for a POSIX shell.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c))
+    {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
-fn repair_text(contract: &Effective, violations: &[Violation], changes: &[Change], ctx: &RepairContext) -> String {
+fn repair_text(
+    contract: &Effective,
+    violations: &[Violation],
+    changes: &[Change],
+    ctx: &RepairContext,
+) -> String {
     let mut lines = Vec::new();
     let allowed = contract.allowed_summary();
     let forbidden = contract.forbidden_summary();
@@ -237,22 +281,38 @@ fn repair_text(contract: &Effective, violations: &[Violation], changes: &[Change
         lines.push("Put the offending files back with:".into());
     }
     if !restore.is_empty() {
-        let staged = if ctx.staged { "--staged --worktree " } else { "--staged --worktree " };
-        lines.push(format!("  git restore --source={} {staged}-- {}", ctx.source, restore.join(" ")));
+        lines.push(format!(
+            "  git restore --source={} --staged --worktree -- {}",
+            ctx.source,
+            restore.join(" ")
+        ));
     }
     if !added.is_empty() {
-        lines.push(format!("  git rm -r -q --cached -- {}   # then move or delete these new files", added.join(" ")));
+        lines.push(format!(
+            "  git rm -r -q --cached -- {}   # then move or delete these new files",
+            added.join(" ")
+        ));
     }
-    if violations.iter().any(|v| v.reason == Reason::ContractTampered) {
+    if violations
+        .iter()
+        .any(|v| v.reason == Reason::ContractTampered)
+    {
         lines.push(format!(
             "Restore the contract with: git show refs/tasks/{}/record:contract.toml > {CONTRACT_FILE} && git add {CONTRACT_FILE}",
             contract.task
         ));
     }
     if let Some(v) = violations.iter().find(|v| v.reason == Reason::TooManyFiles) {
-        lines.push(format!("Change fewer files ({}): restore the ones the task does not need.", v.rule));
+        lines.push(format!(
+            "Change fewer files ({}): restore the ones the task does not need.",
+            v.rule
+        ));
     }
-    lines.push(if ctx.staged { "Then commit again.".into() } else { "Then commit, and merge again.".into() });
+    lines.push(if ctx.staged {
+        "Then commit again.".into()
+    } else {
+        "Then commit, and merge again.".into()
+    });
     lines.join("\n")
 }
 
@@ -267,65 +327,155 @@ mod tests {
     }
 
     fn ch(path: &str, kind: ChangeKind) -> Change {
-        Change { path: path.into(), kind, link_target: None }
+        Change {
+            path: path.into(),
+            kind,
+            link_target: None,
+        }
     }
 
     fn reasons(e: &Effective, changes: &[Change]) -> Vec<(String, Reason)> {
-        let ctx = RepairContext { source: "HEAD".into(), staged: true };
-        judge(e, changes, &ctx).violations.into_iter().map(|v| (v.file, v.reason)).collect()
+        let ctx = RepairContext {
+            source: "HEAD".into(),
+            staged: true,
+        };
+        judge(e, changes, &ctx)
+            .violations
+            .into_iter()
+            .map(|v| (v.file, v.reason))
+            .collect()
     }
 
     #[test]
     fn each_reason() {
         let e = eff("version = 1\nallowed = [\"src/**\"]\nforbidden = [\"src/db/**\"]\nallow_new_files = false\nallow_deletions = false\nmax_changed_files = 3\n");
         assert_eq!(reasons(&e, &[ch("src/a.rs", ChangeKind::Modified)]), vec![]);
-        assert_eq!(reasons(&e, &[ch("src/db/x.rs", ChangeKind::Modified)]), vec![("src/db/x.rs".into(), Reason::Forbidden)]);
-        assert_eq!(reasons(&e, &[ch("docs/x.md", ChangeKind::Modified)]), vec![("docs/x.md".into(), Reason::NotAllowed)]);
-        assert_eq!(reasons(&e, &[ch("src/new.rs", ChangeKind::Added)]), vec![("src/new.rs".into(), Reason::NewFileDisallowed)]);
-        assert_eq!(reasons(&e, &[ch("src/old.rs", ChangeKind::Deleted)]), vec![("src/old.rs".into(), Reason::DeletionDisallowed)]);
-        let many: Vec<Change> = (0..4).map(|i| ch(&format!("src/{i}.rs"), ChangeKind::Modified)).collect();
+        assert_eq!(
+            reasons(&e, &[ch("src/db/x.rs", ChangeKind::Modified)]),
+            vec![("src/db/x.rs".into(), Reason::Forbidden)]
+        );
+        assert_eq!(
+            reasons(&e, &[ch("docs/x.md", ChangeKind::Modified)]),
+            vec![("docs/x.md".into(), Reason::NotAllowed)]
+        );
+        assert_eq!(
+            reasons(&e, &[ch("src/new.rs", ChangeKind::Added)]),
+            vec![("src/new.rs".into(), Reason::NewFileDisallowed)]
+        );
+        assert_eq!(
+            reasons(&e, &[ch("src/old.rs", ChangeKind::Deleted)]),
+            vec![("src/old.rs".into(), Reason::DeletionDisallowed)]
+        );
+        let many: Vec<Change> = (0..4)
+            .map(|i| ch(&format!("src/{i}.rs"), ChangeKind::Modified))
+            .collect();
         assert_eq!(reasons(&e, &many), vec![("*".into(), Reason::TooManyFiles)]);
     }
 
     #[test]
     fn rename_is_deletion_plus_addition() {
         let e = eff("version = 1\nforbidden = [\"secret/**\"]\n");
-        let got = reasons(&e, &[ch("src/a.rs", ChangeKind::Deleted), ch("secret/a.rs", ChangeKind::Added)]);
+        let got = reasons(
+            &e,
+            &[
+                ch("src/a.rs", ChangeKind::Deleted),
+                ch("secret/a.rs", ChangeKind::Added),
+            ],
+        );
         assert_eq!(got, vec![("secret/a.rs".into(), Reason::Forbidden)]);
     }
 
     #[test]
     fn symlink_into_forbidden_path_is_forbidden() {
         let e = eff("version = 1\nforbidden = [\"src/db/**\"]\n");
-        let link = Change { path: "src/link".into(), kind: ChangeKind::Added, link_target: Some("src/db/secret.rs".into()) };
-        let ctx = RepairContext { source: "HEAD".into(), staged: true };
+        let link = Change {
+            path: "src/link".into(),
+            kind: ChangeKind::Added,
+            link_target: Some("src/db/secret.rs".into()),
+        };
+        let ctx = RepairContext {
+            source: "HEAD".into(),
+            staged: true,
+        };
         let v = judge(&e, &[link], &ctx);
         assert_eq!(v.violations.len(), 1);
         assert_eq!(v.violations[0].reason, Reason::Forbidden);
-        assert!(v.violations[0].rule.contains("symlink to 'src/db/secret.rs'"));
+        assert!(v.violations[0]
+            .rule
+            .contains("symlink to 'src/db/secret.rs'"));
     }
 
     #[test]
     fn contract_file_never_counts_but_tampering_does() {
-        let frozen = ContractFile::parse("version = 1\nforbidden = [\"a/**\"]\nmax_changed_files = 1\n", "c").unwrap();
-        let ok = Effective::new("t", None, &frozen, &BranchFile::Present(frozen.to_toml()), false).unwrap();
-        let changes = [ch(CONTRACT_FILE, ChangeKind::Modified), ch("b.rs", ChangeKind::Modified)];
+        let frozen = ContractFile::parse(
+            "version = 1\nforbidden = [\"a/**\"]\nmax_changed_files = 1\n",
+            "c",
+        )
+        .unwrap();
+        let ok = Effective::new(
+            "t",
+            None,
+            &frozen,
+            &BranchFile::Present(frozen.to_toml()),
+            false,
+        )
+        .unwrap();
+        let changes = [
+            ch(CONTRACT_FILE, ChangeKind::Modified),
+            ch("b.rs", ChangeKind::Modified),
+        ];
         assert_eq!(reasons(&ok, &changes), vec![]);
-        let loose = Effective::new("t", None, &frozen, &BranchFile::Present("version = 1\n".into()), false).unwrap();
-        assert_eq!(reasons(&loose, &changes), vec![(CONTRACT_FILE.into(), Reason::ContractTampered)]);
+        let loose = Effective::new(
+            "t",
+            None,
+            &frozen,
+            &BranchFile::Present("version = 1\n".into()),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            reasons(&loose, &changes),
+            vec![(CONTRACT_FILE.into(), Reason::ContractTampered)]
+        );
     }
 
     #[test]
     fn report_names_rule_and_repair_command() {
         let e = eff("version = 1\nallowed = [\"src/api/**\"]\nforbidden = [\"src/db/**\"]\n");
-        let ctx = RepairContext { source: "HEAD".into(), staged: true };
-        let v = judge(&e, &[ch("src/db/x y.rs", ChangeKind::Modified), ch("new.txt", ChangeKind::Added)], &ctx);
+        let ctx = RepairContext {
+            source: "HEAD".into(),
+            staged: true,
+        };
+        let v = judge(
+            &e,
+            &[
+                ch("src/db/x y.rs", ChangeKind::Modified),
+                ch("new.txt", ChangeKind::Added),
+            ],
+            &ctx,
+        );
         assert_eq!(v.kind, "contract_violation");
         let text = v.human(&crate::output::Palette::default());
-        assert!(text.contains("src/db/x y.rs  forbidden    src/db/**"), "{text}");
-        assert!(v.repair.contains("may only change: src/api/**"), "{}", v.repair);
-        assert!(v.repair.contains("git restore --source=HEAD --staged --worktree -- 'src/db/x y.rs'"), "{}", v.repair);
-        assert!(v.repair.contains("git rm -r -q --cached -- new.txt"), "{}", v.repair);
+        assert!(
+            text.contains("src/db/x y.rs  forbidden    src/db/**"),
+            "{text}"
+        );
+        assert!(
+            v.repair.contains("may only change: src/api/**"),
+            "{}",
+            v.repair
+        );
+        assert!(
+            v.repair
+                .contains("git restore --source=HEAD --staged --worktree -- 'src/db/x y.rs'"),
+            "{}",
+            v.repair
+        );
+        assert!(
+            v.repair.contains("git rm -r -q --cached -- new.txt"),
+            "{}",
+            v.repair
+        );
         let json = serde_json::to_value(&v).unwrap();
         assert_eq!(json["violations"][0]["file"], "src/db/x y.rs");
         assert_eq!(json["violations"][0]["reason"], "forbidden");
@@ -335,7 +485,17 @@ mod tests {
     #[test]
     fn policy_wins() {
         let frozen = ContractFile::parse("version = 1\n", "c").unwrap();
-        let e = Effective::new("t", Some("version = 1\nforbidden = [\"**/secrets/**\"]\n"), &frozen, &BranchFile::NotApplicable, false).unwrap();
-        assert_eq!(reasons(&e, &[ch("a/secrets/k", ChangeKind::Added)]), vec![("a/secrets/k".into(), Reason::Forbidden)]);
+        let e = Effective::new(
+            "t",
+            Some("version = 1\nforbidden = [\"**/secrets/**\"]\n"),
+            &frozen,
+            &BranchFile::NotApplicable,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            reasons(&e, &[ch("a/secrets/k", ChangeKind::Added)]),
+            vec![("a/secrets/k".into(), Reason::Forbidden)]
+        );
     }
 }

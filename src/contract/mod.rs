@@ -43,10 +43,22 @@ pub struct Rules {
 
 impl Rules {
     /// Compiles one level; `name` is used in errors.
-    pub fn new(level: Level, file: ContractFile, ignore_case: bool, name: &str) -> crate::Result<Rules> {
-        let allowed = Patterns::new(&file.allowed, ignore_case).map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
-        let forbidden = Patterns::new(&file.forbidden, ignore_case).map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
-        Ok(Rules { level, file, allowed, forbidden })
+    pub fn new(
+        level: Level,
+        file: ContractFile,
+        ignore_case: bool,
+        name: &str,
+    ) -> crate::Result<Rules> {
+        let allowed = Patterns::new(&file.allowed, ignore_case)
+            .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
+        let forbidden = Patterns::new(&file.forbidden, ignore_case)
+            .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
+        Ok(Rules {
+            level,
+            file,
+            allowed,
+            forbidden,
+        })
     }
 }
 
@@ -77,13 +89,29 @@ impl Effective {
     ///
     /// `policy` is the text of `.task-policy.toml` on the base branch, if any;
     /// a malformed policy is an input error naming the file.
-    pub fn new(task: &str, policy: Option<&str>, frozen: &ContractFile, branch: &BranchFile, ignore_case: bool) -> crate::Result<Effective> {
+    pub fn new(
+        task: &str,
+        policy: Option<&str>,
+        frozen: &ContractFile,
+        branch: &BranchFile,
+        ignore_case: bool,
+    ) -> crate::Result<Effective> {
         let mut levels = Vec::new();
         if let Some(text) = policy {
             let file = ContractFile::parse(text, file::POLICY_FILE)?;
-            levels.push(Rules::new(Level::Policy, file, ignore_case, file::POLICY_FILE)?);
+            levels.push(Rules::new(
+                Level::Policy,
+                file,
+                ignore_case,
+                file::POLICY_FILE,
+            )?);
         }
-        levels.push(Rules::new(Level::Frozen, frozen.clone(), ignore_case, "the frozen contract")?);
+        levels.push(Rules::new(
+            Level::Frozen,
+            frozen.clone(),
+            ignore_case,
+            "the frozen contract",
+        )?);
         let mut tampered = None;
         match branch {
             BranchFile::NotApplicable => {}
@@ -93,19 +121,36 @@ impl Effective {
                     if let Some(why) = loosening(frozen, &file, ignore_case) {
                         tampered = Some(why);
                     }
-                    if let Ok(rules) = Rules::new(Level::Branch, file, ignore_case, file::CONTRACT_FILE) {
+                    if let Ok(rules) =
+                        Rules::new(Level::Branch, file, ignore_case, file::CONTRACT_FILE)
+                    {
                         levels.push(rules);
                     }
                 }
-                Err(e) => tampered = Some(format!("{} is not a valid contract: {}", file::CONTRACT_FILE, e.message())),
+                Err(e) => {
+                    tampered = Some(format!(
+                        "{} is not a valid contract: {}",
+                        file::CONTRACT_FILE,
+                        e.message()
+                    ))
+                }
             },
         }
-        Ok(Effective { task: task.to_owned(), levels, tampered })
+        Ok(Effective {
+            task: task.to_owned(),
+            levels,
+            tampered,
+        })
     }
 
     /// Returns the allowed globs of the narrowest level that restricts them (empty: anything not forbidden).
     pub fn allowed_summary(&self) -> Vec<String> {
-        self.levels.iter().rev().find(|l| !l.file.allowed.is_empty()).map(|l| l.file.allowed.clone()).unwrap_or_default()
+        self.levels
+            .iter()
+            .rev()
+            .find(|l| !l.file.allowed.is_empty())
+            .map(|l| l.file.allowed.clone())
+            .unwrap_or_default()
     }
 
     /// Returns every forbidden glob of every level, without repeats.
@@ -123,17 +168,24 @@ impl Effective {
 
     /// Returns whether new files are allowed at every level.
     pub fn allows_new_files(&self) -> bool {
-        self.levels.iter().all(|l| l.file.allow_new_files.unwrap_or(true))
+        self.levels
+            .iter()
+            .all(|l| l.file.allow_new_files.unwrap_or(true))
     }
 
     /// Returns whether deletions are allowed at every level.
     pub fn allows_deletions(&self) -> bool {
-        self.levels.iter().all(|l| l.file.allow_deletions.unwrap_or(true))
+        self.levels
+            .iter()
+            .all(|l| l.file.allow_deletions.unwrap_or(true))
     }
 
     /// Returns the smallest `max_changed_files` of any level.
     pub fn max_changed_files(&self) -> Option<u64> {
-        self.levels.iter().filter_map(|l| l.file.max_changed_files).min()
+        self.levels
+            .iter()
+            .filter_map(|l| l.file.max_changed_files)
+            .min()
     }
 }
 
@@ -143,9 +195,17 @@ impl Effective {
 /// is tested on a sample path built from it: `src/api/**` is fine under
 /// `src/**` because `src/api/x` matches it; `**/*.rs` is not, because `x/x.rs`
 /// does not. Globs with classes or alternatives must appear verbatim.
-pub fn loosening(frozen: &ContractFile, branch: &ContractFile, ignore_case: bool) -> Option<String> {
+pub fn loosening(
+    frozen: &ContractFile,
+    branch: &ContractFile,
+    ignore_case: bool,
+) -> Option<String> {
     if branch.task.is_some() && frozen.task.is_some() && branch.task != frozen.task {
-        return Some(format!("task changed from '{}' to '{}'", frozen.task.as_deref().unwrap_or(""), branch.task.as_deref().unwrap_or("")));
+        return Some(format!(
+            "task changed from '{}' to '{}'",
+            frozen.task.as_deref().unwrap_or(""),
+            branch.task.as_deref().unwrap_or("")
+        ));
     }
     for f in &frozen.forbidden {
         if !branch.forbidden.contains(f) {
@@ -163,7 +223,9 @@ pub fn loosening(frozen: &ContractFile, branch: &ContractFile, ignore_case: bool
             }
             let covered = sample_path(a).is_some_and(|p| frozen_allowed.is_match(&p));
             if !covered {
-                return Some(format!("allowed rule '{a}' is wider than the frozen contract"));
+                return Some(format!(
+                    "allowed rule '{a}' is wider than the frozen contract"
+                ));
             }
         }
     }
@@ -194,7 +256,10 @@ fn sample_path(glob: &str) -> Option<String> {
         return None;
     }
     // A directory-style or `/**` glob covers what is below it: probe one level down.
-    if glob.ends_with('/') || glob.ends_with("**") || !trimmed.contains('/') && !trimmed.contains('*') {
+    if glob.ends_with('/')
+        || glob.ends_with("**")
+        || !trimmed.contains('/') && !trimmed.contains('*')
+    {
         sample.push_str("/x");
     }
     Some(sample)
@@ -236,12 +301,24 @@ mod tests {
     fn loosening_is_tampering() {
         let frozen = c(&["src/**"], &["src/db/**"]);
         let cases = [
-            (c(&["src/**"], &[]), "forbidden rule 'src/db/**' was removed"),
+            (
+                c(&["src/**"], &[]),
+                "forbidden rule 'src/db/**' was removed",
+            ),
             (c(&[], &["src/db/**"]), "allowed was emptied"),
             (c(&["**"], &["src/db/**"]), "allowed rule '**' is wider"),
-            (c(&["src/**", "docs/**"], &["src/db/**"]), "allowed rule 'docs/**' is wider"),
-            (c(&["**/*.rs"], &["src/db/**"]), "allowed rule '**/*.rs' is wider"),
-            (c(&["src/[a-z]*"], &["src/db/**"]), "allowed rule 'src/[a-z]*' is wider"),
+            (
+                c(&["src/**", "docs/**"], &["src/db/**"]),
+                "allowed rule 'docs/**' is wider",
+            ),
+            (
+                c(&["**/*.rs"], &["src/db/**"]),
+                "allowed rule '**/*.rs' is wider",
+            ),
+            (
+                c(&["src/[a-z]*"], &["src/db/**"]),
+                "allowed rule 'src/[a-z]*' is wider",
+            ),
         ];
         for (branch, want) in cases {
             let got = loosening(&frozen, &branch, false).unwrap_or_default();
@@ -253,10 +330,14 @@ mod tests {
         strict.max_changed_files = Some(5);
         let mut b = strict.clone();
         b.allow_new_files = None;
-        assert!(loosening(&strict, &b, false).unwrap().contains("allow_new_files"));
+        assert!(loosening(&strict, &b, false)
+            .unwrap()
+            .contains("allow_new_files"));
         let mut b = strict.clone();
         b.allow_deletions = Some(true);
-        assert!(loosening(&strict, &b, false).unwrap().contains("allow_deletions"));
+        assert!(loosening(&strict, &b, false)
+            .unwrap()
+            .contains("allow_deletions"));
         let mut b = strict.clone();
         b.max_changed_files = Some(6);
         assert!(loosening(&strict, &b, false).unwrap().contains("raised"));
@@ -265,7 +346,9 @@ mod tests {
         assert!(loosening(&strict, &b, false).unwrap().contains("removed"));
         let mut b = strict.clone();
         b.task = Some("other".into());
-        assert!(loosening(&strict, &b, false).unwrap().contains("task changed"));
+        assert!(loosening(&strict, &b, false)
+            .unwrap()
+            .contains("task changed"));
     }
 
     #[test]
@@ -273,7 +356,14 @@ mod tests {
         let frozen = c(&[], &["a/**"]);
         let e = Effective::new("t", None, &frozen, &BranchFile::Deleted, false).unwrap();
         assert!(e.tampered.unwrap().contains("deleted"));
-        let e = Effective::new("t", None, &frozen, &BranchFile::Present("nonsense = [".into()), false).unwrap();
+        let e = Effective::new(
+            "t",
+            None,
+            &frozen,
+            &BranchFile::Present("nonsense = [".into()),
+            false,
+        )
+        .unwrap();
         assert!(e.tampered.unwrap().contains("not a valid contract"));
         let e = Effective::new("t", None, &frozen, &BranchFile::NotApplicable, false).unwrap();
         assert!(e.tampered.is_none());
@@ -294,12 +384,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.levels.len(), 3);
-        assert_eq!(e.forbidden_summary(), vec![".github/**".to_string(), "src/db/**".to_string()]);
+        assert_eq!(
+            e.forbidden_summary(),
+            vec![".github/**".to_string(), "src/db/**".to_string()]
+        );
         assert_eq!(e.allowed_summary(), vec!["src/api/**".to_string()]);
         assert!(!e.allows_deletions());
         assert!(e.allows_new_files());
         assert_eq!(e.max_changed_files(), Some(9));
-        assert!(Effective::new("t", Some("version = 1\nforbid = []\n"), &frozen, &BranchFile::NotApplicable, false).is_err());
+        assert!(Effective::new(
+            "t",
+            Some("version = 1\nforbid = []\n"),
+            &frozen,
+            &BranchFile::NotApplicable,
+            false
+        )
+        .is_err());
     }
 
     impl ContractFile {

@@ -12,10 +12,17 @@ use crate::error::{Context, Error, Result};
 pub fn add_local_value(repo: &Repo, section: &str, key: &str, value: &str) -> Result<bool> {
     let mut added = false;
     edit_local(repo, |config| {
-        let present = config.raw_values_by(section, None, key).map(|v| v.iter().any(|x| x == value)).unwrap_or(false);
+        let present = config
+            .raw_values_by(section, None, key)
+            .map(|v| v.iter().any(|x| x == value))
+            .unwrap_or(false);
         if !present {
             let err = |e| Error::repo("could not edit the config", e);
-            config.section_mut_or_create_new(section, None).map_err(err)?.push(key, Some(value.into())).map_err(err)?;
+            config
+                .section_mut_or_create_new(section, None)
+                .map_err(err)?
+                .push(key, Some(value.into()))
+                .map_err(err)?;
             added = true;
         }
         Ok(())
@@ -25,7 +32,12 @@ pub fn add_local_value(repo: &Repo, section: &str, key: &str, value: &str) -> Re
 
 /// Removes every `section.key` whose value is `value` (all of them when `value` is `None`), and the
 /// section if that leaves it empty; returns whether anything was removed.
-pub fn remove_local_value(repo: &Repo, section: &str, key: &str, value: Option<&str>) -> Result<bool> {
+pub fn remove_local_value(
+    repo: &Repo,
+    section: &str,
+    key: &str,
+    value: Option<&str>,
+) -> Result<bool> {
     let mut removed = false;
     edit_local(repo, |config| {
         if let Ok(mut values) = config.raw_values_mut_by(section, None, key) {
@@ -37,7 +49,10 @@ pub fn remove_local_value(repo: &Repo, section: &str, key: &str, value: Option<&
                 }
             }
         }
-        if config.section(section, None).is_ok_and(|s| s.body().num_values() == 0) {
+        if config
+            .section(section, None)
+            .is_ok_and(|s| s.body().num_values() == 0)
+        {
             config.remove_section(section, None);
         }
         Ok(())
@@ -48,18 +63,30 @@ pub fn remove_local_value(repo: &Repo, section: &str, key: &str, value: Option<&
 fn edit_local(repo: &Repo, edit: impl FnOnce(&mut gix::config::File) -> Result<()>) -> Result<()> {
     let path = repo.common_dir().join("config");
     let lock = path.with_file_name("config.lock");
-    let mut lock_file = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock).map_err(|e| {
-        Error::repo(format!("could not lock '{}'", path.display()), e).hint("another git command is changing the config; try again")
-    })?;
+    let mut lock_file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .map_err(|e| {
+            Error::repo(format!("could not lock '{}'", path.display()), e)
+                .hint("another git command is changing the config; try again")
+        })?;
     let result = (|| -> Result<()> {
-        let mut config = gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
-            .map_err(|e| Error::repo(format!("could not read '{}'", path.display()), e))?;
+        let mut config =
+            gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+                .map_err(|e| Error::repo(format!("could not read '{}'", path.display()), e))?;
         edit(&mut config)?;
         let mut bytes = Vec::new();
-        config.write_to(&mut bytes).context(|| "could not write the config".into())?;
+        config
+            .write_to(&mut bytes)
+            .context(|| "could not write the config".into())?;
         use std::io::Write;
-        lock_file.write_all(&bytes).context(|| format!("could not write '{}'", lock.display()))?;
-        lock_file.sync_all().context(|| format!("could not write '{}'", lock.display()))?;
+        lock_file
+            .write_all(&bytes)
+            .context(|| format!("could not write '{}'", lock.display()))?;
+        lock_file
+            .sync_all()
+            .context(|| format!("could not write '{}'", lock.display()))?;
         std::fs::rename(&lock, &path).context(|| format!("could not replace '{}'", path.display()))
     })();
     if result.is_err() {

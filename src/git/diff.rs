@@ -40,8 +40,14 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
     if old == new {
         return Ok(out);
     }
-    let old_tree = repo.inner.find_tree(old).context(|| format!("could not read tree {old}"))?;
-    let new_tree = repo.inner.find_tree(new).context(|| format!("could not read tree {new}"))?;
+    let old_tree = repo
+        .inner
+        .find_tree(old)
+        .context(|| format!("could not read tree {old}"))?;
+    let new_tree = repo
+        .inner
+        .find_tree(new)
+        .context(|| format!("could not read tree {new}"))?;
     let mut recorder = gix::diff::tree::Recorder::default();
     gix::diff::tree(
         gix::objs::TreeRefIter::from_bytes(&old_tree.data, old.kind()),
@@ -54,19 +60,45 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
     use gix::diff::tree::recorder::Change as C;
     for change in recorder.records {
         match change {
-            C::Addition { entry_mode, oid, path, .. } => {
+            C::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => {
                 if entry_mode.is_tree() {
                     continue;
                 }
-                out.push(ChangedPath { path: path.to_string(), kind: ChangeKind::Added, old: None, new: Some((entry_mode.kind(), oid)) });
+                out.push(ChangedPath {
+                    path: path.to_string(),
+                    kind: ChangeKind::Added,
+                    old: None,
+                    new: Some((entry_mode.kind(), oid)),
+                });
             }
-            C::Deletion { entry_mode, oid, path, .. } => {
+            C::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => {
                 if entry_mode.is_tree() {
                     continue;
                 }
-                out.push(ChangedPath { path: path.to_string(), kind: ChangeKind::Deleted, old: Some((entry_mode.kind(), oid)), new: None });
+                out.push(ChangedPath {
+                    path: path.to_string(),
+                    kind: ChangeKind::Deleted,
+                    old: Some((entry_mode.kind(), oid)),
+                    new: None,
+                });
             }
-            C::Modification { previous_entry_mode, previous_oid, entry_mode, oid, path } => {
+            C::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
+            } => {
                 match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
                     (true, true) => continue,
                     (false, false) => out.push(ChangedPath {
@@ -76,8 +108,18 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
                         new: Some((entry_mode.kind(), oid)),
                     }),
                     // A file became a directory or the reverse: the file side is a deletion or an addition.
-                    (true, false) => out.push(ChangedPath { path: path.to_string(), kind: ChangeKind::Added, old: None, new: Some((entry_mode.kind(), oid)) }),
-                    (false, true) => out.push(ChangedPath { path: path.to_string(), kind: ChangeKind::Deleted, old: Some((previous_entry_mode.kind(), previous_oid)), new: None }),
+                    (true, false) => out.push(ChangedPath {
+                        path: path.to_string(),
+                        kind: ChangeKind::Added,
+                        old: None,
+                        new: Some((entry_mode.kind(), oid)),
+                    }),
+                    (false, true) => out.push(ChangedPath {
+                        path: path.to_string(),
+                        kind: ChangeKind::Deleted,
+                        old: Some((previous_entry_mode.kind(), previous_oid)),
+                        new: None,
+                    }),
                 }
             }
         }

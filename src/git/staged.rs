@@ -32,7 +32,12 @@ pub fn open_index(repo: &Repo, path: &Path) -> Result<gix::index::File> {
         path,
         repo.inner.object_hash(),
         true,
-        gix::index::decode::Options { thread_limit: None, min_extension_block_in_bytes_for_threading: 0, expected_checksum: None, alloc_limit_bytes: None },
+        gix::index::decode::Options {
+            thread_limit: None,
+            min_extension_block_in_bytes_for_threading: 0,
+            expected_checksum: None,
+            alloc_limit_bytes: None,
+        },
     )
     .map_err(|e| Error::repo(format!("could not read the index '{}'", path.display()), e))
 }
@@ -46,8 +51,16 @@ pub fn index_path(repo: &Repo) -> std::path::PathBuf {
 ///
 /// A rename appears as a deletion plus an addition; a path that turned from a
 /// file into a directory (or back) appears as a deletion plus additions.
-pub fn changes(repo: &Repo, index: &gix::index::State, head_tree: Option<ObjectId>) -> Result<Vec<ChangedPath>> {
-    let mut walk = Walk { repo, index, out: Vec::new() };
+pub fn changes(
+    repo: &Repo,
+    index: &gix::index::State,
+    head_tree: Option<ObjectId>,
+) -> Result<Vec<ChangedPath>> {
+    let mut walk = Walk {
+        repo,
+        index,
+        out: Vec::new(),
+    };
     let root = index.tree().filter(|t| t.name.is_empty());
     walk.dir(b"", head_tree, root, 0..index.entries().len())?;
     walk.out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -62,8 +75,15 @@ struct Walk<'a> {
 
 /// One item of a directory: a file (no `/` after the name) or a subdirectory.
 enum Item<'t> {
-    File { name: &'t [u8], kind: EntryKind, id: ObjectId },
-    Dir { name: &'t [u8], id: ObjectId },
+    File {
+        name: &'t [u8],
+        kind: EntryKind,
+        id: ObjectId,
+    },
+    Dir {
+        name: &'t [u8],
+        id: ObjectId,
+    },
 }
 
 impl Item<'_> {
@@ -81,7 +101,13 @@ impl Item<'_> {
 
 impl Walk<'_> {
     /// Compares directory `prefix` (empty, or ending in `/`) of HEAD (`tree`) with the index entries in `range`.
-    fn dir(&mut self, prefix: &[u8], tree: Option<ObjectId>, cache: Option<&CacheTree>, range: Range<usize>) -> Result<()> {
+    fn dir(
+        &mut self,
+        prefix: &[u8],
+        tree: Option<ObjectId>,
+        cache: Option<&CacheTree>,
+        range: Range<usize>,
+    ) -> Result<()> {
         if let (Some(tree), Some(cache)) = (tree, cache) {
             if cache.num_entries.is_some() && cache.id == tree {
                 return Ok(());
@@ -91,11 +117,19 @@ impl Walk<'_> {
             return Ok(());
         }
         let tree_obj = match tree {
-            Some(id) => Some(self.repo.inner.find_tree(id).context(|| format!("could not read tree {id}"))?),
+            Some(id) => Some(
+                self.repo
+                    .inner
+                    .find_tree(id)
+                    .context(|| format!("could not read tree {id}"))?,
+            ),
             None => None,
         };
         let decoded = match &tree_obj {
-            Some(t) => Some(t.decode().context(|| format!("could not decode tree {}", t.id))?),
+            Some(t) => Some(
+                t.decode()
+                    .context(|| format!("could not decode tree {}", t.id))?,
+            ),
             None => None,
         };
         let tree_items: Vec<Item<'_>> = decoded
@@ -103,9 +137,16 @@ impl Walk<'_> {
             .flat_map(|t| t.entries.iter())
             .map(|e| {
                 if e.mode.is_tree() {
-                    Item::Dir { name: e.filename.as_bytes(), id: e.oid.to_owned() }
+                    Item::Dir {
+                        name: e.filename.as_bytes(),
+                        id: e.oid.to_owned(),
+                    }
                 } else {
-                    Item::File { name: e.filename.as_bytes(), kind: e.mode.kind(), id: e.oid.to_owned() }
+                    Item::File {
+                        name: e.filename.as_bytes(),
+                        kind: e.mode.kind(),
+                        id: e.oid.to_owned(),
+                    }
                 }
             })
             .collect();
@@ -123,7 +164,8 @@ impl Walk<'_> {
                     Some(slash) => {
                         let name_end = prefix.len() + slash + 1;
                         let dir_prefix = &path[..name_end];
-                        let end = i + entries[i..range.end].partition_point(|e| e.path(self.index).starts_with(dir_prefix));
+                        let end = i + entries[i..range.end]
+                            .partition_point(|e| e.path(self.index).starts_with(dir_prefix));
                         Some((rel[..slash].to_vec(), true, i..end))
                     }
                     None => Some((rel.to_vec(), false, i..i + 1)),
@@ -140,7 +182,8 @@ impl Walk<'_> {
             match order {
                 // Only in the index.
                 std::cmp::Ordering::Less => {
-                    let (name, is_dir, sub) = next.expect("order is Less only when there is an index item");
+                    let (name, is_dir, sub) =
+                        next.expect("order is Less only when there is an index item");
                     i = sub.end;
                     if is_dir {
                         let child_prefix = join(prefix, &name, true);
@@ -152,7 +195,12 @@ impl Walk<'_> {
                 // Only in HEAD.
                 std::cmp::Ordering::Greater => {
                     match &tree_tree_item(&tree_items[t]) {
-                        (name, None, kind, id) => self.push(join(prefix, name, false), ChangeKind::Deleted, Some((*kind, *id)), None),
+                        (name, None, kind, id) => self.push(
+                            join(prefix, name, false),
+                            ChangeKind::Deleted,
+                            Some((*kind, *id)),
+                            None,
+                        ),
                         (name, Some(sub_tree), _, _) => {
                             let child_prefix = join(prefix, name, true);
                             self.dir(&child_prefix, Some(*sub_tree), None, range.end..range.end)?;
@@ -161,7 +209,8 @@ impl Walk<'_> {
                     t += 1;
                 }
                 std::cmp::Ordering::Equal => {
-                    let (name, is_dir, sub) = next.expect("order is Equal only when there is an index item");
+                    let (name, is_dir, sub) =
+                        next.expect("order is Equal only when there is an index item");
                     i = sub.end;
                     match &tree_items[t] {
                         Item::Dir { id, .. } => {
@@ -173,10 +222,20 @@ impl Walk<'_> {
                             let entry = &entries[sub.start];
                             if entry.flags.contains(Flags::INTENT_TO_ADD) {
                                 // An intent-to-add entry is not committed: HEAD's file is removed by the commit.
-                                self.push(join(prefix, &name, false), ChangeKind::Deleted, Some((*kind, *id)), None);
+                                self.push(
+                                    join(prefix, &name, false),
+                                    ChangeKind::Deleted,
+                                    Some((*kind, *id)),
+                                    None,
+                                );
                             } else if let Some(new_kind) = entry_kind(entry.mode) {
                                 if new_kind != *kind || entry.id != *id {
-                                    self.push(join(prefix, &name, false), ChangeKind::Modified, Some((*kind, *id)), Some((new_kind, entry.id)));
+                                    self.push(
+                                        join(prefix, &name, false),
+                                        ChangeKind::Modified,
+                                        Some((*kind, *id)),
+                                        Some((new_kind, entry.id)),
+                                    );
                                 }
                             }
                         }
@@ -189,7 +248,13 @@ impl Walk<'_> {
     }
 
     /// A subdirectory whose index entries are `range`: a sparse-index directory entry is compared as a tree.
-    fn sub_dir(&mut self, prefix: &[u8], tree: Option<ObjectId>, cache: Option<&CacheTree>, range: Range<usize>) -> Result<()> {
+    fn sub_dir(
+        &mut self,
+        prefix: &[u8],
+        tree: Option<ObjectId>,
+        cache: Option<&CacheTree>,
+        range: Range<usize>,
+    ) -> Result<()> {
         let entries = self.index.entries();
         if range.len() == 1 && entries[range.start].mode.is_sparse() {
             // Sparse index: the entry stands for a whole tree that is not checked out.
@@ -211,17 +276,33 @@ impl Walk<'_> {
             return;
         }
         if let Some(kind) = entry_kind(entry.mode) {
-            self.push(join(prefix, name, false), ChangeKind::Added, None, Some((kind, entry.id)));
+            self.push(
+                join(prefix, name, false),
+                ChangeKind::Added,
+                None,
+                Some((kind, entry.id)),
+            );
         }
     }
 
-    fn push(&mut self, path: Vec<u8>, kind: ChangeKind, old: Option<(EntryKind, ObjectId)>, new: Option<(EntryKind, ObjectId)>) {
+    fn push(
+        &mut self,
+        path: Vec<u8>,
+        kind: ChangeKind,
+        old: Option<(EntryKind, ObjectId)>,
+        new: Option<(EntryKind, ObjectId)>,
+    ) {
         let path = String::from_utf8_lossy(&path).into_owned();
         // A conflicted path has several stages; it is one change.
         if self.out.last().is_some_and(|last| last.path == path) {
             return;
         }
-        self.out.push(ChangedPath { path, kind, old, new });
+        self.out.push(ChangedPath {
+            path,
+            kind,
+            old,
+            new,
+        });
     }
 }
 
@@ -300,14 +381,25 @@ pub fn entry_at(index: &gix::index::State, path: &str) -> Option<(EntryKind, Obj
 /// while git holds `index.lock` during a commit (it rolls that lock back when
 /// the pre-commit hook fails). Changed entries get an empty stat, so git
 /// re-reads their files before trusting them.
-pub fn set_index_entries(repo: &Repo, index_path: &Path, edits: &[(String, Option<(EntryKind, ObjectId)>)]) -> Result<()> {
+pub fn set_index_entries(
+    repo: &Repo,
+    index_path: &Path,
+    edits: &[(String, Option<(EntryKind, ObjectId)>)],
+) -> Result<()> {
     use gix::index::entry::{Stage, Stat};
     let mut index = if index_path.exists() {
         open_index(repo, index_path)?
     } else {
-        gix::index::File::from_state(gix::index::State::new(repo.inner.object_hash()), index_path.to_path_buf())
+        gix::index::File::from_state(
+            gix::index::State::new(repo.inner.object_hash()),
+            index_path.to_path_buf(),
+        )
     };
-    let removed: Vec<&str> = edits.iter().filter(|(_, e)| e.is_none()).map(|(p, _)| p.as_str()).collect();
+    let removed: Vec<&str> = edits
+        .iter()
+        .filter(|(_, e)| e.is_none())
+        .map(|(p, _)| p.as_str())
+        .collect();
     if !removed.is_empty() {
         index.remove_entries(|_, path, _| removed.iter().any(|r| path == r.as_bytes()));
     }
@@ -329,7 +421,13 @@ pub fn set_index_entries(repo: &Repo, index_path: &Path, edits: &[(String, Optio
                 e.flags.remove(Flags::INTENT_TO_ADD);
             }
             None => {
-                index.dangerously_push_entry(Stat::default(), *id, Flags::empty(), mode, BStr::new(path));
+                index.dangerously_push_entry(
+                    Stat::default(),
+                    *id,
+                    Flags::empty(),
+                    mode,
+                    BStr::new(path),
+                );
                 pushed = true;
             }
         }
@@ -340,14 +438,17 @@ pub fn set_index_entries(repo: &Repo, index_path: &Path, edits: &[(String, Optio
     index.remove_tree();
     let tmp = index_path.with_file_name(format!("index.git-task-{}.tmp", std::process::id()));
     let result = (|| -> Result<()> {
-        let file = std::fs::File::create(&tmp).context(|| format!("could not write '{}'", tmp.display()))?;
+        let file = std::fs::File::create(&tmp)
+            .context(|| format!("could not write '{}'", tmp.display()))?;
         let mut out = std::io::BufWriter::new(file);
         index
             .write_to(&mut out, gix::index::write::Options::default())
             .map_err(|e| Error::repo(format!("could not write '{}'", tmp.display()), e))?;
         use std::io::Write;
-        out.flush().context(|| format!("could not write '{}'", tmp.display()))?;
-        std::fs::rename(&tmp, index_path).context(|| format!("could not replace '{}'", index_path.display()))
+        out.flush()
+            .context(|| format!("could not write '{}'", tmp.display()))?;
+        std::fs::rename(&tmp, index_path)
+            .context(|| format!("could not replace '{}'", index_path.display()))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -365,7 +466,9 @@ pub fn set_index_entries(repo: &Repo, index_path: &Path, edits: &[(String, Optio
 /// one buffered pass; nothing is allocated per entry.
 pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<ObjectId>> {
     use std::io::{BufRead, Read};
-    let io = |e: std::io::Error| Error::repo(format!("could not read the index '{}'", path.display()), e);
+    let io = |e: std::io::Error| {
+        Error::repo(format!("could not read the index '{}'", path.display()), e)
+    };
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -140,7 +140,8 @@ pub struct InstallOptions {
 /// Installs the shims (see the module docs for what is guaranteed).
 pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallAction>> {
     let dir = super::hooks_dir(repo);
-    std::fs::create_dir_all(&dir).context(|| format!("could not create the hooks directory '{}'", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .context(|| format!("could not create the hooks directory '{}'", dir.display()))?;
     // Check every hook before changing any, so a refusal leaves nothing half done.
     let mut plan = Vec::new();
     for kind in HookKind::ALL {
@@ -155,8 +156,11 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
                 } else if scripts::is_pristine(kind, &text) || opts.force {
                     InstallAction::Updated
                 } else {
-                    return Err(Error::input(format!("'{}' is a git-task hook that was edited or comes from another version", path.display()))
-                        .hint("replace it with this version's hook: git task hooks install --force"));
+                    return Err(Error::input(format!(
+                        "'{}' is a git-task hook that was edited or comes from another version",
+                        path.display()
+                    ))
+                    .hint("replace it with this version's hook: git task hooks install --force"));
                 }
             }
             Some(_) => {
@@ -178,15 +182,31 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
         match action {
             InstallAction::Unchanged => {}
             InstallAction::Chained => {
-                std::fs::rename(&path, &chained).context(|| format!("could not move '{}' to '{}'", path.display(), chained.display()))?;
+                std::fs::rename(&path, &chained).context(|| {
+                    format!(
+                        "could not move '{}' to '{}'",
+                        path.display(),
+                        chained.display()
+                    )
+                })?;
                 write_executable(&path, wanted.as_bytes())?;
             }
-            InstallAction::Written | InstallAction::Updated => write_executable(&path, wanted.as_bytes())?,
+            InstallAction::Written | InstallAction::Updated => {
+                write_executable(&path, wanted.as_bytes())?
+            }
         }
-        hooks.push(HookOutcome { name: kind.name(), path: path.display().to_string(), action });
+        hooks.push(HookOutcome {
+            name: kind.name(),
+            path: path.display().to_string(),
+            action,
+        });
     }
     let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
-    Ok(Outcome { dir: dir.display().to_string(), hooks, notes_rewrite_ref_changed })
+    Ok(Outcome {
+        dir: dir.display().to_string(),
+        hooks,
+        notes_rewrite_ref_changed,
+    })
 }
 
 /// Removes the shims and puts chained hooks back (see the module docs).
@@ -205,10 +225,17 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
             Some(false) => UninstallAction::Foreign,
             found => {
                 if found == Some(true) {
-                    std::fs::remove_file(&path).context(|| format!("could not remove '{}'", path.display()))?;
+                    std::fs::remove_file(&path)
+                        .context(|| format!("could not remove '{}'", path.display()))?;
                 }
                 if exists(&chained) {
-                    std::fs::rename(&chained, &path).context(|| format!("could not move '{}' back to '{}'", chained.display(), path.display()))?;
+                    std::fs::rename(&chained, &path).context(|| {
+                        format!(
+                            "could not move '{}' back to '{}'",
+                            chained.display(),
+                            path.display()
+                        )
+                    })?;
                     UninstallAction::Restored
                 } else if found == Some(true) {
                     UninstallAction::Removed
@@ -217,10 +244,18 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
                 }
             }
         };
-        hooks.push(HookOutcome { name: kind.name(), path: path.display().to_string(), action });
+        hooks.push(HookOutcome {
+            name: kind.name(),
+            path: path.display().to_string(),
+            action,
+        });
     }
     let notes_rewrite_ref_changed = remove_rewrite_ref(repo)?;
-    Ok(Outcome { dir: dir.display().to_string(), hooks, notes_rewrite_ref_changed })
+    Ok(Outcome {
+        dir: dir.display().to_string(),
+        hooks,
+        notes_rewrite_ref_changed,
+    })
 }
 
 /// Reports what is installed where; `settings` are what `install` would write now.
@@ -245,19 +280,31 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
             }
             Some(_) => (State::Foreign, None),
         };
-        let binary = recorded.as_ref().map(|s| s.binary.clone()).filter(|b| !b.is_empty());
+        let binary = recorded
+            .as_ref()
+            .map(|s| s.binary.clone())
+            .filter(|b| !b.is_empty());
         hooks.push(HookStatus {
             name: kind.name(),
             path: path.display().to_string(),
             state,
             chained: exists(&chained).then(|| chained.display().to_string()),
-            binary_found: binary.as_deref().is_some_and(|b| is_executable(Path::new(b))),
+            binary_found: binary
+                .as_deref()
+                .is_some_and(|b| is_executable(Path::new(b))),
             binary,
             prefix: recorded.map(|s| s.prefix),
         });
     }
-    let notes_rewrite_ref = repo.config_strings("notes.rewriteRef").iter().any(|v| v == NOTES_REF);
-    Ok(Status { dir: dir.display().to_string(), hooks, notes_rewrite_ref })
+    let notes_rewrite_ref = repo
+        .config_strings("notes.rewriteRef")
+        .iter()
+        .any(|v| v == NOTES_REF);
+    Ok(Status {
+        dir: dir.display().to_string(),
+        hooks,
+        notes_rewrite_ref,
+    })
 }
 
 /// Returns where a foreign hook at `path` is kept while git-task's shim is installed.
@@ -278,7 +325,12 @@ fn read_hook(path: &Path) -> Result<Option<Existing>> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::repo(format!("could not read '{}'", path.display()), e)),
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not read '{}'", path.display()),
+                e,
+            ))
+        }
     };
     if !meta.is_file() {
         return Ok(Some(Existing::Other));
@@ -319,7 +371,11 @@ fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Adds `notes.rewriteRef=refs/notes/tasks` unless some config has it; returns whether it was added.
 fn add_rewrite_ref(repo: &Repo) -> Result<bool> {
-    if repo.config_strings("notes.rewriteRef").iter().any(|v| v == NOTES_REF) {
+    if repo
+        .config_strings("notes.rewriteRef")
+        .iter()
+        .any(|v| v == NOTES_REF)
+    {
         return Ok(false);
     }
     let added = config::add_local_value(repo, "notes", "rewriteRef", NOTES_REF)?;

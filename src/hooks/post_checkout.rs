@@ -56,21 +56,30 @@ pub fn run(repo: &Repo, settings: &Settings, branch_checkout: bool) -> Result<Ou
         match mark {
             Some(m) if m.branch.is_some() => {
                 resolve::clear_mark(&git_dir)?;
-                Ok(Outcome::Left { task: m.id.to_string() })
+                Ok(Outcome::Left {
+                    task: m.id.to_string(),
+                })
             }
             _ => Ok(Outcome::Nothing),
         }
     };
-    let Some((id, branch)) = task_branch else { return left(mark) };
-    let Some(record) = record::load(repo, &id)? else { return left(mark) };
+    let Some((id, branch)) = task_branch else {
+        return left(mark);
+    };
+    let Some(record) = record::load(repo, &id)? else {
+        return left(mark);
+    };
     if !record.state.status.is_live() {
         if mark.as_ref().is_some_and(|m| m.branch.is_some()) {
             resolve::clear_mark(&git_dir)?;
         }
-        return Ok(Outcome::Finished { task: record.state.id.clone(), status: record.state.status });
+        return Ok(Outcome::Finished {
+            task: record.state.id.clone(),
+            status: record.state.status,
+        });
     }
     // A patch-mode task started in this worktree keeps its mark.
-    if !mark.as_ref().is_some_and(|m| m.branch.is_none()) {
+    if mark.as_ref().is_none_or(|m| m.branch.is_some()) {
         let current = mark.as_ref().map(|m| (m.id.as_str(), m.branch.as_deref()));
         if current != Some((id.as_str(), Some(branch.as_str()))) {
             resolve::write_checkout_mark(&git_dir, &id, &branch)?;

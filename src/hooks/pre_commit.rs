@@ -62,10 +62,17 @@ pub struct Reverted {
 
 /// Judges the staged changes of the active task of the worktree `repo` was opened in.
 pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
-    let Some(id) = resolve::active_task(repo, settings)? else { return Ok(Outcome::NoTask) };
-    let Some(record) = record::load(repo, &id)? else { return Ok(Outcome::NoTask) };
+    let Some(id) = resolve::active_task(repo, settings)? else {
+        return Ok(Outcome::NoTask);
+    };
+    let Some(record) = record::load(repo, &id)? else {
+        return Ok(Outcome::NoTask);
+    };
     if !record.state.status.is_live() {
-        return Ok(Outcome::Finished { task: record.state.id.clone(), status: record.state.status });
+        return Ok(Outcome::Finished {
+            task: record.state.id.clone(),
+            status: record.state.status,
+        });
     }
     let staged = changes::read_staged(repo)?;
     let verdict = changes::judge_staged(repo, &record, &staged)?;
@@ -78,18 +85,28 @@ pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
         "head": staged.head.map(|h| h.to_string()),
         "violations": verdict.violations,
     });
-    let event_error = record::note_event(repo, &id, event::VIOLATION, details).err().map(|e| e.to_string());
+    let event_error = record::note_event(repo, &id, event::VIOLATION, details)
+        .err()
+        .map(|e| e.to_string());
     let reverted = match settings.on_violation {
         OnViolation::Block => None,
         OnViolation::Revert => Some(revert(repo, &record, &staged, &verdict)?),
     };
-    Ok(Outcome::Violation { verdict, event_error, reverted })
+    Ok(Outcome::Violation {
+        verdict,
+        event_error,
+        reverted,
+    })
 }
 
 /// Returns the paths a revert puts back: every violating file (not `*` of `too_many_files`).
 fn offending_paths(verdict: &Verdict) -> Vec<String> {
-    let mut paths: Vec<String> =
-        verdict.violations.iter().filter(|v| v.reason != Reason::TooManyFiles).map(|v| v.file.clone()).collect();
+    let mut paths: Vec<String> = verdict
+        .violations
+        .iter()
+        .filter(|v| v.reason != Reason::TooManyFiles)
+        .map(|v| v.file.clone())
+        .collect();
     paths.sort();
     paths.dedup();
     paths
@@ -114,9 +131,16 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
         .collect();
     let index_tree = objects::edit_tree(repo, staged.head_tree, &staged_edits)?;
     let parents: Vec<ObjectId> = staged.head.into_iter().collect();
-    let index_commit = objects::write_commit(repo, index_tree, &parents, &format!("git-task: staged changes of {id} refused by the contract\n"))?;
-    let on_disk: Vec<(String, Option<(EntryKind, ObjectId)>)> =
-        paths.iter().map(|p| Ok((p.clone(), crate::snapshot::hash_file(repo, &workdir, p)?))).collect::<Result<_>>()?;
+    let index_commit = objects::write_commit(
+        repo,
+        index_tree,
+        &parents,
+        &format!("git-task: staged changes of {id} refused by the contract\n"),
+    )?;
+    let on_disk: Vec<(String, Option<(EntryKind, ObjectId)>)> = paths
+        .iter()
+        .map(|p| Ok((p.clone(), crate::snapshot::hash_file(repo, &workdir, p)?)))
+        .collect::<Result<_>>()?;
     let disk_edits: Vec<TreeEdit<'_>> = on_disk
         .iter()
         .map(|(p, e)| match e {
@@ -127,7 +151,13 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
     let attempt_tree = objects::edit_tree(repo, index_tree, &disk_edits)?;
     let mut attempt_parents = parents.clone();
     attempt_parents.push(index_commit);
-    let (_, attempt, commit) = crate::snapshot::save_attempt(repo, &id, attempt_tree, &attempt_parents, "commit refused by the contract")?;
+    let (_, attempt, commit) = crate::snapshot::save_attempt(
+        repo,
+        &id,
+        attempt_tree,
+        &attempt_parents,
+        "commit refused by the contract",
+    )?;
 
     // Then restore: HEAD's entry, or nothing where HEAD has no such file.
     let mut restore = Vec::with_capacity(paths.len());
@@ -138,17 +168,37 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
     for (path, entry) in &restore {
         restore_file(repo, &workdir, path, *entry)?;
     }
-    Ok(Reverted { attempt, commit, paths })
+    Ok(Reverted {
+        attempt,
+        commit,
+        paths,
+    })
 }
 
-fn head_entry(repo: &Repo, head_tree: ObjectId, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
-    let tree = repo.inner.find_tree(head_tree).context(|| format!("could not read tree {head_tree}"))?;
-    let entry = tree.lookup_entry_by_path(path).context(|| format!("could not look up '{path}'"))?;
-    Ok(entry.filter(|e| !e.mode().is_tree()).map(|e| (e.mode().kind(), e.object_id())))
+fn head_entry(
+    repo: &Repo,
+    head_tree: ObjectId,
+    path: &str,
+) -> Result<Option<(EntryKind, ObjectId)>> {
+    let tree = repo
+        .inner
+        .find_tree(head_tree)
+        .context(|| format!("could not read tree {head_tree}"))?;
+    let entry = tree
+        .lookup_entry_by_path(path)
+        .context(|| format!("could not look up '{path}'"))?;
+    Ok(entry
+        .filter(|e| !e.mode().is_tree())
+        .map(|e| (e.mode().kind(), e.object_id())))
 }
 
 /// Puts `path` in the worktree back to `entry` (deleting it when `None`).
-fn restore_file(repo: &Repo, workdir: &Path, path: &str, entry: Option<(EntryKind, ObjectId)>) -> Result<()> {
+fn restore_file(
+    repo: &Repo,
+    workdir: &Path,
+    path: &str,
+    entry: Option<(EntryKind, ObjectId)>,
+) -> Result<()> {
     let full = workdir.join(path);
     let remove = |full: &Path| match std::fs::symlink_metadata(full) {
         Ok(m) if m.is_dir() => Ok(()),
@@ -159,24 +209,34 @@ fn restore_file(repo: &Repo, workdir: &Path, path: &str, entry: Option<(EntryKin
         None => remove(&full),
         Some((EntryKind::Commit | EntryKind::Tree, _)) => Ok(()),
         Some((kind, id)) => {
-            let blob = repo.inner.find_blob(id).context(|| format!("could not read '{path}' from HEAD"))?;
+            let blob = repo
+                .inner
+                .find_blob(id)
+                .context(|| format!("could not read '{path}' from HEAD"))?;
             remove(&full)?;
             if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent).context(|| format!("could not create the directory of '{path}'"))?;
+                std::fs::create_dir_all(parent)
+                    .context(|| format!("could not create the directory of '{path}'"))?;
             }
             if kind == EntryKind::Link {
                 #[cfg(unix)]
                 {
                     let target = String::from_utf8_lossy(&blob.data).into_owned();
-                    return std::os::unix::fs::symlink(target, &full).context(|| format!("could not restore link '{path}'"));
+                    return std::os::unix::fs::symlink(target, &full)
+                        .context(|| format!("could not restore link '{path}'"));
                 }
             }
             std::fs::write(&full, &blob.data).context(|| format!("could not restore '{path}'"))?;
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
-                let mode = if kind == EntryKind::BlobExecutable { 0o755 } else { 0o644 };
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode)).context(|| format!("could not restore '{path}'"))?;
+                let mode = if kind == EntryKind::BlobExecutable {
+                    0o755
+                } else {
+                    0o644
+                };
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))
+                    .context(|| format!("could not restore '{path}'"))?;
             }
             Ok(())
         }

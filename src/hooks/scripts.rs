@@ -61,19 +61,36 @@ pub struct Settings {
 /// Returns the shim `kind` with `settings` filled in.
 pub fn render(kind: HookKind, settings: &Settings) -> String {
     kind.template()
-        .replacen(DEFAULT_BIN_LINE, &format!("{BIN_LINE}{}", sh_quote(&settings.binary)), 1)
-        .replacen(DEFAULT_PREFIX_LINE, &format!("{PREFIX_LINE}{}", sh_quote(&settings.prefix)), 1)
+        .replacen(
+            DEFAULT_BIN_LINE,
+            &format!("{BIN_LINE}{}", sh_quote(&settings.binary)),
+            1,
+        )
+        .replacen(
+            DEFAULT_PREFIX_LINE,
+            &format!("{PREFIX_LINE}{}", sh_quote(&settings.prefix)),
+            1,
+        )
 }
 
 /// Returns whether `text` is one of git-task's shims (of any version, edited or not).
 pub fn is_ours(text: &str) -> bool {
-    text.lines().nth(1).is_some_and(|l| l.starts_with(MARKER) && l.contains(" hook, version "))
+    text.lines()
+        .nth(1)
+        .is_some_and(|l| l.starts_with(MARKER) && l.contains(" hook, version "))
 }
 
 /// Reads the settings back from an installed shim; `None` if they cannot be found.
 pub fn parse(text: &str) -> Option<Settings> {
-    let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(sh_unquote);
-    Some(Settings { binary: value(BIN_LINE)?, prefix: value(PREFIX_LINE)? })
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(sh_unquote)
+    };
+    Some(Settings {
+        binary: value(BIN_LINE)?,
+        prefix: value(PREFIX_LINE)?,
+    })
 }
 
 /// Returns whether `text` is exactly the current shim `kind` with some settings (not edited, not another version).
@@ -109,10 +126,16 @@ mod tests {
 
     #[test]
     fn render_and_parse_round_trip() {
-        let s = Settings { binary: "/opt/it's here/git-task".into(), prefix: "work/$x/".into() };
+        let s = Settings {
+            binary: "/opt/it's here/git-task".into(),
+            prefix: "work/$x/".into(),
+        };
         for kind in HookKind::ALL {
             let text = render(kind, &s);
-            assert!(text.contains("git_task_bin='/opt/it'\\''s here/git-task'\n"), "{text}");
+            assert!(
+                text.contains("git_task_bin='/opt/it'\\''s here/git-task'\n"),
+                "{text}"
+            );
             assert_eq!(parse(&text), Some(s.clone()));
             assert!(is_pristine(kind, &text));
             let edited = text.replace("exit 0", "exit 0 # mine");

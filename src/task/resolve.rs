@@ -16,8 +16,10 @@ pub fn resolve(repo: &Repo, settings: &Settings, id: Option<&TaskId>) -> Result<
     }
     match active_task(repo, settings)? {
         Some(id) => record::load_existing(repo, &id),
-        None => Err(Error::input("no task id given, and this worktree has no active task")
-            .hint("name the task, e.g. 'git task status <id>'; 'git task list' shows them")),
+        None => Err(
+            Error::input("no task id given, and this worktree has no active task")
+                .hint("name the task, e.g. 'git task status <id>'; 'git task list' shows them"),
+        ),
     }
 }
 
@@ -42,7 +44,9 @@ pub fn active_task(repo: &Repo, settings: &Settings) -> Result<Option<TaskId>> {
 pub fn read_mark(repo: &Repo) -> Option<TaskId> {
     let mark = read_mark_file(repo.git_dir())?;
     match &mark.branch {
-        Some(branch) if repo.head_branch().ok().flatten().as_deref() != Some(branch.as_str()) => None,
+        Some(branch) if repo.head_branch().ok().flatten().as_deref() != Some(branch.as_str()) => {
+            None
+        }
         _ => Some(mark.id),
     }
 }
@@ -62,14 +66,19 @@ pub fn read_mark_file(git_dir: &std::path::Path) -> Option<Mark> {
     let text = std::fs::read_to_string(git_dir.join(ACTIVE_MARK)).ok()?;
     let mut lines = text.lines();
     let id = TaskId::parse(lines.next()?.trim()).ok()?;
-    let branch = lines.find_map(|l| l.strip_prefix("branch ")).map(|b| b.trim().to_owned());
+    let branch = lines
+        .find_map(|l| l.strip_prefix("branch "))
+        .map(|b| b.trim().to_owned());
     Some(Mark { id, branch })
 }
 
 /// Marks `id` active in the worktree whose git dir is `git_dir` because its branch `branch` was checked out there.
 pub fn write_checkout_mark(git_dir: &std::path::Path, id: &TaskId, branch: &str) -> Result<()> {
-    std::fs::write(git_dir.join(ACTIVE_MARK), format!("{id}\nbranch {branch}\n"))
-        .map_err(|e| Error::repo(format!("could not mark task '{id}' active"), e))
+    std::fs::write(
+        git_dir.join(ACTIVE_MARK),
+        format!("{id}\nbranch {branch}\n"),
+    )
+    .map_err(|e| Error::repo(format!("could not mark task '{id}' active"), e))
 }
 
 /// Marks `id` as the active task of the worktree whose private git dir is `git_dir`.

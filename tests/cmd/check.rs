@@ -58,10 +58,17 @@ fn check_human_report_goes_to_stdout() {
     let repo = TestRepo::new();
     let wt = repo.start("t", &["--forbid", "src/store/**"]);
     let clean = repo.task(&wt, &["check"]).ok();
-    assert_eq!(clean.out(), "ok: task 't': 0 changed files within the contract");
+    assert_eq!(
+        clean.out(),
+        "ok: task 't': 0 changed files within the contract"
+    );
     repo.write(&wt, "src/store/mod.rs", "// edited\n");
     let run = repo.task(&wt, &["check"]).code(1);
-    assert!(run.stdout.contains("src/store/mod.rs  forbidden  src/store/**"), "{run}");
+    assert!(
+        run.stdout
+            .contains("src/store/mod.rs  forbidden  src/store/**"),
+        "{run}"
+    );
     assert!(run.stdout.contains("hint: "), "{run}");
 }
 
@@ -78,17 +85,33 @@ fn check_staged_judges_only_the_index() {
     assert_eq!(j["checked"], 1);
     // From the main worktree, naming the task, the task worktree's index is judged.
     repo.git(&wt, &["add", "src/store/mod.rs"]);
-    let j = repo.task_root(&["check", "t", "--staged", "--json"]).code(1).json();
+    let j = repo
+        .task_root(&["check", "t", "--staged", "--json"])
+        .code(1)
+        .json();
     assert_eq!(j["violations"][0]["file"], "src/store/mod.rs");
-    assert!(j["repair"].as_str().unwrap().contains("--source=HEAD"), "{j}");
+    assert!(
+        j["repair"].as_str().unwrap().contains("--source=HEAD"),
+        "{j}"
+    );
 }
 
 #[test]
 fn check_run_runs_the_frozen_checks_and_records_them() {
     let repo = TestRepo::new();
-    let wt = repo.start("t", &["--check", "test -f src/lib.rs", "--check", "echo checking $GIT_TASK_ID; exit 3"]);
+    let wt = repo.start(
+        "t",
+        &[
+            "--check",
+            "test -f src/lib.rs",
+            "--check",
+            "echo checking $GIT_TASK_ID; exit 3",
+        ],
+    );
     // A check added on the branch is never run: checks come from the frozen contract.
-    let contract = repo.read(&wt, ".task-contract.toml").replace("commands = [", "commands = [\"touch pwned\", ");
+    let contract = repo
+        .read(&wt, ".task-contract.toml")
+        .replace("commands = [", "commands = [\"touch pwned\", ");
     repo.write(&wt, ".task-contract.toml", &contract);
     let run = repo.task(&wt, &["check", "--run", "--json"]).code(1);
     let j = run.json();
@@ -99,7 +122,10 @@ fn check_run_runs_the_frozen_checks_and_records_them() {
     assert_eq!(checks[0]["code"], 0);
     assert_eq!(checks[1]["code"], 3);
     assert_eq!(checks[1]["timed_out"], false);
-    assert!(checks[1]["output"].as_str().unwrap().contains("checking t"), "{j}");
+    assert!(
+        checks[1]["output"].as_str().unwrap().contains("checking t"),
+        "{j}"
+    );
     assert!(!wt.join("pwned").exists());
     let log = repo.task_root(&["log", "t", "--json"]).ok().json();
     let last = log["events"].as_array().unwrap().last().unwrap().clone();
@@ -107,7 +133,12 @@ fn check_run_runs_the_frozen_checks_and_records_them() {
     assert_eq!(last["details"]["passed"], false, "{last}");
 
     let human = repo.task(&wt, &["check", "--run"]).code(1);
-    assert!(human.stdout.contains("check 'echo checking $GIT_TASK_ID; exit 3' failed (exit 3"), "{human}");
+    assert!(
+        human
+            .stdout
+            .contains("check 'echo checking $GIT_TASK_ID; exit 3' failed (exit 3"),
+        "{human}"
+    );
 }
 
 #[test]

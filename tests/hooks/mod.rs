@@ -25,7 +25,10 @@ fn head(repo: &TestRepo, dir: &Path) -> String {
 #[track_caller]
 fn assert_refused(repo: &TestRepo, wt: &Path, run: &Run, before: &str, file: &str, reason: &str) {
     assert_eq!(run.code, 1, "{run}");
-    let line = run.stderr.lines().find(|l| l.trim_start().starts_with(file) && l.contains(reason));
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with(file) && l.contains(reason));
     assert!(line.is_some(), "no '{file}  {reason}' line in:\n{run}");
     assert!(run.stderr.contains("hint: "), "{run}");
     assert_eq!(head(repo, wt), before, "nothing may be committed");
@@ -45,12 +48,25 @@ fn forbidden_path_is_refused_and_recorded() {
     repo.git(&wt, &["add", "-A"]);
     let run = commit(&repo, &wt, &["-m", "edit store"]);
     assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
-    assert!(run.stderr.contains("src/store/**"), "the rule as written: {run}");
-    assert!(run.stderr.contains("git restore --source=HEAD --staged --worktree -- src/store/mod.rs"), "{run}");
+    assert!(
+        run.stderr.contains("src/store/**"),
+        "the rule as written: {run}"
+    );
+    assert!(
+        run.stderr
+            .contains("git restore --source=HEAD --staged --worktree -- src/store/mod.rs"),
+        "{run}"
+    );
     let last = events(&repo, "t").pop().unwrap();
     assert_eq!(last["event"], "violation", "{last}");
-    assert_eq!(last["details"]["violations"][0]["file"], "src/store/mod.rs", "{last}");
-    assert_eq!(last["details"]["violations"][0]["reason"], "forbidden", "{last}");
+    assert_eq!(
+        last["details"]["violations"][0]["file"], "src/store/mod.rs",
+        "{last}"
+    );
+    assert_eq!(
+        last["details"]["violations"][0]["reason"], "forbidden",
+        "{last}"
+    );
     repo.fsck();
 }
 
@@ -73,8 +89,18 @@ fn new_file_is_refused_when_new_files_are_off() {
     repo.write(&wt, "src/new.rs", "new\n");
     repo.git(&wt, &["add", "-A"]);
     let run = commit(&repo, &wt, &["-m", "new"]);
-    assert_refused(&repo, &wt, &run, &before, "src/new.rs", "new_file_disallowed");
-    assert!(run.stderr.contains("git rm -r -q --cached -- src/new.rs"), "{run}");
+    assert_refused(
+        &repo,
+        &wt,
+        &run,
+        &before,
+        "src/new.rs",
+        "new_file_disallowed",
+    );
+    assert!(
+        run.stderr.contains("git rm -r -q --cached -- src/new.rs"),
+        "{run}"
+    );
 }
 
 #[test]
@@ -84,7 +110,14 @@ fn deletion_is_refused_when_deletions_are_off() {
     let before = head(&repo, &wt);
     repo.git(&wt, &["rm", "-q", "src/lib.rs"]);
     let run = commit(&repo, &wt, &["-m", "delete"]);
-    assert_refused(&repo, &wt, &run, &before, "src/lib.rs", "deletion_disallowed");
+    assert_refused(
+        &repo,
+        &wt,
+        &run,
+        &before,
+        "src/lib.rs",
+        "deletion_disallowed",
+    );
 }
 
 #[test]
@@ -94,7 +127,8 @@ fn too_many_files_is_refused() {
     std::fs::write(&contract, "version = 1\nmax_changed_files = 1\n").unwrap();
     let wt = task_with_hooks(&repo, &["--contract", contract.to_str().unwrap()]);
     let before = head(&repo, &wt);
-    repo.write(&wt, "src/lib.rs", "one\n").write(&wt, "README.md", "two\n");
+    repo.write(&wt, "src/lib.rs", "one\n")
+        .write(&wt, "README.md", "two\n");
     repo.git(&wt, &["add", "-A"]);
     let run = commit(&repo, &wt, &["-m", "two files"]);
     assert_refused(&repo, &wt, &run, &before, "*", "too_many_files");
@@ -109,14 +143,32 @@ fn loosened_or_deleted_contract_is_tampering() {
     let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
     let before = head(&repo, &wt);
     let original = repo.read(&wt, ".task-contract.toml");
-    repo.write(&wt, ".task-contract.toml", &original.replace("\"src/store/**\"", ""));
+    repo.write(
+        &wt,
+        ".task-contract.toml",
+        &original.replace("\"src/store/**\"", ""),
+    );
     repo.git(&wt, &["add", "-A"]);
     let run = commit(&repo, &wt, &["-m", "loosen"]);
-    assert_refused(&repo, &wt, &run, &before, ".task-contract.toml", "contract_tampered");
+    assert_refused(
+        &repo,
+        &wt,
+        &run,
+        &before,
+        ".task-contract.toml",
+        "contract_tampered",
+    );
 
     repo.git(&wt, &["rm", "-q", "-f", ".task-contract.toml"]);
     let run = commit(&repo, &wt, &["-m", "delete the contract"]);
-    assert_refused(&repo, &wt, &run, &before, ".task-contract.toml", "contract_tampered");
+    assert_refused(
+        &repo,
+        &wt,
+        &run,
+        &before,
+        ".task-contract.toml",
+        "contract_tampered",
+    );
     assert!(run.stderr.contains("was deleted"), "{run}");
 }
 
@@ -127,13 +179,21 @@ fn narrowing_the_contract_and_changes_inside_it_are_allowed() {
     let before = head(&repo, &wt);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { /* better */ }\n");
     repo.write(&wt, "src/api/new.rs", "pub fn api() {}\n");
-    let narrowed = repo.read(&wt, ".task-contract.toml").replace("\"src/**\"", "\"src/lib.rs\", \"src/api/**\"");
+    let narrowed = repo
+        .read(&wt, ".task-contract.toml")
+        .replace("\"src/**\"", "\"src/lib.rs\", \"src/api/**\"");
     repo.write(&wt, ".task-contract.toml", &narrowed);
     repo.git(&wt, &["add", "-A"]);
     let run = commit(&repo, &wt, &["-m", "inside"]).ok();
-    assert!(run.stderr.is_empty(), "a clean commit prints nothing: {run}");
+    assert!(
+        run.stderr.is_empty(),
+        "a clean commit prints nothing: {run}"
+    );
     assert_ne!(head(&repo, &wt), before);
-    assert_eq!(repo.git(&wt, &["show", "--name-only", "--format=", "HEAD"]), ".task-contract.toml\nsrc/api/new.rs\nsrc/lib.rs");
+    assert_eq!(
+        repo.git(&wt, &["show", "--name-only", "--format=", "HEAD"]),
+        ".task-contract.toml\nsrc/api/new.rs\nsrc/lib.rs"
+    );
     repo.fsck();
 }
 
@@ -146,7 +206,11 @@ fn commit_all_is_judged_through_its_temporary_index() {
     repo.write(&wt, "src/store/mod.rs", "// edited\n");
     let run = commit(&repo, &wt, &["-a", "-m", "all"]);
     assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
-    assert_eq!(repo.git(&wt, &["diff", "--cached", "--name-only"]), "", "git rolled its index back");
+    assert_eq!(
+        repo.git(&wt, &["diff", "--cached", "--name-only"]),
+        "",
+        "git rolled its index back"
+    );
 }
 
 #[test]
@@ -162,7 +226,10 @@ fn commit_of_paths_judges_only_those_paths() {
     repo.git(&wt, &["add", "src/store/mod.rs"]);
     repo.write(&wt, "src/lib.rs", "pub fn lib2() {}\n");
     commit(&repo, &wt, &["-m", "only lib", "--", "src/lib.rs"]).ok();
-    assert_eq!(repo.git(&wt, &["show", "--name-only", "--format=", "HEAD"]), "src/lib.rs");
+    assert_eq!(
+        repo.git(&wt, &["show", "--name-only", "--format=", "HEAD"]),
+        "src/lib.rs"
+    );
     // The plain commit of what is still staged is refused.
     let before = head(&repo, &wt);
     let run = commit(&repo, &wt, &["-m", "the rest"]);
@@ -177,7 +244,12 @@ fn rename_into_a_forbidden_path_is_refused() {
     repo.git(&wt, &["mv", "src/lib.rs", "src/store/lib.rs"]);
     let run = commit(&repo, &wt, &["-m", "move"]);
     assert_refused(&repo, &wt, &run, &before, "src/store/lib.rs", "forbidden");
-    assert!(!run.stderr.lines().any(|l| l.trim_start().starts_with("src/lib.rs")), "the old path is a plain deletion: {run}");
+    assert!(
+        !run.stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("src/lib.rs")),
+        "the old path is a plain deletion: {run}"
+    );
 }
 
 /// A GUI runs hooks with a minimal environment: no terminal, `PATH=/usr/bin:/bin`, git-task not on it.
@@ -192,15 +264,27 @@ fn minimal_git(repo: &TestRepo, dir: &Path, args: &[&str]) -> Run {
         .stdin(std::process::Stdio::null());
     let out = cmd.output().expect("git runs");
     let _ = repo;
-    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
 }
 
 #[test]
 fn minimal_environment_still_blocks_through_the_recorded_binary() {
     let repo = TestRepo::new();
     let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
-    let which = std::process::Command::new("sh").args(["-c", "command -v git-task"]).env_clear().env("PATH", "/usr/bin:/bin").output().unwrap();
-    assert!(!which.status.success(), "git-task must not be on the minimal PATH for this test");
+    let which = std::process::Command::new("sh")
+        .args(["-c", "command -v git-task"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(
+        !which.status.success(),
+        "git-task must not be on the minimal PATH for this test"
+    );
     let before = head(&repo, &wt);
     repo.write(&wt, "src/store/mod.rs", "// edited\n");
     minimal_git(&repo, &wt, &["add", "-A"]).ok();
@@ -209,7 +293,12 @@ fn minimal_environment_still_blocks_through_the_recorded_binary() {
     // And an allowed change goes through in the same environment.
     repo.git(&wt, &["reset", "-q", "--hard"]);
     repo.write(&wt, "src/lib.rs", "pub fn gui() {}\n");
-    minimal_git(&repo, &wt, &["commit", "-q", "-a", "-m", "allowed from a GUI"]).ok();
+    minimal_git(
+        &repo,
+        &wt,
+        &["commit", "-q", "-a", "-m", "allowed from a GUI"],
+    )
+    .ok();
     assert_ne!(head(&repo, &wt), before);
 }
 
@@ -222,7 +311,11 @@ fn install_from_vanished_binary(repo: &TestRepo) -> PathBuf {
     let mut cmd = repo.command(&copy, repo.root());
     cmd.args(["hooks", "install"]);
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_file(&copy).unwrap();
     copy
 }
@@ -232,11 +325,17 @@ fn non_task_branch_commits_without_git_task() {
     let repo = TestRepo::new();
     let gone = install_from_vanished_binary(&repo);
     let hook = repo.read(repo.root(), ".git/hooks/pre-commit");
-    assert!(hook.contains(&format!("git_task_bin='{}'", gone.display())), "{hook}");
+    assert!(
+        hook.contains(&format!("git_task_bin='{}'", gone.display())),
+        "{hook}"
+    );
     repo.write(repo.root(), "src/lib.rs", "pub fn main_work() {}\n");
     let run = minimal_git(&repo, repo.root(), &["commit", "-q", "-a", "-m", "on main"]).ok();
     assert!(run.stderr.is_empty(), "{run}");
-    assert_eq!(repo.git(repo.root(), &["log", "-1", "--format=%s"]), "on main");
+    assert_eq!(
+        repo.git(repo.root(), &["log", "-1", "--format=%s"]),
+        "on main"
+    );
 }
 
 #[test]
@@ -256,7 +355,10 @@ fn task_branch_without_git_task_refuses_and_says_how_to_fix() {
     let run = minimal_git(&repo, &wt, &["switch", "-q", "-c", "side"]).ok();
     assert!(run.stderr.is_empty(), "{run}");
     let run = minimal_git(&repo, &wt, &["switch", "-q", "task/t"]).ok();
-    assert!(run.stderr.contains("warning: git-task is neither at"), "{run}");
+    assert!(
+        run.stderr.contains("warning: git-task is neither at"),
+        "{run}"
+    );
     assert_eq!(repo.git(&wt, &["branch", "--show-current"]), "task/t");
 }
 
@@ -282,7 +384,10 @@ fn foreign_hook_under_hooks_path_keeps_running_and_is_restored() {
     );
     std::fs::write(&foreign, &text).unwrap();
     std::fs::set_permissions(&foreign, std::fs::Permissions::from_mode(0o700)).unwrap();
-    repo.git(repo.root(), &["config", "core.hooksPath", hooks.to_str().unwrap()]);
+    repo.git(
+        repo.root(),
+        &["config", "core.hooksPath", hooks.to_str().unwrap()],
+    );
 
     let j = repo.task_root(&["hooks", "install", "--json"]).ok().json();
     assert_eq!(j["dir"], hooks.to_str().unwrap());
@@ -292,7 +397,11 @@ fn foreign_hook_under_hooks_path_keeps_running_and_is_restored() {
     assert_eq!(std::fs::read_to_string(&chained).unwrap(), text);
     let status = repo.task_root(&["hooks", "status", "--json"]).ok().json();
     assert_eq!(status["hooks"][0]["state"], "installed", "{status}");
-    assert_eq!(status["hooks"][0]["chained"], chained.to_str().unwrap(), "{status}");
+    assert_eq!(
+        status["hooks"][0]["chained"],
+        chained.to_str().unwrap(),
+        "{status}"
+    );
 
     // The foreign hook runs on a plain branch...
     repo.write(repo.root(), "README.md", "main work\n");
@@ -312,14 +421,20 @@ fn foreign_hook_under_hooks_path_keeps_running_and_is_restored() {
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
 
     // Uninstall puts back exactly what was there.
-    let j = repo.task_root(&["hooks", "uninstall", "--json"]).ok().json();
+    let j = repo
+        .task_root(&["hooks", "uninstall", "--json"])
+        .ok()
+        .json();
     assert_eq!(j["hooks"][0]["action"], "restored", "{j}");
     assert_eq!(j["hooks"][1]["action"], "removed", "{j}");
     assert_eq!(std::fs::read_to_string(&foreign).unwrap(), text);
     assert_eq!(mode(&foreign), 0o700);
     assert!(!chained.exists());
     assert!(!hooks.join("post-checkout").exists());
-    let mut left: Vec<String> = std::fs::read_dir(&hooks).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut left: Vec<String> = std::fs::read_dir(&hooks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     left.sort();
     assert_eq!(left, ["pre-commit"]);
     repo.fsck();
@@ -336,61 +451,126 @@ fn install_writes_the_shipped_shims_and_is_idempotent() {
     assert_eq!(first["binary"], binary.to_str().unwrap());
     let hooks = repo.root().join(".git/hooks");
     for name in ["pre-commit", "post-checkout"] {
-        let shipped = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks").join(name)).unwrap();
-        let want = shipped
-            .replacen("git_task_bin=''", &format!("git_task_bin='{}'", binary.display()), 1)
-            .replacen("git_task_prefix='task/'", "git_task_prefix='task/'", 1);
-        assert_eq!(std::fs::read_to_string(hooks.join(name)).unwrap(), want, "{name}");
+        let shipped = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("hooks")
+                .join(name),
+        )
+        .unwrap();
+        // Only the binary line differs (the prefix is the default `task/`).
+        let want = shipped.replacen(
+            "git_task_bin=''",
+            &format!("git_task_bin='{}'", binary.display()),
+            1,
+        );
+        assert_eq!(
+            std::fs::read_to_string(hooks.join(name)).unwrap(),
+            want,
+            "{name}"
+        );
         assert_eq!(mode(&hooks.join(name)), 0o755);
     }
-    assert_eq!(repo.git(repo.root(), &["config", "--get-all", "notes.rewriteRef"]), "refs/notes/tasks");
-    let stamp = std::fs::metadata(hooks.join("pre-commit")).unwrap().modified().unwrap();
+    assert_eq!(
+        repo.git(repo.root(), &["config", "--get-all", "notes.rewriteRef"]),
+        "refs/notes/tasks"
+    );
+    let stamp = std::fs::metadata(hooks.join("pre-commit"))
+        .unwrap()
+        .modified()
+        .unwrap();
     let second = repo.task_root(&["hooks", "install", "--json"]).ok().json();
     assert_eq!(second["hooks"][0]["action"], "unchanged");
     assert_eq!(second["hooks"][1]["action"], "unchanged");
     assert_eq!(second["notes_rewrite_ref_changed"], false);
-    assert_eq!(std::fs::metadata(hooks.join("pre-commit")).unwrap().modified().unwrap(), stamp);
+    assert_eq!(
+        std::fs::metadata(hooks.join("pre-commit"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        stamp
+    );
     let status = repo.task_root(&["hooks", "status"]).ok();
-    assert!(status.stdout.contains("pre-commit       installed"), "{status}");
+    assert!(
+        status.stdout.contains("pre-commit       installed"),
+        "{status}"
+    );
 
     // An edited shim is only replaced with --force.
-    let edited = std::fs::read_to_string(hooks.join("pre-commit")).unwrap().replace("exit 0 ;;", "exit 0 ;; # mine");
+    let edited = std::fs::read_to_string(hooks.join("pre-commit"))
+        .unwrap()
+        .replace("exit 0 ;;", "exit 0 ;; # mine");
     std::fs::write(hooks.join("pre-commit"), &edited).unwrap();
     let status = repo.task_root(&["hooks", "status", "--json"]).ok().json();
     assert_eq!(status["hooks"][0]["state"], "modified", "{status}");
     repo.task_root(&["hooks", "install"]).code(2);
-    assert_eq!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap(), edited);
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
+        edited
+    );
     repo.task_root(&["hooks", "install", "--force"]).ok();
-    assert_eq!(repo.task_root(&["hooks", "status", "--json"]).ok().json()["hooks"][0]["state"], "installed");
+    assert_eq!(
+        repo.task_root(&["hooks", "status", "--json"]).ok().json()["hooks"][0]["state"],
+        "installed"
+    );
 
     // Uninstall removes the hooks and the config it added, and nothing else.
     repo.task_root(&["hooks", "uninstall"]).ok();
     assert!(!hooks.join("pre-commit").exists() && !hooks.join("post-checkout").exists());
-    assert_eq!(repo.git_run(repo.root(), &["config", "--get-all", "notes.rewriteRef"]).code, 1);
-    assert_eq!(repo.git_run(repo.root(), &["config", "--get", "task.hooksAddedRewriteRef"]).code, 1);
-    let again = repo.task_root(&["hooks", "uninstall", "--json"]).ok().json();
+    assert_eq!(
+        repo.git_run(repo.root(), &["config", "--get-all", "notes.rewriteRef"])
+            .code,
+        1
+    );
+    assert_eq!(
+        repo.git_run(
+            repo.root(),
+            &["config", "--get", "task.hooksAddedRewriteRef"]
+        )
+        .code,
+        1
+    );
+    let again = repo
+        .task_root(&["hooks", "uninstall", "--json"])
+        .ok()
+        .json();
     assert_eq!(again["hooks"][0]["action"], "absent");
 }
 
 #[test]
 fn a_rewrite_ref_set_by_the_user_is_kept_on_uninstall() {
     let repo = TestRepo::new();
-    repo.git(repo.root(), &["config", "notes.rewriteRef", "refs/notes/tasks"]);
+    repo.git(
+        repo.root(),
+        &["config", "notes.rewriteRef", "refs/notes/tasks"],
+    );
     let j = repo.task_root(&["hooks", "install", "--json"]).ok().json();
     assert_eq!(j["notes_rewrite_ref_changed"], false);
     repo.task_root(&["hooks", "uninstall"]).ok();
-    assert_eq!(repo.git(repo.root(), &["config", "--get-all", "notes.rewriteRef"]), "refs/notes/tasks");
+    assert_eq!(
+        repo.git(repo.root(), &["config", "--get-all", "notes.rewriteRef"]),
+        "refs/notes/tasks"
+    );
 }
 
 fn mark(repo: &TestRepo, worktree_name: &str) -> Option<String> {
-    std::fs::read_to_string(repo.root().join(".git/worktrees").join(worktree_name).join("git-task-active")).ok()
+    std::fs::read_to_string(
+        repo.root()
+            .join(".git/worktrees")
+            .join(worktree_name)
+            .join("git-task-active"),
+    )
+    .ok()
 }
 
 #[test]
 fn post_checkout_marks_and_clears_on_branch_switches() {
     let repo = TestRepo::new();
     let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
-    assert_eq!(mark(&repo, "t").as_deref(), Some("t\nbranch refs/heads/task/t\n"), "start runs post-checkout");
+    assert_eq!(
+        mark(&repo, "t").as_deref(),
+        Some("t\nbranch refs/heads/task/t\n"),
+        "start runs post-checkout"
+    );
 
     let run = repo.git_run(&wt, &["switch", "-c", "side"]).ok();
     assert!(run.stderr.contains("task 't' is no longer active"), "{run}");
@@ -400,9 +580,18 @@ fn post_checkout_marks_and_clears_on_branch_switches() {
     commit(&repo, &wt, &["-a", "-m", "side work"]).ok();
 
     let run = repo.git_run(&wt, &["switch", "task/t"]).ok();
-    assert!(run.stderr.contains("task 't' is active in this worktree"), "{run}");
-    assert!(run.stderr.contains("forbidden  src/store/**"), "the contract is shown: {run}");
-    assert_eq!(mark(&repo, "t").as_deref(), Some("t\nbranch refs/heads/task/t\n"));
+    assert!(
+        run.stderr.contains("task 't' is active in this worktree"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("forbidden  src/store/**"),
+        "the contract is shown: {run}"
+    );
+    assert_eq!(
+        mark(&repo, "t").as_deref(),
+        Some("t\nbranch refs/heads/task/t\n")
+    );
     // A file checkout changes nothing.
     let run = repo.git_run(&wt, &["checkout", "--", "src/lib.rs"]).ok();
     assert!(run.stderr.is_empty(), "{run}");
@@ -414,11 +603,25 @@ fn worktree_add_of_a_task_branch_marks_it_active_there() {
     let wt = task_with_hooks(&repo, &[]);
     repo.git(repo.root(), &["worktree", "remove", wt.to_str().unwrap()]);
     let other = repo.base().join("elsewhere");
-    let run = repo.git_run(repo.root(), &["worktree", "add", other.to_str().unwrap(), "task/t"]).ok();
-    assert!(run.stderr.contains("task 't' is active in this worktree"), "{run}");
-    assert_eq!(mark(&repo, "elsewhere").as_deref(), Some("t\nbranch refs/heads/task/t\n"));
+    let run = repo
+        .git_run(
+            repo.root(),
+            &["worktree", "add", other.to_str().unwrap(), "task/t"],
+        )
+        .ok();
+    assert!(
+        run.stderr.contains("task 't' is active in this worktree"),
+        "{run}"
+    );
+    assert_eq!(
+        mark(&repo, "elsewhere").as_deref(),
+        Some("t\nbranch refs/heads/task/t\n")
+    );
     let j = repo.task(&other, &["check", "--json"]).ok().json();
-    assert_eq!(j["task"], "t", "the active task is found from the new worktree: {j}");
+    assert_eq!(
+        j["task"], "t",
+        "the active task is found from the new worktree: {j}"
+    );
 }
 
 #[test]
@@ -447,12 +650,24 @@ fn revert_on_violation_saves_an_attempt_and_restores_the_paths() {
     let run = commit(&repo, &wt, &["-m", "revert me"]);
     assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
     assert!(run.stderr.contains("refs/tasks/t/attempts/1"), "{run}");
-    assert_eq!(repo.refs("refs/tasks/t/attempts/"), ["refs/tasks/t/attempts/1"]);
+    assert_eq!(
+        repo.refs("refs/tasks/t/attempts/"),
+        ["refs/tasks/t/attempts/1"]
+    );
     // The attempt holds the files as they were on disk, and the staged state as its second parent.
     let attempt = "refs/tasks/t/attempts/1";
-    assert_eq!(repo.git(&wt, &["show", &format!("{attempt}:src/store/mod.rs")]), "// unstaged edit on top");
-    assert_eq!(repo.git(&wt, &["show", &format!("{attempt}:src/store/new.rs")]), "// new forbidden file");
-    assert_eq!(repo.git(&wt, &["show", &format!("{attempt}^2:src/store/mod.rs")]), "// staged edit");
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{attempt}:src/store/mod.rs")]),
+        "// unstaged edit on top"
+    );
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{attempt}:src/store/new.rs")]),
+        "// new forbidden file"
+    );
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{attempt}^2:src/store/mod.rs")]),
+        "// staged edit"
+    );
     // The offending paths are back to HEAD; the allowed change stays staged.
     assert_eq!(repo.read(&wt, "src/store/mod.rs"), "pub fn store() {}\n");
     assert!(!wt.join("src/store/new.rs").exists());

@@ -24,12 +24,21 @@ fn oracle(repo: &TestRepo, dir: &Path) -> Vec<(char, String)> {
 }
 
 /// The walk's answer, with the cached-tree extension as the index has it and with it removed.
-fn ours(dir: &Path) -> (Vec<(char, String)>, Vec<(char, String)>) {
+type Rows = Vec<(char, String)>;
+
+fn ours(dir: &Path) -> (Rows, Rows) {
     let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
-    let head = repo.head_commit().unwrap().map(|c| git_task::git::objects::commit_tree(&repo, c).unwrap());
+    let head = repo
+        .head_commit()
+        .unwrap()
+        .map(|c| git_task::git::objects::commit_tree(&repo, c).unwrap());
     let index = staged::open_index(&repo, &repo.inner.index_path()).unwrap();
     let rows = |state: &gix::index::State| -> Vec<(char, String)> {
-        staged::changes(&repo, state, head).unwrap().into_iter().map(|c| (letter(c.kind), c.path)).collect()
+        staged::changes(&repo, state, head)
+            .unwrap()
+            .into_iter()
+            .map(|c| (letter(c.kind), c.path))
+            .collect()
     };
     let with = rows(&index);
     let mut without = index.clone();
@@ -49,9 +58,17 @@ fn assert_matches_git(repo: &TestRepo, dir: &Path, what: &str) {
     repo.git(dir, &["write-tree"]);
     // (An intent-to-add entry keeps its directories' cached trees invalid.)
     if has_cached_tree(dir) {
-        assert_eq!(ours(dir).0, want, "{what}: with a fully valid cached tree that differs from HEAD");
+        assert_eq!(
+            ours(dir).0,
+            want,
+            "{what}: with a fully valid cached tree that differs from HEAD"
+        );
         assert!(root_tree_known(dir), "{what}: the fast path applies");
-        assert_eq!(read_staged(dir), want, "{what}: read_staged from the cached root tree");
+        assert_eq!(
+            read_staged(dir),
+            want,
+            "{what}: read_staged from the cached root tree"
+        );
     }
 }
 
@@ -59,12 +76,18 @@ fn assert_matches_git(repo: &TestRepo, dir: &Path, what: &str) {
 fn read_staged(dir: &Path) -> Vec<(char, String)> {
     let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
     let staged = git_task::changes::read_staged(&repo).unwrap();
-    staged.changes.into_iter().map(|c| (letter(c.kind), c.path)).collect()
+    staged
+        .changes
+        .into_iter()
+        .map(|c| (letter(c.kind), c.path))
+        .collect()
 }
 
 fn root_tree_known(dir: &Path) -> bool {
     let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
-    staged::cached_root_tree(&repo.inner.index_path(), repo.inner.object_hash()).unwrap().is_some()
+    staged::cached_root_tree(&repo.inner.index_path(), repo.inner.object_hash())
+        .unwrap()
+        .is_some()
 }
 
 fn letter(kind: git_task::git::diff::ChangeKind) -> char {
@@ -86,12 +109,21 @@ fn staged_changes_match_git_diff_cached() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     for i in 0..30 {
-        repo.write(&root, &format!("deep/a{}/b{}/f{i}.txt", i % 3, i % 5), &format!("{i}\n"));
+        repo.write(
+            &root,
+            &format!("deep/a{}/b{}/f{i}.txt", i % 3, i % 5),
+            &format!("{i}\n"),
+        );
     }
-    repo.write(&root, "foo.c", "c\n").write(&root, "foo/x", "x\n").write(&root, "foo-bar", "-\n");
+    repo.write(&root, "foo.c", "c\n")
+        .write(&root, "foo/x", "x\n")
+        .write(&root, "foo-bar", "-\n");
     repo.git(&root, &["add", "-A"]);
     repo.git(&root, &["commit", "-q", "-m", "more"]);
-    assert!(has_cached_tree(&root), "a commit leaves a valid cached tree");
+    assert!(
+        has_cached_tree(&root),
+        "a commit leaves a valid cached tree"
+    );
     assert_matches_git(&repo, &root, "nothing staged");
 
     repo.write(&root, "deep/a1/b1/f1.txt", "changed\n");
@@ -131,7 +163,8 @@ fn staged_changes_match_git_diff_cached() {
 fn unborn_branch_stages_everything_as_added() {
     let repo = TestRepo::empty();
     let root = repo.root().to_path_buf();
-    repo.write(&root, "a/b.txt", "b\n").write(&root, "c.txt", "c\n");
+    repo.write(&root, "a/b.txt", "b\n")
+        .write(&root, "c.txt", "c\n");
     repo.git(&root, &["add", "-A"]);
     assert_matches_git(&repo, &root, "unborn");
 }
@@ -141,10 +174,28 @@ fn a_submodule_change_is_a_change_of_its_path() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     let head = repo.git(&root, &["rev-parse", "HEAD"]);
-    repo.git(&root, &["update-index", "--add", "--cacheinfo", &format!("160000,{head},vendor/sub")]);
+    repo.git(
+        &root,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},vendor/sub"),
+        ],
+    );
     assert_matches_git(&repo, &root, "gitlink added");
     repo.git(&root, &["commit", "-q", "-m", "gitlink"]);
-    repo.git(&root, &["update-index", "--cacheinfo", &format!("160000,{},vendor/sub", repo.git(&root, &["rev-parse", "HEAD~1"]))]);
+    repo.git(
+        &root,
+        &[
+            "update-index",
+            "--cacheinfo",
+            &format!(
+                "160000,{},vendor/sub",
+                repo.git(&root, &["rev-parse", "HEAD~1"])
+            ),
+        ],
+    );
     assert_matches_git(&repo, &root, "gitlink moved");
 }
 
@@ -156,16 +207,19 @@ fn check_staged_reads_the_index_git_hands_over() {
     repo.write(&wt, "src/store/mod.rs", "// edited\n");
     let tmp_index = repo.base().join("tmp-index");
     let mut cmd = repo.command("git", &wt);
-    cmd.env("GIT_INDEX_FILE", &tmp_index).args(["read-tree", "HEAD"]);
+    cmd.env("GIT_INDEX_FILE", &tmp_index)
+        .args(["read-tree", "HEAD"]);
     assert!(cmd.status().unwrap().success());
     let mut cmd = repo.command("git", &wt);
-    cmd.env("GIT_INDEX_FILE", &tmp_index).args(["add", "src/store/mod.rs"]);
+    cmd.env("GIT_INDEX_FILE", &tmp_index)
+        .args(["add", "src/store/mod.rs"]);
     assert!(cmd.status().unwrap().success());
 
     let j = repo.task(&wt, &["check", "--staged", "--json"]).ok().json();
     assert_eq!(j["kind"], "contract_ok", "{j}");
     let mut cmd = repo.command(crate::common::bin(), &wt);
-    cmd.env("GIT_INDEX_FILE", &tmp_index).args(["check", "--staged", "--json"]);
+    cmd.env("GIT_INDEX_FILE", &tmp_index)
+        .args(["check", "--staged", "--json"]);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -190,7 +244,10 @@ fn every_index_version_is_read() {
             repo.git(&root, &["rm", "-q", "--cached", "ita.txt"]);
         }
         repo.git(&root, &["commit", "-q", "-m", version]);
-        assert!(root_tree_known(&root), "version {version}: a commit leaves a valid cached root");
+        assert!(
+            root_tree_known(&root),
+            "version {version}: a commit leaves a valid cached root"
+        );
         assert_matches_git(&repo, &root, &format!("index version {version}, committed"));
     }
 }
@@ -201,23 +258,44 @@ fn the_cached_root_tree_is_what_git_would_commit() {
     let root = repo.root().to_path_buf();
     let blob = {
         let mut cmd = repo.command("git", &root);
-        cmd.args(["hash-object", "-w", "--stdin"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        cmd.args(["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         use std::io::Write;
         child.stdin.take().unwrap().write_all(b"long\n").unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim().to_owned()
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
     };
     // A path longer than the 12-bit length field (only in the index: too long for the file system).
     let long = format!("x/{}/f", vec!["d".repeat(199); 21].join("/"));
-    repo.git(&root, &["update-index", "--add", "--cacheinfo", &format!("100644,{blob},{long}")]);
+    repo.git(
+        &root,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{blob},{long}"),
+        ],
+    );
     for version in ["2", "3", "4"] {
         repo.git(&root, &["update-index", "--index-version", version]);
         repo.write(&root, &format!("v{version}.txt"), version);
         repo.git(&root, &["add", "-A"]);
-        assert!(!root_tree_known(&root), "version {version}: staging invalidates the root");
+        assert!(
+            !root_tree_known(&root),
+            "version {version}: staging invalidates the root"
+        );
         let tree = repo.git(&root, &["write-tree"]);
         let repo_ = Repo::from_gix(gix::open(&root).unwrap()).unwrap();
-        let known = staged::cached_root_tree(&repo_.inner.index_path(), repo_.inner.object_hash()).unwrap();
-        assert_eq!(known.map(|t| t.to_string()), Some(tree), "version {version}");
+        let known =
+            staged::cached_root_tree(&repo_.inner.index_path(), repo_.inner.object_hash()).unwrap();
+        assert_eq!(
+            known.map(|t| t.to_string()),
+            Some(tree),
+            "version {version}"
+        );
     }
 }
