@@ -685,3 +685,26 @@ fn judging_is_the_same_from_a_subdirectory() {
     let run = commit(&repo, &wt.join("src/store"), &["-a", "-m", "from below"]);
     assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
 }
+
+#[test]
+fn a_checkout_mark_counts_only_while_its_branch_is_checked_out() {
+    let repo = TestRepo::new();
+    let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
+    // A mark left behind for a branch that is no longer checked out here (post-checkout did not run).
+    std::fs::write(
+        repo.root().join(".git/git-task-active"),
+        "t\nbranch refs/heads/task/t\n",
+    )
+    .unwrap();
+    repo.write(repo.root(), "src/store/mod.rs", "// main may do this\n");
+    commit(&repo, repo.root(), &["-a", "-m", "main work"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["log", "-1", "--format=%s"]),
+        "main work"
+    );
+    // While it is checked out, the mark and the branch agree and the contract applies.
+    repo.write(&wt, "src/store/mod.rs", "// not here\n");
+    let before = head(&repo, &wt);
+    let run = commit(&repo, &wt, &["-a", "-m", "task work"]);
+    assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
+}
