@@ -36,6 +36,18 @@ pub fn run(ctx: &Ctx, args: &HooksArgs) -> CmdResult {
                 settings: current_settings(ctx)?,
             };
             let outcome = install::install(&ctx.repo, &opts)?;
+            if let Some(path) = ctx
+                .repo
+                .config_string("core.hooksPath")
+                .filter(|p| !p.is_empty() && !p.starts_with('/') && !p.starts_with('~'))
+            {
+                // githooks(5): a relative core.hooksPath is resolved in each worktree on its own.
+                ctx.out.warn(format_args!(
+                    "core.hooksPath is relative ('{path}'): every worktree, task worktrees included, runs the hooks in its own '{path}', not the ones installed here"
+                ));
+                ctx.out
+                    .hint("make core.hooksPath absolute so that one install covers every worktree");
+            }
             emit(
                 ctx,
                 &InstallReport {

@@ -90,7 +90,11 @@ pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
         .map(|e| e.to_string());
     let reverted = match settings.on_violation {
         OnViolation::Block => None,
-        OnViolation::Revert => Some(revert(repo, &record, &staged, &verdict)?),
+        // Nothing to put back when only the number of files or the contract file is wrong.
+        OnViolation::Revert if !offending_paths(&verdict).is_empty() => {
+            Some(revert(repo, &record, &staged, &verdict)?)
+        }
+        OnViolation::Revert => None,
     };
     Ok(Outcome::Violation {
         verdict,
