@@ -215,13 +215,56 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
             None => BranchFile::Deleted,
         }
     };
-    let judged = to_judged(repo, &staged.changes)?;
+    let own = own_changes(repo, &staged.changes)?;
+    let judged = to_judged(repo, &own)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
         source: "HEAD".into(),
         staged: true,
     };
     Ok(contract::judge(&contract, &judged, &ctx))
+}
+
+/// Returns the changes the commit makes itself: while a merge is being concluded (`MERGE_HEAD`
+/// exists, as after `git merge` stopped on a conflict), a path whose staged entry is exactly the
+/// merged commit's is taken from that commit, not written by the task, and is left out.
+///
+/// A merge without conflicts runs no `pre-commit` at all, so this opens no new way around the
+/// hook; the merge gate judges the whole task either way.
+fn own_changes(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<ChangedPath>> {
+    let Ok(text) = std::fs::read_to_string(repo.git_dir().join("MERGE_HEAD")) else {
+        return Ok(changes.to_vec());
+    };
+    let mut merged = Vec::new();
+    for line in text.lines() {
+        if let Ok(commit) = line.trim().parse::<ObjectId>() {
+            let tree = objects::commit_tree(repo, commit)?;
+            merged.push(
+                repo.inner
+                    .find_tree(tree)
+                    .map_err(|e| crate::Error::repo(format!("could not read tree {tree}"), e))?,
+            );
+        }
+    }
+    let mut own = Vec::with_capacity(changes.len());
+    for c in changes {
+        let mut taken = false;
+        for tree in &merged {
+            let entry = tree
+                .lookup_entry_by_path(&c.path)
+                .map_err(|e| crate::Error::repo(format!("could not look up '{}'", c.path), e))?
+                .filter(|e| !e.mode().is_tree())
+                .map(|e| (e.mode().kind(), e.object_id()));
+            if entry == c.new {
+                taken = true;
+                break;
+            }
+        }
+        if !taken {
+            own.push(c.clone());
+        }
+    }
+    Ok(own)
 }
 
 /// Judges a commit that git-task itself is about to make for task `record` (`commit`, `checkpoint`):

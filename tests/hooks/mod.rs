@@ -708,3 +708,43 @@ fn a_checkout_mark_counts_only_while_its_branch_is_checked_out() {
     let run = commit(&repo, &wt, &["-a", "-m", "task work"]);
     assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
 }
+
+#[test]
+fn concluding_a_merge_judges_only_what_the_task_wrote() {
+    let repo = TestRepo::new();
+    let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
+    // The base moves on, touching a path the task may not touch and one the task also changed.
+    repo.write(
+        repo.root(),
+        "src/store/mod.rs",
+        "pub fn store() { /* main */ }\n",
+    );
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit(&repo, repo.root(), &["-a", "-m", "main moves"]).ok();
+    repo.write(&wt, "README.md", "# task\n");
+    commit(&repo, &wt, &["-a", "-m", "task work"]).ok();
+    let run = repo.git_run(&wt, &["merge", "-q", "main"]);
+    assert_ne!(run.code, 0, "README.md conflicts: {run}");
+    repo.write(&wt, "README.md", "# task and main\n");
+    repo.git(&wt, &["add", "README.md"]);
+    // A forbidden edit slipped into the resolution is still refused...
+    repo.write(&wt, "src/store/mod.rs", "// sneaked in\n");
+    repo.git(&wt, &["add", "src/store/mod.rs"]);
+    let before = head(&repo, &wt);
+    let refused = commit(&repo, &wt, &["--no-edit"]);
+    assert_refused(
+        &repo,
+        &wt,
+        &refused,
+        &before,
+        "src/store/mod.rs",
+        "forbidden",
+    );
+    // ...but main's own change to it, taken as it is, is not the task's doing.
+    repo.git(&wt, &["checkout", "main", "--", "src/store/mod.rs"]);
+    commit(&repo, &wt, &["--no-edit"]).ok();
+    assert_eq!(
+        repo.git(&wt, &["rev-list", "--count", "--merges", "HEAD"]),
+        "1"
+    );
+}
