@@ -48,4 +48,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Revert(revert::RevertArgs),
     Reset(reset::ResetArgs),
+    Check(check::CheckArgs),
+    Hooks(hooks::HooksArgs),
+    #[command(hide = true)]
+    Hook(hook::HookArgs),
 }

@@ -3,3 +3,5 @@
 mod common;
 
 mod cmd;
+
+mod hooks;

@@ -1,11 +1,14 @@
 //! Glue: one file per command; each turns its arguments into a core call and a report.
 
 pub mod changes;
+pub mod check;
 pub mod checkpoint;
 pub mod commit;
 pub mod diff;
 pub mod drop;
 pub mod exec;
+pub mod hook;
+pub mod hooks;
 pub mod list;
 pub mod log;
 pub mod path;
@@ -54,6 +57,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Diff(args) => diff::run(ctx, args),
         Command::Revert(args) => revert::run(ctx, args),
         Command::Reset(args) => reset::run(ctx, args),
+        Command::Check(args) => check::run(ctx, args),
+        Command::Hooks(args) => hooks::run(ctx, args),
+        Command::Hook(args) => hook::run(ctx, args),
     }
 }
 

@@ -1,26 +1,72 @@
-//! Writing git configuration files in process, under git's `<file>.lock` protocol.
+//! Editing git config files in process (`<common dir>/config`, a worktree's `config.worktree`).
+//!
+//! Follows git's protocol: take `<file>.lock` exclusively, write the whole new
+//! file into it, rename it over the file. A concurrent `git config` either
+//! waits for us or makes us fail with a retry hint; neither loses the other's
+//! change. Comments and layout of the file are kept (gix's parser is lossless).
 
-use crate::error::{Error, Result};
-use std::io::Write;
+use super::Repo;
+use crate::error::{Context, Error, Result};
 use std::path::Path;
 
-/// Sets `key` (`section.name` or `section.sub.name`) to `value` in the config file at `path`,
-/// creating the file if needed. Comments and other keys are kept.
+/// Adds `value` to the multi-valued key `section.key` of the repository's config unless it is already there; returns whether it was added.
+pub fn add_local_value(repo: &Repo, section: &str, key: &str, value: &str) -> Result<bool> {
+    let mut added = false;
+    edit_file(&repo.common_dir().join("config"), |config| {
+        let present = config
+            .raw_values_by(section, None, key)
+            .map(|v| v.iter().any(|x| x == value))
+            .unwrap_or(false);
+        if !present {
+            let err = |e| Error::repo("could not edit the config", e);
+            config
+                .section_mut_or_create_new(section, None)
+                .map_err(err)?
+                .push(key, Some(value.into()))
+                .map_err(err)?;
+            added = true;
+        }
+        Ok(())
+    })?;
+    Ok(added)
+}
+
+/// Removes every `section.key` of the repository's config whose value is `value` (all of them when
+/// `value` is `None`), and the section if that leaves it empty; returns whether anything was removed.
+pub fn remove_local_value(
+    repo: &Repo,
+    section: &str,
+    key: &str,
+    value: Option<&str>,
+) -> Result<bool> {
+    let mut removed = false;
+    edit_file(&repo.common_dir().join("config"), |config| {
+        if let Ok(mut values) = config.raw_values_mut_by(section, None, key) {
+            let all = values.get().unwrap_or_default();
+            for pos in (0..all.len()).rev() {
+                if value.is_none_or(|v| all[pos] == v) {
+                    values.delete(pos);
+                    removed = true;
+                }
+            }
+        }
+        if config
+            .section(section, None)
+            .is_ok_and(|s| s.body().num_values() == 0)
+        {
+            config.remove_section(section, None);
+        }
+        Ok(())
+    })?;
+    Ok(removed)
+}
+
+/// Sets `key` (`section.name`) to `value` in the config file at `path`, creating the file if needed.
 pub fn set_in_file(path: &Path, key: &str, value: &str) -> Result<()> {
     edit_file(path, |file| {
         file.set_raw_value(key, value)
             .map(|_| ())
             .map_err(|e| Error::repo(format!("could not set '{key}'"), e))
-    })
-}
-
-/// Removes every value of `key` from the config file at `path`, if present.
-pub fn unset_in_file(path: &Path, key: &str) -> Result<()> {
-    edit_file(path, |file| {
-        if let Ok(mut values) = file.raw_values_mut(key) {
-            values.delete_all();
-        }
-        Ok(())
     })
 }
 
@@ -37,12 +83,12 @@ fn edit_file(path: &Path, edit: impl FnOnce(&mut gix::config::File) -> Result<()
         .open(&lock)
         .map_err(|e| {
             Error::repo(format!("could not lock '{}'", path.display()), e).hint(format!(
-                "another git process may be writing it; if not, delete '{}'",
+                "another git command is changing it; try again (or delete '{}' if none is)",
                 lock.display()
             ))
         })?;
-    let result = (|| {
-        let mut file = match gix::config::File::from_path_no_includes(
+    let result = (|| -> Result<()> {
+        let mut config = match gix::config::File::from_path_no_includes(
             path.to_owned(),
             gix::config::Source::Local,
         ) {
@@ -57,15 +103,19 @@ fn edit_file(path: &Path, edit: impl FnOnce(&mut gix::config::File) -> Result<()
                 ))
             }
         };
-        edit(&mut file)?;
-        let mut buf = Vec::new();
-        file.write_to(&mut buf)
-            .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
+        edit(&mut config)?;
+        let mut bytes = Vec::new();
+        config
+            .write_to(&mut bytes)
+            .context(|| "could not write the config".into())?;
+        use std::io::Write;
         lock_file
-            .write_all(&buf)
-            .map_err(|e| Error::repo(format!("could not write '{}'", lock.display()), e))?;
-        std::fs::rename(&lock, path)
-            .map_err(|e| Error::repo(format!("could not replace '{}'", path.display()), e))
+            .write_all(&bytes)
+            .context(|| format!("could not write '{}'", lock.display()))?;
+        lock_file
+            .sync_all()
+            .context(|| format!("could not write '{}'", lock.display()))?;
+        std::fs::rename(&lock, path).context(|| format!("could not replace '{}'", path.display()))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&lock);

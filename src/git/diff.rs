@@ -30,6 +30,11 @@ pub struct ChangedPath {
 }
 
 /// Returns every path that differs between two trees, without rename detection, sorted by path.
+///
+/// Only subtrees whose ids differ are read. This uses gix's plain tree diff,
+/// not `Repository::diff_tree_to_tree`, which sets up a blob-diff cache and
+/// with it loads the whole index for attributes (a 100,000-entry index costs
+/// more than the diff itself).
 pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<ChangedPath>> {
     let mut out = Vec::new();
     if old == new {
@@ -43,81 +48,80 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
         .inner
         .find_tree(new)
         .context(|| format!("could not read tree {new}"))?;
-    let changes = repo
-        .inner
-        .diff_tree_to_tree(
-            &old_tree,
-            &new_tree,
-            gix::diff::Options::default().with_rewrites(None),
-        )
-        .context(|| format!("could not diff {old} and {new}"))?;
-    use gix::object::tree::diff::ChangeDetached as C;
-    for change in changes {
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old_tree.data, old.kind()),
+        gix::objs::TreeRefIter::from_bytes(&new_tree.data, new.kind()),
+        gix::diff::tree::State::default(),
+        &repo.inner.objects,
+        &mut recorder,
+    )
+    .context(|| format!("could not diff {old} and {new}"))?;
+    use gix::diff::tree::recorder::Change as C;
+    for change in recorder.records {
         match change {
             C::Addition {
-                location,
                 entry_mode,
-                id,
+                oid,
+                path,
                 ..
             } => {
                 if entry_mode.is_tree() {
                     continue;
                 }
                 out.push(ChangedPath {
-                    path: location.to_string(),
+                    path: path.to_string(),
                     kind: ChangeKind::Added,
                     old: None,
-                    new: Some((entry_mode.kind(), id)),
+                    new: Some((entry_mode.kind(), oid)),
                 });
             }
             C::Deletion {
-                location,
                 entry_mode,
-                id,
+                oid,
+                path,
                 ..
             } => {
                 if entry_mode.is_tree() {
                     continue;
                 }
                 out.push(ChangedPath {
-                    path: location.to_string(),
+                    path: path.to_string(),
                     kind: ChangeKind::Deleted,
-                    old: Some((entry_mode.kind(), id)),
+                    old: Some((entry_mode.kind(), oid)),
                     new: None,
                 });
             }
             C::Modification {
-                location,
                 previous_entry_mode,
-                previous_id,
+                previous_oid,
                 entry_mode,
-                id,
-                ..
+                oid,
+                path,
             } => {
                 match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
                     (true, true) => continue,
                     (false, false) => out.push(ChangedPath {
-                        path: location.to_string(),
+                        path: path.to_string(),
                         kind: ChangeKind::Modified,
-                        old: Some((previous_entry_mode.kind(), previous_id)),
-                        new: Some((entry_mode.kind(), id)),
+                        old: Some((previous_entry_mode.kind(), previous_oid)),
+                        new: Some((entry_mode.kind(), oid)),
                     }),
                     // A file became a directory or the reverse: the file side is a deletion or an addition.
                     (true, false) => out.push(ChangedPath {
-                        path: location.to_string(),
+                        path: path.to_string(),
                         kind: ChangeKind::Added,
                         old: None,
-                        new: Some((entry_mode.kind(), id)),
+                        new: Some((entry_mode.kind(), oid)),
                     }),
                     (false, true) => out.push(ChangedPath {
-                        path: location.to_string(),
+                        path: path.to_string(),
                         kind: ChangeKind::Deleted,
-                        old: Some((previous_entry_mode.kind(), previous_id)),
+                        old: Some((previous_entry_mode.kind(), previous_oid)),
                         new: None,
                     }),
                 }
             }
-            C::Rewrite { .. } => {}
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));

@@ -11,6 +11,7 @@ pub mod note;
 pub mod objects;
 pub mod refs;
 pub mod renames;
+pub mod staged;
 pub mod threeway;
 pub mod unified;
 pub mod worktree;

@@ -2,6 +2,15 @@
 //!
 //! gix runs no hooks, so `start` runs the `post-checkout` hook in the new
 //! worktree exactly as `git worktree add` would (SPEC §8).
+//!
+//! `install` puts the shims of `scripts` into the hooks directory; the shims
+//! call `git task hook <name>`, whose handlers are `pre_commit` and
+//! `post_checkout`.
+
+pub mod install;
+pub mod post_checkout;
+pub mod pre_commit;
+pub mod scripts;
 
 use crate::git::Repo;
 use std::path::{Path, PathBuf};

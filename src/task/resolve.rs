@@ -38,9 +38,47 @@ pub fn active_task(repo: &Repo, settings: &Settings) -> Result<Option<TaskId>> {
 }
 
 /// Reads the active-task mark of the current worktree, if any.
+///
+/// A mark written on checkout of a task branch counts only while that branch
+/// is still checked out; a patch-mode mark counts until it is cleared.
 pub fn read_mark(repo: &Repo) -> Option<TaskId> {
-    let text = std::fs::read_to_string(repo.git_dir().join(ACTIVE_MARK)).ok()?;
-    TaskId::parse(text.trim()).ok()
+    let mark = read_mark_file(repo.git_dir())?;
+    match &mark.branch {
+        Some(branch) if repo.head_branch().ok().flatten().as_deref() != Some(branch.as_str()) => {
+            None
+        }
+        _ => Some(mark.id),
+    }
+}
+
+/// The content of an active-task mark.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// The marked task.
+    pub id: TaskId,
+    /// For a mark written when a task branch was checked out: that branch (full ref name).
+    /// `None` for a patch-mode task started in the worktree.
+    pub branch: Option<String>,
+}
+
+/// Reads the mark file in the worktree git dir `git_dir`: the id on the first line, then optionally `branch <ref>`.
+pub fn read_mark_file(git_dir: &std::path::Path) -> Option<Mark> {
+    let text = std::fs::read_to_string(git_dir.join(ACTIVE_MARK)).ok()?;
+    let mut lines = text.lines();
+    let id = TaskId::parse(lines.next()?.trim()).ok()?;
+    let branch = lines
+        .find_map(|l| l.strip_prefix("branch "))
+        .map(|b| b.trim().to_owned());
+    Some(Mark { id, branch })
+}
+
+/// Marks `id` active in the worktree whose git dir is `git_dir` because its branch `branch` was checked out there.
+pub fn write_checkout_mark(git_dir: &std::path::Path, id: &TaskId, branch: &str) -> Result<()> {
+    std::fs::write(
+        git_dir.join(ACTIVE_MARK),
+        format!("{id}\nbranch {branch}\n"),
+    )
+    .map_err(|e| Error::repo(format!("could not mark task '{id}' active"), e))
 }
 
 /// Marks `id` as the active task of the worktree whose private git dir is `git_dir`.

@@ -319,9 +319,7 @@ pub fn start(
             if let Some(existing) = record::load(repo, &id)? {
                 return Ok(Started::Existing(existing));
             }
-            return Err(Error::repo_msg(msg)
-                .hint(format!("another process is starting or removing '{id}'; run 'git task start {id}' again"))
-                .into());
+            return Err(Error::repo_msg(msg).hint(format!("another process is starting or removing '{id}'; run 'git task start {id}' again")).into());
         }
         Err(RefError::Other(e)) => return Err(e.into()),
     }

@@ -8,3 +8,5 @@ mod patch;
 mod patch_support;
 mod provision;
 mod revert;
+
+mod check;

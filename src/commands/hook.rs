@@ -1,0 +1,128 @@
+//! `git task hook <name> [args]` (hidden): the entry point of the installed hook scripts.
+
+use crate::app::Ctx;
+use crate::commands::{CmdResult, Done};
+use crate::hooks::{post_checkout, pre_commit};
+use owo_colors::OwoColorize;
+
+/// Run a git hook's handler (called by the installed hook scripts)
+#[derive(clap::Args, Debug)]
+pub struct HookArgs {
+    /// Hook name: pre-commit or post-checkout
+    pub name: String,
+    /// The arguments git passed to the hook
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, args: &HookArgs) -> CmdResult {
+    match args.name.as_str() {
+        "pre-commit" => pre_commit(ctx),
+        "post-checkout" => {
+            post_checkout(ctx, args);
+            Ok(Done::Ok)
+        }
+        other => Err(crate::Error::input(format!("'{other}' is not a hook git-task handles"))
+            .hint("the hooks are pre-commit and post-checkout; reinstall them with 'git task hooks install'")),
+    }
+}
+
+/// githooks(5) pre-commit: a non-zero exit aborts the commit. The report goes to stderr.
+fn pre_commit(ctx: &Ctx) -> CmdResult {
+    match pre_commit::run(&ctx.repo, &ctx.settings)? {
+        pre_commit::Outcome::NoTask | pre_commit::Outcome::Clean(_) => Ok(Done::Ok),
+        pre_commit::Outcome::Finished { task, status } => {
+            ctx.out.warn(format_args!(
+                "task '{task}' is {status}; this commit is not checked against its contract"
+            ));
+            Ok(Done::Ok)
+        }
+        pre_commit::Outcome::Violation {
+            verdict,
+            event_error,
+            reverted,
+        } => {
+            ctx.out.raw_err(&verdict.human(&ctx.out.err_palette));
+            if let Some(r) = reverted {
+                ctx.out.warn(format_args!(
+                    "task.onViolation=revert: the refused changes were saved as {} and these paths were put back to HEAD: {}",
+                    r.attempt,
+                    r.paths.join(", ")
+                ));
+                ctx.out.hint(format_args!(
+                    "get them back with: git checkout {} -- <path>",
+                    r.attempt
+                ));
+            }
+            if let Some(err) = event_error {
+                ctx.out.warn(format_args!(
+                    "the violation could not be recorded in the task's log: {err}"
+                ));
+            }
+            Ok(Done::Negative)
+        }
+    }
+}
+
+/// githooks(5) post-checkout: its exit status becomes checkout's, so it never fails.
+fn post_checkout(ctx: &Ctx, args: &HookArgs) {
+    let branch_checkout = args.args.get(2).map(String::as_str) == Some("1");
+    match post_checkout::run(&ctx.repo, &ctx.settings, branch_checkout) {
+        Ok(post_checkout::Outcome::Nothing) => {}
+        Ok(post_checkout::Outcome::Entered(record)) => {
+            let p = &ctx.out.err_palette;
+            let c = &record.contract;
+            let e = |s: &str| crate::output::escape(s).into_owned();
+            let status = match record.state.status {
+                crate::task::Status::Active | crate::task::Status::Provisioning => String::new(),
+                other => format!(" ({other})"),
+            };
+            let mut lines = vec![format!(
+                "task '{}' is active in this worktree{status}",
+                record.state.id.style(p.id)
+            )];
+            lines.push(format!(
+                "  allowed    {}",
+                if c.allowed.is_empty() {
+                    "(any path not forbidden)".to_owned()
+                } else {
+                    e(&c.allowed.join(" "))
+                }
+            ));
+            if !c.forbidden.is_empty() {
+                lines.push(format!("  forbidden  {}", e(&c.forbidden.join(" "))));
+            }
+            if c.allow_new_files == Some(false) {
+                lines.push("  no new files".into());
+            }
+            if c.allow_deletions == Some(false) {
+                lines.push("  no deletions".into());
+            }
+            if let Some(max) = c.max_changed_files {
+                lines.push(format!("  at most {max} changed files"));
+            }
+            for cmd in c.check_commands() {
+                lines.push(format!("  check      {}", e(cmd)));
+            }
+            for line in lines {
+                ctx.out.note(line);
+            }
+        }
+        Ok(post_checkout::Outcome::Finished { task, status }) => {
+            ctx.out.warn(format_args!("task '{task}' is {status}; commits on this branch are not checked against its contract"));
+            ctx.out.hint(format_args!(
+                "start a new task for more work: git task start <id>"
+            ));
+        }
+        Ok(post_checkout::Outcome::Left { task }) => {
+            ctx.out.note(format_args!(
+                "task '{task}' is no longer active in this worktree"
+            ));
+        }
+        Err(err) => {
+            ctx.out.warn(format_args!(
+                "git-task could not update the active task of this worktree: {err}"
+            ));
+        }
+    }
+}
