@@ -22,11 +22,16 @@ struct RemoveReport {
     kind: &'static str,
     task: String,
     removed: bool,
+    existed: bool,
     attempts: Vec<Attempt>,
 }
 
 impl Report for RemoveReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        if !self.existed {
+            out.note(format_args!("No task '{}'; nothing to remove", self.task));
+            return Ok(());
+        }
         if !self.removed {
             out.note(format_args!("Task '{}' is already removed; nothing to do", self.task));
             return Ok(());
@@ -42,10 +47,11 @@ impl Report for RemoveReport {
 pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
     match remove::remove(&ctx.repo, &ctx.settings, &args.id, args.force)? {
         Ok(Removed::Done { attempts, .. }) => {
-            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: true, attempts }, Done::Ok)
+            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: true, existed: true, attempts }, Done::Ok)
         }
-        Ok(Removed::AlreadyGone(_)) => {
-            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: false, attempts: Vec::new() }, Done::Ok)
+        Ok(Removed::AlreadyGone(record)) => {
+            let existed = record.is_some();
+            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: false, existed, attempts: Vec::new() }, Done::Ok)
         }
         Err(dirty) => {
             let shown: Vec<&str> = dirty.changed.iter().take(10).map(String::as_str).collect();

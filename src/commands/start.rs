@@ -5,7 +5,8 @@ use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Record;
 use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
-use crate::task::TaskId;
+use crate::task::remove::Attempt;
+use crate::task::{Status, TaskId};
 use owo_colors::OwoColorize;
 use std::path::PathBuf;
 
@@ -45,6 +46,9 @@ pub struct StartArgs {
     /// Command run in the new worktree (default: task.setup)
     #[arg(long, value_name = "CMD")]
     pub setup: Option<String>,
+    /// Put an existing task back to its base (or --base), saving its work as an attempt first
+    #[arg(long)]
+    pub reset: bool,
 }
 
 /// Where a task's work happens.
@@ -69,6 +73,8 @@ pub struct StartReport {
     base_branch: Option<String>,
     worktree: String,
     record: String,
+    reset: bool,
+    attempts: Vec<Attempt>,
 }
 
 impl StartReport {
@@ -85,6 +91,8 @@ impl StartReport {
             base_branch: s.base_branch_short().map(str::to_owned),
             worktree: s.worktree.clone(),
             record: crate::task::layout::record_ref(&s.task_id()),
+            reset: false,
+            attempts: Vec::new(),
         }
     }
 }
@@ -92,15 +100,24 @@ impl StartReport {
 impl Report for StartReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         let p = &out.palette;
-        if self.created {
+        for a in &self.attempts {
+            out.note(format_args!("Saved {} as {}", a.what, a.name));
+        }
+        if self.reset {
+            out.note(format_args!("Reset task '{}' to {}", self.task.style(p.id), &self.base[..12.min(self.base.len())]));
+        } else if self.created {
             out.note(format_args!(
                 "Started task '{}' on branch '{}' from {}",
                 self.task.style(p.id),
                 self.branch,
                 self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())])
             ));
+        } else if matches!(self.status, Status::Removed | Status::Merged) {
+            out.note(format_args!("Task '{}' is {}; nothing changed", self.task.style(p.id), self.status));
+            out.hint("its record stays for history ('git task log'); start new work under another id");
         } else {
             out.note(format_args!("Task '{}' already exists ({}); nothing changed", self.task.style(p.id), self.status));
+            out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
         }
         out.line(&self.worktree)
     }
@@ -150,10 +167,26 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             checks: args.check.clone(),
         },
         setup: args.setup.clone(),
+        reset: args.reset,
     };
     match start::start(&ctx.repo, &ctx.settings, &opts) {
         Ok(Started::Created(record)) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
         Ok(Started::Existing(record)) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
+        Ok(Started::Reset(done)) => {
+            let mut report = StartReport::new(&done.record, false);
+            report.reset = true;
+            report.attempts = done.attempts;
+            match done.setup.filter(|o| !o.ok()) {
+                None => emit(ctx, &report, Done::Ok),
+                Some(failed) => {
+                    // The reset stands; the setup that followed it did not work.
+                    ctx.out.raw_err(&failed.output);
+                    emit(ctx, &report, Done::Ok)?;
+                    Err(crate::Error::negative(format!("task '{}' was reset, but its setup command '{}' failed", report.task, failed.command))
+                        .hint(format!("run it again by hand: git task exec {} -- sh -c '{}'", report.task, failed.command)))
+                }
+            }
+        }
         Err(StartError::Setup(failed)) => emit(
             ctx,
             &SetupFailedReport {

@@ -3,6 +3,7 @@
 pub mod id;
 pub mod layout;
 pub mod remove;
+pub mod reset;
 pub mod resolve;
 pub mod start;
 pub mod summary;

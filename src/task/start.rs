@@ -49,6 +49,8 @@ pub struct StartOptions {
     pub contract: ContractSpec,
     /// `--setup CMD` (else `task.setup`).
     pub setup: Option<String>,
+    /// `--reset`: an existing task is put back to its base (or `--base`), its work saved first.
+    pub reset: bool,
 }
 
 /// What `start` did.
@@ -58,6 +60,8 @@ pub enum Started {
     Created(Record),
     /// The task already existed; nothing changed.
     Existing(Record),
+    /// The task already existed and was reset (`--reset`).
+    Reset(super::reset::ResetDone),
 }
 
 /// A setup command failed; everything was rolled back.
@@ -86,8 +90,10 @@ impl From<Error> for StartError {
 /// Builds the contract text for a new task, validating it.
 pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
     if let Some(file) = &spec.file {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Error::input(format!("could not read contract file '{}': {e}", file.display())))?;
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Error::input(format!("could not read contract file '{}': {e}", file.display()))
+                .hint("give the path of a readable .task-contract.toml to --contract")
+        })?;
         let parsed = ContractFile::parse(&text, &file.display().to_string())?;
         if let Some(task) = &parsed.task {
             if task != id.as_str() {
@@ -99,6 +105,14 @@ pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
             }
         }
         return Ok(text);
+    }
+    for (flag, patterns) in [("--allow", &spec.allow), ("--forbid", &spec.forbid)] {
+        for pattern in patterns {
+            if let Err(msg) = crate::contract::glob::check_pattern(pattern) {
+                return Err(Error::input(format!("bad glob '{pattern}' given to {flag}: {msg}"))
+                    .hint("globs use '*', '?', '**', '[abc]' and '{a,b}'; see 'man git-task', section CONTRACT FILE"));
+            }
+        }
     }
     let contract = ContractFile {
         version: crate::contract::file::VERSION,
@@ -173,6 +187,9 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
         if let Some(existing) = record::load(repo, id)? {
             if provisioning_is_abandoned(&existing.state) {
                 super::sweep::roll_back(repo, settings, &existing)?;
+            } else if opts.reset {
+                let onto = opts.base.as_deref().map(|rev| repo.rev_parse_commit(rev)).transpose()?;
+                return Ok(Started::Reset(super::reset::reset(repo, settings, &existing, onto)?));
             } else {
                 return Ok(Started::Existing(existing));
             }
