@@ -31,7 +31,12 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     let no_color = std::env::var_os("NO_COLOR");
     let early_out = || {
         let err_color = use_color(std::io::stderr().is_terminal(), no_color.as_deref(), None);
-        Out::new(Format::Human, cli.global.quiet, Palette::default(), Palette::new(err_color))
+        Out::new(
+            Format::Human,
+            cli.global.quiet,
+            Palette::default(),
+            Palette::new(err_color),
+        )
     };
     let start_dir = match &cli.global.dir {
         Some(dir) => dir.clone(),
@@ -60,9 +65,21 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let color_ui = repo.config_string("color.ui");
-    let palette = Palette::new(use_color(std::io::stdout().is_terminal(), no_color.as_deref(), color_ui.as_deref()));
-    let err_palette = Palette::new(use_color(std::io::stderr().is_terminal(), no_color.as_deref(), color_ui.as_deref()));
-    let format = if cli.global.json { Format::Json } else { Format::Human };
+    let palette = Palette::new(use_color(
+        std::io::stdout().is_terminal(),
+        no_color.as_deref(),
+        color_ui.as_deref(),
+    ));
+    let err_palette = Palette::new(use_color(
+        std::io::stderr().is_terminal(),
+        no_color.as_deref(),
+        color_ui.as_deref(),
+    ));
+    let format = if cli.global.json {
+        Format::Json
+    } else {
+        Format::Human
+    };
     let out = Out::new(format, cli.global.quiet, palette, err_palette);
     let settings = match Settings::load(&repo) {
         Ok(s) => s,
@@ -71,7 +88,11 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             return ExitCode::from(err.exit_code());
         }
     };
-    let ctx = Ctx { repo, settings, out };
+    let ctx = Ctx {
+        repo,
+        settings,
+        out,
+    };
     let result = commands::run(&ctx, &cli.command);
     let code = match result {
         Ok(Done::Ok) => 0,
@@ -89,14 +110,37 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
 /// Prints a clap error git-style (`error: …` then `hint: …`) and returns exit 2; help and version exit 0.
 fn usage_error(err: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
         let _ = err.print();
-        return ExitCode::from(if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+        return ExitCode::from(
+            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                2
+            } else {
+                0
+            },
+        );
     }
     let no_color = std::env::var_os("NO_COLOR");
-    let out = Out::new(Format::Human, false, Palette::default(), Palette::new(use_color(std::io::stderr().is_terminal(), no_color.as_deref(), None)));
+    let out = Out::new(
+        Format::Human,
+        false,
+        Palette::default(),
+        Palette::new(use_color(
+            std::io::stderr().is_terminal(),
+            no_color.as_deref(),
+            None,
+        )),
+    );
     let text = err.render().to_string();
-    let mut lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("For more information, try")).collect();
+    let mut lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("For more information, try"))
+        .collect();
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
     }

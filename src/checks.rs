@@ -60,7 +60,12 @@ fn shell(command: &str, dir: &Path, env: &[(&str, String)]) -> Command {
 }
 
 /// Runs `command` in `dir`, capturing its output, killing it after `timeout`.
-pub fn run_captured(command: &str, dir: &Path, env: &[(&str, String)], timeout: Duration) -> Result<Outcome> {
+pub fn run_captured(
+    command: &str,
+    dir: &Path,
+    env: &[(&str, String)],
+    timeout: Duration,
+) -> Result<Outcome> {
     let start = Instant::now();
     let mut child = shell(command, dir, env)
         .stdin(Stdio::null())
@@ -82,13 +87,18 @@ pub fn run_captured(command: &str, dir: &Path, env: &[(&str, String)], timeout: 
     });
     let mut timed_out = false;
     let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))? {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))?
+        {
             break status;
         }
         if start.elapsed() >= timeout || gix::interrupt::is_triggered() {
             timed_out = start.elapsed() >= timeout;
             let _ = child.kill();
-            break child.wait().map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))?;
+            break child
+                .wait()
+                .map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))?;
         }
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -105,7 +115,9 @@ pub fn run_captured(command: &str, dir: &Path, env: &[(&str, String)], timeout: 
 
 /// Runs `command` in `dir` with the terminal's stdin/stdout/stderr, returning its exit code.
 pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> Result<i32> {
-    let (program, args) = command.split_first().ok_or_else(|| Error::input("no command given after '--'"))?;
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| Error::input("no command given after '--'"))?;
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(dir);
     for var in GIT_LOCAL_ENV {
@@ -144,6 +156,8 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
     }
     // Git hands stdout of hooks to stderr so that it never mixes with a command's answer.
     cmd.stdout(std::io::stderr());
-    let status = cmd.status().map_err(|e| Error::repo(format!("could not run hook '{}'", script.display()), e))?;
+    let status = cmd
+        .status()
+        .map_err(|e| Error::repo(format!("could not run hook '{}'", script.display()), e))?;
     Ok(status.code().unwrap_or(1))
 }

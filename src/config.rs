@@ -20,7 +20,8 @@ pub const AUTO_COMMIT_EXCLUDE: &str = "task.autoCommitExclude";
 pub const SPARSE_ALWAYS: &str = "task.sparseAlways";
 
 /// Default of `task.autoCommitExclude`.
-pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] = &["node_modules/", "target/", "dist/", "build/", ".next/"];
+pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] =
+    &["node_modules/", "target/", "dist/", "build/", ".next/"];
 
 /// What the pre-commit hook does on a violation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +55,9 @@ impl Settings {
     /// Reads the settings from the repository's configuration.
     pub fn load(repo: &Repo) -> crate::Result<Settings> {
         let main = repo.main_worktree()?;
-        let mut branch_prefix = repo.config_string(BRANCH_PREFIX).unwrap_or_else(|| layout::DEFAULT_BRANCH_PREFIX.into());
+        let mut branch_prefix = repo
+            .config_string(BRANCH_PREFIX)
+            .unwrap_or_else(|| layout::DEFAULT_BRANCH_PREFIX.into());
         if !branch_prefix.is_empty() && !branch_prefix.ends_with('/') {
             branch_prefix.push('/');
         }
@@ -71,7 +74,10 @@ impl Settings {
         };
         let mut auto_commit_exclude = repo.config_strings(AUTO_COMMIT_EXCLUDE);
         if auto_commit_exclude.is_empty() {
-            auto_commit_exclude = DEFAULT_AUTO_COMMIT_EXCLUDE.iter().map(|s| s.to_string()).collect();
+            auto_commit_exclude = DEFAULT_AUTO_COMMIT_EXCLUDE
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         }
         Ok(Settings {
             branch_prefix,
@@ -87,7 +93,10 @@ impl Settings {
 
 fn expand_home(dir: &str) -> PathBuf {
     match dir.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest),
+        Some(rest) => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default()
+            .join(rest),
         None => PathBuf::from(dir),
     }
 }

@@ -31,22 +31,45 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Returns an error caused by bad input (exit 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Self { kind: Kind::Input, message: message.into(), hints: Vec::new(), source: None }
+        Self {
+            kind: Kind::Input,
+            message: message.into(),
+            hints: Vec::new(),
+            source: None,
+        }
     }
 
     /// Returns a repository error (exit 128) with the cause that produced it.
-    pub fn repo(message: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Self { kind: Kind::Repo, message: message.into(), hints: Vec::new(), source: Some(source.into()) }
+    pub fn repo(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self {
+            kind: Kind::Repo,
+            message: message.into(),
+            hints: Vec::new(),
+            source: Some(source.into()),
+        }
     }
 
     /// Returns a repository error (exit 128) without an underlying cause.
     pub fn repo_msg(message: impl Into<String>) -> Self {
-        Self { kind: Kind::Repo, message: message.into(), hints: Vec::new(), source: None }
+        Self {
+            kind: Kind::Repo,
+            message: message.into(),
+            hints: Vec::new(),
+            source: None,
+        }
     }
 
     /// Returns a negative verdict raised as an error (exit 1), e.g. a failed setup command.
     pub fn negative(message: impl Into<String>) -> Self {
-        Self { kind: Kind::Negative, message: message.into(), hints: Vec::new(), source: None }
+        Self {
+            kind: Kind::Negative,
+            message: message.into(),
+            hints: Vec::new(),
+            source: None,
+        }
     }
 
     /// Adds a line telling the user what to run next.
@@ -85,7 +108,8 @@ impl fmt::Display for Error {
     /// Writes the message followed by the cause chain, joined by `: ` as git does.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
-        let mut cause: Option<&(dyn std::error::Error + 'static)> = self.source.as_deref().map(|e| e as _);
+        let mut cause: Option<&(dyn std::error::Error + 'static)> =
+            self.source.as_deref().map(|e| e as _);
         while let Some(err) = cause {
             let text = err.to_string();
             if !text.is_empty() && !self.message.contains(&text) {

@@ -69,7 +69,9 @@ const CONTRACT_FILE: &str = "contract.toml";
 
 /// Reads the record of `id`; `None` if the task does not exist.
 pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
-    let Some(tip) = repo.find_ref(&layout::record_ref(id))? else { return Ok(None) };
+    let Some(tip) = repo.find_ref(&layout::record_ref(id))? else {
+        return Ok(None);
+    };
     read_at(repo, tip).map(Some)
 }
 
@@ -94,7 +96,12 @@ pub fn read_at(repo: &Repo, tip: ObjectId) -> Result<Record> {
         .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {CONTRACT_FILE}")))?;
     let contract = ContractFile::parse(&contract_text, CONTRACT_FILE)
         .map_err(|e| Error::repo_msg(format!("record commit {tip}: {e}")))?;
-    Ok(Record { state, contract, contract_text, tip })
+    Ok(Record {
+        state,
+        contract,
+        contract_text,
+        tip,
+    })
 }
 
 fn event_commit(
@@ -105,7 +112,12 @@ fn event_commit(
     event: &str,
     details: &serde_json::Value,
 ) -> Result<ObjectId> {
-    let state_blob = objects::write_blob(repo, toml::to_string(state).context(|| "could not encode task.toml".into())?.as_bytes())?;
+    let state_blob = objects::write_blob(
+        repo,
+        toml::to_string(state)
+            .context(|| "could not encode task.toml".into())?
+            .as_bytes(),
+    )?;
     let contract_blob = objects::write_blob(repo, contract_text.as_bytes())?;
     let tree = objects::edit_tree(
         repo,
@@ -141,10 +153,18 @@ pub fn create(
     // The commit carries the time and pid, so it is unique: `MustNotExist` cannot be fooled by an equal value.
     let mut details = details;
     if let serde_json::Value::Object(map) = &mut details {
-        map.insert("nonce".into(), format!("{}-{}", std::process::id(), nanos()).into());
+        map.insert(
+            "nonce".into(),
+            format!("{}-{}", std::process::id(), nanos()).into(),
+        );
     }
-    let commit = event_commit(repo, None, state, contract_text, event::STARTED, &details).map_err(RefError::Other)?;
-    let mut updates = vec![Update::create(layout::record_ref(&id), commit, format!("git-task: start {id}"))];
+    let commit = event_commit(repo, None, state, contract_text, event::STARTED, &details)
+        .map_err(RefError::Other)?;
+    let mut updates = vec![Update::create(
+        layout::record_ref(&id),
+        commit,
+        format!("git-task: start {id}"),
+    )];
     updates.extend(extra);
     refs::apply(repo, updates)?;
     Ok(commit)
@@ -160,31 +180,65 @@ pub fn append(
     extra: Vec<Update>,
 ) -> std::result::Result<Record, RefError> {
     let id = state.task_id();
-    let commit = event_commit(repo, Some(record.tip), state, &record.contract_text, event, &details)
-        .map_err(RefError::Other)?;
-    let mut updates = vec![Update::update(layout::record_ref(&id), record.tip, commit, format!("git-task: {event} {id}"))];
+    let commit = event_commit(
+        repo,
+        Some(record.tip),
+        state,
+        &record.contract_text,
+        event,
+        &details,
+    )
+    .map_err(RefError::Other)?;
+    let mut updates = vec![Update::update(
+        layout::record_ref(&id),
+        record.tip,
+        commit,
+        format!("git-task: {event} {id}"),
+    )];
     updates.extend(extra);
     refs::apply(repo, updates)?;
-    Ok(Record { state: state.clone(), contract: record.contract.clone(), contract_text: record.contract_text.clone(), tip: commit })
+    Ok(Record {
+        state: state.clone(),
+        contract: record.contract.clone(),
+        contract_text: record.contract_text.clone(),
+        tip: commit,
+    })
 }
 
 /// Appends an event that only records something (no state change, no other refs), retrying if another writer moved the record.
 pub fn note_event(repo: &Repo, id: &TaskId, event: &str, details: serde_json::Value) -> Result<()> {
     for _ in 0..10 {
         let record = load_existing(repo, id)?;
-        match append(repo, &record, event, &record.state, details.clone(), Vec::new()) {
+        match append(
+            repo,
+            &record,
+            event,
+            &record.state,
+            details.clone(),
+            Vec::new(),
+        ) {
             Ok(_) => return Ok(()),
             Err(RefError::Conflict(_)) => continue,
             Err(RefError::Other(e)) => return Err(e),
         }
     }
-    Err(Error::repo_msg(format!("could not record '{event}' for task '{id}': the record kept changing"))
-        .hint("run the command again"))
+    Err(Error::repo_msg(format!(
+        "could not record '{event}' for task '{id}': the record kept changing"
+    ))
+    .hint("run the command again"))
 }
 
 /// Deletes the record ref (only for a start that never finished).
 pub fn delete(repo: &Repo, id: &TaskId, tip: ObjectId) -> std::result::Result<(), RefError> {
-    refs::apply(repo, vec![Update { name: layout::record_ref(id), new: None, expect: Expect::Is(tip), message: String::new() }])
+    refs::apply(
+        repo,
+        vec![Update {
+            name: layout::record_ref(id),
+            new: None,
+            expect: Expect::Is(tip),
+            message: String::new(),
+        }],
+    )
 }
 
 /// Returns the events of the record, oldest first.
@@ -195,7 +249,11 @@ pub fn events(repo: &Repo, record: &Record) -> Result<Vec<Event>> {
         let message = objects::commit_message(repo, commit)?;
         let (name, rest) = message.split_once('\n').unwrap_or((message.as_str(), ""));
         let details = serde_json::from_str(rest.trim()).unwrap_or(serde_json::Value::Null);
-        out.push(Event { event: name.trim().to_owned(), commit: commit.to_string(), details });
+        out.push(Event {
+            event: name.trim().to_owned(),
+            commit: commit.to_string(),
+            details,
+        });
         next = objects::commit_parents(repo, commit)?.first().copied();
     }
     out.reverse();
@@ -219,5 +277,8 @@ pub fn all_ids(repo: &Repo) -> Result<Vec<TaskId>> {
 }
 
 fn nanos() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
 }

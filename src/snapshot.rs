@@ -65,8 +65,18 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
             gix::status::Item::TreeIndex(change) => {
                 use gix::diff::index::ChangeRef;
                 match change {
-                    ChangeRef::Addition { location, entry_mode, id, .. }
-                    | ChangeRef::Modification { location, entry_mode, id, .. } => {
+                    ChangeRef::Addition {
+                        location,
+                        entry_mode,
+                        id,
+                        ..
+                    }
+                    | ChangeRef::Modification {
+                        location,
+                        entry_mode,
+                        id,
+                        ..
+                    } => {
                         if let Some(kind) = entry_kind(entry_mode) {
                             staged.insert(location.to_string(), Some((kind, id.into_owned())));
                         }
@@ -74,7 +84,13 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
                     ChangeRef::Deletion { location, .. } => {
                         staged.insert(location.to_string(), None);
                     }
-                    ChangeRef::Rewrite { location, entry_mode, id, source_location, .. } => {
+                    ChangeRef::Rewrite {
+                        location,
+                        entry_mode,
+                        id,
+                        source_location,
+                        ..
+                    } => {
                         staged.insert(source_location.to_string(), None);
                         if let Some(kind) = entry_kind(entry_mode) {
                             staged.insert(location.to_string(), Some((kind, id.into_owned())));
@@ -86,7 +102,12 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
                 use gix::status::index_worktree::Item;
                 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
                 match item {
-                    Item::Modification { rela_path, status, entry, .. } => {
+                    Item::Modification {
+                        rela_path,
+                        status,
+                        entry,
+                        ..
+                    } => {
                         let path = rela_path.to_string();
                         match status {
                             EntryStatus::Change(Change::Removed) => {
@@ -121,10 +142,20 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
     let mut changed: Vec<String> = staged.keys().chain(on_disk.keys()).cloned().collect();
     changed.sort();
     changed.dedup();
-    Ok(WorktreeState { head, head_tree, index_tree, worktree_tree, changed })
+    Ok(WorktreeState {
+        head,
+        head_tree,
+        index_tree,
+        worktree_tree,
+        changed,
+    })
 }
 
-fn apply(repo: &Repo, tree: ObjectId, edits: &[(String, Option<(EntryKind, ObjectId)>)]) -> Result<ObjectId> {
+fn apply(
+    repo: &Repo,
+    tree: ObjectId,
+    edits: &[(String, Option<(EntryKind, ObjectId)>)],
+) -> Result<ObjectId> {
     if edits.is_empty() {
         return Ok(tree);
     }
@@ -154,7 +185,11 @@ fn entry_kind(mode: gix::index::entry::Mode) -> Option<EntryKind> {
 }
 
 /// Writes the file at `path` (relative to `workdir`) as a blob; `None` if it is gone.
-pub fn hash_file(repo: &Repo, workdir: &std::path::Path, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+pub fn hash_file(
+    repo: &Repo,
+    workdir: &std::path::Path,
+    path: &str,
+) -> Result<Option<(EntryKind, ObjectId)>> {
     let full = workdir.join(path);
     let meta = match std::fs::symlink_metadata(&full) {
         Ok(m) => m,
@@ -162,7 +197,8 @@ pub fn hash_file(repo: &Repo, workdir: &std::path::Path, path: &str) -> Result<O
         Err(e) => return Err(Error::repo(format!("could not read '{path}'"), e)),
     };
     if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(&full).context(|| format!("could not read link '{path}'"))?;
+        let target =
+            std::fs::read_link(&full).context(|| format!("could not read link '{path}'"))?;
         let bytes = gix::path::into_bstr(target)
             .map_err(|e| Error::repo(format!("could not read link '{path}'"), e))?
             .as_bytes()
@@ -173,7 +209,11 @@ pub fn hash_file(repo: &Repo, workdir: &std::path::Path, path: &str) -> Result<O
         return Ok(None);
     }
     let bytes = std::fs::read(&full).context(|| format!("could not read '{path}'"))?;
-    let kind = if is_executable(&meta) { EntryKind::BlobExecutable } else { EntryKind::Blob };
+    let kind = if is_executable(&meta) {
+        EntryKind::BlobExecutable
+    } else {
+        EntryKind::Blob
+    };
     Ok(Some((kind, objects::write_blob(repo, &bytes)?)))
 }
 
@@ -189,13 +229,26 @@ fn is_executable(_meta: &std::fs::Metadata) -> bool {
 }
 
 /// Saves `tree` (with `parents`) as the next free `refs/tasks/<id>/attempts/<n>` and returns `(n, ref, commit)`.
-pub fn save_attempt(repo: &Repo, id: &TaskId, tree: ObjectId, parents: &[ObjectId], why: &str) -> Result<(u32, String, ObjectId)> {
+pub fn save_attempt(
+    repo: &Repo,
+    id: &TaskId,
+    tree: ObjectId,
+    parents: &[ObjectId],
+    why: &str,
+) -> Result<(u32, String, ObjectId)> {
     let message = format!("git-task: attempt of {id}: {why}\n\nTask-Id: {id}\n");
     let commit = objects::write_commit(repo, tree, parents, &message)?;
     let mut n = next_number(repo, &layout::task_prefix(id), "attempts/")?;
     loop {
         let name = layout::attempt_ref(id, n);
-        match refs::apply(repo, vec![Update::create(name.clone(), commit, format!("git-task: save attempt of {id}"))]) {
+        match refs::apply(
+            repo,
+            vec![Update::create(
+                name.clone(),
+                commit,
+                format!("git-task: save attempt of {id}"),
+            )],
+        ) {
             Ok(()) => return Ok((n, name, commit)),
             Err(RefError::Conflict(_)) if n < 100_000 => n += 1,
             Err(e) => return Err(e.into()),

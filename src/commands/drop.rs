@@ -29,10 +29,19 @@ struct DropReport {
 impl Report for DropReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         if self.changed {
-            out.note(format_args!("Dropped task '{}'; its worktree stays at {}", self.task, self.worktree));
-            out.hint(format_args!("delete it with 'git task remove {}'", self.task));
+            out.note(format_args!(
+                "Dropped task '{}'; its worktree stays at {}",
+                self.task, self.worktree
+            ));
+            out.hint(format_args!(
+                "delete it with 'git task remove {}'",
+                self.task
+            ));
         } else {
-            out.note(format_args!("Task '{}' is already {}; nothing changed", self.task, self.status));
+            out.note(format_args!(
+                "Task '{}' is already {}; nothing changed",
+                self.task, self.status
+            ));
         }
         Ok(())
     }
@@ -43,7 +52,13 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
     let id = rec.state.task_id();
     match rec.state.status {
         Status::Dropped | Status::Merged | Status::Removed => {
-            let report = DropReport { kind: "drop", task: id.to_string(), status: rec.state.status, changed: false, worktree: rec.state.worktree.clone() };
+            let report = DropReport {
+                kind: "drop",
+                task: id.to_string(),
+                status: rec.state.status,
+                changed: false,
+                worktree: rec.state.worktree.clone(),
+            };
             return emit(ctx, &report, Done::Ok);
         }
         Status::Provisioning => {
@@ -56,6 +71,12 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
     state.status = Status::Dropped;
     let details = serde_json::json!({ "message": args.message });
     let rec = record::append(&ctx.repo, &rec, event::DROPPED, &state, details, Vec::new())?;
-    let report = DropReport { kind: "drop", task: id.to_string(), status: Status::Dropped, changed: true, worktree: rec.state.worktree };
+    let report = DropReport {
+        kind: "drop",
+        task: id.to_string(),
+        status: Status::Dropped,
+        changed: true,
+        worktree: rec.state.worktree,
+    };
     emit(ctx, &report, Done::Ok)
 }

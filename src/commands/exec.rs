@@ -19,8 +19,11 @@ pub fn run(ctx: &Ctx, args: &ExecArgs) -> CmdResult {
     let record = crate::record::load_existing(&ctx.repo, &args.id)?;
     let dir = std::path::PathBuf::from(&record.state.worktree);
     if !record.state.status.is_live() || !dir.is_dir() {
-        return Err(crate::Error::input(format!("task '{}' has no worktree ({})", args.id, record.state.status))
-            .hint(format!("start it again with 'git task start {}'", args.id)));
+        return Err(crate::Error::input(format!(
+            "task '{}' has no worktree ({})",
+            args.id, record.state.status
+        ))
+        .hint(format!("start it again with 'git task start {}'", args.id)));
     }
     let env = crate::task::start::task_env(&record.state);
     let code = crate::checks::run_inherited(&args.command, &dir, &env)?;

@@ -39,14 +39,28 @@ impl Report for ListReport {
             out.note("No tasks; start one with 'git task start <id>'");
             return Ok(());
         }
-        let mut rows = vec![["ID", "MODE", "STATUS", "BRANCH", "BASE", "AHEAD/BEHIND", "CHANGED", "DIRTY", "PATH"].map(String::from).to_vec()];
+        let mut rows = vec![[
+            "ID",
+            "MODE",
+            "STATUS",
+            "BRANCH",
+            "BASE",
+            "AHEAD/BEHIND",
+            "CHANGED",
+            "DIRTY",
+            "PATH",
+        ]
+        .map(String::from)
+        .to_vec()];
         for t in &self.tasks {
             rows.push(vec![
                 crate::output::escape(&t.id).into_owned(),
                 t.mode.to_string(),
                 t.status.to_string(),
                 crate::output::escape(&t.branch).into_owned(),
-                t.base.clone().unwrap_or_else(|| t.base_commit[..12.min(t.base_commit.len())].to_owned()),
+                t.base
+                    .clone()
+                    .unwrap_or_else(|| t.base_commit[..12.min(t.base_commit.len())].to_owned()),
                 format!("+{}/-{}", t.summary.ahead, t.summary.behind),
                 t.summary.changed_files.to_string(),
                 match t.summary.dirty {
@@ -67,7 +81,9 @@ impl Report for ListReport {
 pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     let mut tasks = Vec::new();
     for id in crate::record::all_ids(&ctx.repo)? {
-        let Some(record) = crate::record::load(&ctx.repo, &id)? else { continue };
+        let Some(record) = crate::record::load(&ctx.repo, &id)? else {
+            continue;
+        };
         if !args.all && matches!(record.state.status, Status::Merged | Status::Removed) {
             continue;
         }
@@ -84,5 +100,12 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             path: s.worktree.clone(),
         });
     }
-    emit(ctx, &ListReport { kind: "list", tasks }, Done::Ok)
+    emit(
+        ctx,
+        &ListReport {
+            kind: "list",
+            tasks,
+        },
+        Done::Ok,
+    )
 }

@@ -25,7 +25,12 @@ struct LogReport {
 impl Report for LogReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         for e in &self.events {
-            let time = e.details.get("time").and_then(|t| t.as_i64()).map(format_time).unwrap_or_default();
+            let time = e
+                .details
+                .get("time")
+                .and_then(|t| t.as_i64())
+                .map(format_time)
+                .unwrap_or_default();
             let mut extra: Vec<String> = Vec::new();
             if let Some(obj) = e.details.as_object() {
                 for (k, v) in obj {
@@ -66,13 +71,26 @@ fn format_time(secs: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let events = crate::record::events(&ctx.repo, &record)?;
-    emit(ctx, &LogReport { kind: "log", task: record.state.id, events }, Done::Ok)
+    emit(
+        ctx,
+        &LogReport {
+            kind: "log",
+            task: record.state.id,
+            events,
+        },
+        Done::Ok,
+    )
 }
 
 #[cfg(test)]

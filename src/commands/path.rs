@@ -32,7 +32,19 @@ pub fn run(ctx: &Ctx, args: &PathArgs) -> CmdResult {
     let path = record.state.worktree.clone();
     let exists = std::path::Path::new(&path).exists();
     if !exists && !ctx.out.is_json() {
-        ctx.out.warn(format_args!("the worktree of task '{}' does not exist ({})", record.state.id, record.state.status));
+        ctx.out.warn(format_args!(
+            "the worktree of task '{}' does not exist ({})",
+            record.state.id, record.state.status
+        ));
     }
-    emit(ctx, &PathReport { kind: "path", task: record.state.id, path, exists }, Done::Ok)
+    emit(
+        ctx,
+        &PathReport {
+            kind: "path",
+            task: record.state.id,
+            path,
+            exists,
+        },
+        Done::Ok,
+    )
 }

@@ -33,7 +33,10 @@ impl Report for RemoveReport {
             return Ok(());
         }
         if !self.removed {
-            out.note(format_args!("Task '{}' is already removed; nothing to do", self.task));
+            out.note(format_args!(
+                "Task '{}' is already removed; nothing to do",
+                self.task
+            ));
             return Ok(());
         }
         for a in &self.attempts {
@@ -46,12 +49,30 @@ impl Report for RemoveReport {
 
 pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
     match remove::remove(&ctx.repo, &ctx.settings, &args.id, args.force)? {
-        Ok(Removed::Done { attempts, .. }) => {
-            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: true, existed: true, attempts }, Done::Ok)
-        }
+        Ok(Removed::Done { attempts, .. }) => emit(
+            ctx,
+            &RemoveReport {
+                kind: "remove",
+                task: args.id.to_string(),
+                removed: true,
+                existed: true,
+                attempts,
+            },
+            Done::Ok,
+        ),
         Ok(Removed::AlreadyGone(record)) => {
             let existed = record.is_some();
-            emit(ctx, &RemoveReport { kind: "remove", task: args.id.to_string(), removed: false, existed, attempts: Vec::new() }, Done::Ok)
+            emit(
+                ctx,
+                &RemoveReport {
+                    kind: "remove",
+                    task: args.id.to_string(),
+                    removed: false,
+                    existed,
+                    attempts: Vec::new(),
+                },
+                Done::Ok,
+            )
         }
         Err(dirty) => {
             let shown: Vec<&str> = dirty.changed.iter().take(10).map(String::as_str).collect();
@@ -61,7 +82,11 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
                 dirty.id,
                 dirty.path,
                 shown.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             ));
             err = err
                 .hint(format!("commit them in the worktree, or see them with 'git -C {} status'", dirty.path))

@@ -29,9 +29,21 @@ impl Report for ScratchReport {
 pub fn run(ctx: &Ctx, args: &ScratchArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     if !record.state.status.is_live() {
-        return Err(crate::Error::input(format!("task '{}' is {}; it has no scratch directory", record.state.id, record.state.status)));
+        return Err(crate::Error::input(format!(
+            "task '{}' is {}; it has no scratch directory",
+            record.state.id, record.state.status
+        )));
     }
     let dir = crate::task::remove::scratch_dir(&ctx.repo, &record.state.task_id());
-    std::fs::create_dir_all(&dir).map_err(|e| crate::Error::repo(format!("could not create '{}'", dir.display()), e))?;
-    emit(ctx, &ScratchReport { kind: "scratch", task: record.state.id, path: dir.display().to_string() }, Done::Ok)
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| crate::Error::repo(format!("could not create '{}'", dir.display()), e))?;
+    emit(
+        ctx,
+        &ScratchReport {
+            kind: "scratch",
+            task: record.state.id,
+            path: dir.display().to_string(),
+        },
+        Done::Ok,
+    )
 }

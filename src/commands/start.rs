@@ -4,8 +4,8 @@ use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Record;
-use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
 use crate::task::remove::Attempt;
+use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
 use crate::task::{Status, TaskId};
 use owo_colors::OwoColorize;
 use std::path::PathBuf;
@@ -104,20 +104,39 @@ impl Report for StartReport {
             out.note(format_args!("Saved {} as {}", a.what, a.name));
         }
         if self.reset {
-            out.note(format_args!("Reset task '{}' to {}", self.task.style(p.id), &self.base[..12.min(self.base.len())]));
+            out.note(format_args!(
+                "Reset task '{}' to {}",
+                self.task.style(p.id),
+                &self.base[..12.min(self.base.len())]
+            ));
         } else if self.created {
             out.note(format_args!(
                 "Started task '{}' on branch '{}' from {}",
                 self.task.style(p.id),
                 self.branch,
-                self.base_branch.as_deref().unwrap_or(&self.base[..12.min(self.base.len())])
+                self.base_branch
+                    .as_deref()
+                    .unwrap_or(&self.base[..12.min(self.base.len())])
             ));
         } else if matches!(self.status, Status::Removed | Status::Merged) {
-            out.note(format_args!("Task '{}' is {}; nothing changed", self.task.style(p.id), self.status));
-            out.hint("its record stays for history ('git task log'); start new work under another id");
+            out.note(format_args!(
+                "Task '{}' is {}; nothing changed",
+                self.task.style(p.id),
+                self.status
+            ));
+            out.hint(
+                "its record stays for history ('git task log'); start new work under another id",
+            );
         } else {
-            out.note(format_args!("Task '{}' already exists ({}); nothing changed", self.task.style(p.id), self.status));
-            out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
+            out.note(format_args!(
+                "Task '{}' already exists ({}); nothing changed",
+                self.task.style(p.id),
+                self.status
+            ));
+            out.hint(format_args!(
+                "to start it over from its base, saving its work first: git task start --reset {}",
+                self.task
+            ));
         }
         out.line(&self.worktree)
     }
@@ -139,19 +158,27 @@ impl Report for SetupFailedReport {
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             out.raw_err("\n");
         }
-        let code = self.code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
-        out.error(&crate::Error::negative(format!(
-            "setup command '{}' failed (exit {code}); task '{}' was not created",
-            self.command, self.task
-        )).hint("fix the setup command and start the task again"));
+        let code = self
+            .code
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "a signal".into());
+        out.error(
+            &crate::Error::negative(format!(
+                "setup command '{}' failed (exit {code}); task '{}' was not created",
+                self.command, self.task
+            ))
+            .hint("fix the setup command and start the task again"),
+        );
         Ok(())
     }
 }
 
 pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     if args.mode == ModeArg::Patch {
-        return Err(crate::Error::input("patch mode is not available in this build yet")
-            .hint("use the default worktree mode: git task start <id>"));
+        return Err(
+            crate::Error::input("patch mode is not available in this build yet")
+                .hint("use the default worktree mode: git task start <id>"),
+        );
     }
     let _guard = gix::interrupt::init_handler_default(1).ok();
     let opts = StartOptions {
@@ -182,8 +209,14 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
                     // The reset stands; the setup that followed it did not work.
                     ctx.out.raw_err(&failed.output);
                     emit(ctx, &report, Done::Ok)?;
-                    Err(crate::Error::negative(format!("task '{}' was reset, but its setup command '{}' failed", report.task, failed.command))
-                        .hint(format!("run it again by hand: git task exec {} -- sh -c '{}'", report.task, failed.command)))
+                    Err(crate::Error::negative(format!(
+                        "task '{}' was reset, but its setup command '{}' failed",
+                        report.task, failed.command
+                    ))
+                    .hint(format!(
+                        "run it again by hand: git task exec {} -- sh -c '{}'",
+                        report.task, failed.command
+                    )))
                 }
             }
         }

@@ -46,17 +46,42 @@ impl Report for StatusReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         use owo_colors::OwoColorize;
         let p = &out.palette;
-        out.line(format_args!("task {} ({}, {})", self.task.style(p.id), self.mode, self.status))?;
+        out.line(format_args!(
+            "task {} ({}, {})",
+            self.task.style(p.id),
+            self.mode,
+            self.status
+        ))?;
         out.line(format_args!("branch    {}", self.branch))?;
-        out.line(format_args!("base      {} {}", self.base.as_deref().unwrap_or("-"), &self.base_commit[..12.min(self.base_commit.len())]))?;
-        out.line(format_args!("worktree  {}", crate::output::escape(&self.worktree)))?;
-        out.line(format_args!("ahead {} behind {}, {} changed file(s){}", self.summary.ahead, self.summary.behind, self.summary.changed_files, match self.summary.dirty {
-            Some(true) => ", uncommitted changes",
-            _ => "",
-        }))?;
+        out.line(format_args!(
+            "base      {} {}",
+            self.base.as_deref().unwrap_or("-"),
+            &self.base_commit[..12.min(self.base_commit.len())]
+        ))?;
+        out.line(format_args!(
+            "worktree  {}",
+            crate::output::escape(&self.worktree)
+        ))?;
+        out.line(format_args!(
+            "ahead {} behind {}, {} changed file(s){}",
+            self.summary.ahead,
+            self.summary.behind,
+            self.summary.changed_files,
+            match self.summary.dirty {
+                Some(true) => ", uncommitted changes",
+                _ => "",
+            }
+        ))?;
         let c = &self.contract;
         out.line("contract")?;
-        out.line(format_args!("  allowed    {}", if c.allowed.is_empty() { "(any path not forbidden)".to_owned() } else { c.allowed.join(" ") }))?;
+        out.line(format_args!(
+            "  allowed    {}",
+            if c.allowed.is_empty() {
+                "(any path not forbidden)".to_owned()
+            } else {
+                c.allowed.join(" ")
+            }
+        ))?;
         if !c.forbidden.is_empty() {
             out.line(format_args!("  forbidden  {}", c.forbidden.join(" ")))?;
         }
@@ -93,7 +118,15 @@ impl Report for StatusReport {
             }
         }
         out.line("recent events")?;
-        for e in self.events.iter().rev().take(5).collect::<Vec<_>>().into_iter().rev() {
+        for e in self
+            .events
+            .iter()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
             out.line(format_args!("  {} {}", &e.commit[..12], e.event))?;
         }
         Ok(())
@@ -107,14 +140,24 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     let mut files = Vec::new();
     if let (Some(head), Ok(base)) = (summary.head.as_deref(), record.state.base_commit.parse()) {
         let base = ctx.repo.find_ref(&layout::base_ref(&id))?.unwrap_or(base);
-        let head = head.parse().map_err(|e| crate::Error::repo("bad object id", e))?;
+        let head = head
+            .parse()
+            .map_err(|e| crate::Error::repo("bad object id", e))?;
         for c in summary::task_changes(&ctx.repo, base, head)? {
-            files.push(FileRow { path: c.path, change: c.kind });
+            files.push(FileRow {
+                path: c.path,
+                change: c.kind,
+            });
         }
     }
     let prefix = layout::task_prefix(&id);
     let names = |kind: &str| -> crate::Result<Vec<String>> {
-        Ok(ctx.repo.refs_under(&format!("{prefix}{kind}/"))?.into_iter().map(|(n, _)| n).collect())
+        Ok(ctx
+            .repo
+            .refs_under(&format!("{prefix}{kind}/"))?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect())
     };
     let events = crate::record::events(&ctx.repo, &record)?;
     let s = &record.state;

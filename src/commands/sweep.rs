@@ -27,7 +27,11 @@ impl Report for SweepReport {
             return Ok(());
         }
         for r in &self.repairs {
-            let prefix = if self.dry_run { "would repair" } else { "repaired" };
+            let prefix = if self.dry_run {
+                "would repair"
+            } else {
+                "repaired"
+            };
             out.line(format_args!("{prefix} {}: {}", r.problem, r.action))?;
             for a in &r.attempts {
                 out.line(format_args!("  saved {} as {}", a.what, a.name))?;
@@ -39,5 +43,13 @@ impl Report for SweepReport {
 
 pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
     let repairs = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
-    emit(ctx, &SweepReport { kind: "sweep", dry_run: args.dry_run, repairs }, Done::Ok)
+    emit(
+        ctx,
+        &SweepReport {
+            kind: "sweep",
+            dry_run: args.dry_run,
+            repairs,
+        },
+        Done::Ok,
+    )
 }

@@ -61,8 +61,9 @@ impl ContractFile {
     pub fn parse(text: &str, name: &str) -> Result<ContractFile> {
         let file: ContractFile = toml::from_str(text).map_err(|e| {
             let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
-            Error::input(format!("{name}:{line}:{col}: {}", e.message().trim_end()))
-                .hint(format!("see 'man git-task', section CONTRACT FILE, for the keys {name} may hold"))
+            Error::input(format!("{name}:{line}:{col}: {}", e.message().trim_end())).hint(format!(
+                "see 'man git-task', section CONTRACT FILE, for the keys {name} may hold"
+            ))
         })?;
         if file.version != VERSION {
             let (line, col) = locate_key(text, "version");
@@ -84,8 +85,10 @@ impl ContractFile {
         if let Some(checks) = &file.checks {
             if checks.timeout_s == Some(0) {
                 let (line, col) = locate_key(text, "timeout_s");
-                return Err(Error::input(format!("{name}:{line}:{col}: timeout_s must be at least 1"))
-                    .hint("give the checks' timeout in seconds, e.g. 'timeout_s = 600'"));
+                return Err(Error::input(format!(
+                    "{name}:{line}:{col}: timeout_s must be at least 1"
+                ))
+                .hint("give the checks' timeout in seconds, e.g. 'timeout_s = 600'"));
             }
         }
         Ok(file)
@@ -93,20 +96,34 @@ impl ContractFile {
 
     /// Renders the file as TOML, the way `start` commits it.
     pub fn to_toml(&self) -> String {
-        let mut text = String::from("# The file contract of this task: which paths it may touch.\n");
-        text.push_str("# Written by 'git task start'; it may only be narrowed. See 'man git-task'.\n");
-        text.push_str(&toml::to_string(self).expect("the contract schema only holds TOML-representable values"));
+        let mut text =
+            String::from("# The file contract of this task: which paths it may touch.\n");
+        text.push_str(
+            "# Written by 'git task start'; it may only be narrowed. See 'man git-task'.\n",
+        );
+        text.push_str(
+            &toml::to_string(self)
+                .expect("the contract schema only holds TOML-representable values"),
+        );
         text
     }
 
     /// Returns the check commands (empty when there is no `[checks]` table).
     pub fn check_commands(&self) -> &[String] {
-        self.checks.as_ref().map(|c| c.commands.as_slice()).unwrap_or(&[])
+        self.checks
+            .as_ref()
+            .map(|c| c.commands.as_slice())
+            .unwrap_or(&[])
     }
 
     /// Returns the timeout of each check command.
     pub fn check_timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(self.checks.as_ref().and_then(|c| c.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S))
+        std::time::Duration::from_secs(
+            self.checks
+                .as_ref()
+                .and_then(|c| c.timeout_s)
+                .unwrap_or(DEFAULT_TIMEOUT_S),
+        )
     }
 }
 
@@ -115,7 +132,12 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
     (line, col)
 }
 
@@ -154,7 +176,10 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        ContractFile::parse(text, "c.toml").unwrap_err().message().to_owned()
+        ContractFile::parse(text, "c.toml")
+            .unwrap_err()
+            .message()
+            .to_owned()
     }
 
     #[test]
@@ -182,13 +207,27 @@ timeout_s = 600
 
     #[test]
     fn errors_name_line_and_column() {
-        assert!(err("version = 1\nallowd = []\n").starts_with("c.toml:2:1: unknown field `allowd`"), "{}", err("version = 1\nallowd = []\n"));
-        assert!(err("version = 1\nallowed = \"src\"\n").starts_with("c.toml:2:11:"), "{}", err("version = 1\nallowed = \"src\"\n"));
+        assert!(
+            err("version = 1\nallowd = []\n").starts_with("c.toml:2:1: unknown field `allowd`"),
+            "{}",
+            err("version = 1\nallowd = []\n")
+        );
+        assert!(
+            err("version = 1\nallowed = \"src\"\n").starts_with("c.toml:2:11:"),
+            "{}",
+            err("version = 1\nallowed = \"src\"\n")
+        );
         assert!(err("version = 2\n").starts_with("c.toml:1:1: unsupported version 2"));
         assert!(err("allowed = []\n").contains("missing field `version`"));
-        assert!(err("version = 1\nforbidden = [\"ok/**\",\n  \"src/[z\"]\n").starts_with("c.toml:3:3: bad glob 'src/[z'"), "{}", err("version = 1\nforbidden = [\"ok/**\",\n  \"src/[z\"]\n"));
+        assert!(
+            err("version = 1\nforbidden = [\"ok/**\",\n  \"src/[z\"]\n")
+                .starts_with("c.toml:3:3: bad glob 'src/[z'"),
+            "{}",
+            err("version = 1\nforbidden = [\"ok/**\",\n  \"src/[z\"]\n")
+        );
         assert!(err("version = 1\nallow_new_files = 3\n").starts_with("c.toml:2:19:"));
-        assert!(err("version = 1\n[checks]\ncommand = []\n").starts_with("c.toml:3:1: unknown field `command`"));
+        assert!(err("version = 1\n[checks]\ncommand = []\n")
+            .starts_with("c.toml:3:1: unknown field `command`"));
         assert!(err("version = 1\nallowed = [\n").starts_with("c.toml:"));
     }
 

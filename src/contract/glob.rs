@@ -36,7 +36,11 @@ impl Patterns {
             }
         }
         let set = builder.build().map_err(|e| e.to_string())?;
-        Ok(Patterns { set, owner, rules: rules.to_vec() })
+        Ok(Patterns {
+            set,
+            owner,
+            rules: rules.to_vec(),
+        })
     }
 
     /// Returns whether there are no rules at all.
@@ -52,7 +56,10 @@ impl Patterns {
     /// Returns the first rule (as written) that matches `path`, if any.
     pub fn first_match(&self, path: &str) -> Option<&str> {
         let hits = self.set.matches(path);
-        hits.iter().map(|&g| self.owner[g]).min().map(|r| self.rules[r].as_str())
+        hits.iter()
+            .map(|&g| self.owner[g])
+            .min()
+            .map(|r| self.rules[r].as_str())
     }
 
     /// Returns whether any rule matches `path`.
@@ -71,7 +78,11 @@ fn expand(rule: &str) -> Vec<String> {
     if body.is_empty() || body == "**" {
         return vec!["**".into()];
     }
-    let base = if anchored || body.contains('/') { body.to_owned() } else { format!("**/{body}") };
+    let base = if anchored || body.contains('/') {
+        body.to_owned()
+    } else {
+        format!("**/{body}")
+    };
     if base.ends_with("/**") {
         vec![base]
     } else {
@@ -85,7 +96,11 @@ pub fn check_pattern(rule: &str) -> Result<(), String> {
         return Err("a rule cannot be empty".into());
     }
     for glob in expand(rule) {
-        GlobBuilder::new(&glob).literal_separator(true).backslash_escape(true).build().map_err(|e| e.kind().to_string())?;
+        GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| e.kind().to_string())?;
     }
     Ok(())
 }
@@ -95,7 +110,9 @@ mod tests {
     use super::*;
 
     fn matches(rule: &str, path: &str) -> bool {
-        Patterns::new(&[rule.to_owned()], false).unwrap().is_match(path)
+        Patterns::new(&[rule.to_owned()], false)
+            .unwrap()
+            .is_match(path)
     }
 
     #[test]
@@ -104,7 +121,10 @@ mod tests {
         assert!(!matches("src/*.rs", "src/api/lib.rs"));
         assert!(matches("src/?.rs", "src/a.rs"));
         assert!(!matches("src/?", "src/a/b"), "? does not match '/'");
-        assert!(!matches("src*", "src/lib.rs") || matches("src*", "src"), "a name pattern covers what is below the matching directory only");
+        assert!(
+            !matches("src*", "src/lib.rs") || matches("src*", "src"),
+            "a name pattern covers what is below the matching directory only"
+        );
     }
 
     #[test]
@@ -123,7 +143,10 @@ mod tests {
         assert!(matches("src/db/", "src/db/x/y.rs"));
         assert!(matches("src/db", "src/db"));
         assert!(!matches("src/db", "src/dbx/a.rs"));
-        assert!(!matches("src/db", "lib/src/db/a.rs"), "a pattern with a slash is anchored");
+        assert!(
+            !matches("src/db", "lib/src/db/a.rs"),
+            "a pattern with a slash is anchored"
+        );
     }
 
     #[test]
@@ -133,7 +156,10 @@ mod tests {
         assert!(matches("node_modules", "web/node_modules/x/index.js"));
         assert!(!matches("*.lock", "a.lock.txt"));
         assert!(matches("/Cargo.lock", "Cargo.lock"));
-        assert!(!matches("/Cargo.lock", "sub/Cargo.lock"), "a leading slash anchors at the root");
+        assert!(
+            !matches("/Cargo.lock", "sub/Cargo.lock"),
+            "a leading slash anchors at the root"
+        );
     }
 
     #[test]

@@ -35,28 +35,65 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
     if old == new {
         return Ok(out);
     }
-    let old_tree = repo.inner.find_tree(old).context(|| format!("could not read tree {old}"))?;
-    let new_tree = repo.inner.find_tree(new).context(|| format!("could not read tree {new}"))?;
+    let old_tree = repo
+        .inner
+        .find_tree(old)
+        .context(|| format!("could not read tree {old}"))?;
+    let new_tree = repo
+        .inner
+        .find_tree(new)
+        .context(|| format!("could not read tree {new}"))?;
     let changes = repo
         .inner
-        .diff_tree_to_tree(&old_tree, &new_tree, gix::diff::Options::default().with_rewrites(None))
+        .diff_tree_to_tree(
+            &old_tree,
+            &new_tree,
+            gix::diff::Options::default().with_rewrites(None),
+        )
         .context(|| format!("could not diff {old} and {new}"))?;
     use gix::object::tree::diff::ChangeDetached as C;
     for change in changes {
         match change {
-            C::Addition { location, entry_mode, id, .. } => {
+            C::Addition {
+                location,
+                entry_mode,
+                id,
+                ..
+            } => {
                 if entry_mode.is_tree() {
                     continue;
                 }
-                out.push(ChangedPath { path: location.to_string(), kind: ChangeKind::Added, old: None, new: Some((entry_mode.kind(), id)) });
+                out.push(ChangedPath {
+                    path: location.to_string(),
+                    kind: ChangeKind::Added,
+                    old: None,
+                    new: Some((entry_mode.kind(), id)),
+                });
             }
-            C::Deletion { location, entry_mode, id, .. } => {
+            C::Deletion {
+                location,
+                entry_mode,
+                id,
+                ..
+            } => {
                 if entry_mode.is_tree() {
                     continue;
                 }
-                out.push(ChangedPath { path: location.to_string(), kind: ChangeKind::Deleted, old: Some((entry_mode.kind(), id)), new: None });
+                out.push(ChangedPath {
+                    path: location.to_string(),
+                    kind: ChangeKind::Deleted,
+                    old: Some((entry_mode.kind(), id)),
+                    new: None,
+                });
             }
-            C::Modification { location, previous_entry_mode, previous_id, entry_mode, id, .. } => {
+            C::Modification {
+                location,
+                previous_entry_mode,
+                previous_id,
+                entry_mode,
+                id,
+                ..
+            } => {
                 match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
                     (true, true) => continue,
                     (false, false) => out.push(ChangedPath {
@@ -66,8 +103,18 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
                         new: Some((entry_mode.kind(), id)),
                     }),
                     // A file became a directory or the reverse: the file side is a deletion or an addition.
-                    (true, false) => out.push(ChangedPath { path: location.to_string(), kind: ChangeKind::Added, old: None, new: Some((entry_mode.kind(), id)) }),
-                    (false, true) => out.push(ChangedPath { path: location.to_string(), kind: ChangeKind::Deleted, old: Some((previous_entry_mode.kind(), previous_id)), new: None }),
+                    (true, false) => out.push(ChangedPath {
+                        path: location.to_string(),
+                        kind: ChangeKind::Added,
+                        old: None,
+                        new: Some((entry_mode.kind(), id)),
+                    }),
+                    (false, true) => out.push(ChangedPath {
+                        path: location.to_string(),
+                        kind: ChangeKind::Deleted,
+                        old: Some((previous_entry_mode.kind(), previous_id)),
+                        new: None,
+                    }),
                 }
             }
             C::Rewrite { .. } => {}

@@ -24,9 +24,12 @@ impl Repo {
     /// Opens the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends.
     pub fn discover(dir: &Path) -> Result<Repo> {
         let inner = gix::discover_with_environment_overrides(dir).map_err(|e| {
-            Error::repo_msg(format!("not a git repository (or any of the parent directories): '{}'", dir.display()))
-                .hint("run 'git init' to create one, or 'cd' into an existing repository")
-                .hint(format!("(gix: {e})"))
+            Error::repo_msg(format!(
+                "not a git repository (or any of the parent directories): '{}'",
+                dir.display()
+            ))
+            .hint("run 'git init' to create one, or 'cd' into an existing repository")
+            .hint(format!("(gix: {e})"))
         })?;
         Self::from_gix(inner)
     }
@@ -56,14 +59,19 @@ impl Repo {
     /// Returns the worktree or an error saying a bare repository cannot do this.
     pub fn require_workdir(&self) -> Result<&Path> {
         self.workdir().ok_or_else(|| {
-            Error::input("this operation must be run in a work tree").hint("'cd' into a worktree of the repository")
+            Error::input("this operation must be run in a work tree")
+                .hint("'cd' into a worktree of the repository")
         })
     }
 
     /// Returns the main worktree's directory (the one the common dir belongs to).
     pub fn main_worktree(&self) -> Result<PathBuf> {
         if self.common_dir.file_name().is_some_and(|n| n == ".git") {
-            return Ok(self.common_dir.parent().unwrap_or(&self.common_dir).to_path_buf());
+            return Ok(self
+                .common_dir
+                .parent()
+                .unwrap_or(&self.common_dir)
+                .to_path_buf());
         }
         if let Ok(main) = self.inner.main_repo() {
             if let Some(dir) = main.workdir() {
@@ -75,43 +83,63 @@ impl Repo {
 
     /// Returns the full name of the branch HEAD points to (`refs/heads/main`), or `None` when detached.
     pub fn head_branch(&self) -> Result<Option<String>> {
-        let name = self.inner.head_name().context(|| "could not read HEAD".into())?;
+        let name = self
+            .inner
+            .head_name()
+            .context(|| "could not read HEAD".into())?;
         Ok(name.map(|n| n.as_bstr().to_string()))
     }
 
     /// Returns the commit HEAD points to, or `None` on an unborn branch.
     pub fn head_commit(&self) -> Result<Option<ObjectId>> {
         let mut head = self.inner.head().context(|| "could not read HEAD".into())?;
-        Ok(head.try_peel_to_id().context(|| "could not resolve HEAD".into())?.map(|id| id.detach()))
+        Ok(head
+            .try_peel_to_id()
+            .context(|| "could not resolve HEAD".into())?
+            .map(|id| id.detach()))
     }
 
     /// Resolves a revision (`main`, `HEAD~2`, a hex id) to a commit id.
     pub fn rev_parse_commit(&self, spec: &str) -> Result<ObjectId> {
-        let id = self
-            .inner
-            .rev_parse_single(spec)
-            .map_err(|e| Error::input(format!("'{spec}' is not a valid revision")).hint(format!("(gix: {e})")))?;
+        let id = self.inner.rev_parse_single(spec).map_err(|e| {
+            Error::input(format!("'{spec}' is not a valid revision")).hint(format!("(gix: {e})"))
+        })?;
         let object = id.object().context(|| format!("could not read '{spec}'"))?;
-        let commit = object.peel_to_commit().map_err(|_| Error::input(format!("'{spec}' does not name a commit")))?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|_| Error::input(format!("'{spec}' does not name a commit")))?;
         Ok(commit.id)
     }
 
     /// Returns the object a ref points to (peeled through symbolic refs), or `None` if it does not exist.
     pub fn find_ref(&self, name: &str) -> Result<Option<ObjectId>> {
-        let Some(mut r) = self.inner.try_find_reference(name).context(|| format!("could not read ref '{name}'"))?
+        let Some(mut r) = self
+            .inner
+            .try_find_reference(name)
+            .context(|| format!("could not read ref '{name}'"))?
         else {
             return Ok(None);
         };
-        Ok(Some(r.peel_to_id().context(|| format!("could not resolve ref '{name}'"))?.detach()))
+        Ok(Some(
+            r.peel_to_id()
+                .context(|| format!("could not resolve ref '{name}'"))?
+                .detach(),
+        ))
     }
 
     /// Returns every ref under `prefix` (which ends in `/`) with the object it points to, sorted by name.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
-        let platform = self.inner.references().context(|| "could not list refs".into())?;
-        let iter = platform.prefixed(prefix).context(|| format!("could not list refs under '{prefix}'"))?;
+        let platform = self
+            .inner
+            .references()
+            .context(|| "could not list refs".into())?;
+        let iter = platform
+            .prefixed(prefix)
+            .context(|| format!("could not list refs under '{prefix}'"))?;
         let mut out = Vec::new();
         for r in iter {
-            let r = r.map_err(|e| Error::repo(format!("could not list refs under '{prefix}'"), e))?;
+            let r =
+                r.map_err(|e| Error::repo(format!("could not list refs under '{prefix}'"), e))?;
             if let Some(id) = r.target().try_id() {
                 out.push((r.name().as_bstr().to_string(), id.to_owned()));
             }
@@ -122,7 +150,10 @@ impl Repo {
 
     /// Returns a config value as a string (`task.branchPrefix`).
     pub fn config_string(&self, key: &str) -> Option<String> {
-        self.inner.config_snapshot().string(key).map(|v| v.to_string())
+        self.inner
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
     }
 
     /// Returns a config value as a boolean, `None` if unset or not a boolean.

@@ -6,25 +6,42 @@ use gix::object::tree::EntryKind;
 
 /// Writes `bytes` as a blob.
 pub fn write_blob(repo: &Repo, bytes: &[u8]) -> Result<ObjectId> {
-    Ok(repo.inner.write_blob(bytes).context(|| "could not write a blob".into())?.detach())
+    Ok(repo
+        .inner
+        .write_blob(bytes)
+        .context(|| "could not write a blob".into())?
+        .detach())
 }
 
 /// Returns the root tree of `commit`.
 pub fn commit_tree(repo: &Repo, commit: ObjectId) -> Result<ObjectId> {
-    let c = repo.inner.find_commit(commit).context(|| format!("could not read commit {commit}"))?;
-    Ok(c.tree_id().context(|| format!("could not read the tree of {commit}"))?.detach())
+    let c = repo
+        .inner
+        .find_commit(commit)
+        .context(|| format!("could not read commit {commit}"))?;
+    Ok(c.tree_id()
+        .context(|| format!("could not read the tree of {commit}"))?
+        .detach())
 }
 
 /// Returns the parents of `commit`.
 pub fn commit_parents(repo: &Repo, commit: ObjectId) -> Result<Vec<ObjectId>> {
-    let c = repo.inner.find_commit(commit).context(|| format!("could not read commit {commit}"))?;
+    let c = repo
+        .inner
+        .find_commit(commit)
+        .context(|| format!("could not read commit {commit}"))?;
     Ok(c.parent_ids().map(|id| id.detach()).collect())
 }
 
 /// Returns the full message of `commit`.
 pub fn commit_message(repo: &Repo, commit: ObjectId) -> Result<String> {
-    let c = repo.inner.find_commit(commit).context(|| format!("could not read commit {commit}"))?;
-    let msg = c.message_raw().context(|| format!("could not read the message of {commit}"))?;
+    let c = repo
+        .inner
+        .find_commit(commit)
+        .context(|| format!("could not read commit {commit}"))?;
+    let msg = c
+        .message_raw()
+        .context(|| format!("could not read the message of {commit}"))?;
     Ok(String::from_utf8_lossy(msg).into_owned())
 }
 
@@ -38,18 +55,28 @@ pub enum TreeEdit<'a> {
 
 /// Writes a copy of `tree` with `edits` applied and returns its id.
 pub fn edit_tree(repo: &Repo, tree: ObjectId, edits: &[TreeEdit<'_>]) -> Result<ObjectId> {
-    let mut editor = repo.inner.edit_tree(tree).context(|| format!("could not edit tree {tree}"))?;
+    let mut editor = repo
+        .inner
+        .edit_tree(tree)
+        .context(|| format!("could not edit tree {tree}"))?;
     for edit in edits {
         match edit {
             TreeEdit::Upsert(path, kind, id) => {
-                editor.upsert(*path, *kind, *id).context(|| format!("could not add '{path}' to a tree"))?;
+                editor
+                    .upsert(*path, *kind, *id)
+                    .context(|| format!("could not add '{path}' to a tree"))?;
             }
             TreeEdit::Remove(path) => {
-                editor.remove(*path).context(|| format!("could not remove '{path}' from a tree"))?;
+                editor
+                    .remove(*path)
+                    .context(|| format!("could not remove '{path}' from a tree"))?;
             }
         }
     }
-    Ok(editor.write().context(|| "could not write a tree".into())?.detach())
+    Ok(editor
+        .write()
+        .context(|| "could not write a tree".into())?
+        .detach())
 }
 
 /// Returns the empty tree's id.
@@ -58,7 +85,12 @@ pub fn empty_tree(repo: &Repo) -> ObjectId {
 }
 
 /// Writes a commit of `tree` with `parents`, signed by the configured identity (or git-task's fallback).
-pub fn write_commit(repo: &Repo, tree: ObjectId, parents: &[ObjectId], message: &str) -> Result<ObjectId> {
+pub fn write_commit(
+    repo: &Repo,
+    tree: ObjectId,
+    parents: &[ObjectId],
+    message: &str,
+) -> Result<ObjectId> {
     let committer = repo
         .inner
         .committer()
@@ -79,20 +111,32 @@ pub fn read_blob_at(repo: &Repo, commit: ObjectId, path: &str) -> Result<Option<
 
 /// Reads the blob at `path` in `tree`; `None` when there is no such file.
 pub fn read_blob_in_tree(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
-    let tree = repo.inner.find_tree(tree).context(|| format!("could not read tree {tree}"))?;
-    let Some(entry) = tree.lookup_entry_by_path(path).context(|| format!("could not look up '{path}'"))? else {
+    let tree = repo
+        .inner
+        .find_tree(tree)
+        .context(|| format!("could not read tree {tree}"))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(path)
+        .context(|| format!("could not look up '{path}'"))?
+    else {
         return Ok(None);
     };
     if !entry.mode().is_blob() {
         return Ok(None);
     }
-    let blob = repo.inner.find_blob(entry.object_id()).context(|| format!("could not read '{path}'"))?;
+    let blob = repo
+        .inner
+        .find_blob(entry.object_id())
+        .context(|| format!("could not read '{path}'"))?;
     Ok(Some(blob.data.clone()))
 }
 
 /// Returns the best common ancestor of two commits, if any.
 pub fn merge_base(repo: &Repo, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
-    let base = repo.inner.merge_base(a, b).context(|| format!("could not find a merge base of {a} and {b}"))?;
+    let base = repo
+        .inner
+        .merge_base(a, b)
+        .context(|| format!("could not find a merge base of {a} and {b}"))?;
     Ok(base.map(|id| id.detach()))
 }
 

@@ -38,15 +38,35 @@ pub struct Update {
 impl Update {
     /// Creates `name` at `id`; fails if it exists.
     pub fn create(name: impl Into<String>, id: ObjectId, message: impl Into<String>) -> Update {
-        Update { name: name.into(), new: Some(id), expect: Expect::Absent, message: message.into() }
+        Update {
+            name: name.into(),
+            new: Some(id),
+            expect: Expect::Absent,
+            message: message.into(),
+        }
     }
     /// Moves `name` from `old` to `new`.
-    pub fn update(name: impl Into<String>, old: ObjectId, new: ObjectId, message: impl Into<String>) -> Update {
-        Update { name: name.into(), new: Some(new), expect: Expect::Is(old), message: message.into() }
+    pub fn update(
+        name: impl Into<String>,
+        old: ObjectId,
+        new: ObjectId,
+        message: impl Into<String>,
+    ) -> Update {
+        Update {
+            name: name.into(),
+            new: Some(new),
+            expect: Expect::Is(old),
+            message: message.into(),
+        }
     }
     /// Deletes `name` if it still points at `old`.
     pub fn delete(name: impl Into<String>, old: ObjectId, message: impl Into<String>) -> Update {
-        Update { name: name.into(), new: None, expect: Expect::Is(old), message: message.into() }
+        Update {
+            name: name.into(),
+            new: None,
+            expect: Expect::Is(old),
+            message: message.into(),
+        }
     }
 }
 
@@ -62,7 +82,9 @@ pub enum RefError {
 impl From<RefError> for Error {
     fn from(err: RefError) -> Error {
         match err {
-            RefError::Conflict(msg) => Error::repo_msg(msg).hint("another git-task command changed the task at the same time; run the command again"),
+            RefError::Conflict(msg) => Error::repo_msg(msg).hint(
+                "another git-task command changed the task at the same time; run the command again",
+            ),
             RefError::Other(e) => e,
         }
     }
@@ -76,8 +98,9 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
     let names: Vec<String> = updates.iter().map(|u| u.name.clone()).collect();
     let mut edits = Vec::with_capacity(updates.len());
     for u in updates {
-        let name: FullName =
-            u.name.as_str().try_into().map_err(|e| RefError::Other(Error::repo(format!("invalid ref name '{}'", u.name), e)))?;
+        let name: FullName = u.name.as_str().try_into().map_err(|e| {
+            RefError::Other(Error::repo(format!("invalid ref name '{}'", u.name), e))
+        })?;
         let expected = match u.expect {
             Expect::Absent => PreviousValue::MustNotExist,
             Expect::Is(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
@@ -86,20 +109,37 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         };
         let change = match u.new {
             Some(id) => Change::Update {
-                log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: u.message.into() },
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: u.message.into(),
+                },
                 expected,
                 new: Target::Object(id),
             },
-            None => Change::Delete { expected, log: RefLog::AndReference },
+            None => Change::Delete {
+                expected,
+                log: RefLog::AndReference,
+            },
         };
-        edits.push(RefEdit { change, name, deref: false });
+        edits.push(RefEdit {
+            change,
+            name,
+            deref: false,
+        });
     }
     match repo.inner.edit_references(edits) {
         Ok(_) => Ok(()),
         Err(err) if err.is_conflict() || is_lock_contention(&err) => {
-            Err(RefError::Conflict(format!("could not update {}: it was changed meanwhile", names.join(", "))))
+            Err(RefError::Conflict(format!(
+                "could not update {}: it was changed meanwhile",
+                names.join(", ")
+            )))
         }
-        Err(err) => Err(RefError::Other(Error::repo(format!("could not update {}", names.join(", ")), err))),
+        Err(err) => Err(RefError::Other(Error::repo(
+            format!("could not update {}", names.join(", ")),
+            err,
+        ))),
     }
 }
 

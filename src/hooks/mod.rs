@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// Returns the effective hooks directory: `core.hooksPath` if set, else `<common dir>/hooks`.
 pub fn hooks_dir(repo: &Repo) -> PathBuf {
-    match repo.config_string("core.hooksPath").filter(|p| !p.is_empty()) {
+    match repo
+        .config_string("core.hooksPath")
+        .filter(|p| !p.is_empty())
+    {
         Some(path) => {
             let path = PathBuf::from(if let Some(rest) = path.strip_prefix("~/") {
                 format!("{}/{rest}", std::env::var("HOME").unwrap_or_default())
@@ -29,7 +32,11 @@ pub fn hooks_dir(repo: &Repo) -> PathBuf {
 /// Runs the `post-checkout` hook (if installed and executable) in `worktree`, as `git worktree add` does.
 ///
 /// Its exit status is returned but, like git, callers do not undo the checkout for it.
-pub fn run_post_checkout(repo: &Repo, worktree: &Path, new_head: &str) -> crate::Result<Option<i32>> {
+pub fn run_post_checkout(
+    repo: &Repo,
+    worktree: &Path,
+    new_head: &str,
+) -> crate::Result<Option<i32>> {
     let script = hooks_dir(repo).join("post-checkout");
     if !is_executable(&script) {
         return Ok(None);
@@ -43,7 +50,9 @@ pub fn is_executable(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+        std::fs::metadata(path)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
     }
     #[cfg(not(unix))]
     {

@@ -92,19 +92,31 @@ impl Out {
     /// Writes a `warning:` line to stderr.
     pub fn warn(&self, text: impl std::fmt::Display) {
         use owo_colors::OwoColorize;
-        let _ = writeln!(self.stderr.borrow_mut(), "{} {text}", "warning:".style(self.err_palette.warning));
+        let _ = writeln!(
+            self.stderr.borrow_mut(),
+            "{} {text}",
+            "warning:".style(self.err_palette.warning)
+        );
     }
 
     /// Writes a `hint:` line to stderr.
     pub fn hint(&self, text: impl std::fmt::Display) {
         use owo_colors::OwoColorize;
-        let _ = writeln!(self.stderr.borrow_mut(), "{} {text}", "hint:".style(self.err_palette.hint));
+        let _ = writeln!(
+            self.stderr.borrow_mut(),
+            "{} {text}",
+            "hint:".style(self.err_palette.hint)
+        );
     }
 
     /// Writes an `error:` line and its hints to stderr.
     pub fn error(&self, err: &crate::Error) {
         use owo_colors::OwoColorize;
-        let _ = writeln!(self.stderr.borrow_mut(), "{} {err}", "error:".style(self.err_palette.error));
+        let _ = writeln!(
+            self.stderr.borrow_mut(),
+            "{} {err}",
+            "error:".style(self.err_palette.error)
+        );
         for hint in err.hints() {
             self.hint(hint);
         }

@@ -40,10 +40,20 @@ impl Palette {
 }
 
 /// Decides whether a stream gets colour: `NO_COLOR`, then `color.ui`, then "is it a terminal".
-pub fn use_color(is_terminal: bool, no_color: Option<&std::ffi::OsStr>, color_ui: Option<&str>) -> bool {
+pub fn use_color(
+    is_terminal: bool,
+    no_color: Option<&std::ffi::OsStr>,
+    color_ui: Option<&str>,
+) -> bool {
     let no_color = no_color.is_some_and(|v| !v.is_empty());
-    let git_says_never = matches!(color_ui.map(str::to_ascii_lowercase).as_deref(), Some("never" | "false" | "no" | "off" | "0"));
-    let git_says_always = matches!(color_ui.map(str::to_ascii_lowercase).as_deref(), Some("always"));
+    let git_says_never = matches!(
+        color_ui.map(str::to_ascii_lowercase).as_deref(),
+        Some("never" | "false" | "no" | "off" | "0")
+    );
+    let git_says_always = matches!(
+        color_ui.map(str::to_ascii_lowercase).as_deref(),
+        Some("always")
+    );
     !no_color && !git_says_never && (is_terminal || git_says_always)
 }
 
@@ -57,12 +67,18 @@ mod tests {
         assert!(use_color(true, None, None));
         assert!(!use_color(false, None, None));
         assert!(!use_color(true, Some(OsStr::new("1")), None));
-        assert!(use_color(true, Some(OsStr::new("")), None), "an empty NO_COLOR does not count");
+        assert!(
+            use_color(true, Some(OsStr::new("")), None),
+            "an empty NO_COLOR does not count"
+        );
         assert!(!use_color(true, None, Some("never")));
         assert!(!use_color(true, None, Some("false")));
         assert!(use_color(true, None, Some("auto")));
         assert!(use_color(false, None, Some("always")));
-        assert!(!use_color(false, Some(OsStr::new("1")), Some("always")), "NO_COLOR wins");
+        assert!(
+            !use_color(false, Some(OsStr::new("1")), Some("always")),
+            "NO_COLOR wins"
+        );
     }
 
     #[test]

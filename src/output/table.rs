@@ -17,7 +17,10 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
                     line.push_str(cell);
                 } else {
                     line.push_str(cell);
-                    line.extend(std::iter::repeat_n(' ', widths[i] - cell.chars().count() + 2));
+                    line.extend(std::iter::repeat_n(
+                        ' ',
+                        widths[i] - cell.chars().count() + 2,
+                    ));
                 }
             }
             line.trim_end().to_owned()
@@ -29,7 +32,10 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
 mod tests {
     #[test]
     fn columns_line_up() {
-        let rows = vec![vec!["a".into(), "bb".into(), "c".into()], vec!["aaa".into(), "b".into(), "".into()]];
+        let rows = vec![
+            vec!["a".into(), "bb".into(), "c".into()],
+            vec!["aaa".into(), "b".into(), "".into()],
+        ];
         assert_eq!(super::align(&rows), vec!["a    bb  c", "aaa  b"]);
     }
 }

@@ -15,9 +15,15 @@ impl TaskId {
             return Err("a task id cannot be empty".into());
         }
         if text.len() > 64 {
-            return Err(format!("a task id is at most 64 characters, this one has {}", text.len()));
+            return Err(format!(
+                "a task id is at most 64 characters, this one has {}",
+                text.len()
+            ));
         }
-        if let Some(bad) = text.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+        if let Some(bad) = text
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        {
             return Err(format!(
                 "a task id may only contain letters, digits, '.', '_' and '-', not {}",
                 describe(bad)
@@ -66,17 +72,19 @@ impl std::str::FromStr for TaskId {
 }
 
 const ADJECTIVES: &[&str] = &[
-    "amber", "bold", "brave", "brisk", "calm", "clever", "crisp", "eager", "fair", "fancy", "gentle", "glad",
-    "golden", "grand", "green", "happy", "hidden", "jolly", "keen", "kind", "lively", "lucky", "mellow", "merry",
-    "misty", "noble", "polite", "proud", "quick", "quiet", "rapid", "ready", "rosy", "shiny", "silent", "silver",
-    "smart", "snowy", "solid", "spry", "steady", "sunny", "swift", "tidy", "vivid", "warm", "wise", "witty",
+    "amber", "bold", "brave", "brisk", "calm", "clever", "crisp", "eager", "fair", "fancy",
+    "gentle", "glad", "golden", "grand", "green", "happy", "hidden", "jolly", "keen", "kind",
+    "lively", "lucky", "mellow", "merry", "misty", "noble", "polite", "proud", "quick", "quiet",
+    "rapid", "ready", "rosy", "shiny", "silent", "silver", "smart", "snowy", "solid", "spry",
+    "steady", "sunny", "swift", "tidy", "vivid", "warm", "wise", "witty",
 ];
 
 const NOUNS: &[&str] = &[
-    "badger", "beacon", "brook", "canyon", "cedar", "comet", "coral", "crane", "delta", "dune", "falcon", "fern",
-    "field", "forest", "fox", "glacier", "grove", "harbor", "heron", "island", "lagoon", "lake", "lantern", "maple",
-    "meadow", "mesa", "moon", "orchid", "otter", "owl", "pebble", "pine", "planet", "prairie", "raven", "reef",
-    "ridge", "river", "robin", "sparrow", "spruce", "star", "stone", "summit", "thunder", "tiger", "valley", "willow",
+    "badger", "beacon", "brook", "canyon", "cedar", "comet", "coral", "crane", "delta", "dune",
+    "falcon", "fern", "field", "forest", "fox", "glacier", "grove", "harbor", "heron", "island",
+    "lagoon", "lake", "lantern", "maple", "meadow", "mesa", "moon", "orchid", "otter", "owl",
+    "pebble", "pine", "planet", "prairie", "raven", "reef", "ridge", "river", "robin", "sparrow",
+    "spruce", "star", "stone", "summit", "thunder", "tiger", "valley", "willow",
 ];
 
 /// Generates a two-word id (`brave-forest`) for which `taken` returns false.
@@ -117,7 +125,15 @@ mod tests {
 
     #[test]
     fn good_ids() {
-        for id in ["a", "auth-fix", "A.b_c-9", "9lives", &"x".repeat(64), "v1.2", "a.lockx"] {
+        for id in [
+            "a",
+            "auth-fix",
+            "A.b_c-9",
+            "9lives",
+            &"x".repeat(64),
+            "v1.2",
+            "a.lockx",
+        ] {
             assert!(TaskId::parse(id).is_ok(), "{id}");
         }
     }
@@ -125,8 +141,29 @@ mod tests {
     #[test]
     fn hostile_ids() {
         for id in [
-            "", "-x", ".x", "_x", "a..b", "a.lock", "a.", "a/b", "../x", "a b", "a\nb", "a\u{0}b", "a~1", "a^",
-            "a:b", "a?", "a*", "a[", "a\\b", "@", "a@{1}", "é", &"x".repeat(65),
+            "",
+            "-x",
+            ".x",
+            "_x",
+            "a..b",
+            "a.lock",
+            "a.",
+            "a/b",
+            "../x",
+            "a b",
+            "a\nb",
+            "a\u{0}b",
+            "a~1",
+            "a^",
+            "a:b",
+            "a?",
+            "a*",
+            "a[",
+            "a\\b",
+            "@",
+            "a@{1}",
+            "é",
+            &"x".repeat(65),
         ] {
             assert!(TaskId::parse(id).is_err(), "{id:?} should be rejected");
         }

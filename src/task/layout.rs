@@ -54,13 +54,21 @@ pub fn branch_ref(prefix: &str, id: &TaskId) -> String {
 
 /// Returns the task id a short branch name belongs to, if it is a task branch.
 pub fn id_from_branch(prefix: &str, branch: &str) -> Option<TaskId> {
-    branch.strip_prefix(prefix).and_then(|rest| TaskId::parse(rest).ok())
+    branch
+        .strip_prefix(prefix)
+        .and_then(|rest| TaskId::parse(rest).ok())
 }
 
 /// Returns the default directory holding task worktrees: `../<repo-name>.tasks` beside the main worktree.
 pub fn default_worktree_dir(main_worktree: &Path) -> PathBuf {
-    let name = main_worktree.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
-    main_worktree.parent().unwrap_or(main_worktree).join(format!("{name}.tasks"))
+    let name = main_worktree
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "repo".into());
+    main_worktree
+        .parent()
+        .unwrap_or(main_worktree)
+        .join(format!("{name}.tasks"))
 }
 
 /// Returns where the worktree of `id` goes: `<dir>/<id>`.
@@ -84,7 +92,13 @@ mod tests {
         assert_eq!(id_from_branch("task/", "task/a-b"), Some(id("a-b")));
         assert_eq!(id_from_branch("task/", "main"), None);
         assert_eq!(id_from_branch("task/", "task/a..b"), None);
-        assert_eq!(default_worktree_dir(Path::new("/src/app")), PathBuf::from("/src/app.tasks"));
-        assert_eq!(worktree_path(Path::new("/src/app.tasks"), &id("x")), PathBuf::from("/src/app.tasks/x"));
+        assert_eq!(
+            default_worktree_dir(Path::new("/src/app")),
+            PathBuf::from("/src/app.tasks")
+        );
+        assert_eq!(
+            worktree_path(Path::new("/src/app.tasks"), &id("x")),
+            PathBuf::from("/src/app.tasks/x")
+        );
     }
 }

@@ -52,7 +52,10 @@ pub enum Status {
 impl Status {
     /// Returns whether the task still has a place to work (worktree or patch snapshot).
     pub fn is_live(self) -> bool {
-        matches!(self, Status::Provisioning | Status::Active | Status::Dropped)
+        matches!(
+            self,
+            Status::Provisioning | Status::Active | Status::Dropped
+        )
     }
 }
 
@@ -103,16 +106,23 @@ impl TaskState {
 
     /// Returns the base branch's short name (`main`), if any.
     pub fn base_branch_short(&self) -> Option<&str> {
-        self.base_branch.as_deref().map(|b| b.strip_prefix("refs/heads/").unwrap_or(b))
+        self.base_branch
+            .as_deref()
+            .map(|b| b.strip_prefix("refs/heads/").unwrap_or(b))
     }
 
     /// Returns the task branch's short name (`task/x`).
     pub fn branch_short(&self) -> &str {
-        self.branch.strip_prefix("refs/heads/").unwrap_or(&self.branch)
+        self.branch
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&self.branch)
     }
 }
 
 /// Returns the current time in seconds since the epoch.
 pub fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }

@@ -25,7 +25,10 @@ pub struct Attempt {
 #[derive(Debug)]
 pub enum Removed {
     /// The task was removed; these attempts hold what would otherwise be lost.
-    Done { record: Record, attempts: Vec<Attempt> },
+    Done {
+        record: Record,
+        attempts: Vec<Attempt>,
+    },
     /// It was already removed (or never existed).
     AlreadyGone(Option<Record>),
 }
@@ -41,7 +44,12 @@ pub struct Dirty {
 }
 
 /// Saves the uncommitted state of the worktree at `path`, if any, as an attempt of `id`.
-pub fn save_dirty_worktree(repo: &Repo, id: &TaskId, path: &Path, why: &str) -> Result<Option<Attempt>> {
+pub fn save_dirty_worktree(
+    repo: &Repo,
+    id: &TaskId,
+    path: &Path,
+    why: &str,
+) -> Result<Option<Attempt>> {
     let wt = worktree::open_at(path)?;
     let state = snapshot::read(&wt)?;
     if !state.is_dirty() {
@@ -49,11 +57,21 @@ pub fn save_dirty_worktree(repo: &Repo, id: &TaskId, path: &Path, why: &str) -> 
     }
     let parents: Vec<ObjectId> = state.head.into_iter().collect();
     let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, why)?;
-    Ok(Some(Attempt { name, commit: commit.to_string(), what: format!("uncommitted changes in '{}'", path.display()) }))
+    Ok(Some(Attempt {
+        name,
+        commit: commit.to_string(),
+        what: format!("uncommitted changes in '{}'", path.display()),
+    }))
 }
 
 /// Saves the tip of a task branch as an attempt when it holds commits beyond the first (contract) commit.
-pub fn save_branch_commits(repo: &Repo, id: &TaskId, tip: ObjectId, base: Option<ObjectId>, why: &str) -> Result<Option<Attempt>> {
+pub fn save_branch_commits(
+    repo: &Repo,
+    id: &TaskId,
+    tip: ObjectId,
+    base: Option<ObjectId>,
+    why: &str,
+) -> Result<Option<Attempt>> {
     let parents = objects::commit_parents(repo, tip)?;
     // Only the contract commit on top of the base: nothing of the task's own is on the branch.
     if parents.len() == 1 && Some(parents[0]) == base {
@@ -64,11 +82,20 @@ pub fn save_branch_commits(repo: &Repo, id: &TaskId, tip: ObjectId, base: Option
     }
     let tree = objects::commit_tree(repo, tip)?;
     let (_, name, commit) = snapshot::save_attempt(repo, id, tree, &[tip], why)?;
-    Ok(Some(Attempt { name, commit: commit.to_string(), what: "commits of the task branch".into() }))
+    Ok(Some(Attempt {
+        name,
+        commit: commit.to_string(),
+        what: "commits of the task branch".into(),
+    }))
 }
 
 /// Removes the worktree and branch of a task. A dirty worktree is refused unless `force`.
-pub fn remove(repo: &Repo, settings: &Settings, id: &TaskId, force: bool) -> Result<std::result::Result<Removed, Dirty>> {
+pub fn remove(
+    repo: &Repo,
+    settings: &Settings,
+    id: &TaskId,
+    force: bool,
+) -> Result<std::result::Result<Removed, Dirty>> {
     let Some(record) = record::load(repo, id)? else {
         return Ok(Ok(Removed::AlreadyGone(None)));
     };
@@ -80,7 +107,9 @@ pub fn remove(repo: &Repo, settings: &Settings, id: &TaskId, force: bool) -> Res
             .hint(format!("undo its changes with 'git task revert {id}', or accept them with 'git task merge {id}'")));
     }
     let path = Path::new(&record.state.worktree).to_path_buf();
-    let linked = worktree::list(repo)?.into_iter().find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
+    let linked = worktree::list(repo)?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
     let mut attempts = Vec::new();
     if let Some(linked) = &linked {
         if linked.exists() {
@@ -88,11 +117,25 @@ pub fn remove(repo: &Repo, settings: &Settings, id: &TaskId, force: bool) -> Res
             let state = snapshot::read(&wt)?;
             if state.is_dirty() {
                 if !force {
-                    return Ok(Err(Dirty { id: id.clone(), path: linked.path.display().to_string(), changed: state.changed }));
+                    return Ok(Err(Dirty {
+                        id: id.clone(),
+                        path: linked.path.display().to_string(),
+                        changed: state.changed,
+                    }));
                 }
                 let parents: Vec<ObjectId> = state.head.into_iter().collect();
-                let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, "remove --force")?;
-                attempts.push(Attempt { name, commit: commit.to_string(), what: format!("uncommitted changes in '{}'", linked.path.display()) });
+                let (_, name, commit) = snapshot::save_attempt(
+                    repo,
+                    id,
+                    state.worktree_tree,
+                    &parents,
+                    "remove --force",
+                )?;
+                attempts.push(Attempt {
+                    name,
+                    commit: commit.to_string(),
+                    what: format!("uncommitted changes in '{}'", linked.path.display()),
+                });
             }
         }
     }
@@ -113,7 +156,11 @@ pub fn remove(repo: &Repo, settings: &Settings, id: &TaskId, force: bool) -> Res
     state.status = Status::Removed;
     let mut extra = Vec::new();
     if let Some(tip) = tip {
-        extra.push(Update::delete(record.state.branch.clone(), tip, format!("git-task: remove {id}")));
+        extra.push(Update::delete(
+            record.state.branch.clone(),
+            tip,
+            format!("git-task: remove {id}"),
+        ));
     }
     let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
     let record = record::append(repo, &record, event::REMOVED, &state, details, extra)?;
@@ -124,7 +171,10 @@ pub fn remove(repo: &Repo, settings: &Settings, id: &TaskId, force: bool) -> Res
 
 /// Returns the per-task scratch directory (under the common git dir, outside every worktree).
 pub fn scratch_dir(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
-    repo.common_dir().join("git-task").join("scratch").join(id.as_str())
+    repo.common_dir()
+        .join("git-task")
+        .join("scratch")
+        .join(id.as_str())
 }
 
 fn remove_scratch(repo: &Repo, id: &TaskId) {
@@ -137,15 +187,31 @@ pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
     let mut updates = Vec::new();
     if let Some(tip) = repo.find_ref(&record.state.branch)? {
         if record.state.mode == Mode::Worktree {
-            updates.push(Update::delete(record.state.branch.clone(), tip, format!("git-task: roll back {id}")));
+            updates.push(Update::delete(
+                record.state.branch.clone(),
+                tip,
+                format!("git-task: roll back {id}"),
+            ));
         }
     }
     if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
-        updates.push(Update::delete(layout::base_ref(&id), base, format!("git-task: roll back {id}")));
+        updates.push(Update::delete(
+            layout::base_ref(&id),
+            base,
+            format!("git-task: roll back {id}"),
+        ));
     }
     if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
-        updates.push(Update::delete(layout::snapshot_ref(&id), snap, format!("git-task: roll back {id}")));
+        updates.push(Update::delete(
+            layout::snapshot_ref(&id),
+            snap,
+            format!("git-task: roll back {id}"),
+        ));
     }
-    updates.push(Update::delete(layout::record_ref(&id), record.tip, format!("git-task: roll back {id}")));
+    updates.push(Update::delete(
+        layout::record_ref(&id),
+        record.tip,
+        format!("git-task: roll back {id}"),
+    ));
     refs::commit(repo, updates)
 }

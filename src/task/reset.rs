@@ -38,26 +38,40 @@ pub struct ResetDone {
 ///
 /// Fails with an input error for patch-mode tasks and for tasks that are not
 /// active or dropped; a dropped task becomes active again.
-pub fn reset(repo: &Repo, settings: &Settings, record: &Record, onto: Option<ObjectId>) -> Result<ResetDone> {
+pub fn reset(
+    repo: &Repo,
+    settings: &Settings,
+    record: &Record,
+    onto: Option<ObjectId>,
+) -> Result<ResetDone> {
     let s = &record.state;
     let id = s.task_id();
     if s.mode != Mode::Worktree {
-        return Err(Error::input(format!("task '{id}' works in patch mode; it has no branch to reset"))
-            .hint(format!("undo its changes with 'git task revert {id}'")));
+        return Err(Error::input(format!(
+            "task '{id}' works in patch mode; it has no branch to reset"
+        ))
+        .hint(format!("undo its changes with 'git task revert {id}'")));
     }
     match s.status {
         Status::Active | Status::Dropped => {}
-        Status::Provisioning => {
-            return Err(Error::input(format!("task '{id}' is still being started"))
-                .hint("wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted"))
-        }
+        Status::Provisioning => return Err(Error::input(format!(
+            "task '{id}' is still being started"
+        ))
+        .hint(
+            "wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted",
+        )),
         Status::Merged | Status::Removed => {
-            return Err(Error::input(format!("task '{id}' is {}; there is nothing to reset", s.status))
-                .hint("start a new task under another id"))
+            return Err(Error::input(format!(
+                "task '{id}' is {}; there is nothing to reset",
+                s.status
+            ))
+            .hint("start a new task under another id"))
         }
     }
     let path = PathBuf::from(&s.worktree);
-    let linked = worktree::list(repo)?.into_iter().find(|w| w.path == path || w.branch.as_deref() == Some(s.branch.as_str()));
+    let linked = worktree::list(repo)?
+        .into_iter()
+        .find(|w| w.path == path || w.branch.as_deref() == Some(s.branch.as_str()));
 
     // SPEC §2.2: save before discarding.
     let tip = repo.find_ref(&s.branch)?;
@@ -84,13 +98,25 @@ pub fn reset(repo: &Repo, settings: &Settings, record: &Record, onto: Option<Obj
         Some(commit) => commit,
         None => match old_base {
             Some(b) => b,
-            None => s.base_commit.parse().map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?,
+            None => s
+                .base_commit
+                .parse()
+                .map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?,
         },
     };
     let base_tree = objects::commit_tree(repo, base)?;
     let blob = objects::write_blob(repo, record.contract_text.as_bytes())?;
-    let tree = objects::edit_tree(repo, base_tree, &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)])?;
-    let first = objects::write_commit(repo, tree, &[base], &format!("task {id}: add file contract\n\nTask-Id: {id}\n"))?;
+    let tree = objects::edit_tree(
+        repo,
+        base_tree,
+        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
+    )?;
+    let first = objects::write_commit(
+        repo,
+        tree,
+        &[base],
+        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
+    )?;
 
     let message = format!("git-task: reset {id}");
     let mut extra = vec![match tip {
@@ -98,7 +124,12 @@ pub fn reset(repo: &Repo, settings: &Settings, record: &Record, onto: Option<Obj
         None => Update::create(s.branch.clone(), first, message.clone()),
     }];
     match old_base {
-        Some(old) if old != base => extra.push(Update::update(layout::base_ref(&id), old, base, message.clone())),
+        Some(old) if old != base => extra.push(Update::update(
+            layout::base_ref(&id),
+            old,
+            base,
+            message.clone(),
+        )),
         Some(_) => {}
         None => extra.push(Update::create(layout::base_ref(&id), base, message.clone())),
     }
@@ -117,16 +148,27 @@ pub fn reset(repo: &Repo, settings: &Settings, record: &Record, onto: Option<Obj
         worktree::remove(repo, linked)?;
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
     }
     worktree::add(repo, &path, &s.branch, &gix::interrupt::IS_INTERRUPTED)?;
     crate::hooks::run_post_checkout(repo, &path, &first.to_string())?;
     let setup = match state.setup.as_deref().or(settings.setup.as_deref()) {
         Some(cmd) => {
             let env = super::start::task_env(&state);
-            Some(crate::checks::run_captured(cmd, &path, &env, std::time::Duration::from_secs(3600))?)
+            Some(crate::checks::run_captured(
+                cmd,
+                &path,
+                &env,
+                std::time::Duration::from_secs(3600),
+            )?)
         }
         None => None,
     };
-    Ok(ResetDone { record, attempts, base, setup })
+    Ok(ResetDone {
+        record,
+        attempts,
+        base,
+        setup,
+    })
 }

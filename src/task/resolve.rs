@@ -16,8 +16,10 @@ pub fn resolve(repo: &Repo, settings: &Settings, id: Option<&TaskId>) -> Result<
     }
     match active_task(repo, settings)? {
         Some(id) => record::load_existing(repo, &id),
-        None => Err(Error::input("no task id given, and this worktree has no active task")
-            .hint("name the task, e.g. 'git task status <id>'; 'git task list' shows them")),
+        None => Err(
+            Error::input("no task id given, and this worktree has no active task")
+                .hint("name the task, e.g. 'git task status <id>'; 'git task list' shows them"),
+        ),
     }
 }
 

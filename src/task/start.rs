@@ -91,8 +91,11 @@ impl From<Error> for StartError {
 pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
     if let Some(file) = &spec.file {
         let text = std::fs::read_to_string(file).map_err(|e| {
-            Error::input(format!("could not read contract file '{}': {e}", file.display()))
-                .hint("give the path of a readable .task-contract.toml to --contract")
+            Error::input(format!(
+                "could not read contract file '{}': {e}",
+                file.display()
+            ))
+            .hint("give the path of a readable .task-contract.toml to --contract")
         })?;
         let parsed = ContractFile::parse(&text, &file.display().to_string())?;
         if let Some(task) = &parsed.task {
@@ -101,7 +104,9 @@ pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
                     "contract file '{}' is for task '{task}', not '{id}'",
                     file.display()
                 ))
-                .hint(format!("set 'task = \"{id}\"' in it, or remove the 'task' key")));
+                .hint(format!(
+                    "set 'task = \"{id}\"' in it, or remove the 'task' key"
+                )));
             }
         }
         return Ok(text);
@@ -122,7 +127,10 @@ pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
         allow_new_files: Some(!spec.no_new_files),
         allow_deletions: Some(!spec.no_deletions),
         max_changed_files: None,
-        checks: (!spec.checks.is_empty()).then(|| crate::contract::file::Checks { commands: spec.checks.clone(), timeout_s: None }),
+        checks: (!spec.checks.is_empty()).then(|| crate::contract::file::Checks {
+            commands: spec.checks.clone(),
+            timeout_s: None,
+        }),
     };
     let text = contract.to_toml();
     // Globs given on the command line are checked the same way as a file's.
@@ -140,7 +148,11 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
     match base {
         Some(spec) => {
             let commit = repo.rev_parse_commit(spec)?;
-            let full = if spec.starts_with("refs/heads/") { spec.to_owned() } else { format!("refs/heads/{spec}") };
+            let full = if spec.starts_with("refs/heads/") {
+                spec.to_owned()
+            } else {
+                format!("refs/heads/{spec}")
+            };
             let branch = repo.find_ref(&full)?.map(|_| full);
             Ok(Base { commit, branch })
         }
@@ -150,10 +162,16 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
                     .hint("name the base: git task start <id> --base main")
             })?;
             let commit = repo.find_ref(&branch)?.ok_or_else(|| {
-                Error::input(format!("branch '{}' has no commits yet", branch.trim_start_matches("refs/heads/")))
-                    .hint("make a first commit, then start the task")
+                Error::input(format!(
+                    "branch '{}' has no commits yet",
+                    branch.trim_start_matches("refs/heads/")
+                ))
+                .hint("make a first commit, then start the task")
             })?;
-            Ok(Base { commit, branch: Some(branch) })
+            Ok(Base {
+                commit,
+                branch: Some(branch),
+            })
         }
     }
 }
@@ -182,14 +200,24 @@ pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
 }
 
 /// Starts a task (worktree mode).
-pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::result::Result<Started, StartError> {
+pub fn start(
+    repo: &Repo,
+    settings: &Settings,
+    opts: &StartOptions,
+) -> std::result::Result<Started, StartError> {
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
             if provisioning_is_abandoned(&existing.state) {
                 super::sweep::roll_back(repo, settings, &existing)?;
             } else if opts.reset {
-                let onto = opts.base.as_deref().map(|rev| repo.rev_parse_commit(rev)).transpose()?;
-                return Ok(Started::Reset(super::reset::reset(repo, settings, &existing, onto)?));
+                let onto = opts
+                    .base
+                    .as_deref()
+                    .map(|rev| repo.rev_parse_commit(rev))
+                    .transpose()?;
+                return Ok(Started::Reset(super::reset::reset(
+                    repo, settings, &existing, onto,
+                )?));
             } else {
                 return Ok(Started::Existing(existing));
             }
@@ -199,10 +227,18 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
     let id = match &opts.id {
         Some(id) => id.clone(),
         None => {
-            let seed = (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
+            let seed =
+                (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
             super::id::generate(seed, |id| {
-                repo.find_ref(&layout::record_ref(id)).ok().flatten().is_some()
-                    || repo.find_ref(&layout::branch_ref(&settings.branch_prefix, id)).ok().flatten().is_some()
+                repo.find_ref(&layout::record_ref(id))
+                    .ok()
+                    .flatten()
+                    .is_some()
+                    || repo
+                        .find_ref(&layout::branch_ref(&settings.branch_prefix, id))
+                        .ok()
+                        .flatten()
+                        .is_some()
                     || !path_is_free(&layout::worktree_path(&settings.worktree_dir, id))
             })
         }
@@ -214,23 +250,41 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
     };
     let branch = layout::branch_ref(&settings.branch_prefix, &id);
     if repo.find_ref(&branch)?.is_some() {
-        return Err(Error::input(format!("branch '{}' already exists but task '{id}' does not", layout::branch_name(&settings.branch_prefix, &id)))
-            .hint(format!("pick another id, or delete the branch: git branch -D {}", layout::branch_name(&settings.branch_prefix, &id)))
-            .hint("'git task sweep' cleans up what an interrupted start left behind")
-            .into());
+        return Err(Error::input(format!(
+            "branch '{}' already exists but task '{id}' does not",
+            layout::branch_name(&settings.branch_prefix, &id)
+        ))
+        .hint(format!(
+            "pick another id, or delete the branch: git branch -D {}",
+            layout::branch_name(&settings.branch_prefix, &id)
+        ))
+        .hint("'git task sweep' cleans up what an interrupted start left behind")
+        .into());
     }
     if !path_is_free(&path) {
-        return Err(Error::input(format!("'{}' already exists and is not empty", path.display()))
-            .hint("choose another place with --path DIR, or move that directory away")
-            .into());
+        return Err(Error::input(format!(
+            "'{}' already exists and is not empty",
+            path.display()
+        ))
+        .hint("choose another place with --path DIR, or move that directory away")
+        .into());
     }
     let setup = opts.setup.clone().or_else(|| settings.setup.clone());
 
     // The first commit of the task branch adds the contract file on top of the base.
     let base_tree = objects::commit_tree(repo, base.commit)?;
     let blob = objects::write_blob(repo, text.as_bytes())?;
-    let tree = objects::edit_tree(repo, base_tree, &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)])?;
-    let first = objects::write_commit(repo, tree, &[base.commit], &format!("task {id}: add file contract\n\nTask-Id: {id}\n"))?;
+    let tree = objects::edit_tree(
+        repo,
+        base_tree,
+        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
+    )?;
+    let first = objects::write_commit(
+        repo,
+        tree,
+        &[base.commit],
+        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
+    )?;
 
     let state = TaskState {
         id: id.to_string(),
@@ -253,7 +307,11 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
     });
     let extra = vec![
         Update::create(branch.clone(), first, format!("git-task: start {id}")),
-        Update::create(layout::base_ref(&id), base.commit, format!("git-task: start {id}")),
+        Update::create(
+            layout::base_ref(&id),
+            base.commit,
+            format!("git-task: start {id}"),
+        ),
     ];
     match record::create(repo, &state, &text, details, extra) {
         Ok(_) => {}
@@ -279,9 +337,11 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
                     StartError::Other(e) => e.to_string(),
                     StartError::Setup(s) => format!("setup '{}' failed", s.outcome.command),
                 };
-                return Err(Error::repo_msg(format!("{msg}; cleaning up also failed: {cleanup}"))
-                    .hint("run 'git task sweep' to finish the clean-up")
-                    .into());
+                return Err(
+                    Error::repo_msg(format!("{msg}; cleaning up also failed: {cleanup}"))
+                        .hint("run 'git task sweep' to finish the clean-up")
+                        .into(),
+                );
             }
             Err(err)
         }
@@ -290,33 +350,57 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> std::resu
 
 fn interrupted() -> Result<()> {
     if gix::interrupt::is_triggered() {
-        return Err(Error::repo_msg("interrupted; everything this start made was removed"));
+        return Err(Error::repo_msg(
+            "interrupted; everything this start made was removed",
+        ));
     }
     Ok(())
 }
 
-fn provision(repo: &Repo, record: &Record, path: &Path, branch: &str, setup: Option<&str>) -> std::result::Result<Record, StartError> {
+fn provision(
+    repo: &Repo,
+    record: &Record,
+    path: &Path,
+    branch: &str,
+    setup: Option<&str>,
+) -> std::result::Result<Record, StartError> {
     interrupted()?;
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
     }
     worktree::add(repo, path, branch, &gix::interrupt::IS_INTERRUPTED)?;
     interrupted()?;
-    let head = repo.find_ref(branch)?.map(|id| id.to_string()).unwrap_or_default();
+    let head = repo
+        .find_ref(branch)?
+        .map(|id| id.to_string())
+        .unwrap_or_default();
     crate::hooks::run_post_checkout(repo, path, &head)?;
     interrupted()?;
     if let Some(cmd) = setup {
         let env = task_env(&record.state);
-        let outcome = crate::checks::run_captured(cmd, path, &env, std::time::Duration::from_secs(3600))?;
+        let outcome =
+            crate::checks::run_captured(cmd, path, &env, std::time::Duration::from_secs(3600))?;
         interrupted()?;
         if !outcome.ok() {
-            return Err(StartError::Setup(SetupFailed { id: record.state.task_id(), outcome }));
+            return Err(StartError::Setup(SetupFailed {
+                id: record.state.task_id(),
+                outcome,
+            }));
         }
     }
     let mut state = record.state.clone();
     state.status = Status::Active;
     let details = serde_json::json!({ "worktree": state.worktree, "setup": setup });
-    record::append(repo, record, event::PROVISIONED, &state, details, Vec::new()).map_err(|e| StartError::Other(e.into()))
+    record::append(
+        repo,
+        record,
+        event::PROVISIONED,
+        &state,
+        details,
+        Vec::new(),
+    )
+    .map_err(|e| StartError::Other(e.into()))
 }
 
 /// Returns the environment a task's commands run with (`exec`, setup, checks).
@@ -324,7 +408,10 @@ pub fn task_env(state: &TaskState) -> Vec<(&'static str, String)> {
     vec![
         ("GIT_TASK_ID", state.id.clone()),
         ("GIT_TASK_BASE", state.base_commit.clone()),
-        ("GIT_TASK_BASE_BRANCH", state.base_branch_short().unwrap_or_default().to_owned()),
+        (
+            "GIT_TASK_BASE_BRANCH",
+            state.base_branch_short().unwrap_or_default().to_owned(),
+        ),
         ("GIT_TASK_BRANCH", state.branch_short().to_owned()),
         ("GIT_TASK_WORKTREE", state.worktree.clone()),
     ]

@@ -32,10 +32,16 @@ pub fn summarize(repo: &Repo, record: &Record, with_dirty: bool) -> Result<Summa
     let s = &record.state;
     let id = s.task_id();
     let worktree_exists = Path::new(&s.worktree).join(".git").exists();
-    let base_commit = repo.find_ref(&layout::base_ref(&id))?.or_else(|| s.base_commit.parse().ok());
+    let base_commit = repo
+        .find_ref(&layout::base_ref(&id))?
+        .or_else(|| s.base_commit.parse().ok());
     let head = match s.mode {
         Mode::Worktree if s.status.is_live() => repo.find_ref(&s.branch)?,
-        Mode::Patch if s.status.is_live() && worktree_exists => crate::git::worktree::head_of(Path::new(&s.worktree)).ok().flatten(),
+        Mode::Patch if s.status.is_live() && worktree_exists => {
+            crate::git::worktree::head_of(Path::new(&s.worktree))
+                .ok()
+                .flatten()
+        }
         _ => None,
     };
     let base_tip = match &s.base_branch {
@@ -52,13 +58,25 @@ pub fn summarize(repo: &Repo, record: &Record, with_dirty: bool) -> Result<Summa
         behind = objects::count_between(repo, head, against)?;
         changed_files = task_changes(repo, base, head)?.len();
     }
-    let dirty = if with_dirty && worktree_exists && s.status.is_live() && s.status != Status::Provisioning {
+    let dirty = if with_dirty
+        && worktree_exists
+        && s.status.is_live()
+        && s.status != Status::Provisioning
+    {
         let wt = crate::git::worktree::open_at(Path::new(&s.worktree))?;
         Some(crate::snapshot::read(&wt)?.is_dirty())
     } else {
         None
     };
-    Ok(Summary { head: head.map(|h| h.to_string()), base_tip: base_tip.map(|t| t.to_string()), ahead, behind, changed_files, dirty, worktree_exists })
+    Ok(Summary {
+        head: head.map(|h| h.to_string()),
+        base_tip: base_tip.map(|t| t.to_string()),
+        ahead,
+        behind,
+        changed_files,
+        dirty,
+        worktree_exists,
+    })
 }
 
 /// Returns the paths a task changed between `base` and `head`, without the contract file.

@@ -43,11 +43,15 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
     let id = record.state.task_id();
     let mut attempts = Vec::new();
     let path = PathBuf::from(&record.state.worktree);
-    let linked = worktree::list(repo)?.into_iter().find(|w| w.path == path || w.branch.as_deref() == Some(&record.state.branch));
+    let linked = worktree::list(repo)?
+        .into_iter()
+        .find(|w| w.path == path || w.branch.as_deref() == Some(&record.state.branch));
     if record.state.mode == Mode::Worktree {
         if let Some(linked) = &linked {
             if linked.exists() {
-                if let Ok(Some(a)) = save_dirty_worktree(repo, &id, &linked.path, "interrupted start") {
+                if let Ok(Some(a)) =
+                    save_dirty_worktree(repo, &id, &linked.path, "interrupted start")
+                {
                     attempts.push(a);
                 }
             }
@@ -68,7 +72,9 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
 }
 
 fn is_empty_dir(path: &Path) -> bool {
-    std::fs::read_dir(path).map(|mut e| e.next().is_none()).unwrap_or(false)
+    std::fs::read_dir(path)
+        .map(|mut e| e.next().is_none())
+        .unwrap_or(false)
 }
 
 /// Finds (and unless `dry_run`, repairs) every half-made state.
@@ -89,7 +95,8 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             let mut repair = Repair {
                 problem: "unfinished_start",
                 task: Some(r.state.id.clone()),
-                action: "rolled back the start: deleted its worktree, branch, base ref and record".into(),
+                action: "rolled back the start: deleted its worktree, branch, base ref and record"
+                    .into(),
                 attempts: Vec::new(),
             };
             if !dry_run {
@@ -113,26 +120,39 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         let mut repair = Repair {
             problem: "worktree_vanished",
             task: Some(s.id.clone()),
-            action: format!("worktree '{}' is gone: pruned it, deleted branch '{}', marked the task removed", path.display(), s.branch_short()),
+            action: format!(
+                "worktree '{}' is gone: pruned it, deleted branch '{}', marked the task removed",
+                path.display(),
+                s.branch_short()
+            ),
             attempts: Vec::new(),
         };
         if !dry_run {
-            for l in linked.iter().filter(|l| l.path == path || l.branch.as_deref() == Some(&s.branch)) {
+            for l in linked
+                .iter()
+                .filter(|l| l.path == path || l.branch.as_deref() == Some(&s.branch))
+            {
                 worktree::remove_admin(l)?;
             }
             let mut extra = Vec::new();
             if let Some(tip) = repo.find_ref(&s.branch)? {
                 if s.status != Status::Merged {
                     let base = repo.find_ref(&layout::base_ref(&id))?;
-                    if let Some(a) = save_branch_commits(repo, &id, tip, base, "worktree vanished")? {
+                    if let Some(a) = save_branch_commits(repo, &id, tip, base, "worktree vanished")?
+                    {
                         repair.attempts.push(a);
                     }
                 }
-                extra.push(Update::delete(s.branch.clone(), tip, format!("git-task: sweep {id}")));
+                extra.push(Update::delete(
+                    s.branch.clone(),
+                    tip,
+                    format!("git-task: sweep {id}"),
+                ));
             }
             let mut state = s.clone();
             state.status = Status::Removed;
-            let details = serde_json::json!({ "reason": "worktree vanished", "attempts": repair.attempts });
+            let details =
+                serde_json::json!({ "reason": "worktree vanished", "attempts": repair.attempts });
             record::append(repo, r, event::REMOVED, &state, details, extra)?;
         }
         repairs.push(repair);
@@ -140,20 +160,35 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
 
     // 3. Task branches without a record, and worktrees of tasks that are gone.
     let branch_ns = format!("refs/heads/{}", settings.branch_prefix);
-    let live_branches: Vec<&str> = records.iter().filter(|r| r.state.status.is_live() && r.state.mode == Mode::Worktree).map(|r| r.state.branch.as_str()).collect();
+    let live_branches: Vec<&str> = records
+        .iter()
+        .filter(|r| r.state.status.is_live() && r.state.mode == Mode::Worktree)
+        .map(|r| r.state.branch.as_str())
+        .collect();
     for (name, tip) in repo.refs_under(&branch_ns)? {
-        let Some(id) = name.strip_prefix(&branch_ns).and_then(|s| TaskId::parse(s).ok()) else { continue };
+        let Some(id) = name
+            .strip_prefix(&branch_ns)
+            .and_then(|s| TaskId::parse(s).ok())
+        else {
+            continue;
+        };
         if records.iter().any(|r| r.state.task_id() == id) {
             continue;
         }
         let mut repair = Repair {
             problem: "branch_without_record",
             task: Some(id.to_string()),
-            action: format!("branch '{}' has no task record: saved its commits and deleted it", name.trim_start_matches("refs/heads/")),
+            action: format!(
+                "branch '{}' has no task record: saved its commits and deleted it",
+                name.trim_start_matches("refs/heads/")
+            ),
             attempts: Vec::new(),
         };
         if !dry_run {
-            for l in linked.iter().filter(|l| l.branch.as_deref() == Some(name.as_str())) {
+            for l in linked
+                .iter()
+                .filter(|l| l.branch.as_deref() == Some(name.as_str()))
+            {
                 if l.exists() {
                     if let Some(a) = save_dirty_worktree(repo, &id, &l.path, "sweep")? {
                         repair.attempts.push(a);
@@ -162,16 +197,37 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 worktree::remove(repo, l)?;
             }
             let tree = objects::commit_tree(repo, tip)?;
-            let (_, aname, commit) = snapshot::save_attempt(repo, &id, tree, &[tip], "sweep: branch without record")?;
-            repair.attempts.push(Attempt { name: aname, commit: commit.to_string(), what: "commits of the branch".into() });
-            refs::commit(repo, vec![Update::delete(name.clone(), tip, format!("git-task: sweep {id}"))])?;
+            let (_, aname, commit) =
+                snapshot::save_attempt(repo, &id, tree, &[tip], "sweep: branch without record")?;
+            repair.attempts.push(Attempt {
+                name: aname,
+                commit: commit.to_string(),
+                what: "commits of the branch".into(),
+            });
+            refs::commit(
+                repo,
+                vec![Update::delete(
+                    name.clone(),
+                    tip,
+                    format!("git-task: sweep {id}"),
+                )],
+            )?;
         }
         repairs.push(repair);
     }
     for l in &linked {
-        let Some(branch) = l.branch.as_deref() else { continue };
-        let Some(id) = branch.strip_prefix(&branch_ns).and_then(|s| TaskId::parse(s).ok()) else { continue };
-        let Some(r) = records.iter().find(|r| r.state.task_id() == id) else { continue };
+        let Some(branch) = l.branch.as_deref() else {
+            continue;
+        };
+        let Some(id) = branch
+            .strip_prefix(&branch_ns)
+            .and_then(|s| TaskId::parse(s).ok())
+        else {
+            continue;
+        };
+        let Some(r) = records.iter().find(|r| r.state.task_id() == id) else {
+            continue;
+        };
         if live_branches.contains(&branch) || r.state.mode != Mode::Worktree {
             continue;
         }
@@ -202,14 +258,25 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             }
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') && name.contains(".removing-") {
-                let repair = Repair { problem: "interrupted_removal", task: None, action: format!("deleted '{}'", path.display()), attempts: Vec::new() };
+                let repair = Repair {
+                    problem: "interrupted_removal",
+                    task: None,
+                    action: format!("deleted '{}'", path.display()),
+                    attempts: Vec::new(),
+                };
                 if !dry_run {
-                    std::fs::remove_dir_all(&path).map_err(|e| Error::repo(format!("could not delete '{}'", path.display()), e))?;
+                    std::fs::remove_dir_all(&path).map_err(|e| {
+                        Error::repo(format!("could not delete '{}'", path.display()), e)
+                    })?;
                 }
                 repairs.push(repair);
                 continue;
             }
-            let live = records.iter().any(|r| r.state.status.is_live() && Path::new(&r.state.worktree) == path && r.state.status == Status::Provisioning);
+            let live = records.iter().any(|r| {
+                r.state.status.is_live()
+                    && Path::new(&r.state.worktree) == path
+                    && r.state.status == Status::Provisioning
+            });
             if live {
                 continue;
             }
@@ -217,28 +284,54 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             let mut repair = Repair {
                 problem: "directory_without_task",
                 task: id.as_ref().map(|i| i.to_string()),
-                action: format!("'{}' belongs to no worktree: saved its files and deleted it", path.display()),
+                action: format!(
+                    "'{}' belongs to no worktree: saved its files and deleted it",
+                    path.display()
+                ),
                 attempts: Vec::new(),
             };
             if !dry_run {
                 if is_empty_dir(&path) {
                     repair.action = format!("deleted the empty directory '{}'", path.display());
                 } else {
-                    let save_as = id.clone().unwrap_or_else(|| TaskId::parse("orphan").expect("a valid literal id"));
+                    let save_as = id
+                        .clone()
+                        .unwrap_or_else(|| TaskId::parse("orphan").expect("a valid literal id"));
                     let tree = tree_of_directory(repo, &path)?;
-                    let (_, aname, commit) = snapshot::save_attempt(repo, &save_as, tree, &[], "sweep: directory without task")?;
-                    repair.attempts.push(Attempt { name: aname, commit: commit.to_string(), what: format!("files of '{}'", path.display()) });
+                    let (_, aname, commit) = snapshot::save_attempt(
+                        repo,
+                        &save_as,
+                        tree,
+                        &[],
+                        "sweep: directory without task",
+                    )?;
+                    repair.attempts.push(Attempt {
+                        name: aname,
+                        commit: commit.to_string(),
+                        what: format!("files of '{}'", path.display()),
+                    });
                 }
-                std::fs::remove_dir_all(&path).map_err(|e| Error::repo(format!("could not delete '{}'", path.display()), e))?;
+                std::fs::remove_dir_all(&path).map_err(|e| {
+                    Error::repo(format!("could not delete '{}'", path.display()), e)
+                })?;
             }
             repairs.push(repair);
         }
     }
 
     // 5. Stale lock files left by a killed process.
-    for dir in [repo.common_dir().join("refs/tasks"), repo.common_dir().join(format!("refs/heads/{}", settings.branch_prefix))] {
+    for dir in [
+        repo.common_dir().join("refs/tasks"),
+        repo.common_dir()
+            .join(format!("refs/heads/{}", settings.branch_prefix)),
+    ] {
         for lock in stale_locks(&dir) {
-            let repair = Repair { problem: "stale_lock", task: None, action: format!("deleted stale lock '{}'", lock.display()), attempts: Vec::new() };
+            let repair = Repair {
+                problem: "stale_lock",
+                task: None,
+                action: format!("deleted stale lock '{}'", lock.display()),
+                attempts: Vec::new(),
+            };
             if !dry_run {
                 let _ = std::fs::remove_file(&lock);
             }
@@ -251,13 +344,20 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
 /// Lock files older than a minute: no ref transaction holds a lock that long.
 fn stale_locks(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
             out.extend(stale_locks(&path));
         } else if path.extension().is_some_and(|e| e == "lock") {
-            let old = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= 60);
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() >= 60);
             if old {
                 out.push(path);
             }
@@ -276,12 +376,17 @@ fn tree_of_directory(repo: &Repo, dir: &Path) -> Result<crate::git::ObjectId> {
             hashed.push((rel.clone(), kind, id));
         }
     }
-    let edits: Vec<TreeEdit<'_>> = hashed.iter().map(|(p, k, id)| TreeEdit::Upsert(p.as_str(), *k, *id)).collect();
+    let edits: Vec<TreeEdit<'_>> = hashed
+        .iter()
+        .map(|(p, k, id)| TreeEdit::Upsert(p.as_str(), *k, *id))
+        .collect();
     objects::edit_tree(repo, objects::empty_tree(repo), &edits)
 }
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         if entry.file_name() == ".git" {
             continue;

@@ -28,7 +28,8 @@ impl Run {
     /// Parses stdout as one JSON document.
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{self}"))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{self}"))
     }
     /// Returns stdout trimmed.
     pub fn out(&self) -> &str {
@@ -194,7 +195,10 @@ impl TestRepo {
     /// `git for-each-ref --format=%(refname) <prefix>` as lines.
     pub fn refs(&self, prefix: &str) -> Vec<String> {
         let out = self.git(&self.root, &["for-each-ref", "--format=%(refname)", prefix]);
-        out.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
+        out.lines()
+            .map(str::to_owned)
+            .filter(|l| !l.is_empty())
+            .collect()
     }
 
     /// The worktree paths `git worktree list --porcelain` reports.
@@ -216,6 +220,9 @@ impl TestRepo {
     pub fn fsck(&self) {
         let run = self.git_run(&self.root, &["fsck", "--no-progress", "--strict"]);
         assert_eq!(run.code, 0, "git fsck failed:\n{run}");
-        assert!(!run.stdout.contains("error") && !run.stderr.contains("error"), "git fsck:\n{run}");
+        assert!(
+            !run.stdout.contains("error") && !run.stderr.contains("error"),
+            "git fsck:\n{run}"
+        );
     }
 }
