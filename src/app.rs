@@ -39,7 +39,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         )
     };
     let start_dir = match &cli.global.dir {
-        Some(dir) => dir.clone(),
+        Some(dir) => crate::git::absolute(dir),
         None => match std::env::current_dir() {
             Ok(d) => d,
             Err(e) => {

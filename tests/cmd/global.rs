@@ -1,0 +1,122 @@
+//! Conventions every command shares: exit codes, error text, colour, `-C`.
+
+use crate::common::TestRepo;
+
+#[test]
+fn outside_a_repository_exits_128_with_a_hint_naming_git_init() {
+    let repo = TestRepo::new();
+    let outside = repo.base().join("not-a-repo");
+    std::fs::create_dir_all(&outside).unwrap();
+    for args in [
+        &["list"][..],
+        &["start", "x"],
+        &["status", "x"],
+        &["sweep", "--json"],
+    ] {
+        let mut cmd = repo.command(crate::common::bin(), &outside);
+        cmd.args(args).env("GIT_CEILING_DIRECTORIES", repo.base());
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(128), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains("not a git repository"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("hint: ") && stderr.contains("git init"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "nothing was written outside"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_git_style() {
+    let repo = TestRepo::new();
+    for args in [
+        &["bogus"][..],
+        &["start", "--no-such-flag"],
+        &["exec"],
+        &["list", "extra"],
+    ] {
+        let run = repo.task_root(args).code(2);
+        assert!(run.stderr.starts_with("error: "), "{args:?}: {run}");
+        assert!(run.stderr.contains("hint: "), "{args:?}: {run}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run}");
+    }
+    let help = repo.task_root(&["start", "-h"]).ok();
+    assert!(help.stdout.contains("--reset"), "{help}");
+    let version = repo.task_root(&["--version"]).ok();
+    assert!(version.stdout.starts_with("git-task "), "{version}");
+}
+
+fn has_escape(text: &str) -> bool {
+    text.contains('\u{1b}')
+}
+
+/// SPEC §6: colour only on a terminal and never with NO_COLOR.
+#[test]
+fn no_escape_codes_off_a_terminal_or_with_no_color() {
+    let repo = TestRepo::new();
+    repo.start("col", &[]);
+    let runs: [&[&str]; 5] = [
+        &["list"],
+        &["status", "col"],
+        &["log", "col"],
+        &["start", "col"],
+        &["status", "nope"],
+    ];
+    // Not a terminal, NO_COLOR unset.
+    for args in runs {
+        let mut cmd = repo.command(crate::common::bin(), repo.root());
+        cmd.args(args)
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm-256color");
+        let out = cmd.output().unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(!has_escape(&o) && !has_escape(&e), "{args:?}:\n{o}\n{e}");
+    }
+    // NO_COLOR wins even over color.ui=always.
+    repo.git(repo.root(), &["config", "color.ui", "always"]);
+    for args in runs {
+        let run = repo.task_root(args);
+        assert!(
+            !has_escape(&run.stdout) && !has_escape(&run.stderr),
+            "{args:?}: {run}"
+        );
+    }
+    // color.ui=always without NO_COLOR does colour: the switch is live.
+    let mut cmd = repo.command(crate::common::bin(), repo.root());
+    cmd.args(["status", "col"]).env_remove("NO_COLOR");
+    let out = cmd.output().unwrap();
+    assert!(
+        has_escape(&String::from_utf8_lossy(&out.stdout)),
+        "color.ui=always colours stdout"
+    );
+}
+
+#[test]
+fn global_flags_work_before_and_after_the_command() {
+    let repo = TestRepo::new();
+    repo.start("g", &[]);
+    let a = repo.task_root(&["--json", "list"]).ok().json();
+    let b = repo.task_root(&["list", "--json"]).ok().json();
+    assert_eq!(a, b);
+    let c = repo
+        .task(
+            &repo.base(),
+            &["-C", repo.root().to_str().unwrap(), "list", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(a, c);
+    let quiet = repo.task_root(&["-q", "start", "g"]).ok();
+    assert_eq!(quiet.stderr, "", "{quiet}");
+}
