@@ -37,7 +37,7 @@ impl Repo {
     /// Wraps an already opened repository.
     pub fn from_gix(mut inner: gix::Repository) -> Result<Repo> {
         inner.object_cache_size_if_unset(4 * 1024 * 1024);
-        let common_dir = normalize(&inner.common_dir().to_path_buf());
+        let common_dir = normalize(inner.common_dir());
         Ok(Repo { inner, common_dir })
     }
 

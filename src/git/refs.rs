@@ -46,6 +46,8 @@ impl Update {
         }
     }
     /// Moves `name` from `old` to `new`.
+    // The verb reads best at call sites (`Update::update(..)`); other branches use it too.
+    #[allow(clippy::self_named_constructors)]
     pub fn update(
         name: impl Into<String>,
         old: ObjectId,
