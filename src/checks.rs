@@ -50,6 +50,9 @@ const GIT_LOCAL_ENV: &[&str] = &[
 fn shell(command: &str, dir: &Path, env: &[(&str, String)]) -> Command {
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir);
+    // Its own process group, so a timeout or Ctrl-C can end everything it started.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     for var in GIT_LOCAL_ENV {
         cmd.env_remove(var);
     }
@@ -73,18 +76,8 @@ pub fn run_captured(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::repo(format!("could not run '{command}'"), e))?;
-    let mut out = child.stdout.take().expect("stdout was piped");
-    let mut err = child.stderr.take().expect("stderr was piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = err.read_to_end(&mut buf);
-        buf
-    });
+    let out = Reader::spawn(child.stdout.take().expect("stdout was piped"));
+    let err = Reader::spawn(child.stderr.take().expect("stderr was piped"));
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child
@@ -95,6 +88,9 @@ pub fn run_captured(
         }
         if start.elapsed() >= timeout || gix::interrupt::is_triggered() {
             timed_out = start.elapsed() >= timeout;
+            // The command may have started children of its own that hold the pipes open:
+            // end its whole process group, not only the shell.
+            kill_group(child.id());
             let _ = child.kill();
             break child
                 .wait()
@@ -102,8 +98,8 @@ pub fn run_captured(
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let mut output = out_reader.join().unwrap_or_default();
-    output.extend(err_reader.join().unwrap_or_default());
+    let mut output = out.finish();
+    output.extend(err.finish());
     Ok(Outcome {
         command: command.to_owned(),
         code: if timed_out { None } else { status.code() },
@@ -111,6 +107,56 @@ pub fn run_captured(
         output: String::from_utf8_lossy(&output).into_owned(),
         millis: start.elapsed().as_millis() as u64,
     })
+}
+
+/// Collects one output pipe of a child on a thread.
+struct Reader {
+    buf: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl Reader {
+    fn spawn(mut pipe: impl Read + Send + 'static) -> Reader {
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, done) = std::sync::mpsc::channel();
+        let shared = buf.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => shared
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend_from_slice(&chunk[..n]),
+                }
+            }
+            let _ = tx.send(());
+        });
+        Reader { buf, done }
+    }
+
+    /// Returns what was read once the pipe closes, or after a short grace when a
+    /// background process the command started keeps it open (a daemon from a setup).
+    fn finish(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(Duration::from_secs(2));
+        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Kills the process group led by `pid` (commands run in their own group, see [`shell`]).
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 /// Runs `command` in `dir` with the terminal's stdin/stdout/stderr, returning its exit code.

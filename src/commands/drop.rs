@@ -48,6 +48,7 @@ impl Report for DropReport {
 }
 
 pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
+    crate::task::sweep::repair_abandoned_starts(&ctx.repo, &ctx.settings);
     let rec = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let id = rec.state.task_id();
     match rec.state.status {

@@ -96,6 +96,7 @@ pub fn remove(
     id: &TaskId,
     force: bool,
 ) -> Result<std::result::Result<Removed, Dirty>> {
+    super::sweep::repair_abandoned_starts(repo, settings);
     let Some(record) = record::load(repo, id)? else {
         return Ok(Ok(Removed::AlreadyGone(None)));
     };
@@ -165,7 +166,6 @@ pub fn remove(
     let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
     let record = record::append(repo, &record, event::REMOVED, &state, details, extra)?;
     remove_scratch(repo, id);
-    let _ = settings;
     Ok(Ok(Removed::Done { record, attempts }))
 }
 

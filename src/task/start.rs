@@ -192,11 +192,16 @@ pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
     if state.pid == std::process::id() {
         return false;
     }
-    let proc_dir = Path::new("/proc");
-    if proc_dir.is_dir() {
-        return !proc_dir.join(state.pid.to_string()).exists();
+    if Path::new("/proc/self").is_dir() {
+        return process_is_gone(state.pid);
     }
     now() - state.created > 3600
+}
+
+/// Returns whether process `pid` has ended (false when that cannot be told, e.g. without `/proc`).
+pub fn process_is_gone(pid: u32) -> bool {
+    let proc_dir = Path::new("/proc");
+    proc_dir.join("self").is_dir() && !proc_dir.join(pid.to_string()).exists()
 }
 
 /// Starts a task (worktree mode).
@@ -205,6 +210,7 @@ pub fn start(
     settings: &Settings,
     opts: &StartOptions,
 ) -> std::result::Result<Started, StartError> {
+    super::sweep::repair_abandoned_starts(repo, settings);
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
             if provisioning_is_abandoned(&existing.state) {
@@ -313,6 +319,8 @@ pub fn start(
             format!("git-task: start {id}"),
         ),
     ];
+    // Until `provisioned`, a marker lets the next mutating command notice if this process dies.
+    let _marker = super::sweep::StartMarker::create(repo, &id);
     match record::create(repo, &state, &text, details, extra) {
         Ok(_) => {}
         Err(RefError::Conflict(msg)) => {

@@ -71,6 +71,65 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
     Ok(attempts)
 }
 
+/// Returns the directory of the markers a running `start` keeps until its task is provisioned.
+fn starting_dir(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("git-task").join("starting")
+}
+
+/// A marker file `<common>/git-task/starting/<id>.<pid>` that exists while a `start` provisions a task.
+///
+/// It is deleted when dropped, so only a killed `start` leaves one behind; that
+/// lets the next mutating command find abandoned starts without reading every record.
+pub struct StartMarker(Option<PathBuf>);
+
+impl StartMarker {
+    /// Writes the marker for `id` and this process (best effort: without it, `sweep` still finds the start).
+    pub fn create(repo: &Repo, id: &TaskId) -> StartMarker {
+        let dir = starting_dir(repo);
+        let path = dir.join(format!("{id}.{}", std::process::id()));
+        let made = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, b""));
+        StartMarker(made.ok().map(|()| path))
+    }
+}
+
+impl Drop for StartMarker {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Rolls back starts whose process died, found cheaply through their markers (SPEC §2.7).
+///
+/// Mutating commands call this first; it reads one usually missing directory.
+/// Failures are left for `git task sweep` to report.
+pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
+    let Ok(entries) = std::fs::read_dir(starting_dir(repo)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((id, pid)) = name.rsplit_once('.') else {
+            continue;
+        };
+        let (Ok(id), Ok(pid)) = (TaskId::parse(id), pid.parse::<u32>()) else {
+            continue;
+        };
+        if !super::start::process_is_gone(pid) {
+            continue;
+        }
+        if let Ok(Some(record)) = record::load(repo, &id) {
+            if super::start::provisioning_is_abandoned(&record.state)
+                && roll_back(repo, settings, &record).is_err()
+            {
+                continue;
+            }
+        }
+        let _ = std::fs::remove_file(entry.path());
+    }
+}
+
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path)
         .map(|mut e| e.next().is_none())
@@ -104,6 +163,11 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             }
             repairs.push(repair);
         }
+    }
+
+    if !dry_run {
+        // Markers of starts that died; their records were handled just above.
+        repair_abandoned_starts(repo, settings);
     }
 
     // 2. Live worktree tasks whose directory vanished.

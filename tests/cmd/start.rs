@@ -838,3 +838,16 @@ fn reset_of_a_new_id_just_starts_it() {
     assert_eq!(j["created"], true);
     assert_eq!(j["reset"], false);
 }
+
+/// A setup that leaves a background process holding its output open does not hang start.
+#[test]
+fn setup_leaving_a_background_process_does_not_hang_start() {
+    let repo = TestRepo::new();
+    let pidfile = repo.base().join("daemon.pid");
+    let setup = format!("sleep 600 & echo $! > '{}'; echo set-up", pidfile.display());
+    let wt = repo.start("daemon", &["--setup", &setup]);
+    assert!(wt.exists());
+    assert_eq!(events(&repo, "daemon"), ["started", "provisioned"]);
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+}

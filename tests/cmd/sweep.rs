@@ -249,3 +249,127 @@ fn sweep_dry_run_reports_without_changing_anything() {
     assert_eq!(all_refs(&repo), before);
     assert!(repo.task_dir("junk").join("f.txt").exists());
 }
+
+/// SPEC §2.7: the next mutating command (not only sweep) rolls back a killed start, cheaply.
+#[test]
+fn next_mutating_command_rolls_back_a_killed_start() {
+    let repo = TestRepo::new();
+    kill_start_midway(&repo, "dead1");
+    repo.start("other", &[]);
+    assert!(
+        repo.refs("refs/tasks/dead1").is_empty(),
+        "start of another id repaired it"
+    );
+    assert!(!repo.task_dir("dead1").exists());
+    assert!(!repo
+        .refs("refs/heads/task")
+        .contains(&"refs/heads/task/dead1".to_owned()));
+
+    kill_start_midway(&repo, "dead2");
+    repo.task_root(&["remove", "never-was"]).ok();
+    assert!(
+        repo.refs("refs/tasks/dead2").is_empty(),
+        "remove repaired it"
+    );
+
+    kill_start_midway(&repo, "dead3");
+    repo.task_root(&["drop", "other"]).ok();
+    assert!(repo.refs("refs/tasks/dead3").is_empty(), "drop repaired it");
+    assert_eq!(
+        repo.worktrees(),
+        vec![repo.root().to_path_buf(), repo.task_dir("other")]
+    );
+    assert_eq!(
+        repo.refs("refs/heads/task"),
+        vec!["refs/heads/task/other".to_owned()]
+    );
+    repo.fsck();
+}
+
+/// Runs `git args..` in the main worktree with `input` on stdin; returns trimmed stdout.
+fn git_stdin(repo: &TestRepo, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = repo
+        .command("git", repo.root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A record left `provisioning` by a dead process, with its branch but no worktree, built with git plumbing.
+#[test]
+fn sweep_rolls_back_a_provisioning_record_without_a_worktree() {
+    let repo = TestRepo::new();
+    let main = rev(&repo, "main");
+    let state = format!(
+        "id = \"ghost\"\nmode = \"worktree\"\nstatus = \"provisioning\"\nbranch = \"refs/heads/task/ghost\"\n\
+         base_branch = \"refs/heads/main\"\nbase_commit = \"{main}\"\nworktree = \"{}\"\ncreated = 1\npid = 4000000000\n",
+        repo.task_dir("ghost").display()
+    );
+    let state_blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], &state);
+    let contract_blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], "version = 1\n");
+    let tree = git_stdin(
+        &repo,
+        &["mktree"],
+        &format!(
+            "100644 blob {contract_blob}\tcontract.toml\n100644 blob {state_blob}\ttask.toml\n"
+        ),
+    );
+    let commit = repo.git(repo.root(), &["commit-tree", &tree, "-m", "started"]);
+    repo.git(
+        repo.root(),
+        &["update-ref", "refs/tasks/ghost/record", &commit],
+    );
+    repo.git(repo.root(), &["update-ref", "refs/tasks/ghost/base", &main]);
+    repo.git(repo.root(), &["branch", "task/ghost", "main"]);
+    assert_eq!(
+        repo.task_root(&["list", "--json"]).ok().json()["tasks"][0]["status"],
+        "provisioning"
+    );
+
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["unfinished_start"]);
+    assert!(repo.refs("refs/tasks").is_empty());
+    assert!(repo.refs("refs/heads/task").is_empty());
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    repo.fsck();
+}
+
+/// Ctrl-C during start removes what it made.
+#[test]
+fn interrupted_start_removes_what_it_made() {
+    let repo = TestRepo::new();
+    let ready = repo.base().join("int.ready");
+    let setup = format!("touch '{}'; sleep 600", ready.display());
+    let child = task_command(&repo, repo.root(), &["start", "int", "--setup", &setup])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&ready);
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = collect(child);
+    assert_ne!(run.code, 0, "{run}");
+    assert!(
+        run.stderr.contains("error: ") && run.stderr.contains("interrupted"),
+        "{run}"
+    );
+    assert!(!repo.task_dir("int").exists());
+    assert_nothing_written(&repo);
+    repo.fsck();
+}
