@@ -103,6 +103,18 @@ pub fn remove(
     if record.state.status == Status::Removed {
         return Ok(Ok(Removed::AlreadyGone(Some(record))));
     }
+    if record.state.status == Status::Provisioning {
+        if !super::start::provisioning_is_abandoned(&record.state) {
+            return Err(
+                Error::input(format!("task '{id}' is still being started")).hint(format!(
+                    "wait for 'git task start {id}' to finish, then remove it"
+                )),
+            );
+        }
+        // A start that died: undo it the way sweep would, saving any work.
+        let attempts = super::sweep::roll_back(repo, settings, &record)?;
+        return Ok(Ok(Removed::Done { record, attempts }));
+    }
     if record.state.mode == Mode::Patch {
         return Err(Error::input(format!("task '{id}' works in patch mode: it has no worktree or branch to remove"))
             .hint(format!("undo its changes with 'git task revert {id}', or accept them with 'git task merge {id}'")));

@@ -255,7 +255,15 @@ pub fn start(
         None => layout::worktree_path(&settings.worktree_dir, &id),
     };
     let branch = layout::branch_ref(&settings.branch_prefix, &id);
-    if repo.find_ref(&branch)?.is_some() {
+    let taken_branch = repo.find_ref(&branch)?.is_some();
+    let taken_path = !path_is_free(&path);
+    if taken_branch || taken_path {
+        // Another process may have made this very task since we looked: report it, as a repeated start would.
+        if let Some(existing) = record::load(repo, &id)? {
+            return Ok(Started::Existing(existing));
+        }
+    }
+    if taken_branch {
         return Err(Error::input(format!(
             "branch '{}' already exists but task '{id}' does not",
             layout::branch_name(&settings.branch_prefix, &id)
@@ -267,7 +275,7 @@ pub fn start(
         .hint("'git task sweep' cleans up what an interrupted start left behind")
         .into());
     }
-    if !path_is_free(&path) {
+    if taken_path {
         return Err(Error::input(format!(
             "'{}' already exists and is not empty",
             path.display()

@@ -182,3 +182,14 @@ fn start_of_a_removed_task_reports_it_and_changes_nothing() {
     assert_eq!(run.json()["status"], "removed");
     assert_eq!(all_refs(&repo), before);
 }
+
+#[test]
+fn remove_of_an_abandoned_start_rolls_it_back() {
+    let repo = TestRepo::new();
+    craft_abandoned_start(&repo, "ghost");
+    let j = repo.task_root(&["remove", "ghost", "--json"]).ok().json();
+    assert_eq!(j["removed"], true);
+    assert!(repo.refs("refs/tasks").is_empty());
+    assert!(repo.refs("refs/heads/task").is_empty());
+    repo.fsck();
+}

@@ -116,3 +116,54 @@ pub fn write_script(path: &Path, body: &str) {
 pub fn path_of(repo: &TestRepo, id: &str) -> PathBuf {
     PathBuf::from(repo.task_root(&["path", id]).ok().out())
 }
+
+/// Runs `git args..` in the main worktree with `input` on stdin; returns trimmed stdout.
+pub fn git_stdin(repo: &TestRepo, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = repo
+        .command("git", repo.root())
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Builds with git plumbing what a `start` killed right after claiming `id` leaves:
+/// a record still `provisioning` with a pid that cannot be alive, its base ref and branch, no worktree.
+pub fn craft_abandoned_start(repo: &TestRepo, id: &str) {
+    let main = rev(repo, "main");
+    let state = format!(
+        "id = \"{id}\"\nmode = \"worktree\"\nstatus = \"provisioning\"\nbranch = \"refs/heads/task/{id}\"\n\
+         base_branch = \"refs/heads/main\"\nbase_commit = \"{main}\"\nworktree = \"{}\"\ncreated = 1\npid = 4000000000\n",
+        repo.task_dir(id).display()
+    );
+    let state_blob = git_stdin(repo, &["hash-object", "-w", "--stdin"], &state);
+    let contract_blob = git_stdin(repo, &["hash-object", "-w", "--stdin"], "version = 1\n");
+    let tree = git_stdin(
+        repo,
+        &["mktree"],
+        &format!(
+            "100644 blob {contract_blob}\tcontract.toml\n100644 blob {state_blob}\ttask.toml\n"
+        ),
+    );
+    let commit = repo.git(repo.root(), &["commit-tree", &tree, "-m", "started"]);
+    repo.git(
+        repo.root(),
+        &["update-ref", &format!("refs/tasks/{id}/record"), &commit],
+    );
+    repo.git(
+        repo.root(),
+        &["update-ref", &format!("refs/tasks/{id}/base"), &main],
+    );
+    repo.git(repo.root(), &["branch", &format!("task/{id}"), "main"]);
+}

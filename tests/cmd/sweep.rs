@@ -286,53 +286,11 @@ fn next_mutating_command_rolls_back_a_killed_start() {
     repo.fsck();
 }
 
-/// Runs `git args..` in the main worktree with `input` on stdin; returns trimmed stdout.
-fn git_stdin(repo: &TestRepo, args: &[&str], input: &str) -> String {
-    use std::io::Write;
-    let mut child = repo
-        .command("git", repo.root())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
 /// A record left `provisioning` by a dead process, with its branch but no worktree, built with git plumbing.
 #[test]
 fn sweep_rolls_back_a_provisioning_record_without_a_worktree() {
     let repo = TestRepo::new();
-    let main = rev(&repo, "main");
-    let state = format!(
-        "id = \"ghost\"\nmode = \"worktree\"\nstatus = \"provisioning\"\nbranch = \"refs/heads/task/ghost\"\n\
-         base_branch = \"refs/heads/main\"\nbase_commit = \"{main}\"\nworktree = \"{}\"\ncreated = 1\npid = 4000000000\n",
-        repo.task_dir("ghost").display()
-    );
-    let state_blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], &state);
-    let contract_blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], "version = 1\n");
-    let tree = git_stdin(
-        &repo,
-        &["mktree"],
-        &format!(
-            "100644 blob {contract_blob}\tcontract.toml\n100644 blob {state_blob}\ttask.toml\n"
-        ),
-    );
-    let commit = repo.git(repo.root(), &["commit-tree", &tree, "-m", "started"]);
-    repo.git(
-        repo.root(),
-        &["update-ref", "refs/tasks/ghost/record", &commit],
-    );
-    repo.git(repo.root(), &["update-ref", "refs/tasks/ghost/base", &main]);
-    repo.git(repo.root(), &["branch", "task/ghost", "main"]);
+    craft_abandoned_start(&repo, "ghost");
     assert_eq!(
         repo.task_root(&["list", "--json"]).ok().json()["tasks"][0]["status"],
         "provisioning"
