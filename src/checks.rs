@@ -161,9 +161,9 @@ fn kill_group(pid: u32) {
 
 /// Runs `command` in `dir` with the terminal's stdin/stdout/stderr, returning its exit code.
 pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> Result<i32> {
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| Error::input("no command given after '--'"))?;
+    let (program, args) = command.split_first().ok_or_else(|| {
+        Error::input("no command given after '--'").hint("e.g. git task exec <id> -- make test")
+    })?;
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(dir);
     for var in GIT_LOCAL_ENV {
@@ -177,7 +177,7 @@ pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> 
         if e.kind() == std::io::ErrorKind::NotFound {
             err.hint(format!("is '{program}' installed and on PATH?"))
         } else {
-            err
+            err.hint(format!("check that '{program}' is an executable program"))
         }
     })?;
     Ok(status.code().unwrap_or_else(|| {

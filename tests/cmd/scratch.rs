@@ -38,7 +38,7 @@ fn scratch_is_created_under_the_common_git_dir_and_removed_with_the_task() {
     assert!(!dir.exists(), "removed with the task");
     let run = repo.task_root(&["scratch", "sc"]).code(2);
     assert!(
-        run.stderr.contains("hint: ") || run.stderr.contains("removed"),
+        run.stderr.contains("hint: ") && run.stderr.contains("removed"),
         "{run}"
     );
 }

@@ -851,3 +851,14 @@ fn setup_leaving_a_background_process_does_not_hang_start() {
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     let _ = std::process::Command::new("kill").arg(pid.trim()).status();
 }
+
+#[test]
+fn start_in_a_repository_without_commits_is_bad_input() {
+    let repo = TestRepo::empty();
+    let run = repo.task_root(&["start", "first"]).code(2);
+    assert!(
+        run.stderr.contains("no commits") && run.stderr.contains("hint: "),
+        "{run}"
+    );
+    assert!(repo.refs("refs/tasks").is_empty());
+}

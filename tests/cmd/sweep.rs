@@ -331,3 +331,13 @@ fn interrupted_start_removes_what_it_made() {
     assert_nothing_written(&repo);
     repo.fsck();
 }
+
+#[test]
+fn sweep_deletes_leftovers_of_an_interrupted_removal() {
+    let repo = TestRepo::new();
+    let aside = repo.base().join("repo.tasks/.gone.removing-123-456");
+    repo.write(&aside, "big/file.txt", "x\n");
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_removal"]);
+    assert!(!aside.exists());
+}
