@@ -133,10 +133,18 @@ impl Report for StartReport {
                 self.task.style(p.id),
                 self.status
             ));
-            out.hint(format_args!(
-                "to start it over from its base, saving its work first: git task start --reset {}",
-                self.task
-            ));
+            if !std::path::Path::new(&self.worktree).exists() {
+                out.warn(format_args!("its worktree '{}' is missing", self.worktree));
+                out.hint(format_args!(
+                    "make it again from the base (work is saved first): git task start --reset {}",
+                    self.task
+                ));
+            } else {
+                out.hint(format_args!(
+                    "to start it over from its base, saving its work first: git task start --reset {}",
+                    self.task
+                ));
+            }
         }
         out.line(&self.worktree)
     }

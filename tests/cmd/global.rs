@@ -120,3 +120,26 @@ fn global_flags_work_before_and_after_the_command() {
     let quiet = repo.task_root(&["-q", "start", "g"]).ok();
     assert_eq!(quiet.stderr, "", "{quiet}");
 }
+
+/// `git task list | head -1`: a closed stdout is not an error.
+#[test]
+fn closed_stdout_is_not_an_error() {
+    let repo = TestRepo::new();
+    for id in ["p1", "p2", "p3"] {
+        repo.start(id, &[]);
+    }
+    for args in [&["list"][..], &["log", "p1"], &["status", "p1", "--json"]] {
+        let mut child = repo
+            .command(crate::common::bin(), repo.root())
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("error"), "{args:?}: {stderr}");
+    }
+}

@@ -862,3 +862,29 @@ fn start_in_a_repository_without_commits_is_bad_input() {
     );
     assert!(repo.refs("refs/tasks").is_empty());
 }
+
+#[test]
+fn reset_brings_back_a_deleted_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("lost", &[]);
+    repo.write(&wt, "c.txt", "c\n");
+    repo.git(&wt, &["add", "c.txt"]);
+    repo.git(&wt, &["commit", "-q", "-m", "c"]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    let run = repo.task_root(&["start", "lost"]).ok();
+    assert!(
+        run.stderr.contains("missing") && run.stderr.contains("--reset"),
+        "{run}"
+    );
+    repo.task_root(&["start", "lost", "--reset"]).ok();
+    assert!(wt.join("README.md").exists());
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(show(&repo, "refs/tasks/lost/attempts/1", "c.txt"), "c");
+    assert_eq!(
+        repo.git(repo.root(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        2
+    );
+    repo.fsck();
+}
