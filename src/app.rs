@@ -136,7 +136,13 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             None,
         )),
     );
-    let text = err.render().to_string();
+    let mut text = err.render().to_string();
+    // The rejected value may hold control characters (a newline in an id): show them escaped.
+    if let Some(clap::error::ContextValue::String(value)) =
+        err.get(clap::error::ContextKind::InvalidValue)
+    {
+        text = text.replace(value.as_str(), &crate::output::escape(value));
+    }
     let mut lines: Vec<&str> = text
         .lines()
         .filter(|l| !l.starts_with("For more information, try"))

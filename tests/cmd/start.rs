@@ -156,6 +156,12 @@ fn hostile_ids_exit_2_and_write_nothing() {
         assert!(run.stderr.starts_with("error: "), "id {id:?}: {run}");
         assert!(run.stderr.contains("hint: "), "id {id:?}: {run}");
         assert!(run.stdout.is_empty(), "id {id:?}: {run}");
+        assert!(
+            run.stderr
+                .lines()
+                .all(|l| l.starts_with("error: ") || l.starts_with("hint: ")),
+            "id {id:?}: every line is an error or a hint, control characters escaped: {run}"
+        );
     }
     for args in [
         ["status", "a/b"],
