@@ -207,3 +207,75 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
         .map_err(|e| Error::repo(format!("could not run hook '{}'", script.display()), e))?;
     Ok(status.code().unwrap_or(1))
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Returns whether `pid` is a live (not zombie) process.
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.trim_start().chars().next())
+                    != Some('Z')
+            })
+            .unwrap_or(false)
+    }
+
+    /// A timed-out command is ended with everything it started, and its output so far is kept.
+    #[test]
+    fn timeout_ends_the_whole_process_group() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let pidfile = dir.join("bg.pid");
+        let cmd = format!(
+            "echo begun; sleep 600 & echo $! > '{}'; exec sleep 600",
+            pidfile.display()
+        );
+        let outcome = run_captured(&cmd, &dir, &[], Duration::from_secs(1)).unwrap();
+        assert!(outcome.timed_out);
+        assert_eq!(outcome.code, None);
+        assert!(!outcome.ok());
+        assert!(outcome.output.contains("begun"), "{}", outcome.output);
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let pid = pid.trim();
+        // Reaping by init can lag a moment; this only waits, it measures nothing.
+        for _ in 0..3000 {
+            if !alive(pid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            !alive(pid),
+            "the background child of a timed-out command was left running"
+        );
+    }
+
+    #[test]
+    fn output_and_exit_code_are_captured() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let outcome = run_captured(
+            "echo out; echo err >&2; exit 3",
+            &dir,
+            &[("X", "y".into())],
+            Duration::from_secs(600),
+        )
+        .unwrap();
+        assert_eq!(outcome.code, Some(3));
+        assert!(!outcome.timed_out);
+        assert_eq!(outcome.output, "out\nerr\n");
+        let outcome = run_captured(
+            "printf %s \"$X\"",
+            &dir,
+            &[("X", "y".into())],
+            Duration::from_secs(600),
+        )
+        .unwrap();
+        assert!(outcome.ok());
+        assert_eq!(outcome.output, "y");
+    }
+}
