@@ -3,7 +3,7 @@
 use super::{layout, Mode, Status, TaskId};
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::git::refs::{self, Update};
+use crate::git::refs::{self, RefError, Update};
 use crate::git::{objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::snapshot;
@@ -164,19 +164,48 @@ pub fn remove(
     if let Some(linked) = &linked {
         worktree::remove(repo, linked)?;
     }
-    let mut state = record.state.clone();
-    let previous = state.status;
-    state.status = Status::Removed;
-    let mut extra = Vec::new();
-    if let Some(tip) = tip {
-        extra.push(Update::delete(
-            record.state.branch.clone(),
-            tip,
-            format!("git-task: remove {id}"),
-        ));
-    }
-    let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
-    let record = record::append(repo, &record, event::REMOVED, &state, details, extra)?;
+    // The worktree is gone now, so finish even if another command (drop, a hook) appended an
+    // event meanwhile: retry against the record's new tip, saving any branch commits it brought.
+    let mut current = record;
+    let mut saved_tip = tip;
+    let mut tries = 0;
+    let record = loop {
+        let branch_tip = repo.find_ref(&current.state.branch)?;
+        if branch_tip != saved_tip && current.state.status != Status::Merged {
+            if let Some(tip) = branch_tip {
+                let base = repo.find_ref(&layout::base_ref(id))?;
+                if let Some(a) = save_branch_commits(repo, id, tip, base, "remove")? {
+                    attempts.push(a);
+                }
+            }
+            saved_tip = branch_tip;
+        }
+        let mut state = current.state.clone();
+        let previous = state.status;
+        state.status = Status::Removed;
+        let extra: Vec<Update> = branch_tip
+            .map(|tip| {
+                Update::delete(
+                    current.state.branch.clone(),
+                    tip,
+                    format!("git-task: remove {id}"),
+                )
+            })
+            .into_iter()
+            .collect();
+        let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
+        match record::append(repo, &current, event::REMOVED, &state, details, extra) {
+            Ok(record) => break record,
+            Err(RefError::Conflict(_)) if tries < 10 => {
+                tries += 1;
+                match record::load(repo, id)? {
+                    Some(r) if r.state.status != Status::Removed => current = r,
+                    other => return Ok(Ok(Removed::AlreadyGone(other))),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
     remove_scratch(repo, id);
     Ok(Ok(Removed::Done { record, attempts }))
 }

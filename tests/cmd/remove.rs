@@ -193,3 +193,42 @@ fn remove_of_an_abandoned_start_rolls_it_back() {
     assert!(repo.refs("refs/heads/task").is_empty());
     repo.fsck();
 }
+
+/// `remove` and `drop` of one task at the same time: both succeed and the task ends up removed, with nothing half-made.
+#[test]
+fn concurrent_remove_and_drop_end_consistent() {
+    let repo = TestRepo::new();
+    let ids = ["c1", "c2", "c3"];
+    for id in ids {
+        repo.start(id, &[]);
+    }
+    let mut children = Vec::new();
+    for id in ids {
+        for cmd in ["remove", "drop"] {
+            children.push(
+                task_command(&repo, repo.root(), &[cmd, id])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+    }
+    for child in children {
+        let run = collect(child);
+        assert_eq!(run.code, 0, "{run}");
+    }
+    for id in ids {
+        assert_eq!(record_status(&repo, id), "removed", "{id}");
+        assert!(!repo.task_dir(id).exists());
+    }
+    assert!(repo.refs("refs/heads/task").is_empty());
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(
+        sweep["repairs"],
+        serde_json::json!([]),
+        "nothing left to repair"
+    );
+    repo.fsck();
+}
