@@ -143,3 +143,122 @@ fn closed_stdout_is_not_an_error() {
         assert!(!stderr.contains("error"), "{args:?}: {stderr}");
     }
 }
+
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .as_object()
+        .expect("a JSON object")
+        .keys()
+        .cloned()
+        .collect();
+    k.sort();
+    k
+}
+
+#[track_caller]
+fn assert_keys(v: &serde_json::Value, want: &[&str]) {
+    let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(keys(v), want, "in {v}");
+}
+
+/// The `--json` shapes are a documented schema (man page, JSON OUTPUT): changing one must be deliberate.
+#[test]
+fn json_reports_keep_their_documented_keys() {
+    let repo = TestRepo::new();
+    let start = repo.task_root(&["start", "js", "--json"]).ok().json();
+    assert_keys(
+        &start,
+        &[
+            "kind",
+            "task",
+            "created",
+            "reset",
+            "mode",
+            "status",
+            "branch",
+            "base",
+            "base_branch",
+            "worktree",
+            "record",
+            "attempts",
+        ],
+    );
+    let summary = [
+        "head",
+        "base_tip",
+        "ahead",
+        "behind",
+        "changed_files",
+        "dirty",
+        "worktree_exists",
+    ];
+    let list = repo.task_root(&["list", "--json"]).ok().json();
+    assert_keys(&list, &["kind", "tasks"]);
+    let mut row = vec![
+        "id",
+        "mode",
+        "status",
+        "branch",
+        "base",
+        "base_commit",
+        "path",
+    ];
+    row.extend(summary);
+    assert_keys(&list["tasks"][0], &row);
+    let status = repo.task_root(&["status", "js", "--json"]).ok().json();
+    let mut st = vec![
+        "kind",
+        "task",
+        "mode",
+        "status",
+        "branch",
+        "base",
+        "base_commit",
+        "worktree",
+        "contract",
+        "files",
+        "checkpoints",
+        "attempts",
+        "events",
+    ];
+    st.extend(summary);
+    assert_keys(&status, &st);
+    assert_keys(&status["events"][0], &["event", "commit", "details"]);
+    assert_keys(
+        &repo.task_root(&["path", "js", "--json"]).ok().json(),
+        &["kind", "task", "path", "exists"],
+    );
+    let log = repo.task_root(&["log", "js", "--json"]).ok().json();
+    assert_keys(&log, &["kind", "task", "events"]);
+    assert_keys(
+        &repo.task_root(&["scratch", "js", "--json"]).ok().json(),
+        &["kind", "task", "path"],
+    );
+    assert_keys(
+        &repo.task_root(&["drop", "js", "--json"]).ok().json(),
+        &["kind", "task", "status", "changed", "worktree"],
+    );
+    repo.write(&repo.task_dir("js"), "x.txt", "x\n");
+    let remove = repo
+        .task_root(&["remove", "js", "--force", "--json"])
+        .ok()
+        .json();
+    assert_keys(&remove, &["kind", "task", "removed", "existed", "attempts"]);
+    assert_keys(&remove["attempts"][0], &["ref", "commit", "what"]);
+    repo.git(repo.root(), &["branch", "task/lonely"]);
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_keys(&sweep, &["kind", "dry_run", "repairs"]);
+    assert_keys(
+        &sweep["repairs"][0],
+        &["problem", "task", "action", "attempts"],
+    );
+    let failed = repo
+        .task_root(&["start", "sf", "--setup", "false", "--json"])
+        .code(1)
+        .json();
+    assert_keys(&failed, &["kind", "task", "command", "code", "output"]);
+    for v in [&start, &list, &status, &log, &remove, &sweep, &failed] {
+        assert!(v["kind"].is_string(), "every report has a kind: {v}");
+    }
+}
