@@ -249,10 +249,39 @@ pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
             format!("git-task: roll back {id}"),
         ));
     }
-    updates.push(Update::delete(
-        layout::record_ref(&id),
-        record.tip,
-        format!("git-task: roll back {id}"),
-    ));
+    match record::before_current_start(repo, record)? {
+        // A removed task that was being started again: back to how it was, history kept.
+        Some(earlier) => {
+            if let Ok(base) = earlier.state.base_commit.parse() {
+                updates.retain(|u| u.name != layout::base_ref(&id));
+                let current = repo.find_ref(&layout::base_ref(&id))?;
+                match current {
+                    Some(now) if now == base => {}
+                    Some(now) => updates.push(Update::update(
+                        layout::base_ref(&id),
+                        now,
+                        base,
+                        format!("git-task: roll back {id}"),
+                    )),
+                    None => updates.push(Update::create(
+                        layout::base_ref(&id),
+                        base,
+                        format!("git-task: roll back {id}"),
+                    )),
+                }
+            }
+            updates.push(Update::update(
+                layout::record_ref(&id),
+                record.tip,
+                earlier.tip,
+                format!("git-task: roll back {id}"),
+            ));
+        }
+        None => updates.push(Update::delete(
+            layout::record_ref(&id),
+            record.tip,
+            format!("git-task: roll back {id}"),
+        )),
+    }
     refs::commit(repo, updates)
 }

@@ -211,10 +211,15 @@ pub fn start(
     opts: &StartOptions,
 ) -> std::result::Result<Started, StartError> {
     super::sweep::repair_abandoned_starts(repo, settings);
+    // A removed task is started again on the same record: its history stays in the log.
+    let mut previous: Option<Record> = None;
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
             if provisioning_is_abandoned(&existing.state) {
                 super::sweep::roll_back(repo, settings, &existing)?;
+                previous = record::load(repo, id)?.filter(|r| r.state.status == Status::Removed);
+            } else if existing.state.status == Status::Removed {
+                previous = Some(existing);
             } else if opts.reset {
                 let onto = opts
                     .base
@@ -260,7 +265,9 @@ pub fn start(
     if taken_branch || taken_path {
         // Another process may have made this very task since we looked: report it, as a repeated start would.
         if let Some(existing) = record::load(repo, &id)? {
-            return Ok(Started::Existing(existing));
+            if existing.state.status != Status::Removed {
+                return Ok(Started::Existing(existing));
+            }
         }
     }
     if taken_branch {
@@ -319,22 +326,40 @@ pub fn start(
         "branch": branch,
         "worktree": state.worktree,
     });
-    let extra = vec![
-        Update::create(branch.clone(), first, format!("git-task: start {id}")),
-        Update::create(
+    let message = format!("git-task: start {id}");
+    let mut extra = vec![Update::create(branch.clone(), first, message.clone())];
+    // A removed task keeps its base ref for history; starting it again moves it.
+    match repo
+        .find_ref(&layout::base_ref(&id))?
+        .filter(|_| previous.is_some())
+    {
+        Some(old) if old == base.commit => {}
+        Some(old) => extra.push(Update::update(
+            layout::base_ref(&id),
+            old,
+            base.commit,
+            message.clone(),
+        )),
+        None => extra.push(Update::create(
             layout::base_ref(&id),
             base.commit,
-            format!("git-task: start {id}"),
-        ),
-    ];
+            message.clone(),
+        )),
+    }
     // Until `provisioned`, a marker lets the next mutating command notice if this process dies.
     let _marker = super::sweep::StartMarker::create(repo, &id);
-    match record::create(repo, &state, &text, details, extra) {
+    let claimed = match &previous {
+        Some(previous) => record::restart(repo, previous, &state, &text, details, extra),
+        None => record::create(repo, &state, &text, details, extra),
+    };
+    match claimed {
         Ok(_) => {}
         Err(RefError::Conflict(msg)) => {
             // Another process claimed the id first: report its task, as a repeated start would.
             if let Some(existing) = record::load(repo, &id)? {
-                return Ok(Started::Existing(existing));
+                if existing.state.status != Status::Removed {
+                    return Ok(Started::Existing(existing));
+                }
             }
             return Err(Error::repo_msg(msg)
                 .hint(format!("another process is starting or removing '{id}'; run 'git task start {id}' again"))

@@ -172,15 +172,73 @@ fn remove_when_the_worktree_directory_is_already_gone() {
     repo.fsck();
 }
 
+/// A removed id can be started again: a new life on the same record, the old one kept as history.
 #[test]
-fn start_of_a_removed_task_reports_it_and_changes_nothing() {
+fn start_of_a_removed_task_starts_it_again() {
+    let repo = TestRepo::new();
+    let wt = repo.start("again", &[]);
+    repo.write(&wt, "old.txt", "old life\n");
+    repo.task_root(&["remove", "again", "--force"]).ok();
+    repo.write(repo.root(), "later.txt", "later\n");
+    repo.git(repo.root(), &["add", "later.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "later"]);
+
+    let j = repo
+        .task_root(&["start", "again", "--json", "--forbid", "src/**"])
+        .ok()
+        .json();
+    assert_eq!(j["created"], true);
+    assert_eq!(j["status"], "active");
+    assert!(
+        wt.join("later.txt").exists(),
+        "the new life starts from the base's current tip"
+    );
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(rev(&repo, "task/again^"), rev(&repo, "main"));
+    assert_eq!(rev(&repo, "refs/tasks/again/base"), rev(&repo, "main"));
+    assert!(
+        show(&repo, "refs/tasks/again/record", "contract.toml").contains("src/**"),
+        "the new contract is frozen"
+    );
+    assert_eq!(
+        events(&repo, "again"),
+        [
+            "started",
+            "provisioned",
+            "removed",
+            "started",
+            "provisioned"
+        ]
+    );
+    assert_eq!(
+        show(&repo, "refs/tasks/again/attempts/1", "old.txt"),
+        "old life",
+        "the old life's attempt stays"
+    );
+    repo.fsck();
+}
+
+/// A failed start of a removed id puts the record back exactly as it was.
+#[test]
+fn failed_start_of_a_removed_task_restores_its_record() {
     let repo = TestRepo::new();
     repo.start("again", &[]);
     repo.task_root(&["remove", "again"]).ok();
+    repo.write(repo.root(), "later.txt", "later\n");
+    repo.git(repo.root(), &["add", "later.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "later"]);
     let before = all_refs(&repo);
-    let run = repo.task_root(&["start", "again", "--json"]).ok();
-    assert_eq!(run.json()["status"], "removed");
-    assert_eq!(all_refs(&repo), before);
+    repo.task_root(&["start", "again", "--setup", "exit 1"])
+        .code(1);
+    assert_eq!(
+        all_refs(&repo),
+        before,
+        "record and base ref are back to the removed task's"
+    );
+    assert_eq!(record_status(&repo, "again"), "removed");
+    assert!(!repo.task_dir("again").exists());
+    assert!(repo.refs("refs/heads/task").is_empty());
+    repo.fsck();
 }
 
 #[test]
