@@ -4,9 +4,14 @@
 //! Order matters for crash safety (SPEC §2.7): the record, base ref and task
 //! branch are created in one ref transaction, with the record in state
 //! `provisioning` and the pid of this process. Only then is the worktree made.
-//! If this process dies before `provisioned`, `sweep` (or the next `start` of
-//! the same id) sees a `provisioning` record whose process is gone and rolls
-//! everything back. Ctrl-C is caught and rolls back at once.
+//! If this process dies before `provisioned`, `sweep` (or the next mutating
+//! command, through the marker under `<common>/git-task/starting/`) sees a
+//! `provisioning` record whose process is gone and rolls everything back.
+//! Ctrl-C is caught and rolls back at once.
+//!
+//! An existing task is reported unchanged, or reset with `--reset` (see
+//! `reset.rs`); a removed task is started again on the same record, and rolling
+//! that back restores the record as it was.
 
 use super::{layout, now, Mode, Status, TaskId, TaskState};
 use crate::config::Settings;

@@ -2,7 +2,9 @@
 //!
 //! Half-made states and what happens to them:
 //! - a record still `provisioning` whose process is gone: roll back the start
-//!   (worktree, branch, base ref and record are deleted; any work saved first);
+//!   (worktree, branch, base ref and record are deleted, or for a removed task
+//!   started again, put back as they were; any work saved first). Mutating
+//!   commands do this too, cheaply, for the starts whose marker file is left;
 //! - a live worktree-mode task whose worktree directory vanished: the stale
 //!   worktree entry is pruned, branch commits saved as an attempt, the task
 //!   marked removed;
