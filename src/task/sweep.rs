@@ -132,6 +132,27 @@ pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
     }
 }
 
+/// Returns whether `dir` is a repository of its own, or a worktree whose `.git` file points outside `common_dir`.
+fn belongs_to_another_repository(dir: &Path, common_dir: &Path) -> bool {
+    let dot_git = dir.join(".git");
+    if dot_git.is_dir() {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(&dot_git) else {
+        return false;
+    };
+    let Some(target) = text.trim().strip_prefix("gitdir:") else {
+        return true;
+    };
+    let target = Path::new(target.trim());
+    let target = if target.is_relative() {
+        crate::git::normalize(&dir.join(target))
+    } else {
+        crate::git::normalize(target)
+    };
+    !target.starts_with(common_dir)
+}
+
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path)
         .map(|mut e| e.next().is_none())
@@ -343,13 +364,17 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     && Path::new(&r.state.worktree) == path
                     && r.state.status == Status::Provisioning
             });
-            if live {
+            // task.worktreeDir may be shared: a directory that is not named like a task, or
+            // that is a repository or a worktree of another repository, is not ours to delete.
+            let Ok(id) = TaskId::parse(&name) else {
+                continue;
+            };
+            if live || belongs_to_another_repository(&path, repo.common_dir()) {
                 continue;
             }
-            let id = TaskId::parse(&name).ok();
             let mut repair = Repair {
                 problem: "directory_without_task",
-                task: id.as_ref().map(|i| i.to_string()),
+                task: Some(id.to_string()),
                 action: format!(
                     "'{}' belongs to no worktree: saved its files and deleted it",
                     path.display()
@@ -360,13 +385,10 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 if is_empty_dir(&path) {
                     repair.action = format!("deleted the empty directory '{}'", path.display());
                 } else {
-                    let save_as = id
-                        .clone()
-                        .unwrap_or_else(|| TaskId::parse("orphan").expect("a valid literal id"));
                     let tree = tree_of_directory(repo, &path)?;
                     let (_, aname, commit) = snapshot::save_attempt(
                         repo,
-                        &save_as,
+                        &id,
                         tree,
                         &[],
                         "sweep: directory without task",

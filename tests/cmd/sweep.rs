@@ -341,3 +341,38 @@ fn sweep_deletes_leftovers_of_an_interrupted_removal() {
     assert_eq!(problems(&j), ["interrupted_removal"]);
     assert!(!aside.exists());
 }
+
+/// `task.worktreeDir` may be shared: another repository, another repository's worktree,
+/// or a directory not named like a task is left alone.
+#[test]
+fn sweep_leaves_directories_of_other_repositories_alone() {
+    let repo = TestRepo::new();
+    let tasks = repo.base().join("repo.tasks");
+    let other = TestRepo::new();
+    // Another repository inside the worktree dir.
+    repo.git(
+        repo.root(),
+        &["init", "-q", tasks.join("other-repo").to_str().unwrap()],
+    );
+    // A worktree of another repository inside it.
+    let foreign = tasks.join("foreign-wt");
+    other.git(
+        other.root(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            foreign.to_str().unwrap(),
+        ],
+    );
+    // A directory that cannot be a task.
+    repo.write(&tasks.join("not a task"), "keep.txt", "keep\n");
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(j["repairs"], serde_json::json!([]), "{j}");
+    assert!(tasks.join("other-repo/.git").is_dir());
+    assert!(foreign.join("README.md").exists());
+    assert!(tasks.join("not a task/keep.txt").exists());
+    other.git(&foreign, &["status"]);
+}
