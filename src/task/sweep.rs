@@ -19,6 +19,7 @@
 use super::remove::{save_branch_commits, save_dirty_worktree, Attempt};
 use super::{layout, Mode, Status, TaskId};
 use crate::config::Settings;
+use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
@@ -260,6 +261,12 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             continue;
         };
         if records.iter().any(|r| r.state.task_id() == id) {
+            continue;
+        }
+        // Only a branch git-task made (its tree holds the contract file) is a half-made task;
+        // a branch of the user's that happens to match the prefix is left alone.
+        let tree = objects::commit_tree(repo, tip)?;
+        if objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)?.is_none() {
             continue;
         }
         let mut repair = Repair {

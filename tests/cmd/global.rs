@@ -246,7 +246,7 @@ fn json_reports_keep_their_documented_keys() {
         .json();
     assert_keys(&remove, &["kind", "task", "removed", "existed", "attempts"]);
     assert_keys(&remove["attempts"][0], &["ref", "commit", "what"]);
-    repo.git(repo.root(), &["branch", "task/lonely"]);
+    super::support::lone_task_branch(&repo, "lonely");
     let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_keys(&sweep, &["kind", "dry_run", "repairs"]);
     assert_keys(

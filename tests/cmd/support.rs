@@ -167,3 +167,30 @@ pub fn craft_abandoned_start(repo: &TestRepo, id: &str) {
     );
     repo.git(repo.root(), &["branch", &format!("task/{id}"), "main"]);
 }
+
+/// Makes branch `task/<id>` the way git-task does (a first commit adding `.task-contract.toml`,
+/// as a `start` killed at the wrong moment could leave it), checked out in a worktree at `dir`, with no record.
+pub fn task_branch_without_record(repo: &TestRepo, id: &str, dir: &Path) {
+    let branch = format!("task/{id}");
+    repo.git(
+        repo.root(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            &branch,
+            dir.to_str().unwrap(),
+        ],
+    );
+    repo.write(dir, ".task-contract.toml", "version = 1\n");
+    repo.git(dir, &["add", ".task-contract.toml"]);
+    repo.git(dir, &["commit", "-q", "-m", "contract"]);
+}
+
+/// Like [`task_branch_without_record`], but only the branch is left (its worktree is removed).
+pub fn lone_task_branch(repo: &TestRepo, id: &str) {
+    let dir = repo.base().join(format!("tmp-{id}"));
+    task_branch_without_record(repo, id, &dir);
+    repo.git(repo.root(), &["worktree", "remove", dir.to_str().unwrap()]);
+}

@@ -115,7 +115,7 @@ fn start_after_a_killed_start_rolls_back_and_starts_over() {
 #[test]
 fn sweep_deletes_a_task_branch_without_a_record_after_saving_it() {
     let repo = TestRepo::new();
-    repo.git(repo.root(), &["branch", "task/lonely"]);
+    lone_task_branch(&repo, "lonely");
     let tip = rev(&repo, "task/lonely");
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(problems(&j), ["branch_without_record"]);
@@ -137,17 +137,7 @@ fn sweep_deletes_a_task_branch_without_a_record_after_saving_it() {
 fn sweep_removes_a_task_worktree_without_a_record_after_saving_its_work() {
     let repo = TestRepo::new();
     let stray = repo.task_dir("stray");
-    repo.git(
-        repo.root(),
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "task/stray",
-            stray.to_str().unwrap(),
-        ],
-    );
+    task_branch_without_record(&repo, "stray", &stray);
     repo.write(&stray, "notes.txt", "unsaved\n");
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(problems(&j), ["branch_without_record"]);
@@ -241,7 +231,7 @@ fn sweep_deletes_stale_lock_files() {
 #[test]
 fn sweep_dry_run_reports_without_changing_anything() {
     let repo = TestRepo::new();
-    repo.git(repo.root(), &["branch", "task/lonely"]);
+    lone_task_branch(&repo, "lonely");
     repo.write(&repo.task_dir("junk"), "f.txt", "f\n");
     let before = all_refs(&repo);
     let run = repo.task_root(&["sweep", "-n"]).ok();
@@ -375,4 +365,15 @@ fn sweep_leaves_directories_of_other_repositories_alone() {
     assert!(foreign.join("README.md").exists());
     assert!(tasks.join("not a task/keep.txt").exists());
     other.git(&foreign, &["status"]);
+}
+
+/// A branch of the user's that merely matches the prefix is not a task: sweep leaves it alone.
+#[test]
+fn sweep_leaves_the_users_own_prefixed_branches_alone() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["branch", "task/mine"]);
+    let before = all_refs(&repo);
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(j["repairs"], serde_json::json!([]));
+    assert_eq!(all_refs(&repo), before);
 }
