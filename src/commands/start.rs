@@ -99,7 +99,8 @@ impl StartReport {
 
 impl Report for StartReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        let p = &out.palette;
+        // Notes go to stderr, so they take its colours.
+        let p = &out.err_palette;
         for a in &self.attempts {
             out.note(format_args!("Saved {} as {}", a.what, a.name));
         }
