@@ -894,3 +894,20 @@ fn reset_brings_back_a_deleted_worktree() {
     );
     repo.fsck();
 }
+
+#[test]
+fn reset_of_a_dropped_task_makes_it_active_again() {
+    let repo = TestRepo::new();
+    repo.start("dr", &[]);
+    repo.task_root(&["drop", "dr"]).ok();
+    let j = repo
+        .task_root(&["start", "dr", "--reset", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["status"], "active");
+    assert_eq!(record_status(&repo, "dr"), "active");
+    assert_eq!(
+        events(&repo, "dr"),
+        ["started", "provisioned", "dropped", "reset"]
+    );
+}
