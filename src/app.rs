@@ -26,13 +26,7 @@ pub struct Ctx {
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(err) => {
-            let _ = err.print();
-            return ExitCode::from(match err.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => 2,
-            });
-        }
+        Err(err) => return usage_error(&err),
     };
     let no_color = std::env::var_os("NO_COLOR");
     let early_out = || {
@@ -45,7 +39,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         )
     };
     let start_dir = match &cli.global.dir {
-        Some(dir) => dir.clone(),
+        Some(dir) => crate::git::absolute(dir),
         None => match std::env::current_dir() {
             Ok(d) => d,
             Err(e) => {
@@ -54,6 +48,15 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             }
         },
     };
+    // Like `git -C DIR`: relative paths in arguments (--path, --contract) are relative to DIR.
+    if cli.global.dir.is_some() {
+        if let Err(e) = std::env::set_current_dir(&start_dir) {
+            let err = Error::input(format!("cannot change to '{}': {e}", start_dir.display()))
+                .hint("pass an existing directory to -C");
+            early_out().error(&err);
+            return ExitCode::from(err.exit_code());
+        }
+    }
     let repo = match Repo::discover(&start_dir) {
         Ok(repo) => repo,
         Err(err) => {
@@ -102,4 +105,58 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let _ = ctx.out.flush();
     ExitCode::from(code)
+}
+
+/// Prints a clap error git-style (`error: …` then `hint: …`) and returns exit 2; help and version exit 0.
+fn usage_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = err.print();
+        return ExitCode::from(
+            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                2
+            } else {
+                0
+            },
+        );
+    }
+    let no_color = std::env::var_os("NO_COLOR");
+    let out = Out::new(
+        Format::Human,
+        false,
+        Palette::default(),
+        Palette::new(use_color(
+            std::io::stderr().is_terminal(),
+            no_color.as_deref(),
+            None,
+        )),
+    );
+    let mut text = err.render().to_string();
+    // The rejected value may hold control characters (a newline in an id): show them escaped.
+    if let Some(clap::error::ContextValue::String(value)) =
+        err.get(clap::error::ContextKind::InvalidValue)
+    {
+        text = text.replace(value.as_str(), &crate::output::escape(value));
+    }
+    let mut lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("For more information, try"))
+        .collect();
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let body = lines.join("\n");
+    let message = body.strip_prefix("error: ").unwrap_or(&body).to_owned();
+    let mut error = Error::input(message);
+    if text.contains("a task id") {
+        error = error.hint("a task id is 1-64 characters of letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. 'auth-fix'");
+    }
+    error = error.hint("run 'git task -h' for usage, or see 'man git-task'");
+    out.error(&error);
+    ExitCode::from(2)
 }

@@ -50,6 +50,9 @@ const GIT_LOCAL_ENV: &[&str] = &[
 fn shell(command: &str, dir: &Path, env: &[(&str, String)]) -> Command {
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(dir);
+    // Its own process group, so a timeout or Ctrl-C can end everything it started.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     for var in GIT_LOCAL_ENV {
         cmd.env_remove(var);
     }
@@ -73,18 +76,8 @@ pub fn run_captured(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::repo(format!("could not run '{command}'"), e))?;
-    let mut out = child.stdout.take().expect("stdout was piped");
-    let mut err = child.stderr.take().expect("stderr was piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = err.read_to_end(&mut buf);
-        buf
-    });
+    let out = Reader::spawn(child.stdout.take().expect("stdout was piped"));
+    let err = Reader::spawn(child.stderr.take().expect("stderr was piped"));
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child
@@ -95,6 +88,9 @@ pub fn run_captured(
         }
         if start.elapsed() >= timeout || gix::interrupt::is_triggered() {
             timed_out = start.elapsed() >= timeout;
+            // The command may have started children of its own that hold the pipes open:
+            // end its whole process group, not only the shell.
+            kill_group(child.id());
             let _ = child.kill();
             break child
                 .wait()
@@ -102,8 +98,8 @@ pub fn run_captured(
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let mut output = out_reader.join().unwrap_or_default();
-    output.extend(err_reader.join().unwrap_or_default());
+    let mut output = out.finish();
+    output.extend(err.finish());
     Ok(Outcome {
         command: command.to_owned(),
         code: if timed_out { None } else { status.code() },
@@ -113,11 +109,61 @@ pub fn run_captured(
     })
 }
 
+/// Collects one output pipe of a child on a thread.
+struct Reader {
+    buf: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl Reader {
+    fn spawn(mut pipe: impl Read + Send + 'static) -> Reader {
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, done) = std::sync::mpsc::channel();
+        let shared = buf.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => shared
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend_from_slice(&chunk[..n]),
+                }
+            }
+            let _ = tx.send(());
+        });
+        Reader { buf, done }
+    }
+
+    /// Returns what was read once the pipe closes, or after a short grace when a
+    /// background process the command started keeps it open (a daemon from a setup).
+    fn finish(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(Duration::from_secs(2));
+        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Kills the process group led by `pid` (commands run in their own group, see [`shell`]).
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
 /// Runs `command` in `dir` with the terminal's stdin/stdout/stderr, returning its exit code.
 pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> Result<i32> {
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| Error::input("no command given after '--'"))?;
+    let (program, args) = command.split_first().ok_or_else(|| {
+        Error::input("no command given after '--'").hint("e.g. git task exec <id> -- make test")
+    })?;
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(dir);
     for var in GIT_LOCAL_ENV {
@@ -131,7 +177,7 @@ pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> 
         if e.kind() == std::io::ErrorKind::NotFound {
             err.hint(format!("is '{program}' installed and on PATH?"))
         } else {
-            err
+            err.hint(format!("check that '{program}' is an executable program"))
         }
     })?;
     Ok(status.code().unwrap_or_else(|| {
@@ -176,4 +222,76 @@ pub fn delete_in_background(path: &Path) -> bool {
         .stderr(Stdio::null())
         .spawn()
         .is_ok()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Returns whether `pid` is a live (not zombie) process.
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.trim_start().chars().next())
+                    != Some('Z')
+            })
+            .unwrap_or(false)
+    }
+
+    /// A timed-out command is ended with everything it started, and its output so far is kept.
+    #[test]
+    fn timeout_ends_the_whole_process_group() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let pidfile = dir.join("bg.pid");
+        let cmd = format!(
+            "echo begun; sleep 600 & echo $! > '{}'; exec sleep 600",
+            pidfile.display()
+        );
+        let outcome = run_captured(&cmd, &dir, &[], Duration::from_secs(1)).unwrap();
+        assert!(outcome.timed_out);
+        assert_eq!(outcome.code, None);
+        assert!(!outcome.ok());
+        assert!(outcome.output.contains("begun"), "{}", outcome.output);
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let pid = pid.trim();
+        // Reaping by init can lag a moment; this only waits, it measures nothing.
+        for _ in 0..3000 {
+            if !alive(pid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            !alive(pid),
+            "the background child of a timed-out command was left running"
+        );
+    }
+
+    #[test]
+    fn output_and_exit_code_are_captured() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let outcome = run_captured(
+            "echo out; echo err >&2; exit 3",
+            &dir,
+            &[("X", "y".into())],
+            Duration::from_secs(600),
+        )
+        .unwrap();
+        assert_eq!(outcome.code, Some(3));
+        assert!(!outcome.timed_out);
+        assert_eq!(outcome.output, "out\nerr\n");
+        let outcome = run_captured(
+            "printf %s \"$X\"",
+            &dir,
+            &[("X", "y".into())],
+            Duration::from_secs(600),
+        )
+        .unwrap();
+        assert!(outcome.ok());
+        assert_eq!(outcome.output, "y");
+    }
 }

@@ -199,6 +199,64 @@ pub fn create(
     Ok(commit)
 }
 
+/// Starts a removed task again: appends a new `started` event (with a new frozen contract) to
+/// its record, moving it from `previous.tip`, together with `extra` ref changes, atomically.
+///
+/// The record keeps the task's earlier life as history. Fails with [`RefError::Conflict`]
+/// when the record moved meanwhile (another process restarted it first).
+pub fn restart(
+    repo: &Repo,
+    previous: &Record,
+    state: &TaskState,
+    contract_text: &str,
+    details: serde_json::Value,
+    extra: Vec<Update>,
+) -> std::result::Result<ObjectId, RefError> {
+    let id = state.task_id();
+    let mut details = details;
+    if let serde_json::Value::Object(map) = &mut details {
+        map.insert(
+            "nonce".into(),
+            format!("{}-{}", std::process::id(), nanos()).into(),
+        );
+        map.insert("restart_of".into(), previous.tip.to_string().into());
+    }
+    let commit = event_commit(
+        repo,
+        Some(previous.tip),
+        state,
+        contract_text,
+        event::STARTED,
+        &details,
+    )
+    .map_err(RefError::Other)?;
+    let mut updates = vec![Update::update(
+        layout::record_ref(&id),
+        previous.tip,
+        commit,
+        format!("git-task: start {id} again"),
+    )];
+    updates.extend(extra);
+    refs::apply(repo, updates)?;
+    Ok(commit)
+}
+
+/// Returns the record as it was before the current life of the task began, if it had an earlier one.
+///
+/// That is the parent of the latest `started` event: a task that was removed and started again.
+pub fn before_current_start(repo: &Repo, record: &Record) -> Result<Option<Record>> {
+    let mut next = Some(record.tip);
+    while let Some(commit) = next {
+        let message = objects::commit_message(repo, commit)?;
+        let parent = objects::commit_parents(repo, commit)?.first().copied();
+        if message.lines().next().map(str::trim) == Some(event::STARTED) {
+            return parent.map(|p| read_at(repo, p)).transpose();
+        }
+        next = parent;
+    }
+    Ok(None)
+}
+
 /// Appends `event` to the record, moving it from `record.tip`, together with `extra` ref changes.
 pub fn append(
     repo: &Repo,

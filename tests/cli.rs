@@ -4,4 +4,5 @@ mod common;
 
 mod cmd;
 
+mod guards;
 mod hooks;

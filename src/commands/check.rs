@@ -51,7 +51,7 @@ impl Report for CheckReport {
                 if self.verdict.checked == 1 { "" } else { "s" }
             ))?;
         } else {
-            out.raw(&self.verdict.human(p))?;
+            out.raw(&crate::output::violation::render(&self.verdict, p))?;
         }
         for c in self.checks.iter().flatten() {
             let secs = c.millis as f64 / 1000.0;

@@ -23,7 +23,14 @@ pub fn run(ctx: &Ctx, args: &ExecArgs) -> CmdResult {
             "task '{}' has no worktree ({})",
             args.id, record.state.status
         ))
-        .hint(format!("start it again with 'git task start {}'", args.id)));
+        .hint(if record.state.status.is_live() {
+            format!(
+                "make its worktree again (work is saved first): git task start --reset {}",
+                args.id
+            )
+        } else {
+            format!("start it again with 'git task start {}'", args.id)
+        }));
     }
     let env = crate::task::start::task_env(&record.state);
     let code = crate::checks::run_inherited(&args.command, &dir, &env)?;

@@ -42,7 +42,10 @@ fn pre_commit(ctx: &Ctx) -> CmdResult {
             event_error,
             reverted,
         } => {
-            ctx.out.raw_err(&verdict.human(&ctx.out.err_palette));
+            ctx.out.raw_err(&crate::output::violation::render(
+                &verdict,
+                &ctx.out.err_palette,
+            ));
             if let Some(r) = reverted {
                 ctx.out.warn(format_args!(
                     "task.onViolation=revert: the refused changes were saved as {} and these paths were put back to HEAD: {}",

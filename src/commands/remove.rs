@@ -22,11 +22,16 @@ struct RemoveReport {
     kind: &'static str,
     task: String,
     removed: bool,
+    existed: bool,
     attempts: Vec<Attempt>,
 }
 
 impl Report for RemoveReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        if !self.existed {
+            out.note(format_args!("No task '{}'; nothing to remove", self.task));
+            return Ok(());
+        }
         if !self.removed {
             out.note(format_args!(
                 "Task '{}' is already removed; nothing to do",
@@ -50,20 +55,25 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
                 kind: "remove",
                 task: args.id.to_string(),
                 removed: true,
+                existed: true,
                 attempts,
             },
             Done::Ok,
         ),
-        Ok(Removed::AlreadyGone(_)) => emit(
-            ctx,
-            &RemoveReport {
-                kind: "remove",
-                task: args.id.to_string(),
-                removed: false,
-                attempts: Vec::new(),
-            },
-            Done::Ok,
-        ),
+        Ok(Removed::AlreadyGone(record)) => {
+            let existed = record.is_some();
+            emit(
+                ctx,
+                &RemoveReport {
+                    kind: "remove",
+                    task: args.id.to_string(),
+                    removed: false,
+                    existed,
+                    attempts: Vec::new(),
+                },
+                Done::Ok,
+            )
+        }
         Err(dirty) => {
             let shown: Vec<&str> = dirty.changed.iter().take(10).map(String::as_str).collect();
             let more = dirty.changed.len().saturating_sub(shown.len());

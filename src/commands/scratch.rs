@@ -32,7 +32,8 @@ pub fn run(ctx: &Ctx, args: &ScratchArgs) -> CmdResult {
         return Err(crate::Error::input(format!(
             "task '{}' is {}; it has no scratch directory",
             record.state.id, record.state.status
-        )));
+        ))
+        .hint("'git task list' shows the tasks that are still live"));
     }
     let dir = crate::task::remove::scratch_dir(&ctx.repo, &record.state.task_id());
     std::fs::create_dir_all(&dir)

@@ -4,8 +4,9 @@ use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Record;
+use crate::task::remove::Attempt;
 use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
-use crate::task::TaskId;
+use crate::task::{Status, TaskId};
 use owo_colors::OwoColorize;
 use std::path::PathBuf;
 
@@ -51,6 +52,9 @@ pub struct StartArgs {
     /// Check out only the allowed paths (plus task.sparseAlways)
     #[arg(long)]
     pub sparse: bool,
+    /// Put an existing task back to its base (or --base), saving its work as an attempt first
+    #[arg(long)]
+    pub reset: bool,
 }
 
 /// Where a task's work happens.
@@ -75,6 +79,8 @@ pub struct StartReport {
     base_branch: Option<String>,
     worktree: String,
     record: String,
+    reset: bool,
+    attempts: Vec<Attempt>,
 }
 
 impl StartReport {
@@ -91,14 +97,26 @@ impl StartReport {
             base_branch: s.base_branch_short().map(str::to_owned),
             worktree: s.worktree.clone(),
             record: crate::task::layout::record_ref(&s.task_id()),
+            reset: false,
+            attempts: Vec::new(),
         }
     }
 }
 
 impl Report for StartReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        let p = &out.palette;
-        if self.created && self.mode == crate::task::Mode::Patch {
+        // Notes go to stderr, so they take its colours.
+        let p = &out.err_palette;
+        for a in &self.attempts {
+            out.note(format_args!("Saved {} as {}", a.what, a.name));
+        }
+        if self.reset {
+            out.note(format_args!(
+                "Reset task '{}' to {}",
+                self.task.style(p.id),
+                &self.base[..12.min(self.base.len())]
+            ));
+        } else if self.created && self.mode == crate::task::Mode::Patch {
             out.note(format_args!(
                 "Started patch-mode task '{}' in this worktree on {}; its snapshot is refs/tasks/{}/snapshot",
                 self.task.style(p.id),
@@ -114,12 +132,30 @@ impl Report for StartReport {
                     .as_deref()
                     .unwrap_or(&self.base[..12.min(self.base.len())])
             ));
+        } else if matches!(self.status, Status::Removed | Status::Merged) {
+            out.note(format_args!(
+                "Task '{}' is {}; nothing changed",
+                self.task.style(p.id),
+                self.status
+            ));
+            out.hint(
+                "its record stays for history ('git task log'); start new work under another id",
+            );
         } else {
             out.note(format_args!(
                 "Task '{}' already exists ({}); nothing changed",
                 self.task.style(p.id),
                 self.status
             ));
+            if !std::path::Path::new(&self.worktree).exists() {
+                out.warn(format_args!("its worktree '{}' is missing", self.worktree));
+                out.hint(format_args!(
+                    "make it again from the base (work is saved first): git task start --reset {}",
+                    self.task
+                ));
+            } else {
+                out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
+            }
         }
         out.line(&self.worktree)
     }
@@ -174,6 +210,7 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             checks: args.check.clone(),
         },
         setup: args.setup.clone(),
+        reset: args.reset,
         copy_ignored: args.copy_ignored,
         sparse: args.sparse,
     };
@@ -189,6 +226,27 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
         Ok(Started::Created(record)) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
         Ok(Started::Existing(record)) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
+        Ok(Started::Reset(done)) => {
+            let mut report = StartReport::new(&done.record, false);
+            report.reset = true;
+            report.attempts = done.attempts;
+            match done.setup.filter(|o| !o.ok()) {
+                None => emit(ctx, &report, Done::Ok),
+                Some(failed) => {
+                    // The reset stands; the setup that followed it did not work.
+                    ctx.out.raw_err(&failed.output);
+                    emit(ctx, &report, Done::Ok)?;
+                    Err(crate::Error::negative(format!(
+                        "task '{}' was reset, but its setup command '{}' failed",
+                        report.task, failed.command
+                    ))
+                    .hint(format!(
+                        "run it again by hand: git task exec {} -- sh -c '{}'",
+                        report.task, failed.command
+                    )))
+                }
+            }
+        }
         Err(StartError::Setup(failed)) => emit(
             ctx,
             &SetupFailedReport {
@@ -226,6 +284,24 @@ fn run_patch(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     };
     match crate::patch::start(&ctx.repo, &ctx.settings, &opts)? {
         Started::Created(record) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
+        Started::Existing(record) if args.reset && record.state.status.is_live() => {
+            // A patch-mode task resets in place: its worktree is the user's.
+            let done = crate::undo::reset(&ctx.repo, &record, None)?;
+            let record = crate::record::load_existing(&ctx.repo, &record.state.task_id())?;
+            let mut report = StartReport::new(&record, false);
+            report.reset = true;
+            report.attempts = done
+                .attempt
+                .into_iter()
+                .map(|a| crate::task::remove::Attempt {
+                    name: a.name,
+                    commit: a.commit,
+                    what: "the task's work".into(),
+                })
+                .collect();
+            emit(ctx, &report, Done::Ok)
+        }
         Started::Existing(record) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
+        Started::Reset(done) => emit(ctx, &StartReport::new(&done.record, false), Done::Ok),
     }
 }

@@ -77,9 +77,8 @@ impl ContractFile {
             for pattern in patterns {
                 if let Err(msg) = super::glob::check_pattern(pattern) {
                     let (line, col) = locate_value(text, key, pattern);
-                    return Err(Error::input(format!(
-                        "{name}:{line}:{col}: bad glob '{pattern}' in {key}: {msg}"
-                    )));
+                    return Err(Error::input(format!("{name}:{line}:{col}: bad glob '{pattern}' in {key}: {msg}"))
+                        .hint("globs use '*', '?', '**', '[abc]' and '{a,b}'; see 'man git-task', section CONTRACT FILE"));
                 }
             }
         }
@@ -88,7 +87,8 @@ impl ContractFile {
                 let (line, col) = locate_key(text, "timeout_s");
                 return Err(Error::input(format!(
                     "{name}:{line}:{col}: timeout_s must be at least 1"
-                )));
+                ))
+                .hint("give the checks' timeout in seconds, e.g. 'timeout_s = 600'"));
             }
         }
         Ok(file)

@@ -6,7 +6,6 @@
 use super::file::CONTRACT_FILE;
 use super::Effective;
 use crate::git::diff::ChangeKind;
-use owo_colors::OwoColorize;
 
 /// One changed path as the judge sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,50 +88,6 @@ impl Verdict {
     /// Returns whether the changes keep the contract.
     pub fn is_clean(&self) -> bool {
         self.violations.is_empty()
-    }
-
-    /// Renders the human form: one line per violation, then the repair instruction.
-    pub fn human(&self, palette: &crate::output::Palette) -> String {
-        let mut out = String::new();
-        if self.is_clean() {
-            return out;
-        }
-        out.push_str(&format!(
-            "{} task '{}': {} contract violation{}\n",
-            "error:".style(palette.error),
-            self.task,
-            self.violations.len(),
-            if self.violations.len() == 1 { "" } else { "s" }
-        ));
-        let width = self
-            .violations
-            .iter()
-            .map(|v| v.file.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(60);
-        let rwidth = self
-            .violations
-            .iter()
-            .map(|v| v.reason.to_string().len())
-            .max()
-            .unwrap_or(0);
-        for v in &self.violations {
-            let file = crate::output::escape(&v.file);
-            let pad = width.saturating_sub(file.chars().count());
-            let reason = v.reason.to_string();
-            out.push_str(&format!(
-                "  {file}{}  {}{}  {}\n",
-                " ".repeat(pad),
-                reason.style(palette.bad),
-                " ".repeat(rwidth - reason.len()),
-                crate::output::escape(&v.rule)
-            ));
-        }
-        for line in self.repair.lines() {
-            out.push_str(&format!("{} {line}\n", "hint:".style(palette.hint)));
-        }
-        out
     }
 }
 
@@ -455,11 +410,9 @@ mod tests {
             &ctx,
         );
         assert_eq!(v.kind, "contract_violation");
-        let text = v.human(&crate::output::Palette::default());
-        assert!(
-            text.contains("src/db/x y.rs  forbidden    src/db/**"),
-            "{text}"
-        );
+        assert_eq!(v.violations[0].file, "src/db/x y.rs");
+        assert_eq!(v.violations[0].reason, Reason::Forbidden);
+        assert_eq!(v.violations[0].rule, "src/db/**");
         assert!(
             v.repair.contains("may only change: src/api/**"),
             "{}",

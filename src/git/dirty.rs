@@ -1,32 +1,68 @@
-//! A cheap "has uncommitted changes to tracked files" check for `list`.
+//! A cheap "has uncommitted changes" check for `list`.
 //!
 //! `git status` in every one of a thousand worktrees is far too slow for
-//! `list` (SPEC §10: 1,000 tasks in 100 ms). Like `git describe --dirty`, this
-//! looks at tracked files only: the index's cached tree against HEAD's tree
-//! (staged changes), then an `lstat` of every index entry against its stat
-//! data (unstaged changes), hashing a file only when its stat data cannot be
-//! trusted (racy git). Untracked files are not looked at here; `status`,
-//! `remove` and every command that saves work do look at them.
+//! `list` (SPEC §10: 1,000 tasks in 100 ms). This checks tracked files the way
+//! git refreshes its index: the index's cached tree (or its entries) against
+//! HEAD's tree for staged changes, then an `lstat` of every entry against its
+//! stat data, hashing a file only when its stat data cannot be trusted (racy
+//! git). Untracked files are found like git's untracked cache does: after a
+//! full status found the worktree clean, the stat data of every entry and of
+//! every directory holding one is remembered beside the index
+//! (`git-task-clean`). A new file changes its directory's mtime, so while the
+//! directories are unchanged there is nothing untracked to look for.
 
 use super::ObjectId;
-use gix::bstr::BString;
+use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::object::tree::EntryKind;
 use std::path::{Path, PathBuf};
 
-/// Returns whether the worktree at `path` has staged or unstaged changes to tracked files.
+/// What the quick look found.
+pub enum Quick {
+    /// Something tracked is staged or changed.
+    Dirty,
+    /// Nothing changed since a full status found the worktree clean.
+    Clean,
+    /// Tracked files are unchanged but untracked ones may exist (or the look could not decide):
+    /// run a full status, and if it is clean, call [`Pending::remember`].
+    NeedsFull(Option<Pending>),
+}
+
+/// What to remember once a full status confirmed a clean worktree.
+pub struct Pending {
+    path: PathBuf,
+    memo: Memo,
+}
+
+impl Pending {
+    /// Remembers the worktree as clean, so the next quick look needs only `lstat`s.
+    pub fn remember(self) {
+        self.memo.write(&self.path);
+    }
+}
+
+/// Looks at the worktree at `path`, whose HEAD is `head_commit`, for uncommitted changes.
 ///
-/// `None` means the quick check could not decide (no cached tree in the index,
-/// unreadable index); the caller should fall back to a full status.
-///
-/// Without a usable cached tree in the index (gix's checkout writes none), the
-/// index is compared with `head_entries()`, the flattened HEAD tree in path order.
-pub fn tracked_changes(
+/// `head_tree()` and `head_entries(tree)` (the flattened HEAD tree in path order)
+/// are only called when the index changed since the last clean look.
+pub fn quick_check(
     path: &Path,
     head_commit: ObjectId,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
-) -> Option<bool> {
+) -> Quick {
+    match look(path, head_commit, head_tree, head_entries) {
+        Some(q) => q,
+        None => Quick::NeedsFull(None),
+    }
+}
+
+fn look(
+    path: &Path,
+    head_commit: ObjectId,
+    head_tree: impl FnOnce() -> Option<ObjectId>,
+    head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
+) -> Option<Quick> {
     let git_dir = git_dir_of(path)?;
     let index_path = git_dir.join("index");
     let index_meta = gix::index::fs::Metadata::from_path_no_follow(&index_path).ok()?;
@@ -43,12 +79,12 @@ pub fn tracked_changes(
     if !index_unchanged {
         let head_tree = head_tree()?;
         match index.tree().filter(|t| t.num_entries.is_some()) {
-            Some(tree) if tree.id != head_tree => return Some(true),
+            Some(tree) if tree.id != head_tree => return Some(Quick::Dirty),
             Some(_) => {}
             None => {
                 let head = head_entries(head_tree)?;
                 if head.len() != index.entries().len() {
-                    return Some(true);
+                    return Some(Quick::Dirty);
                 }
                 // Both are in full-path byte order: git's tree order recursed equals index order.
                 for (entry, (path, kind, id)) in index.entries().iter().zip(head.iter()) {
@@ -56,7 +92,7 @@ pub fn tracked_changes(
                         || *id != entry.id
                         || entry.mode.to_tree_entry_mode().map(|m| m.kind()) != Some(*kind)
                     {
-                        return Some(true);
+                        return Some(Quick::Dirty);
                     }
                 }
             }
@@ -64,38 +100,51 @@ pub fn tracked_changes(
     }
     let timestamp = index.timestamp();
     let options = gix::index::entry::stat::Options::default();
-    // Racy entries (written in the same second as the index, as after a fresh
-    // checkout) must be hashed; once they were found clean, the exact stat data
-    // of every entry is remembered beside the index, so the next look is lstat only.
-    let mut fingerprint = Fingerprint::new();
+    let mut files = Fingerprint::new();
+    let mut dirs = Fingerprint::new();
+    let mut last_dir: Option<&BStr> = None;
     let mut needs_hash = Vec::new();
     let mut file = FilePath::new(path);
+    dirs.add_dir(
+        BStr::new(""),
+        &Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(path).ok()?).ok()?,
+    );
     for entry in index.entries() {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
             continue;
         }
         if entry.stage_raw() != 0 || entry.flags.contains(Flags::INTENT_TO_ADD) {
-            return Some(true);
+            return Some(Quick::Dirty);
         }
         let rel = entry.path(&index);
+        // Every directory holding an entry, once (entries are sorted, so a directory's entries are together).
+        let mut dir = rel.rfind_byte(b'/').map(|i| &rel[..i]);
+        while let Some(d) = dir {
+            if last_dir.is_some_and(|l| l == d || l.starts_with(d) && l.get(d.len()) == Some(&b'/'))
+            {
+                break;
+            }
+            let meta = gix::index::fs::Metadata::from_path_no_follow(file.set(d.as_bstr())).ok()?;
+            dirs.add_dir(d.as_bstr(), &Stat::from_fs(&meta).ok()?);
+            dir = d.rfind_byte(b'/').map(|i| &d[..i]);
+        }
+        last_dir = rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr());
         let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(file.set(rel)) else {
-            return Some(true);
+            return Some(Quick::Dirty);
         };
         if entry.mode == Mode::COMMIT {
             continue;
         }
-        let Ok(stat) = Stat::from_fs(&meta) else {
-            return None;
-        };
+        let stat = Stat::from_fs(&meta).ok()?;
         let kind_matches = if entry.mode == Mode::SYMLINK {
             meta.is_symlink()
         } else {
             meta.is_file() && meta.is_executable() == (entry.mode == Mode::FILE_EXECUTABLE)
         };
         if !kind_matches {
-            return Some(true);
+            return Some(Quick::Dirty);
         }
-        fingerprint.add(rel, &stat);
+        files.add(rel, &stat);
         if entry.stat.matches(&stat, options) && !entry.stat.is_racy(timestamp, options) {
             continue;
         }
@@ -103,36 +152,45 @@ pub fn tracked_changes(
             && entry.mode != Mode::SYMLINK
             && entry.stat.size != 0
         {
-            return Some(true);
+            return Some(Quick::Dirty);
         }
         needs_hash.push(entry);
     }
-    let memo_now = Memo {
+    let now = Memo {
         head: head_commit,
         index: Fingerprint::of_stat(&index_stat),
-        files: fingerprint.0,
+        files: files.0,
+        dirs: dirs.0,
     };
-    if index_unchanged && memo.as_ref().is_some_and(|m| m.files == memo_now.files) {
-        return Some(false);
-    }
-    for entry in needs_hash {
-        // Stat data is stale or racy: compare content.
-        let file = file.set(entry.path(&index));
-        let bytes = if entry.mode == Mode::SYMLINK {
-            std::fs::read_link(file)
-                .ok()
-                .and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
-        } else {
-            std::fs::read(file).ok()?
-        };
-        let id =
-            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes).ok()?;
-        if id != entry.id {
-            return Some(true);
+    let remembered = memo
+        .as_ref()
+        .filter(|m| index_unchanged && m.files == now.files);
+    if remembered.is_none() {
+        for entry in needs_hash {
+            // Stat data is stale or racy: compare content.
+            let file = file.set(entry.path(&index));
+            let bytes = if entry.mode == Mode::SYMLINK {
+                std::fs::read_link(file)
+                    .ok()
+                    .and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
+            } else {
+                std::fs::read(file).ok()?
+            };
+            let id =
+                gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes)
+                    .ok()?;
+            if id != entry.id {
+                return Some(Quick::Dirty);
+            }
         }
     }
-    memo_now.write(&memo_path);
-    Some(false)
+    if remembered.is_some_and(|m| m.dirs == now.dirs) {
+        return Some(Quick::Clean);
+    }
+    Some(Quick::NeedsFull(Some(Pending {
+        path: memo_path,
+        memo: now,
+    })))
 }
 
 /// A reusable `<worktree>/<path>` buffer: `Path::join` per entry costs more than the `lstat`.
@@ -162,12 +220,13 @@ impl FilePath {
 /// File in a worktree's private git dir remembering its last clean check.
 const CLEAN_MEMO: &str = "git-task-clean";
 
-/// What a clean check saw: HEAD, the index file's stat data, every entry's stat data.
+/// What a clean check saw: HEAD, and the stat data of the index file, of every entry and of their directories.
 #[derive(PartialEq, Eq)]
 struct Memo {
     head: ObjectId,
     index: u64,
     files: u64,
+    dirs: u64,
 }
 
 impl Memo {
@@ -177,14 +236,23 @@ impl Memo {
         let head = parts.next()?.parse().ok()?;
         let index = parts.next()?.parse().ok()?;
         let files = parts.next()?.parse().ok()?;
-        Some(Memo { head, index, files })
+        let dirs = parts.next()?.parse().ok()?;
+        Some(Memo {
+            head,
+            index,
+            files,
+            dirs,
+        })
     }
 
     fn write(&self, path: &Path) {
         // Best effort: a memo that cannot be written only costs speed next time.
         let _ = std::fs::write(
             path,
-            format!("{} {} {}\n", self.head, self.index, self.files),
+            format!(
+                "{} {} {} {}\n",
+                self.head, self.index, self.files, self.dirs
+            ),
         );
     }
 }
@@ -205,6 +273,12 @@ impl Fingerprint {
         for b in bytes {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn add_dir(&mut self, path: &BStr, stat: &Stat) {
+        self.bytes(path);
+        for n in [stat.mtime.secs, stat.mtime.nsecs, stat.ino] {
+            self.bytes(&n.to_le_bytes());
         }
     }
     fn add(&mut self, path: &gix::bstr::BStr, stat: &Stat) {

@@ -110,12 +110,14 @@ impl Repo {
     /// Resolves a revision (`main`, `HEAD~2`, a hex id) to a commit id.
     pub fn rev_parse_commit(&self, spec: &str) -> Result<ObjectId> {
         let id = self.inner.rev_parse_single(spec).map_err(|e| {
-            Error::input(format!("'{spec}' is not a valid revision")).hint(format!("(gix: {e})"))
+            Error::input(format!("'{spec}' is not a valid revision: {e}"))
+                .hint("name a branch, tag or commit, e.g. --base main; 'git branch' lists branches")
         })?;
         let object = id.object().context(|| format!("could not read '{spec}'"))?;
-        let commit = object
-            .peel_to_commit()
-            .map_err(|_| Error::input(format!("'{spec}' does not name a commit")))?;
+        let commit = object.peel_to_commit().map_err(|_| {
+            Error::input(format!("'{spec}' does not name a commit"))
+                .hint("name a branch, tag or commit, e.g. --base main")
+        })?;
         Ok(commit.id)
     }
 

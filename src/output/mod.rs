@@ -125,8 +125,14 @@ impl Out {
         );
     }
 
-    /// Writes a `hint:` line to stderr.
+    /// Writes a `hint:` line to stderr, unless `--quiet` (an error's hints always show).
     pub fn hint(&self, text: impl std::fmt::Display) {
+        if !self.quiet {
+            self.write_hint(text);
+        }
+    }
+
+    fn write_hint(&self, text: impl std::fmt::Display) {
         use owo_colors::OwoColorize;
         let _ = writeln!(
             self.stderr.borrow_mut(),
@@ -144,7 +150,7 @@ impl Out {
             "error:".style(self.err_palette.error)
         );
         for hint in err.hints() {
-            self.hint(hint);
+            self.write_hint(hint);
         }
     }
 

@@ -4,6 +4,7 @@ pub mod copy;
 pub mod id;
 pub mod layout;
 pub mod remove;
+pub mod reset;
 pub mod resolve;
 pub mod start;
 pub mod summary;

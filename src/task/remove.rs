@@ -3,7 +3,7 @@
 use super::{layout, Mode, Status, TaskId};
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::git::refs::{self, Update};
+use crate::git::refs::{self, RefError, Update};
 use crate::git::{objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::snapshot;
@@ -96,14 +96,22 @@ pub fn remove(
     id: &TaskId,
     force: bool,
 ) -> Result<std::result::Result<Removed, Dirty>> {
+    super::sweep::repair_abandoned_starts(repo, settings);
     let Some(record) = record::load(repo, id)? else {
         return Ok(Ok(Removed::AlreadyGone(None)));
     };
     if record.state.status == Status::Removed {
         return Ok(Ok(Removed::AlreadyGone(Some(record))));
     }
-    if super::start::provisioning_is_abandoned(&record.state) {
-        // A start that died half-way: undo it the way `sweep` would.
+    if record.state.status == Status::Provisioning {
+        if !super::start::provisioning_is_abandoned(&record.state) {
+            return Err(
+                Error::input(format!("task '{id}' is still being started")).hint(format!(
+                    "wait for 'git task start {id}' to finish, then remove it"
+                )),
+            );
+        }
+        // A start that died: undo it the way sweep would, saving any work.
         let attempts = super::sweep::roll_back(repo, settings, &record)?;
         return Ok(Ok(Removed::Done { record, attempts }));
     }
@@ -156,21 +164,49 @@ pub fn remove(
     if let Some(linked) = &linked {
         worktree::remove(repo, linked)?;
     }
-    let mut state = record.state.clone();
-    let previous = state.status;
-    state.status = Status::Removed;
-    let mut extra = Vec::new();
-    if let Some(tip) = tip {
-        extra.push(Update::delete(
-            record.state.branch.clone(),
-            tip,
-            format!("git-task: remove {id}"),
-        ));
-    }
-    let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
-    let record = record::append(repo, &record, event::REMOVED, &state, details, extra)?;
+    // The worktree is gone now, so finish even if another command (drop, a hook) appended an
+    // event meanwhile: retry against the record's new tip, saving any branch commits it brought.
+    let mut current = record;
+    let mut saved_tip = tip;
+    let mut tries = 0;
+    let record = loop {
+        let branch_tip = repo.find_ref(&current.state.branch)?;
+        if branch_tip != saved_tip && current.state.status != Status::Merged {
+            if let Some(tip) = branch_tip {
+                let base = repo.find_ref(&layout::base_ref(id))?;
+                if let Some(a) = save_branch_commits(repo, id, tip, base, "remove")? {
+                    attempts.push(a);
+                }
+            }
+            saved_tip = branch_tip;
+        }
+        let mut state = current.state.clone();
+        let previous = state.status;
+        state.status = Status::Removed;
+        let extra: Vec<Update> = branch_tip
+            .map(|tip| {
+                Update::delete(
+                    current.state.branch.clone(),
+                    tip,
+                    format!("git-task: remove {id}"),
+                )
+            })
+            .into_iter()
+            .collect();
+        let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
+        match record::append(repo, &current, event::REMOVED, &state, details, extra) {
+            Ok(record) => break record,
+            Err(RefError::Conflict(_)) if tries < 10 => {
+                tries += 1;
+                match record::load(repo, id)? {
+                    Some(r) if r.state.status != Status::Removed => current = r,
+                    other => return Ok(Ok(Removed::AlreadyGone(other))),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
     remove_scratch(repo, id);
-    let _ = settings;
     Ok(Ok(Removed::Done { record, attempts }))
 }
 
@@ -213,10 +249,39 @@ pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
             format!("git-task: roll back {id}"),
         ));
     }
-    updates.push(Update::delete(
-        layout::record_ref(&id),
-        record.tip,
-        format!("git-task: roll back {id}"),
-    ));
+    match record::before_current_start(repo, record)? {
+        // A removed task that was being started again: back to how it was, history kept.
+        Some(earlier) => {
+            if let Ok(base) = earlier.state.base_commit.parse() {
+                updates.retain(|u| u.name != layout::base_ref(&id));
+                let current = repo.find_ref(&layout::base_ref(&id))?;
+                match current {
+                    Some(now) if now == base => {}
+                    Some(now) => updates.push(Update::update(
+                        layout::base_ref(&id),
+                        now,
+                        base,
+                        format!("git-task: roll back {id}"),
+                    )),
+                    None => updates.push(Update::create(
+                        layout::base_ref(&id),
+                        base,
+                        format!("git-task: roll back {id}"),
+                    )),
+                }
+            }
+            updates.push(Update::update(
+                layout::record_ref(&id),
+                record.tip,
+                earlier.tip,
+                format!("git-task: roll back {id}"),
+            ));
+        }
+        None => updates.push(Update::delete(
+            layout::record_ref(&id),
+            record.tip,
+            format!("git-task: roll back {id}"),
+        )),
+    }
     refs::commit(repo, updates)
 }

@@ -4,9 +4,14 @@
 //! Order matters for crash safety (SPEC §2.7): the record, base ref and task
 //! branch are created in one ref transaction, with the record in state
 //! `provisioning` and the pid of this process. Only then is the worktree made.
-//! If this process dies before `provisioned`, `sweep` (or the next `start` of
-//! the same id) sees a `provisioning` record whose process is gone and rolls
-//! everything back. Ctrl-C is caught and rolls back at once.
+//! If this process dies before `provisioned`, `sweep` (or the next mutating
+//! command, through the marker under `<common>/git-task/starting/`) sees a
+//! `provisioning` record whose process is gone and rolls everything back.
+//! Ctrl-C is caught and rolls back at once.
+//!
+//! An existing task is reported unchanged, or reset with `--reset` (see
+//! `reset.rs`); a removed task is started again on the same record, and rolling
+//! that back restores the record as it was.
 
 use super::{layout, now, Mode, Status, TaskId, TaskState};
 use crate::config::Settings;
@@ -53,6 +58,8 @@ pub struct StartOptions {
     pub copy_ignored: bool,
     /// `--sparse`: check out only the contract's allowed paths plus `task.sparseAlways`.
     pub sparse: bool,
+    /// `--reset`: an existing task is put back to its base (or `--base`), its work saved first.
+    pub reset: bool,
 }
 
 /// What `start` did.
@@ -62,6 +69,8 @@ pub enum Started {
     Created(Record),
     /// The task already existed; nothing changed.
     Existing(Record),
+    /// The task already existed and was reset (`--reset`).
+    Reset(super::reset::ResetDone),
 }
 
 /// A setup command failed; everything was rolled back.
@@ -95,6 +104,7 @@ pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
                 "could not read contract file '{}': {e}",
                 file.display()
             ))
+            .hint("give the path of a readable .task-contract.toml to --contract")
         })?;
         let parsed = ContractFile::parse(&text, &file.display().to_string())?;
         if let Some(task) = &parsed.task {
@@ -109,6 +119,14 @@ pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
             }
         }
         return Ok(text);
+    }
+    for (flag, patterns) in [("--allow", &spec.allow), ("--forbid", &spec.forbid)] {
+        for pattern in patterns {
+            if let Err(msg) = crate::contract::glob::check_pattern(pattern) {
+                return Err(Error::input(format!("bad glob '{pattern}' given to {flag}: {msg}"))
+                    .hint("globs use '*', '?', '**', '[abc]' and '{a,b}'; see 'man git-task', section CONTRACT FILE"));
+            }
+        }
     }
     let contract = ContractFile {
         version: crate::contract::file::VERSION,
@@ -183,11 +201,16 @@ pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
     if state.pid == std::process::id() {
         return false;
     }
-    let proc_dir = Path::new("/proc");
-    if proc_dir.is_dir() {
-        return !proc_dir.join(state.pid.to_string()).exists();
+    if Path::new("/proc/self").is_dir() {
+        return process_is_gone(state.pid);
     }
     now() - state.created > 3600
+}
+
+/// Returns whether process `pid` has ended (false when that cannot be told, e.g. without `/proc`).
+pub fn process_is_gone(pid: u32) -> bool {
+    let proc_dir = Path::new("/proc");
+    proc_dir.join("self").is_dir() && !proc_dir.join(pid.to_string()).exists()
 }
 
 /// Starts a task (worktree mode); `progress(done, total)` reports files copied by `--copy-ignored`.
@@ -197,10 +220,25 @@ pub fn start(
     opts: &StartOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> std::result::Result<Started, StartError> {
+    super::sweep::repair_abandoned_starts(repo, settings);
+    // A removed task is started again on the same record: its history stays in the log.
+    let mut previous: Option<Record> = None;
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
             if provisioning_is_abandoned(&existing.state) {
                 super::sweep::roll_back(repo, settings, &existing)?;
+                previous = record::load(repo, id)?.filter(|r| r.state.status == Status::Removed);
+            } else if existing.state.status == Status::Removed {
+                previous = Some(existing);
+            } else if opts.reset {
+                let onto = opts
+                    .base
+                    .as_deref()
+                    .map(|rev| repo.rev_parse_commit(rev))
+                    .transpose()?;
+                return Ok(Started::Reset(super::reset::reset(
+                    repo, settings, &existing, onto,
+                )?));
             } else {
                 return Ok(Started::Existing(existing));
             }
@@ -247,7 +285,17 @@ pub fn start(
         None => layout::worktree_path(&settings.worktree_dir, &id),
     };
     let branch = layout::branch_ref(&settings.branch_prefix, &id);
-    if repo.find_ref(&branch)?.is_some() {
+    let taken_branch = repo.find_ref(&branch)?.is_some();
+    let taken_path = !path_is_free(&path);
+    if taken_branch || taken_path {
+        // Another process may have made this very task since we looked: report it, as a repeated start would.
+        if let Some(existing) = record::load(repo, &id)? {
+            if existing.state.status != Status::Removed {
+                return Ok(Started::Existing(existing));
+            }
+        }
+    }
+    if taken_branch {
         return Err(Error::input(format!(
             "branch '{}' already exists but task '{id}' does not",
             layout::branch_name(&settings.branch_prefix, &id)
@@ -259,7 +307,7 @@ pub fn start(
         .hint("'git task sweep' cleans up what an interrupted start left behind")
         .into());
     }
-    if !path_is_free(&path) {
+    if taken_path {
         return Err(Error::input(format!(
             "'{}' already exists and is not empty",
             path.display()
@@ -304,20 +352,40 @@ pub fn start(
         "branch": branch,
         "worktree": state.worktree,
     });
-    let extra = vec![
-        Update::create(branch.clone(), first, format!("git-task: start {id}")),
-        Update::create(
+    let message = format!("git-task: start {id}");
+    let mut extra = vec![Update::create(branch.clone(), first, message.clone())];
+    // A removed task keeps its base ref for history; starting it again moves it.
+    match repo
+        .find_ref(&layout::base_ref(&id))?
+        .filter(|_| previous.is_some())
+    {
+        Some(old) if old == base.commit => {}
+        Some(old) => extra.push(Update::update(
+            layout::base_ref(&id),
+            old,
+            base.commit,
+            message.clone(),
+        )),
+        None => extra.push(Update::create(
             layout::base_ref(&id),
             base.commit,
-            format!("git-task: start {id}"),
-        ),
-    ];
-    match record::create(repo, &state, &text, details, extra) {
+            message.clone(),
+        )),
+    }
+    // Until `provisioned`, a marker lets the next mutating command notice if this process dies.
+    let _marker = super::sweep::StartMarker::create(repo, &id);
+    let claimed = match &previous {
+        Some(previous) => record::restart(repo, previous, &state, &text, details, extra),
+        None => record::create(repo, &state, &text, details, extra),
+    };
+    match claimed {
         Ok(_) => {}
         Err(RefError::Conflict(msg)) => {
             // Another process claimed the id first: report its task, as a repeated start would.
             if let Some(existing) = record::load(repo, &id)? {
-                return Ok(Started::Existing(existing));
+                if existing.state.status != Status::Removed {
+                    return Ok(Started::Existing(existing));
+                }
             }
             return Err(Error::repo_msg(msg).hint(format!("another process is starting or removing '{id}'; run 'git task start {id}' again")).into());
         }

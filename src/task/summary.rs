@@ -4,6 +4,7 @@ use super::{layout, Mode, Status, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
+use crate::git::dirty::Quick;
 use crate::git::{objects, ObjectId, Repo};
 use std::collections::HashMap;
 use std::path::Path;
@@ -119,24 +120,29 @@ pub fn summarize(
     let dirty = match dirty {
         Dirty::Skip => None,
         _ if !look => None,
-        Dirty::Quick => {
-            let quick = match head {
-                Some(h) if s.mode == Mode::Worktree => {
-                    let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
-                    crate::git::dirty::tracked_changes(
-                        Path::new(&s.worktree),
-                        h,
-                        || objects::commit_tree(repo, h).ok(),
-                        &mut flat,
-                    )
+        Dirty::Quick => match head {
+            Some(h) if s.mode == Mode::Worktree => {
+                let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
+                let worktree = Path::new(&s.worktree);
+                match crate::git::dirty::quick_check(
+                    worktree,
+                    h,
+                    || objects::commit_tree(repo, h).ok(),
+                    &mut flat,
+                ) {
+                    Quick::Dirty => Some(true),
+                    Quick::Clean => Some(false),
+                    Quick::NeedsFull(pending) => {
+                        let dirty = full_dirty(s)?;
+                        if let (false, Some(p)) = (dirty, pending) {
+                            p.remember();
+                        }
+                        Some(dirty)
+                    }
                 }
-                _ => None,
-            };
-            match quick {
-                Some(d) => Some(d),
-                None => Some(full_dirty(s)?),
             }
-        }
+            _ => Some(full_dirty(s)?),
+        },
         Dirty::Full => Some(full_dirty(s)?),
     };
     Ok(Summary {

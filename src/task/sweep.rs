@@ -2,7 +2,9 @@
 //!
 //! Half-made states and what happens to them:
 //! - a record still `provisioning` whose process is gone: roll back the start
-//!   (worktree, branch, base ref and record are deleted; any work saved first);
+//!   (worktree, branch, base ref and record are deleted, or for a removed task
+//!   started again, put back as they were; any work saved first). Mutating
+//!   commands do this too, cheaply, for the starts whose marker file is left;
 //! - a live worktree-mode task whose worktree directory vanished: the stale
 //!   worktree entry is pruned, branch commits saved as an attempt, the task
 //!   marked removed;
@@ -17,6 +19,7 @@
 use super::remove::{save_branch_commits, save_dirty_worktree, Attempt};
 use super::{layout, Mode, Status, TaskId};
 use crate::config::Settings;
+use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
@@ -71,6 +74,86 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
     Ok(attempts)
 }
 
+/// Returns the directory of the markers a running `start` keeps until its task is provisioned.
+fn starting_dir(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("git-task").join("starting")
+}
+
+/// A marker file `<common>/git-task/starting/<id>.<pid>` that exists while a `start` provisions a task.
+///
+/// It is deleted when dropped, so only a killed `start` leaves one behind; that
+/// lets the next mutating command find abandoned starts without reading every record.
+pub struct StartMarker(Option<PathBuf>);
+
+impl StartMarker {
+    /// Writes the marker for `id` and this process (best effort: without it, `sweep` still finds the start).
+    pub fn create(repo: &Repo, id: &TaskId) -> StartMarker {
+        let dir = starting_dir(repo);
+        let path = dir.join(format!("{id}.{}", std::process::id()));
+        let made = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, b""));
+        StartMarker(made.ok().map(|()| path))
+    }
+}
+
+impl Drop for StartMarker {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Rolls back starts whose process died, found cheaply through their markers (SPEC §2.7).
+///
+/// Mutating commands call this first; it reads one usually missing directory.
+/// Failures are left for `git task sweep` to report.
+pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
+    let Ok(entries) = std::fs::read_dir(starting_dir(repo)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((id, pid)) = name.rsplit_once('.') else {
+            continue;
+        };
+        let (Ok(id), Ok(pid)) = (TaskId::parse(id), pid.parse::<u32>()) else {
+            continue;
+        };
+        if !super::start::process_is_gone(pid) {
+            continue;
+        }
+        if let Ok(Some(record)) = record::load(repo, &id) {
+            if super::start::provisioning_is_abandoned(&record.state)
+                && roll_back(repo, settings, &record).is_err()
+            {
+                continue;
+            }
+        }
+        let _ = std::fs::remove_file(entry.path());
+    }
+}
+
+/// Returns whether `dir` is a repository of its own, or a worktree whose `.git` file points outside `common_dir`.
+fn belongs_to_another_repository(dir: &Path, common_dir: &Path) -> bool {
+    let dot_git = dir.join(".git");
+    if dot_git.is_dir() {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(&dot_git) else {
+        return false;
+    };
+    let Some(target) = text.trim().strip_prefix("gitdir:") else {
+        return true;
+    };
+    let target = Path::new(target.trim());
+    let target = if target.is_relative() {
+        crate::git::normalize(&dir.join(target))
+    } else {
+        crate::git::normalize(target)
+    };
+    !target.starts_with(common_dir)
+}
+
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path)
         .map(|mut e| e.next().is_none())
@@ -104,6 +187,11 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             }
             repairs.push(repair);
         }
+    }
+
+    if !dry_run {
+        // Markers of starts that died; their records were handled just above.
+        repair_abandoned_starts(repo, settings);
     }
 
     // 2. Live worktree tasks whose directory vanished.
@@ -173,6 +261,12 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             continue;
         };
         if records.iter().any(|r| r.state.task_id() == id) {
+            continue;
+        }
+        // Only a branch git-task made (its tree holds the contract file) is a half-made task;
+        // a branch of the user's that happens to match the prefix is left alone.
+        let tree = objects::commit_tree(repo, tip)?;
+        if objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)?.is_none() {
             continue;
         }
         let mut repair = Repair {
@@ -277,13 +371,17 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     && Path::new(&r.state.worktree) == path
                     && r.state.status == Status::Provisioning
             });
-            if live {
+            // task.worktreeDir may be shared: a directory that is not named like a task, or
+            // that is a repository or a worktree of another repository, is not ours to delete.
+            let Ok(id) = TaskId::parse(&name) else {
+                continue;
+            };
+            if live || belongs_to_another_repository(&path, repo.common_dir()) {
                 continue;
             }
-            let id = TaskId::parse(&name).ok();
             let mut repair = Repair {
                 problem: "directory_without_task",
-                task: id.as_ref().map(|i| i.to_string()),
+                task: Some(id.to_string()),
                 action: format!(
                     "'{}' belongs to no worktree: saved its files and deleted it",
                     path.display()
@@ -294,13 +392,10 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 if is_empty_dir(&path) {
                     repair.action = format!("deleted the empty directory '{}'", path.display());
                 } else {
-                    let save_as = id
-                        .clone()
-                        .unwrap_or_else(|| TaskId::parse("orphan").expect("a valid literal id"));
                     let tree = tree_of_directory(repo, &path)?;
                     let (_, aname, commit) = snapshot::save_attempt(
                         repo,
-                        &save_as,
+                        &id,
                         tree,
                         &[],
                         "sweep: directory without task",

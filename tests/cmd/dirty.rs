@@ -34,15 +34,39 @@ fn list_sees_unstaged_edits_even_when_racy() {
     assert_eq!(dirty(&repo, "t"), false);
 }
 
-/// Staged changes and deletions count; untracked files do not (like `git describe --dirty`), but `status` shows them.
+/// Staged changes, deletions and untracked files count; ignored files do not; `status` agrees.
 #[test]
-fn list_counts_staged_and_deleted_but_not_untracked() {
+fn list_counts_staged_deleted_and_untracked_files() {
     let repo = TestRepo::new();
     let wt = repo.start("t", &[]);
-    repo.write(&wt, "new.txt", "untracked\n");
     assert_eq!(dirty(&repo, "t"), false);
+    repo.write(&wt, "src/store/new.rs", "untracked\n");
+    assert_eq!(
+        dirty(&repo, "t"),
+        true,
+        "a new file in a tracked directory is seen after a clean look"
+    );
     let status = repo.task_root(&["status", "t", "--json"]).ok().json();
-    assert_eq!(status["dirty"], true, "status looks at untracked files too");
+    assert_eq!(status["dirty"], true);
+    std::fs::remove_file(wt.join("src/store/new.rs")).unwrap();
+    assert_eq!(dirty(&repo, "t"), false);
+    repo.write(&wt, "deep/er/new.txt", "untracked\n");
+    assert_eq!(dirty(&repo, "t"), true, "a new untracked directory is seen");
+    std::fs::remove_dir_all(wt.join("deep")).unwrap();
+    assert_eq!(dirty(&repo, "t"), false);
+    let exclude = repo.git(
+        &wt,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "info/exclude",
+        ],
+    );
+    std::fs::write(exclude, "*.tmp\n").unwrap();
+    repo.write(&wt, "src/scratch.tmp", "ignored\n");
+    assert_eq!(dirty(&repo, "t"), false, "ignored files are not changes");
+    repo.write(&wt, "new.txt", "untracked\n");
     repo.git(&wt, &["add", "new.txt"]);
     assert_eq!(dirty(&repo, "t"), true, "a staged new file is a change");
     repo.git(&wt, &["rm", "-q", "--cached", "new.txt"]);

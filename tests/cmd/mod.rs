@@ -10,3 +10,17 @@ mod provision;
 mod revert;
 
 mod check;
+
+mod support;
+
+mod drop;
+mod exec;
+mod global;
+mod list;
+mod log;
+mod path;
+mod remove;
+mod scratch;
+mod start;
+mod status;
+mod sweep;

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Builds git-task and installs the binary and its man page under PREFIX.
+#
+#   ./install.sh               install into PREFIX (default: ~/.local)
+#   ./install.sh --uninstall   remove what an install put there
+#
+# PREFIX=/opt/git-task ./install.sh installs elsewhere. GIT_TASK_BIN=path skips
+# the build and installs that binary instead (used by the test suite).
+# Re-running is safe. It never touches a git repository: hooks are installed
+# per repository with 'git task hooks install'.
+set -eu
+
+PREFIX="${PREFIX:-$HOME/.local}"
+BIN_DIR="$PREFIX/bin"
+MAN_DIR="$PREFIX/share/man/man1"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+usage() {
+    echo "usage: $0 [--uninstall]" >&2
+    echo "       PREFIX=DIR $0   (default PREFIX: \$HOME/.local)" >&2
+}
+
+case "${1:-}" in
+    "") ;;
+    --uninstall)
+        rm -f "$BIN_DIR/git-task" "$MAN_DIR/git-task.1"
+        echo "removed $BIN_DIR/git-task"
+        echo "removed $MAN_DIR/git-task.1"
+        exit 0
+        ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        usage
+        exit 2
+        ;;
+esac
+
+if [ -n "${GIT_TASK_BIN:-}" ]; then
+    binary="$GIT_TASK_BIN"
+else
+    if ! command -v cargo >/dev/null 2>&1; then
+        echo "error: cargo is not installed" >&2
+        echo "hint: install Rust from https://rustup.rs, then run $0 again" >&2
+        exit 1
+    fi
+    (cd "$HERE" && cargo build --release --locked)
+    binary="${CARGO_TARGET_DIR:-$HERE/target}/release/git-task"
+fi
+
+mkdir -p "$BIN_DIR" "$MAN_DIR"
+# Install through a temporary name and rename: a running git-task is never half-overwritten.
+install -m 0755 "$binary" "$BIN_DIR/.git-task.tmp.$$"
+mv -f "$BIN_DIR/.git-task.tmp.$$" "$BIN_DIR/git-task"
+install -m 0644 "$HERE/man/git-task.1" "$MAN_DIR/git-task.1"
+echo "installed $BIN_DIR/git-task"
+echo "installed $MAN_DIR/git-task.1"
+
+case ":${PATH:-}:" in
+    *":$BIN_DIR:"*)
+        found=$(command -v git-task 2>/dev/null || true)
+        if [ -n "$found" ] && [ "$found" != "$BIN_DIR/git-task" ]; then
+            echo "warning: '$found' comes first on PATH and shadows $BIN_DIR/git-task" >&2
+        fi
+        ;;
+    *)
+        echo "warning: $BIN_DIR is not on PATH, so 'git task' will not find git-task" >&2
+        echo "hint: add it, e.g. in ~/.profile: export PATH=\"$BIN_DIR:\$PATH\"" >&2
+        ;;
+esac
+if command -v man >/dev/null 2>&1 && ! man -w git-task >/dev/null 2>&1; then
+    echo "hint: 'man git-task' needs $PREFIX/share/man on MANPATH: export MANPATH=\"$PREFIX/share/man:\$MANPATH\"" >&2
+fi

@@ -1,0 +1,122 @@
+//! `git task list`: one row per task, human and JSON.
+
+use super::support::*;
+use crate::common::TestRepo;
+use std::path::PathBuf;
+
+#[test]
+fn list_of_no_tasks() {
+    let repo = TestRepo::new();
+    let run = repo.task_root(&["list"]).ok();
+    assert_eq!(run.stdout, "", "{run}");
+    assert!(run.stderr.contains("No tasks"), "{run}");
+    let j = repo.task_root(&["list", "--json"]).ok().json();
+    assert_eq!(j, serde_json::json!({"kind": "list", "tasks": []}));
+}
+
+#[test]
+fn list_shows_each_task_with_its_state() {
+    let repo = TestRepo::new();
+    let wt = repo.start("l1", &[]);
+    repo.start("l2", &[]);
+    repo.write(&wt, "src/new.rs", "// new\n");
+    repo.git(&wt, &["add", "src/new.rs"]);
+    repo.git(&wt, &["commit", "-q", "-m", "new"]);
+    repo.write(&wt, "scratch.txt", "dirty\n");
+
+    let j = repo.task_root(&["list", "--json"]).ok().json();
+    assert_eq!(j["kind"], "list");
+    let tasks = j["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2);
+    let l1 = &tasks[0];
+    assert_eq!(l1["id"], "l1");
+    assert_eq!(l1["mode"], "worktree");
+    assert_eq!(l1["status"], "active");
+    assert_eq!(l1["branch"], "task/l1");
+    assert_eq!(l1["base"], "main");
+    assert_eq!(l1["base_commit"], rev(&repo, "main").as_str());
+    assert_eq!(l1["head"], rev(&repo, "task/l1").as_str());
+    assert_eq!(l1["ahead"], 1, "the contract commit is not counted");
+    assert_eq!(l1["behind"], 0);
+    assert_eq!(l1["changed_files"], 1);
+    assert_eq!(l1["dirty"], true);
+    assert_eq!(PathBuf::from(l1["path"].as_str().unwrap()), wt);
+    let l2 = &tasks[1];
+    assert_eq!(l2["id"], "l2");
+    assert_eq!(l2["ahead"], 0);
+    assert_eq!(l2["changed_files"], 0);
+    assert_eq!(l2["dirty"], false);
+
+    // The base moves on: the task is behind.
+    repo.write(repo.root(), "more.txt", "more\n");
+    repo.git(repo.root(), &["add", "more.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "more"]);
+    let j = repo.task_root(&["list", "--json"]).ok().json();
+    assert_eq!(j["tasks"][1]["behind"], 1);
+
+    let human = repo.task_root(&["list"]).ok();
+    let lines: Vec<&str> = human.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{human}");
+    assert!(
+        lines[0].starts_with("ID") && lines[0].contains("STATUS") && lines[0].contains("PATH"),
+        "{human}"
+    );
+    assert!(
+        lines[1].starts_with("l1 ")
+            && lines[1].contains("task/l1")
+            && lines[1].contains("active")
+            && lines[1].contains("+1/-1"),
+        "{human}"
+    );
+    assert!(lines[1].contains(wt.to_str().unwrap()), "{human}");
+}
+
+#[test]
+fn list_hides_removed_tasks_unless_all() {
+    let repo = TestRepo::new();
+    repo.start("gone", &[]);
+    repo.start("kept", &[]);
+    repo.task_root(&["remove", "gone"]).ok();
+    let j = repo.task_root(&["list", "--json"]).ok().json();
+    let ids: Vec<&str> = j["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["kept"]);
+    let j = repo.task_root(&["list", "--all", "--json"]).ok().json();
+    let rows: Vec<(String, String)> = j["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().into(),
+                t["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("gone".into(), "removed".into()),
+            ("kept".into(), "active".into())
+        ]
+    );
+}
+
+#[test]
+fn list_works_from_any_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("anywhere", &[]);
+    let from_task = repo.task(&wt.join("src"), &["list", "--json"]).ok().json();
+    let from_main = repo.task_root(&["list", "--json"]).ok().json();
+    assert_eq!(from_task, from_main);
+    // Through git itself, as users call it.
+    let via_git = repo.git(repo.root(), &["task", "list", "--json"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&via_git).unwrap(),
+        from_main
+    );
+}

@@ -1,0 +1,292 @@
+//! `git task remove`: deletes worktree and branch, refuses dirty work unless --force, then saves it first.
+
+use super::support::*;
+use crate::common::TestRepo;
+
+#[test]
+fn remove_deletes_worktree_and_branch_and_keeps_the_record() {
+    let repo = TestRepo::new();
+    let wt = repo.start("rm", &[]);
+    repo.write(repo.root(), "mine.txt", "user work\n");
+    let main_before = repo.porcelain(repo.root());
+
+    let j = repo.task_root(&["remove", "rm", "--json"]).ok().json();
+    assert_eq!(
+        j,
+        serde_json::json!({"kind": "remove", "task": "rm", "removed": true, "existed": true, "attempts": []})
+    );
+    assert!(!wt.exists());
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    assert!(repo.refs("refs/heads/task").is_empty());
+    assert_eq!(record_status(&repo, "rm"), "removed");
+    assert_eq!(events(&repo, "rm"), ["started", "provisioned", "removed"]);
+    assert!(
+        repo.refs("refs/tasks/rm/attempts").is_empty(),
+        "nothing to save"
+    );
+    assert_eq!(repo.porcelain(repo.root()), main_before);
+    assert_eq!(
+        repo.git(repo.root(), &["worktree", "prune", "--dry-run", "-v"]),
+        "",
+        "no stale worktree entry"
+    );
+    repo.fsck();
+}
+
+#[test]
+fn remove_refuses_a_dirty_worktree_without_force() {
+    let repo = TestRepo::new();
+    let wt = repo.start("dirty", &[]);
+    repo.write(&wt, "README.md", "# edited\n");
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["remove", "dirty"]);
+    assert_ne!(run.code, 0, "{run}");
+    assert!(
+        run.stderr.starts_with("error: ") && run.stderr.contains("README.md"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("hint: ") && run.stderr.contains("--force"),
+        "{run}"
+    );
+    assert_eq!(
+        repo.read(&wt, "README.md"),
+        "# edited\n",
+        "the worktree is intact"
+    );
+    assert!(repo.worktrees().contains(&wt));
+    assert_eq!(all_refs(&repo), before, "nothing changed");
+    assert_eq!(record_status(&repo, "dirty"), "active");
+}
+
+/// SPEC §2.2: `--force` saves modified, staged and untracked files as an attempt before deleting.
+#[test]
+fn remove_force_saves_untracked_and_modified_files_as_an_attempt() {
+    let repo = TestRepo::new();
+    let wt = repo.start("forced", &[]);
+    let tip = rev(&repo, "task/forced");
+    repo.write(&wt, "README.md", "# modified\n");
+    repo.write(&wt, "staged.txt", "staged\n");
+    repo.git(&wt, &["add", "staged.txt"]);
+    repo.write(&wt, "deep/untracked.txt", "untracked\n");
+    std::fs::remove_file(wt.join("src/lib.rs")).unwrap();
+
+    let run = repo
+        .task_root(&["remove", "forced", "--force", "--json"])
+        .ok();
+    let j = run.json();
+    assert_eq!(j["removed"], true);
+    let attempt = j["attempts"][0]["ref"].as_str().unwrap().to_owned();
+    assert_eq!(attempt, "refs/tasks/forced/attempts/1");
+    assert_eq!(
+        repo.refs("refs/tasks/forced/attempts"),
+        vec![attempt.clone()]
+    );
+    assert_eq!(show(&repo, &attempt, "README.md"), "# modified");
+    assert_eq!(show(&repo, &attempt, "staged.txt"), "staged");
+    assert_eq!(show(&repo, &attempt, "deep/untracked.txt"), "untracked");
+    assert_eq!(
+        show(&repo, &attempt, "src/store/mod.rs"),
+        "pub fn store() {}"
+    );
+    assert!(
+        repo.git_run(
+            repo.root(),
+            &["cat-file", "-e", &format!("{attempt}:src/lib.rs")]
+        )
+        .code
+            != 0,
+        "the deletion is saved too"
+    );
+    assert_eq!(
+        rev(&repo, &format!("{attempt}^")),
+        tip,
+        "the attempt's parent is the task's HEAD"
+    );
+    assert!(!wt.exists());
+    assert!(repo.refs("refs/heads/task").is_empty());
+    repo.fsck();
+
+    let human = {
+        let wt = repo.start("forced2", &[]);
+        repo.write(&wt, "x.txt", "x\n");
+        repo.task_root(&["remove", "--force", "forced2"]).ok()
+    };
+    assert!(
+        human.stderr.contains("refs/tasks/forced2/attempts/1"),
+        "the attempt ref is printed: {human}"
+    );
+}
+
+#[test]
+fn remove_saves_committed_work_of_the_branch() {
+    let repo = TestRepo::new();
+    let wt = repo.start("commits", &[]);
+    repo.write(&wt, "done.txt", "done\n");
+    repo.git(&wt, &["add", "done.txt"]);
+    repo.git(&wt, &["commit", "-q", "-m", "done"]);
+    let tip = rev(&repo, "task/commits");
+    let j = repo.task_root(&["remove", "commits", "--json"]).ok().json();
+    let attempt = j["attempts"][0]["ref"].as_str().unwrap().to_owned();
+    assert_eq!(show(&repo, &attempt, "done.txt"), "done");
+    assert_eq!(rev(&repo, &format!("{attempt}^")), tip);
+    repo.git(
+        repo.root(),
+        &["merge-base", "--is-ancestor", &tip, &attempt],
+    );
+}
+
+#[test]
+fn removing_a_removed_or_unknown_task_is_a_no_op() {
+    let repo = TestRepo::new();
+    repo.start("twice", &[]);
+    repo.task_root(&["remove", "twice"]).ok();
+    let before = all_refs(&repo);
+    let j = repo.task_root(&["remove", "twice", "--json"]).ok().json();
+    assert_eq!(j["removed"], false);
+    assert_eq!(j["existed"], true);
+    assert_eq!(all_refs(&repo), before);
+    let run = repo.task_root(&["remove", "never-was"]).ok();
+    assert!(run.stderr.contains("never-was"), "{run}");
+    let j = repo
+        .task_root(&["remove", "never-was", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["existed"], false);
+    assert_eq!(
+        all_refs(&repo),
+        before,
+        "nothing written for an unknown task"
+    );
+}
+
+#[test]
+fn remove_when_the_worktree_directory_is_already_gone() {
+    let repo = TestRepo::new();
+    let wt = repo.start("vanished", &[]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    repo.task_root(&["remove", "vanished"]).ok();
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    assert!(repo.refs("refs/heads/task").is_empty());
+    assert_eq!(record_status(&repo, "vanished"), "removed");
+    repo.fsck();
+}
+
+/// A removed id can be started again: a new life on the same record, the old one kept as history.
+#[test]
+fn start_of_a_removed_task_starts_it_again() {
+    let repo = TestRepo::new();
+    let wt = repo.start("again", &[]);
+    repo.write(&wt, "old.txt", "old life\n");
+    repo.task_root(&["remove", "again", "--force"]).ok();
+    repo.write(repo.root(), "later.txt", "later\n");
+    repo.git(repo.root(), &["add", "later.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "later"]);
+
+    let j = repo
+        .task_root(&["start", "again", "--json", "--forbid", "src/**"])
+        .ok()
+        .json();
+    assert_eq!(j["created"], true);
+    assert_eq!(j["status"], "active");
+    assert!(
+        wt.join("later.txt").exists(),
+        "the new life starts from the base's current tip"
+    );
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(rev(&repo, "task/again^"), rev(&repo, "main"));
+    assert_eq!(rev(&repo, "refs/tasks/again/base"), rev(&repo, "main"));
+    assert!(
+        show(&repo, "refs/tasks/again/record", "contract.toml").contains("src/**"),
+        "the new contract is frozen"
+    );
+    assert_eq!(
+        events(&repo, "again"),
+        [
+            "started",
+            "provisioned",
+            "removed",
+            "started",
+            "provisioned"
+        ]
+    );
+    assert_eq!(
+        show(&repo, "refs/tasks/again/attempts/1", "old.txt"),
+        "old life",
+        "the old life's attempt stays"
+    );
+    repo.fsck();
+}
+
+/// A failed start of a removed id puts the record back exactly as it was.
+#[test]
+fn failed_start_of_a_removed_task_restores_its_record() {
+    let repo = TestRepo::new();
+    repo.start("again", &[]);
+    repo.task_root(&["remove", "again"]).ok();
+    repo.write(repo.root(), "later.txt", "later\n");
+    repo.git(repo.root(), &["add", "later.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "later"]);
+    let before = all_refs(&repo);
+    repo.task_root(&["start", "again", "--setup", "exit 1"])
+        .code(1);
+    assert_eq!(
+        all_refs(&repo),
+        before,
+        "record and base ref are back to the removed task's"
+    );
+    assert_eq!(record_status(&repo, "again"), "removed");
+    assert!(!repo.task_dir("again").exists());
+    assert!(repo.refs("refs/heads/task").is_empty());
+    repo.fsck();
+}
+
+#[test]
+fn remove_of_an_abandoned_start_rolls_it_back() {
+    let repo = TestRepo::new();
+    craft_abandoned_start(&repo, "ghost");
+    let j = repo.task_root(&["remove", "ghost", "--json"]).ok().json();
+    assert_eq!(j["removed"], true);
+    assert!(repo.refs("refs/tasks").is_empty());
+    assert!(repo.refs("refs/heads/task").is_empty());
+    repo.fsck();
+}
+
+/// `remove` and `drop` of one task at the same time: both succeed and the task ends up removed, with nothing half-made.
+#[test]
+fn concurrent_remove_and_drop_end_consistent() {
+    let repo = TestRepo::new();
+    let ids = ["c1", "c2", "c3"];
+    for id in ids {
+        repo.start(id, &[]);
+    }
+    let mut children = Vec::new();
+    for id in ids {
+        for cmd in ["remove", "drop"] {
+            children.push(
+                task_command(&repo, repo.root(), &[cmd, id])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+    }
+    for child in children {
+        let run = collect(child);
+        assert_eq!(run.code, 0, "{run}");
+    }
+    for id in ids {
+        assert_eq!(record_status(&repo, id), "removed", "{id}");
+        assert!(!repo.task_dir(id).exists());
+    }
+    assert!(repo.refs("refs/heads/task").is_empty());
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(
+        sweep["repairs"],
+        serde_json::json!([]),
+        "nothing left to repair"
+    );
+    repo.fsck();
+}

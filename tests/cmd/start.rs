@@ -1,0 +1,913 @@
+//! `git task start`: worktree, branch, contract commit, record; idempotency, bad input, concurrency, setup, hooks.
+
+use super::support::*;
+use crate::common::TestRepo;
+use std::path::PathBuf;
+
+/// A new task gets a branch with the contract as its first commit, a linked worktree, a record and a base ref.
+#[test]
+fn start_creates_branch_worktree_record_and_contract() {
+    let repo = TestRepo::new();
+    let main_tip = rev(&repo, "main");
+    let wt = repo.start("t1", &[]);
+
+    assert_eq!(wt, repo.task_dir("t1"));
+    assert!(repo.worktrees().contains(&wt), "{:?}", repo.worktrees());
+    assert_eq!(
+        repo.refs("refs/tasks"),
+        ["refs/tasks/t1/base", "refs/tasks/t1/record"]
+            .map(String::from)
+            .to_vec()
+    );
+    assert!(repo
+        .refs("refs/heads")
+        .contains(&"refs/heads/task/t1".to_owned()));
+    assert_eq!(
+        repo.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "task/t1"
+    );
+    assert_eq!(
+        rev(&repo, "task/t1^"),
+        main_tip,
+        "the contract commit sits on the base"
+    );
+    assert_eq!(rev(&repo, "refs/tasks/t1/base"), main_tip);
+    assert_eq!(
+        repo.git(repo.root(), &["diff", "--name-only", "main", "task/t1"]),
+        ".task-contract.toml"
+    );
+    let contract = show(&repo, "task/t1", ".task-contract.toml");
+    assert!(contract.contains("version = 1"), "{contract}");
+    assert!(contract.contains("task = \"t1\""), "{contract}");
+    assert_eq!(
+        show(&repo, "refs/tasks/t1/record", "contract.toml"),
+        contract,
+        "the frozen copy is the committed file"
+    );
+    assert_eq!(events(&repo, "t1"), ["started", "provisioned"]);
+    assert_eq!(record_status(&repo, "t1"), "active");
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.porcelain(&wt), "", "the new worktree is clean");
+    assert_eq!(
+        repo.porcelain(repo.root()),
+        "",
+        "the main worktree is untouched"
+    );
+    assert_eq!(
+        repo.git(repo.root(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "main"
+    );
+    repo.fsck();
+}
+
+/// The record's event messages are the event name, a blank line, then a JSON object.
+#[test]
+fn record_events_are_name_then_json() {
+    let repo = TestRepo::new();
+    repo.start("t1", &[]);
+    let msg = repo.git(
+        repo.root(),
+        &["log", "-1", "--format=%B", "refs/tasks/t1/record~1"],
+    );
+    let (name, body) = msg.split_once("\n\n").expect("name, blank line, body");
+    assert_eq!(name, "started");
+    let json: serde_json::Value = serde_json::from_str(body.trim()).expect("the body is JSON");
+    assert_eq!(json["event"], "started");
+    assert_eq!(json["task"], "t1");
+}
+
+#[test]
+fn start_json_shape() {
+    let repo = TestRepo::new();
+    let main_tip = rev(&repo, "main");
+    let run = repo.task_root(&["start", "j1", "--json"]).ok();
+    let j = run.json();
+    assert_eq!(j["kind"], "start");
+    assert_eq!(j["task"], "j1");
+    assert_eq!(j["created"], true);
+    assert_eq!(j["reset"], false);
+    assert_eq!(j["mode"], "worktree");
+    assert_eq!(j["status"], "active");
+    assert_eq!(j["branch"], "task/j1");
+    assert_eq!(j["base"], main_tip.as_str());
+    assert_eq!(j["base_branch"], "main");
+    assert_eq!(j["record"], "refs/tasks/j1/record");
+    assert_eq!(
+        PathBuf::from(j["worktree"].as_str().unwrap()),
+        repo.task_dir("j1")
+    );
+    assert_eq!(run.stdout.lines().count(), 1, "one JSON document: {run}");
+}
+
+/// SPEC §2.7: repeating a finished start is a no-op that reports the same task.
+#[test]
+fn repeat_start_is_a_no_op_reporting_the_same_task() {
+    let repo = TestRepo::new();
+    let first = repo.task_root(&["start", "t1", "--json"]).ok().json();
+    let before = all_refs(&repo);
+    let second = repo.task_root(&["start", "t1", "--json"]).ok().json();
+    assert_eq!(all_refs(&repo), before, "no ref changed");
+    assert_eq!(second["created"], false);
+    assert_eq!(second["task"], first["task"]);
+    assert_eq!(second["worktree"], first["worktree"]);
+    assert_eq!(second["base"], first["base"]);
+    let human = repo.task_root(&["start", "t1"]).ok();
+    assert_eq!(PathBuf::from(human.out()), repo.task_dir("t1"));
+    assert!(human.stderr.contains("already exists"), "{human}");
+    assert_eq!(all_refs(&repo), before);
+    assert_eq!(events(&repo, "t1"), ["started", "provisioned"]);
+}
+
+/// SPEC §3: every bad id exits 2 with a clear message and a hint, and writes nothing.
+#[test]
+fn hostile_ids_exit_2_and_write_nothing() {
+    let repo = TestRepo::new();
+    let long = "x".repeat(65);
+    let hostile = [
+        "",
+        "-x",
+        ".hidden",
+        "_x",
+        "a..b",
+        "x.lock",
+        "x.",
+        "a/b",
+        "../evil",
+        "/abs",
+        "a b",
+        "a\nb",
+        "a\tb",
+        "a~1",
+        "a^",
+        "a:b",
+        "a?",
+        "a*",
+        "a[",
+        "a\\b",
+        "@",
+        "a@{1}",
+        "é",
+        "HEAD:x",
+        long.as_str(),
+    ];
+    for id in hostile {
+        let run = repo.task_root(&["start", "--", id]);
+        assert_eq!(run.code, 2, "id {id:?}: {run}");
+        assert!(run.stderr.starts_with("error: "), "id {id:?}: {run}");
+        assert!(run.stderr.contains("hint: "), "id {id:?}: {run}");
+        assert!(run.stdout.is_empty(), "id {id:?}: {run}");
+        assert!(
+            run.stderr
+                .lines()
+                .all(|l| l.starts_with("error: ") || l.starts_with("hint: ")),
+            "id {id:?}: every line is an error or a hint, control characters escaped: {run}"
+        );
+    }
+    for args in [
+        ["status", "a/b"],
+        ["path", "../x"],
+        ["remove", "a..b"],
+        ["drop", "x.lock"],
+        ["log", "-x"],
+        ["scratch", "a b"],
+    ] {
+        let run = repo.task_root(&[args[0], "--", args[1]]);
+        assert_eq!(run.code, 2, "{args:?}: {run}");
+        assert!(run.stderr.starts_with("error: "), "{args:?}: {run}");
+    }
+    assert_nothing_written(&repo);
+    repo.fsck();
+}
+
+#[test]
+fn the_longest_valid_id_works() {
+    let repo = TestRepo::new();
+    let id = format!("a{}", "b".repeat(63));
+    repo.start(&id, &[]);
+    assert!(repo
+        .refs("refs/tasks")
+        .contains(&format!("refs/tasks/{id}/record")));
+}
+
+#[test]
+fn start_without_id_generates_a_two_word_name() {
+    let repo = TestRepo::new();
+    let j = repo.task_root(&["start", "--json"]).ok().json();
+    let id = j["task"].as_str().unwrap().to_owned();
+    let words: Vec<&str> = id.split('-').collect();
+    assert_eq!(words.len(), 2, "{id}");
+    assert!(
+        words
+            .iter()
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase())),
+        "{id}"
+    );
+    assert!(repo
+        .refs("refs/tasks")
+        .contains(&format!("refs/tasks/{id}/record")));
+    let other = repo.task_root(&["start", "--json"]).ok().json();
+    assert_ne!(
+        other["task"], j["task"],
+        "generated names are unique in the repository"
+    );
+}
+
+#[test]
+fn contract_flags_are_committed_and_frozen() {
+    let repo = TestRepo::new();
+    repo.start(
+        "c1",
+        &[
+            "--allow",
+            "src/**",
+            "--allow",
+            "README.md",
+            "--forbid",
+            "src/store/**",
+            "--no-new-files",
+            "--no-deletions",
+            "--check",
+            "cargo test",
+        ],
+    );
+    let text = show(&repo, "task/c1", ".task-contract.toml");
+    for want in [
+        "src/**",
+        "README.md",
+        "src/store/**",
+        "allow_new_files = false",
+        "allow_deletions = false",
+        "cargo test",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    assert_eq!(show(&repo, "refs/tasks/c1/record", "contract.toml"), text);
+    let status = repo.task_root(&["status", "c1", "--json"]).ok().json();
+    assert_eq!(
+        status["contract"]["allowed"],
+        serde_json::json!(["src/**", "README.md"])
+    );
+    assert_eq!(
+        status["contract"]["forbidden"],
+        serde_json::json!(["src/store/**"])
+    );
+    assert_eq!(status["contract"]["allow_new_files"], false);
+}
+
+#[test]
+fn contract_file_is_copied_as_is() {
+    let repo = TestRepo::new();
+    let file = repo.base().join("my-contract.toml");
+    let text = "version = 1\nallowed = [\"src/**\"]\nforbidden = [\"*.lock\"]\nmax_changed_files = 3\n\n[checks]\ncommands = [\"true\"]\ntimeout_s = 5\n";
+    std::fs::write(&file, text).unwrap();
+    repo.start("cf", &["--contract", file.to_str().unwrap()]);
+    assert_eq!(
+        show(&repo, "task/cf", ".task-contract.toml"),
+        text.trim_end()
+    );
+    assert_eq!(
+        show(&repo, "refs/tasks/cf/record", "contract.toml"),
+        text.trim_end()
+    );
+}
+
+/// SPEC §5: unknown keys, wrong types, bad globs, an unsupported version: exit 2 naming file, line and column.
+#[test]
+fn contract_file_errors_name_file_line_and_column() {
+    let repo = TestRepo::new();
+    let cases = [
+        (
+            "unknown-key.toml",
+            "version = 1\nallowed = [\"src/**\"]\nallowd = [\"x\"]\n",
+            "3:1",
+            "unknown field `allowd`",
+        ),
+        (
+            "wrong-type.toml",
+            "version = 1\nallow_new_files = \"yes\"\n",
+            "2:19",
+            "expected a boolean",
+        ),
+        (
+            "wrong-type-list.toml",
+            "version = 1\nforbidden = \"src\"\n",
+            "2:13",
+            "invalid type",
+        ),
+        (
+            "bad-glob.toml",
+            "version = 1\nforbidden = [\n  \"ok/**\",\n  \"src/[z\",\n]\n",
+            "4:3",
+            "bad glob 'src/[z'",
+        ),
+        (
+            "version-2.toml",
+            "# comment\nversion = 2\n",
+            "2:1",
+            "unsupported version 2",
+        ),
+        (
+            "checks-key.toml",
+            "version = 1\n[checks]\ncommand = [\"x\"]\n",
+            "3:1",
+            "unknown field `command`",
+        ),
+        (
+            "not-toml.toml",
+            "version = 1\nallowed = [\n",
+            "",
+            "contract",
+        ),
+    ];
+    for (name, text, line_col, what) in cases {
+        let file = repo.base().join(name);
+        std::fs::write(&file, text).unwrap();
+        let run = repo.task_root(&["start", "c", "--contract", file.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{name}: {run}");
+        let first = run.stderr.lines().next().unwrap_or_default();
+        if !line_col.is_empty() {
+            let want = format!("error: {}:{line_col}: ", file.display());
+            assert!(
+                first.starts_with(&want),
+                "{name}: want {want:?}, got:\n{run}"
+            );
+            assert!(first.contains(what), "{name}: want {what:?} in:\n{run}");
+        } else {
+            assert!(
+                first.starts_with(&format!("error: {}:", file.display())),
+                "{name}: {run}"
+            );
+        }
+        assert!(run.stderr.contains("hint: "), "{name}: {run}");
+        assert!(run.stdout.is_empty(), "{name}: {run}");
+    }
+    let missing = repo
+        .task_root(&["start", "c", "--contract", "no-such-file.toml"])
+        .code(2);
+    assert!(
+        missing.stderr.contains("no-such-file.toml") && missing.stderr.contains("hint: "),
+        "{missing}"
+    );
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn bad_glob_on_the_command_line_exits_2() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task_root(&["start", "g", "--forbid", "src/[z"])
+        .code(2);
+    assert!(
+        run.stderr.contains("'src/[z'") && run.stderr.contains("--forbid"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("hint: "), "{run}");
+    let run = repo.task_root(&["start", "g", "--allow", ""]).code(2);
+    assert!(run.stderr.starts_with("error: "), "{run}");
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn contract_file_for_another_task_is_refused() {
+    let repo = TestRepo::new();
+    let file = repo.base().join("other.toml");
+    std::fs::write(&file, "version = 1\ntask = \"other\"\n").unwrap();
+    let run = repo
+        .task_root(&["start", "mine", "--contract", file.to_str().unwrap()])
+        .code(2);
+    assert!(
+        run.stderr.contains("'other'") && run.stderr.contains("hint: "),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+}
+
+/// SPEC principle 7: distinct ids started at the same time all succeed.
+#[test]
+fn parallel_starts_of_distinct_ids_all_succeed() {
+    let repo = TestRepo::new();
+    let ids: Vec<String> = (1..=6).map(|n| format!("par{n}")).collect();
+    let children: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            task_command(&repo, repo.root(), &["start", id, "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let runs: Vec<_> = children.into_iter().map(collect).collect();
+    for (id, run) in ids.iter().zip(&runs) {
+        assert_eq!(run.code, 0, "{id}: {run}");
+        assert_eq!(run.json()["created"], true, "{id}: {run}");
+    }
+    let worktrees = repo.worktrees();
+    assert_eq!(worktrees.len(), 7, "{worktrees:?}");
+    for id in &ids {
+        assert!(worktrees.contains(&repo.task_dir(id)), "{id}");
+        assert_eq!(events(&repo, id), ["started", "provisioned"]);
+        assert_eq!(repo.porcelain(&repo.task_dir(id)), "");
+    }
+    assert_eq!(repo.refs("refs/tasks").len(), 12);
+    repo.fsck();
+}
+
+/// SPEC principle 7: one id started by several processes at once makes exactly one task.
+#[test]
+fn parallel_starts_of_one_id_make_exactly_one_task() {
+    let repo = TestRepo::new();
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            task_command(&repo, repo.root(), &["start", "same", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let runs: Vec<_> = children.into_iter().map(collect).collect();
+    let mut created = 0;
+    for run in &runs {
+        if run.code == 0 {
+            let j = run.json();
+            assert_eq!(j["task"], "same", "{run}");
+            assert_eq!(
+                PathBuf::from(j["worktree"].as_str().unwrap()),
+                repo.task_dir("same"),
+                "{run}"
+            );
+            if j["created"] == true {
+                created += 1;
+            }
+        } else {
+            // Failing cleanly: an error with a hint, no partial answer.
+            assert!(
+                run.stderr.starts_with("error: ") && run.stderr.contains("hint: "),
+                "{run}"
+            );
+            assert!(run.stdout.is_empty(), "{run}");
+        }
+    }
+    assert_eq!(
+        created, 1,
+        "exactly one process creates the task: {runs:#?}"
+    );
+    assert_eq!(
+        repo.refs("refs/tasks"),
+        ["refs/tasks/same/base", "refs/tasks/same/record"]
+            .map(String::from)
+            .to_vec()
+    );
+    assert_eq!(
+        repo.refs("refs/heads/task"),
+        vec!["refs/heads/task/same".to_owned()]
+    );
+    assert_eq!(
+        repo.worktrees(),
+        vec![repo.root().to_path_buf(), repo.task_dir("same")]
+    );
+    assert_eq!(events(&repo, "same"), ["started", "provisioned"]);
+    assert_eq!(record_status(&repo, "same"), "active");
+    repo.fsck();
+}
+
+/// A failing `--setup` removes everything the start made and exits 1 showing its output.
+#[test]
+fn failing_setup_removes_everything_and_exits_1() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task_root(&[
+            "start",
+            "s1",
+            "--setup",
+            "echo from-setup-stdout; echo from-setup-stderr >&2; exit 3",
+        ])
+        .code(1);
+    assert!(run.stderr.contains("from-setup-stdout"), "{run}");
+    assert!(run.stderr.contains("from-setup-stderr"), "{run}");
+    assert!(
+        run.stderr.contains("error: ") && run.stderr.contains("exit 3"),
+        "{run}"
+    );
+    assert!(!repo.task_dir("s1").exists());
+    assert_nothing_written(&repo);
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+
+    let json = repo
+        .task_root(&["start", "s1", "--json", "--setup", "echo out; exit 4"])
+        .code(1);
+    let j = json.json();
+    assert_eq!(j["kind"], "setup_failed");
+    assert_eq!(j["code"], 4);
+    assert!(j["output"].as_str().unwrap().contains("out"), "{json}");
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn setup_runs_in_the_new_worktree_with_the_task_environment() {
+    let repo = TestRepo::new();
+    let wt = repo.start(
+        "s2",
+        &["--setup", "echo \"$GIT_TASK_ID $PWD\" > setup-marker"],
+    );
+    assert_eq!(
+        repo.read(&wt, "setup-marker").trim(),
+        format!("s2 {}", wt.display())
+    );
+    assert_eq!(events(&repo, "s2"), ["started", "provisioned"]);
+}
+
+#[test]
+fn task_setup_config_is_the_default_setup() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "task.setup", "touch from-config"]);
+    let wt = repo.start("s3", &[]);
+    assert!(wt.join("from-config").exists());
+    let wt = repo.start("s4", &["--setup", "touch from-flag"]);
+    assert!(
+        wt.join("from-flag").exists() && !wt.join("from-config").exists(),
+        "--setup wins over task.setup"
+    );
+}
+
+#[test]
+fn detached_head_without_base_is_an_error_with_a_hint() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["checkout", "-q", "--detach"]);
+    let run = repo.task_root(&["start", "d1"]).code(2);
+    assert!(
+        run.stderr.starts_with("error: ") && run.stderr.contains("detached"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("hint: ") && run.stderr.contains("--base"),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+    // With --base it works from a detached HEAD.
+    let wt = repo.start("d1", &["--base", "main"]);
+    assert_eq!(rev(&repo, "task/d1^"), rev(&repo, "main"));
+    assert!(wt.exists());
+}
+
+#[test]
+fn unknown_base_is_bad_input() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task_root(&["start", "b0", "--base", "no-such-branch"])
+        .code(2);
+    assert!(
+        run.stderr.contains("no-such-branch") && run.stderr.contains("hint: "),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn base_can_be_another_branch() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["switch", "-q", "-c", "feature"]);
+    repo.write(repo.root(), "feature.txt", "f\n");
+    repo.git(repo.root(), &["add", "feature.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "feature"]);
+    repo.git(repo.root(), &["switch", "-q", "main"]);
+    let j = repo
+        .task_root(&["start", "b1", "--base", "feature", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["base_branch"], "feature");
+    assert_eq!(j["base"], rev(&repo, "feature").as_str());
+    assert_eq!(rev(&repo, "task/b1^"), rev(&repo, "feature"));
+    assert!(repo.task_dir("b1").join("feature.txt").exists());
+    assert_eq!(
+        repo.git(repo.root(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "main",
+        "the main worktree stays on main"
+    );
+    assert!(!repo.root().join("feature.txt").exists());
+}
+
+#[test]
+fn base_defaults_to_the_current_branch() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["switch", "-q", "-c", "dev"]);
+    repo.write(repo.root(), "dev.txt", "d\n");
+    repo.git(repo.root(), &["add", "dev.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "dev"]);
+    let j = repo.task_root(&["start", "b2", "--json"]).ok().json();
+    assert_eq!(j["base_branch"], "dev");
+    assert_eq!(rev(&repo, "task/b2^"), rev(&repo, "dev"));
+}
+
+#[test]
+fn path_option_places_the_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("p1", &["--path", "../elsewhere/p1-here"]);
+    let want = repo.base().join("elsewhere/p1-here");
+    assert_eq!(wt, want);
+    assert!(repo.worktrees().contains(&want));
+    assert!(want.join("README.md").exists());
+    assert!(!repo.task_dir("p1").exists());
+    assert_eq!(path_of(&repo, "p1"), want);
+}
+
+#[test]
+fn path_that_is_not_empty_is_refused() {
+    let repo = TestRepo::new();
+    repo.write(&repo.base(), "full/file.txt", "x\n");
+    let run = repo
+        .task_root(&["start", "p2", "--path", "../full"])
+        .code(2);
+    assert!(
+        run.stderr.contains("not empty") && run.stderr.contains("hint: "),
+        "{run}"
+    );
+    assert_eq!(repo.read(&repo.base(), "full/file.txt"), "x\n");
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn branch_prefix_and_worktree_dir_come_from_config() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "task.branchPrefix", "agents/"]);
+    repo.git(repo.root(), &["config", "task.worktreeDir", "../trees"]);
+    let j = repo.task_root(&["start", "cfg", "--json"]).ok().json();
+    assert_eq!(j["branch"], "agents/cfg");
+    let wt = repo.base().join("trees/cfg");
+    assert_eq!(PathBuf::from(j["worktree"].as_str().unwrap()), wt);
+    assert!(repo
+        .refs("refs/heads")
+        .contains(&"refs/heads/agents/cfg".to_owned()));
+    assert!(repo.refs("refs/heads/task").is_empty());
+    assert!(repo.worktrees().contains(&wt));
+    assert_eq!(
+        repo.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "agents/cfg"
+    );
+    let list = repo.task_root(&["list", "--json"]).ok().json();
+    assert_eq!(list["tasks"][0]["branch"], "agents/cfg");
+    // The active task of the worktree is found through the configured prefix.
+    assert_eq!(
+        repo.task(&wt, &["status", "--json"]).ok().json()["task"],
+        "cfg"
+    );
+    repo.task_root(&["remove", "cfg"]).ok();
+    assert!(repo.refs("refs/heads/agents").is_empty());
+    assert!(!wt.exists());
+}
+
+/// gix runs no hooks: start runs post-checkout in the new worktree as `git worktree add` would.
+#[test]
+fn post_checkout_hook_runs_in_the_new_worktree() {
+    let repo = TestRepo::new();
+    write_script(
+        &repo.root().join(".git/hooks/post-checkout"),
+        "#!/bin/sh\necho \"$1 $2 $3\" > hook-marker\n",
+    );
+    let wt = repo.start("h1", &[]);
+    let marker = repo.read(&wt, "hook-marker");
+    let tip = rev(&repo, "task/h1");
+    assert_eq!(marker.trim(), format!("{} {tip} 1", "0".repeat(40)));
+    assert!(
+        !repo.root().join("hook-marker").exists(),
+        "the hook ran in the new worktree, not the main one"
+    );
+}
+
+#[test]
+fn post_checkout_hook_from_core_hooks_path() {
+    let repo = TestRepo::new();
+    let hooks = repo.base().join("my-hooks");
+    write_script(
+        &hooks.join("post-checkout"),
+        "#!/bin/sh\npwd > hook-marker\n",
+    );
+    repo.git(
+        repo.root(),
+        &["config", "core.hooksPath", hooks.to_str().unwrap()],
+    );
+    let wt = repo.start("h2", &[]);
+    assert_eq!(PathBuf::from(repo.read(&wt, "hook-marker").trim()), wt);
+}
+
+#[test]
+fn start_works_from_a_subdirectory_and_from_another_worktree() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task(&repo.root().join("src/store"), &["start", "sub"])
+        .ok();
+    assert_eq!(PathBuf::from(run.out()), repo.task_dir("sub"));
+    let other = repo
+        .task(&repo.task_dir("sub"), &["start", "nested", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        PathBuf::from(other["worktree"].as_str().unwrap()),
+        repo.task_dir("nested"),
+        "worktrees go beside the main worktree"
+    );
+    assert_eq!(
+        other["base_branch"], "task/sub",
+        "the base is the branch checked out where start runs"
+    );
+}
+
+#[test]
+fn dash_c_runs_as_if_started_in_dir() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task(
+            &repo.base(),
+            &["-C", "repo", "start", "cdir", "--path", "../cdir-wt"],
+        )
+        .ok();
+    assert_eq!(
+        PathBuf::from(run.out()),
+        repo.base().join("cdir-wt"),
+        "relative paths are relative to -C DIR"
+    );
+}
+
+/// `--reset` saves the work (commits, modified and untracked files) as an attempt and starts over from the base.
+#[test]
+fn reset_saves_work_and_returns_to_base() {
+    let repo = TestRepo::new();
+    let wt = repo.start("r1", &[]);
+    let first_tip = rev(&repo, "task/r1");
+    repo.write(&wt, "committed.txt", "committed\n");
+    repo.git(&wt, &["add", "committed.txt"]);
+    repo.git(&wt, &["commit", "-q", "-m", "work"]);
+    let work_tip = rev(&repo, "task/r1");
+    repo.write(&wt, "README.md", "# changed\n");
+    repo.write(&wt, "untracked/new.txt", "new\n");
+    let main_before = repo.porcelain(repo.root());
+
+    let run = repo.task_root(&["start", "r1", "--reset", "--json"]).ok();
+    let j = run.json();
+    assert_eq!(j["kind"], "start");
+    assert_eq!(j["reset"], true);
+    assert_eq!(j["created"], false);
+    let attempts = j["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{run}");
+    let attempt = attempts[0]["ref"].as_str().unwrap().to_owned();
+    assert_eq!(attempt, "refs/tasks/r1/attempts/1");
+    assert_eq!(show(&repo, &attempt, "untracked/new.txt"), "new");
+    assert_eq!(show(&repo, &attempt, "README.md"), "# changed");
+    assert_eq!(show(&repo, &attempt, "committed.txt"), "committed");
+    assert_eq!(
+        rev(&repo, &format!("{attempt}^")),
+        work_tip,
+        "the attempt sits on the task's last commit"
+    );
+
+    assert_eq!(repo.porcelain(&wt), "", "the worktree is clean");
+    assert!(!wt.join("committed.txt").exists() && !wt.join("untracked").exists());
+    assert_eq!(repo.read(&wt, "README.md"), "# demo\n");
+    assert_eq!(
+        rev(&repo, "task/r1^"),
+        rev(&repo, "main"),
+        "the branch is one contract commit on the base"
+    );
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), rev(&repo, "task/r1"));
+    assert_eq!(
+        show(&repo, "task/r1", ".task-contract.toml"),
+        show(&repo, &first_tip, ".task-contract.toml")
+    );
+    assert!(repo.worktrees().contains(&wt));
+    assert_eq!(events(&repo, "r1"), ["started", "provisioned", "reset"]);
+    assert_eq!(record_status(&repo, "r1"), "active");
+    assert_eq!(repo.porcelain(repo.root()), main_before);
+    repo.fsck();
+}
+
+#[test]
+fn reset_keeps_committed_work_of_a_clean_worktree_and_runs_post_checkout() {
+    let repo = TestRepo::new();
+    let wt = repo.start("r2", &[]);
+    repo.write(&wt, "c.txt", "c\n");
+    repo.git(&wt, &["add", "c.txt"]);
+    repo.git(&wt, &["commit", "-q", "-m", "c"]);
+    write_script(
+        &repo.root().join(".git/hooks/post-checkout"),
+        "#!/bin/sh\necho ran > ../r2-hook-marker\n",
+    );
+    let run = repo.task_root(&["start", "r2", "--reset"]).ok();
+    assert!(
+        run.stderr.contains("refs/tasks/r2/attempts/1"),
+        "the attempt ref is printed: {run}"
+    );
+    assert_eq!(show(&repo, "refs/tasks/r2/attempts/1", "c.txt"), "c");
+    assert!(!wt.join("c.txt").exists());
+    assert!(repo.base().join("repo.tasks/r2-hook-marker").exists());
+    repo.fsck();
+}
+
+#[test]
+fn reset_of_an_untouched_task_saves_nothing() {
+    let repo = TestRepo::new();
+    repo.start("r3", &[]);
+    let j = repo
+        .task_root(&["start", "r3", "--reset", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["attempts"], serde_json::json!([]));
+    assert!(repo.refs("refs/tasks/r3/attempts").is_empty());
+    assert_eq!(events(&repo, "r3"), ["started", "provisioned", "reset"]);
+}
+
+#[test]
+fn reset_with_base_moves_the_task_onto_it() {
+    let repo = TestRepo::new();
+    repo.start("r4", &[]);
+    repo.write(repo.root(), "later.txt", "later\n");
+    repo.git(repo.root(), &["add", "later.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "later"]);
+    let j = repo
+        .task_root(&["start", "r4", "--reset", "--base", "main", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["base"], rev(&repo, "main").as_str());
+    assert_eq!(rev(&repo, "refs/tasks/r4/base"), rev(&repo, "main"));
+    assert_eq!(rev(&repo, "task/r4^"), rev(&repo, "main"));
+    assert!(repo.task_dir("r4").join("later.txt").exists());
+}
+
+#[test]
+fn reset_of_a_new_id_just_starts_it() {
+    let repo = TestRepo::new();
+    let j = repo
+        .task_root(&["start", "r5", "--reset", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["created"], true);
+    assert_eq!(j["reset"], false);
+}
+
+/// A setup that leaves a background process holding its output open does not hang start.
+#[test]
+fn setup_leaving_a_background_process_does_not_hang_start() {
+    let repo = TestRepo::new();
+    let pidfile = repo.base().join("daemon.pid");
+    let setup = format!("sleep 600 & echo $! > '{}'; echo set-up", pidfile.display());
+    let wt = repo.start("daemon", &["--setup", &setup]);
+    assert!(wt.exists());
+    assert_eq!(events(&repo, "daemon"), ["started", "provisioned"]);
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+}
+
+#[test]
+fn start_in_a_repository_without_commits_is_bad_input() {
+    let repo = TestRepo::empty();
+    let run = repo.task_root(&["start", "first"]).code(2);
+    assert!(
+        run.stderr.contains("no commits") && run.stderr.contains("hint: "),
+        "{run}"
+    );
+    assert!(repo.refs("refs/tasks").is_empty());
+}
+
+#[test]
+fn reset_brings_back_a_deleted_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("lost", &[]);
+    repo.write(&wt, "c.txt", "c\n");
+    repo.git(&wt, &["add", "c.txt"]);
+    repo.git(&wt, &["commit", "-q", "-m", "c"]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    let run = repo.task_root(&["start", "lost"]).ok();
+    assert!(
+        run.stderr.contains("missing") && run.stderr.contains("--reset"),
+        "{run}"
+    );
+    repo.task_root(&["start", "lost", "--reset"]).ok();
+    assert!(wt.join("README.md").exists());
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(show(&repo, "refs/tasks/lost/attempts/1", "c.txt"), "c");
+    assert_eq!(
+        repo.git(repo.root(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        2
+    );
+    repo.fsck();
+}
+
+#[test]
+fn reset_of_a_dropped_task_makes_it_active_again() {
+    let repo = TestRepo::new();
+    repo.start("dr", &[]);
+    repo.task_root(&["drop", "dr"]).ok();
+    let j = repo
+        .task_root(&["start", "dr", "--reset", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["status"], "active");
+    assert_eq!(record_status(&repo, "dr"), "active");
+    assert_eq!(
+        events(&repo, "dr"),
+        ["started", "provisioned", "dropped", "reset"]
+    );
+}
