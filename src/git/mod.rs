@@ -43,8 +43,19 @@ impl Repo {
     }
 
     /// Wraps an already opened repository.
+    ///
+    /// Without `user.name`/`user.email` configured, git-task's own commits and
+    /// reflog entries are signed `git-task <git-task@localhost>`, like `git
+    /// worktree add` works without an identity.
     pub fn from_gix(mut inner: gix::Repository) -> Result<Repo> {
-        inner.object_cache_size_if_unset(4 * 1024 * 1024);
+        if inner.committer().is_none() {
+            // Repositories gix opens internally (a new worktree's) read the identity from the environment.
+            std::env::set_var("GIT_COMMITTER_NAME", "git-task");
+            std::env::set_var("GIT_COMMITTER_EMAIL", "git-task@localhost");
+            inner
+                .committer_or_set_fallback("git-task", "git-task@localhost")
+                .map_err(|e| Error::repo("could not set a fallback identity", e))?;
+        }
         let common_dir = normalize(inner.common_dir());
         Ok(Repo { inner, common_dir })
     }

@@ -262,3 +262,25 @@ fn json_reports_keep_their_documented_keys() {
         assert!(v["kind"].is_string(), "every report has a kind: {v}");
     }
 }
+
+/// Without `user.name`/`user.email` (a fresh machine), `start` still works, as `git worktree add` does,
+/// and git-task's commits are signed by git-task itself.
+#[test]
+fn start_works_without_a_configured_identity() {
+    let repo = crate::common::TestRepo::new();
+    let home = repo.base().join("home");
+    std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
+    let run = repo.task_root(&["start", "anon"]).ok();
+    assert!(
+        std::path::Path::new(run.out()).join("README.md").exists(),
+        "{run}"
+    );
+    assert_eq!(
+        repo.git(
+            repo.root(),
+            &["log", "-1", "--format=%an <%ae>", "task/anon"]
+        ),
+        "git-task <git-task@localhost>"
+    );
+    repo.fsck();
+}
