@@ -22,6 +22,7 @@ pub struct DropArgs {
 struct DropReport {
     kind: &'static str,
     task: String,
+    mode: crate::task::Mode,
     status: Status,
     changed: bool,
     worktree: String,
@@ -34,10 +35,17 @@ impl Report for DropReport {
                 "Dropped task '{}'; its worktree stays at {}",
                 self.task, self.worktree
             ));
-            out.hint(format_args!(
-                "delete it with 'git task remove {}'",
-                self.task
-            ));
+            if self.mode == crate::task::Mode::Patch {
+                out.hint(format_args!(
+                    "undo its changes with 'git task revert {}'",
+                    self.task
+                ));
+            } else {
+                out.hint(format_args!(
+                    "delete it with 'git task remove {}'",
+                    self.task
+                ));
+            }
         } else {
             out.note(format_args!(
                 "Task '{}' is already {}; nothing changed",
@@ -58,6 +66,7 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
             Status::Dropped | Status::Merged | Status::Removed => {
                 let report = DropReport {
                     kind: "drop",
+                    mode: rec.state.mode,
                     task: id.to_string(),
                     status: rec.state.status,
                     changed: false,
@@ -78,6 +87,7 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
             Ok(rec) => {
                 let report = DropReport {
                     kind: "drop",
+                    mode: rec.state.mode,
                     task: id.to_string(),
                     status: Status::Dropped,
                     changed: true,

@@ -264,9 +264,9 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
 
 /// `start --mode patch`: snapshot the current worktree and work in it.
 fn run_patch(ctx: &Ctx, args: &StartArgs) -> CmdResult {
-    if args.path.is_some() || args.setup.is_some() {
+    if args.path.is_some() || args.setup.is_some() || args.sparse || args.copy_ignored {
         return Err(crate::Error::input(
-            "--path and --setup apply to worktree mode; a patch-mode task works in this worktree",
+            "--path, --setup, --sparse and --copy-ignored apply to worktree mode; a patch-mode task works in this worktree",
         )
         .hint("leave them out, or start the task in its own worktree: git task start <id>"));
     }

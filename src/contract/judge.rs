@@ -266,7 +266,7 @@ fn repair_text(
     lines.push(if ctx.staged {
         "Then commit again.".into()
     } else {
-        "Then commit, and merge again.".into()
+        "Then commit, and check again with 'git task check'.".into()
     });
     lines.join("\n")
 }

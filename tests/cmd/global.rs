@@ -237,7 +237,7 @@ fn json_reports_keep_their_documented_keys() {
     );
     assert_keys(
         &repo.task_root(&["drop", "js", "--json"]).ok().json(),
-        &["kind", "task", "status", "changed", "worktree"],
+        &["kind", "task", "mode", "status", "changed", "worktree"],
     );
     repo.write(&repo.task_dir("js"), "x.txt", "x\n");
     let remove = repo
