@@ -42,4 +42,6 @@ pub enum Command {
     Drop(drop::DropArgs),
     Remove(remove::RemoveArgs),
     Sweep(sweep::SweepArgs),
+    Merge(merge::MergeArgs),
+    Sync(sync::SyncArgs),
 }

@@ -4,12 +4,14 @@ pub mod drop;
 pub mod exec;
 pub mod list;
 pub mod log;
+pub mod merge;
 pub mod path;
 pub mod remove;
 pub mod scratch;
 pub mod start;
 pub mod status;
 pub mod sweep;
+pub mod sync;
 
 use crate::app::Ctx;
 use crate::cli::Command;
@@ -42,6 +44,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Drop(args) => drop::run(ctx, args),
         Command::Remove(args) => remove::run(ctx, args),
         Command::Sweep(args) => sweep::run(ctx, args),
+        Command::Merge(args) => merge::run(ctx, args),
+        Command::Sync(args) => sync::run(ctx, args),
     }
 }
 

@@ -3,7 +3,10 @@
 //! Everything that writes (refs, objects, worktrees, index) lives in the
 //! submodules; nothing outside `git/` calls gix's write APIs.
 
+pub mod cli;
 pub mod diff;
+pub mod merge;
+pub mod note;
 pub mod objects;
 pub mod refs;
 pub mod worktree;

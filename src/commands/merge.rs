@@ -1,0 +1,307 @@
+//! `git task merge`: the gate; lands tasks whose whole diff keeps the contract and whose checks pass.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::integrate::{self, Landed, Options, Outcome, Refusal, Strategy};
+use crate::output::{escape, Out, Palette, Report};
+use crate::task::TaskId;
+use owo_colors::OwoColorize;
+
+/// Land tasks on their base branch if their contract holds and checks pass
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// Tasks to merge, in this order (default: the active task of this worktree)
+    #[arg(value_parser = TaskId::parse)]
+    pub ids: Vec<TaskId>,
+    /// Land each task as one squash commit (default)
+    #[arg(long, conflicts_with_all = ["merge", "rebase"])]
+    pub squash: bool,
+    /// Land each task as a merge commit
+    #[arg(long, conflicts_with = "rebase")]
+    pub merge: bool,
+    /// Replay each task's own commits onto the branch
+    #[arg(long, conflicts_with = "message")]
+    pub rebase: bool,
+    /// Land on BRANCH instead of the tasks' base branch
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// Keep worktree and branch afterwards (default: task.keepOnMerge)
+    #[arg(long)]
+    pub keep: bool,
+    /// Skip the contract's checks (recorded in the event log)
+    #[arg(long)]
+    pub no_checks: bool,
+    /// Message of the squash or merge commit
+    #[arg(short, long, value_name = "MSG")]
+    pub message: Option<String>,
+}
+
+/// The answer of a merge that landed.
+#[derive(serde::Serialize)]
+struct MergeReport {
+    kind: &'static str,
+    #[serde(flatten)]
+    landed: Landed,
+}
+
+fn short_id(id: &str) -> &str {
+    &id[..12.min(id.len())]
+}
+
+fn short_ref(name: &str) -> &str {
+    name.strip_prefix("refs/heads/").unwrap_or(name)
+}
+
+impl Report for MergeReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        let p = &out.palette;
+        for t in &self.landed.tasks {
+            let commit = t.commit.as_deref().map(short_id).unwrap_or("(no change)");
+            if t.already_merged {
+                out.line(format_args!(
+                    "Task '{}' was already merged into {} as {commit} ({}); nothing to do",
+                    t.task.style(p.id),
+                    short_ref(&t.into),
+                    t.strategy
+                ))?;
+                continue;
+            }
+            let checks = match &t.checks {
+                Some(c) if c.skipped => "checks skipped".to_owned(),
+                Some(c) if c.commands.is_empty() => "no checks".to_owned(),
+                Some(c) => format!(
+                    "{} check{} passed",
+                    c.commands.len(),
+                    if c.commands.len() == 1 { "" } else { "s" }
+                ),
+                None => "no checks".to_owned(),
+            };
+            let how = match (t.strategy, t.commits.len()) {
+                (Strategy::Rebase, n) => {
+                    format!("{n} replayed commit{}", if n == 1 { "" } else { "s" })
+                }
+                (s, _) => s.to_string(),
+            };
+            out.line(format_args!(
+                "Merged task '{}' into {} as {} ({how}; {checks})",
+                t.task.style(p.id),
+                short_ref(&t.into),
+                commit.style(p.ok)
+            ))?;
+            if t.removed {
+                out.note(format_args!(
+                    "Removed the worktree and branch of '{}'",
+                    t.task
+                ));
+            } else {
+                out.note(format_args!(
+                    "Kept the worktree of '{}' at {}",
+                    t.task, t.worktree
+                ));
+            }
+        }
+        for w in &self.landed.updated_worktrees {
+            out.note(format_args!(
+                "Updated {} in '{}'",
+                short_ref(&self.landed.into),
+                w
+            ));
+        }
+        for w in &self.landed.warnings {
+            out.warn(w);
+        }
+        Ok(())
+    }
+}
+
+/// A refused merge: one JSON object for scripts, git-style text on stderr for people.
+pub(crate) struct Refused {
+    value: serde_json::Value,
+    text: String,
+}
+
+impl serde::Serialize for Refused {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}
+
+impl Report for Refused {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        out.raw_err(&self.text);
+        Ok(())
+    }
+}
+
+fn error_line(p: &Palette, text: &str) -> String {
+    format!("{} {text}\n", "error:".style(p.error))
+}
+
+fn hint_line(p: &Palette, text: &str) -> String {
+    format!("{} {text}\n", "hint:".style(p.hint))
+}
+
+fn refused(p: &Palette, refusal: Refusal) -> Refused {
+    match refusal {
+        Refusal::Violation(verdict) => {
+            let mut text = verdict.human(p);
+            text.push_str(&hint_line(p, "nothing was merged"));
+            Refused {
+                value: serde_json::to_value(&verdict).unwrap_or_default(),
+                text,
+            }
+        }
+        Refusal::TaskDirty {
+            task,
+            worktree,
+            paths,
+        } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "task '{task}' has uncommitted changes in '{worktree}': {}; nothing was merged",
+                    list(&paths)
+                ),
+            );
+            text.push_str(&hint_line(
+                p,
+                &format!(
+                    "commit them first: git task commit {task}   (or: git -C {worktree} commit)"
+                ),
+            ));
+            text.push_str(&hint_line(
+                p,
+                &format!("then merge again: git task merge {task}"),
+            ));
+            let value = serde_json::json!({ "kind": "uncommitted_changes", "task": task, "worktree": worktree, "paths": paths });
+            Refused { value, text }
+        }
+        Refusal::ChecksFailed { task, checks } => {
+            let mut text = String::new();
+            if let Some(last) = checks.commands.last() {
+                text.push_str(&last.output);
+                if !last.output.is_empty() && !last.output.ends_with('\n') {
+                    text.push('\n');
+                }
+                let how = if last.timed_out {
+                    "timed out".to_owned()
+                } else {
+                    format!(
+                        "failed (exit {})",
+                        last.code
+                            .map(|c| c.to_string())
+                            .unwrap_or_else(|| "by a signal".into())
+                    )
+                };
+                text.push_str(&error_line(
+                    p,
+                    &format!(
+                        "check '{}' of task '{task}' {how}; nothing was merged",
+                        last.command
+                    ),
+                ));
+            }
+            text.push_str(&hint_line(p, &format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit, and merge again")));
+            let value =
+                serde_json::json!({ "kind": "checks_failed", "task": task, "checks": checks });
+            Refused { value, text }
+        }
+        Refusal::Conflict { task, into, paths } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "task '{task}' conflicts with '{}'; nothing was merged. Conflicting paths:",
+                    short_ref(&into)
+                ),
+            );
+            for path in &paths {
+                text.push_str(&format!("  {}\n", escape(path)));
+            }
+            let hint = format!("git task sync {task}");
+            text.push_str(&hint_line(
+                p,
+                &format!(
+                    "bring '{}' into the task and resolve there: {hint}",
+                    short_ref(&into)
+                ),
+            ));
+            let value = serde_json::json!({ "kind": "merge_conflict", "task": task, "into": into, "paths": paths, "hint": hint });
+            Refused { value, text }
+        }
+        Refusal::TargetDirty {
+            into,
+            worktree,
+            paths,
+            detail,
+        } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "merging would overwrite local changes in '{worktree}', where '{}' is checked out: {}; nothing was merged",
+                    short_ref(&into),
+                    list(&paths)
+                ),
+            );
+            text.push_str(&hint_line(
+                p,
+                &format!("commit or stash them (git -C {worktree} stash -u), then merge again"),
+            ));
+            let value = serde_json::json!({ "kind": "target_dirty", "into": into, "worktree": worktree, "paths": paths, "detail": detail });
+            Refused { value, text }
+        }
+    }
+}
+
+fn list(paths: &[String]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .take(10)
+        .map(|p| escape(p).into_owned())
+        .collect();
+    let more = paths.len().saturating_sub(shown.len());
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    if text.is_empty() {
+        text.push_str("(see 'git status')");
+    }
+    text
+}
+
+pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
+    let ids = if args.ids.is_empty() {
+        vec![crate::task::resolve(&ctx.repo, &ctx.settings, None)?
+            .state
+            .task_id()]
+    } else {
+        args.ids.clone()
+    };
+    let strategy = if args.merge {
+        Strategy::Merge
+    } else if args.rebase {
+        Strategy::Rebase
+    } else {
+        Strategy::Squash
+    };
+    let opts = Options {
+        strategy,
+        into: args.into.clone(),
+        keep: args.keep,
+        no_checks: args.no_checks,
+        message: args.message.clone(),
+    };
+    match integrate::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
+        Outcome::Landed(landed) => emit(
+            ctx,
+            &MergeReport {
+                kind: "merge",
+                landed,
+            },
+            Done::Ok,
+        ),
+        Outcome::Refused(refusal) => {
+            emit(ctx, &refused(&ctx.out.err_palette, refusal), Done::Negative)
+        }
+    }
+}

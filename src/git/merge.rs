@@ -1,0 +1,261 @@
+//! In-memory merges and the commits that record them: nothing here touches a
+//! worktree, an index or a ref. Objects are written to the object database
+//! (merged blobs, trees, commits); until a ref points at them they are
+//! unreachable and harmless.
+
+use super::{objects, ObjectId, Repo};
+use crate::error::{Context, Error, Result};
+use gix::bstr::BStr;
+use gix::object::tree::EntryKind;
+
+/// The result of merging two trees.
+#[derive(Clone, Debug)]
+pub struct TreeMerge {
+    /// The merged tree; only meaningful when `conflicts` is empty.
+    pub tree: Option<ObjectId>,
+    /// Every path with a conflict git would not resolve on its own, sorted.
+    pub conflicts: Vec<String>,
+}
+
+/// Returns the tree to use as the common ancestor of commits `a` and `b`:
+/// the tree of their merge base, a merged (virtual) base when there are
+/// several, or the empty tree when the histories are unrelated.
+pub fn ancestor_tree(repo: &Repo, a: ObjectId, b: ObjectId) -> Result<ObjectId> {
+    let bases: Vec<ObjectId> = repo
+        .inner
+        .merge_bases_many(a, &[b])
+        .context(|| format!("could not find a merge base of {a} and {b}"))?
+        .into_iter()
+        .map(|id| id.detach())
+        .collect();
+    match bases.as_slice() {
+        [] => Ok(objects::empty_tree(repo)),
+        [one] => objects::commit_tree(repo, *one),
+        many => {
+            let options = repo
+                .inner
+                .tree_merge_options()
+                .context(|| "could not read the merge options".into())?;
+            let virtual_base = repo
+                .inner
+                .virtual_merge_base(many.iter().copied(), options)
+                .context(|| format!("could not merge the merge bases of {a} and {b}"))?;
+            Ok(virtual_base.tree_id.detach())
+        }
+    }
+}
+
+/// Merges `theirs` into `ours` given their common `ancestor` (three trees), the way `git merge-tree --write-tree` does.
+///
+/// `labels` name ancestor, ours and theirs in conflict markers.
+pub fn merge_trees(
+    repo: &Repo,
+    ancestor: ObjectId,
+    ours: ObjectId,
+    theirs: ObjectId,
+    labels: [&str; 3],
+) -> Result<TreeMerge> {
+    if theirs == ancestor || theirs == ours {
+        return Ok(TreeMerge {
+            tree: Some(ours),
+            conflicts: Vec::new(),
+        });
+    }
+    if ours == ancestor {
+        return Ok(TreeMerge {
+            tree: Some(theirs),
+            conflicts: Vec::new(),
+        });
+    }
+    let options = repo
+        .inner
+        .tree_merge_options()
+        .context(|| "could not read the merge options".into())?;
+    let labels = gix::merge::blob::builtin_driver::text::Labels {
+        ancestor: Some(<&BStr>::from(labels[0])),
+        current: Some(<&BStr>::from(labels[1])),
+        other: Some(<&BStr>::from(labels[2])),
+    };
+    let mut outcome = repo
+        .inner
+        .merge_trees(ancestor, ours, theirs, labels, options)
+        .context(|| format!("could not merge tree {theirs} into {ours}"))?;
+    // Auto-resolved conflicts are listed too: only the unresolved ones count (STYLE B.14).
+    let how = gix::merge::tree::TreatAsUnresolved::git();
+    let mut conflicts: Vec<String> = outcome
+        .conflicts
+        .iter()
+        .filter(|c| c.is_unresolved(how))
+        .flat_map(|c| {
+            [
+                c.ours.location().to_string(),
+                c.theirs.location().to_string(),
+            ]
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    conflicts.sort();
+    conflicts.dedup();
+    if !conflicts.is_empty() {
+        return Ok(TreeMerge {
+            tree: None,
+            conflicts,
+        });
+    }
+    let tree = outcome
+        .tree
+        .write()
+        .context(|| "could not write the merged tree".into())?
+        .detach();
+    Ok(TreeMerge {
+        tree: Some(tree),
+        conflicts,
+    })
+}
+
+/// Returns the entry at top-level `name` in `tree`, if it is a file or link.
+pub fn root_entry(
+    repo: &Repo,
+    tree: ObjectId,
+    name: &str,
+) -> Result<Option<(EntryKind, ObjectId)>> {
+    let t = repo
+        .inner
+        .find_tree(tree)
+        .context(|| format!("could not read tree {tree}"))?;
+    let found = t.find_entry(name).map(|e| (e.mode().kind(), e.object_id()));
+    Ok(found.filter(|(kind, _)| !matches!(kind, EntryKind::Tree)))
+}
+
+/// Returns `tree` with its top-level `name` set to `entry` (or removed when `None`), writing a tree only when that changes it.
+pub fn with_root_entry(
+    repo: &Repo,
+    tree: ObjectId,
+    name: &str,
+    entry: Option<(EntryKind, ObjectId)>,
+) -> Result<ObjectId> {
+    let current = root_entry(repo, tree, name)?;
+    if current == entry {
+        return Ok(tree);
+    }
+    let edit = match entry {
+        Some((kind, id)) => objects::TreeEdit::Upsert(name, kind, id),
+        None => objects::TreeEdit::Remove(name),
+    };
+    objects::edit_tree(repo, tree, &[edit])
+}
+
+/// What a commit is made of.
+#[derive(Clone, Debug)]
+pub struct CommitInfo {
+    /// The commit id.
+    pub id: ObjectId,
+    /// Its root tree.
+    pub tree: ObjectId,
+    /// Its parents.
+    pub parents: Vec<ObjectId>,
+    /// Its full message.
+    pub message: String,
+    /// Its author, kept when the commit is replayed.
+    pub author: gix::actor::Signature,
+}
+
+impl CommitInfo {
+    /// Returns the first line of the message.
+    pub fn subject(&self) -> &str {
+        self.message.lines().next().unwrap_or("").trim()
+    }
+}
+
+/// Reads a commit's tree, parents, message and author.
+pub fn commit_info(repo: &Repo, id: ObjectId) -> Result<CommitInfo> {
+    let commit = repo
+        .inner
+        .find_commit(id)
+        .context(|| format!("could not read commit {id}"))?;
+    let decoded = commit
+        .decode()
+        .context(|| format!("could not decode commit {id}"))?;
+    let author = decoded
+        .author()
+        .context(|| format!("could not read the author of {id}"))?;
+    Ok(CommitInfo {
+        id,
+        tree: decoded.tree(),
+        parents: decoded.parents().collect(),
+        message: String::from_utf8_lossy(decoded.message).into_owned(),
+        author: author
+            .to_owned()
+            .context(|| format!("could not read the author of {id}"))?,
+    })
+}
+
+/// Returns the commits on the first-parent line from `tip` back to (not including) what `hidden` reaches, oldest first.
+pub fn first_parent_line(repo: &Repo, hidden: ObjectId, tip: ObjectId) -> Result<Vec<CommitInfo>> {
+    let walk = repo
+        .inner
+        .rev_walk([tip])
+        .with_hidden([hidden])
+        .all()
+        .context(|| format!("could not walk {hidden}..{tip}"))?;
+    let mut reachable = std::collections::HashSet::new();
+    for info in walk {
+        let info = info.map_err(|e| Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        reachable.insert(info.id);
+    }
+    let mut line = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next.filter(|id| reachable.contains(id)) {
+        let info = commit_info(repo, id)?;
+        next = info.parents.first().copied();
+        line.push(info);
+    }
+    line.reverse();
+    Ok(line)
+}
+
+/// Writes a commit; `author` defaults to the configured author, the committer is always the configured committer.
+pub fn write_commit(
+    repo: &Repo,
+    tree: ObjectId,
+    parents: &[ObjectId],
+    message: &str,
+    author: Option<&gix::actor::Signature>,
+) -> Result<ObjectId> {
+    let committer = identity(repo.inner.committer())?;
+    let author = match author {
+        Some(a) => a.clone(),
+        None => identity(repo.inner.author())?,
+    };
+    let commit = gix::objs::Commit {
+        message: message.into(),
+        tree,
+        author,
+        committer,
+        encoding: None,
+        parents: parents.iter().copied().collect(),
+        extra_headers: Default::default(),
+    };
+    Ok(repo
+        .inner
+        .write_object(commit)
+        .context(|| "could not write a commit".into())?
+        .detach())
+}
+
+fn identity<E>(
+    found: Option<std::result::Result<gix::actor::SignatureRef<'_>, E>>,
+) -> Result<gix::actor::Signature>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let missing = || {
+        Error::input("no identity configured for the commit")
+            .hint("set one with: git config user.name 'Your Name' && git config user.email you@example.com")
+    };
+    let sig = found
+        .ok_or_else(missing)?
+        .context(|| "could not read the configured identity".into())?;
+    sig.to_owned()
+        .context(|| "could not read the configured identity".into())
+}
