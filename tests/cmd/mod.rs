@@ -1,1 +1,4 @@
 //! Black-box tests, one file per command.
+
+mod merge;
+mod sync;
