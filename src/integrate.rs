@@ -17,12 +17,19 @@
 //!   has one and has none otherwise; a commit that only touched the contract
 //!   file is not replayed.
 //! * **A checked-out target is updated, never clobbered.** Where the target
-//!   branch is checked out (main worktree or a linked one), `git read-tree -n
-//!   -m -u old new` first checks, with git's own rules, that no local change
-//!   is in the way; only then do the refs move, and `git read-tree -m -u`
-//!   updates index and files (see `git::cli` for why git is called here). If
-//!   that worktree changed in between and git refuses, the refs are moved back
-//!   (compare-and-swap again) and the merge is reported as refused.
+//!   branch is checked out (main worktree or a linked one), nothing moves
+//!   unless updating that worktree would overwrite no local change: a fast
+//!   in-process check of just the paths the merge changes (index entry and
+//!   file content equal to the old tip's, nothing in the way of an added path);
+//!   when it is not certain, git decides with `git read-tree -n -m -u old new`
+//!   (its own rules, nothing written). Then the refs move and `git read-tree
+//!   -m -u old new` updates index and files (see `git::cli` for why git is
+//!   called here). If that worktree changed in between and git refuses, the
+//!   refs are moved back (compare-and-swap again) and the merge is reported as
+//!   refused. A process killed between the ref move and that update leaves the
+//!   worktree at the old tip (`git status` shows the merge reversed; nothing is
+//!   lost): `git read-tree -m -u <old> <new>` there, both ids in the reflog of
+//!   the target branch, finishes it.
 //! * **Repeating is a no-op.** A task already merged is reported with its
 //!   earlier merge, and a clean-up an interrupted merge left undone (worktree
 //!   still present) is finished.
@@ -361,6 +368,10 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     let checked_out = checked_out_at(repo, &target, &linked)?;
     if new_tip != old_tip {
         for path in &checked_out {
+            // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
+            if gmerge::update_is_certainly_safe(repo, path, old_tip, new_tip)? {
+                continue;
+            }
             if let Some(refusal) = refuse_overwrite(path, old_tip, new_tip, &target)? {
                 return Ok(Outcome::Refused(refusal));
             }
@@ -471,7 +482,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     let mut updated = Vec::new();
     if new_tip != old_tip {
         for (i, path) in checked_out.iter().enumerate() {
-            let run = cli::two_tree_update(path, old_tip, new_tip, false)?;
+            let run = cli::update_worktree(path, old_tip, new_tip)?;
             if !run.success {
                 for done in checked_out[..i].iter().rev() {
                     let _ = cli::two_tree_update(done, new_tip, old_tip, false);

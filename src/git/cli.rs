@@ -11,7 +11,10 @@
 //!   file) in the worktree, and no untracked or ignored file may be in the way;
 //!   everything else (unrelated edits, staged changes) stays as it is. With
 //!   `dry_run` (`-n`) the same checks run and nothing is written, which is how
-//!   `merge` refuses *before* any ref moves.
+//!   `merge` refuses *before* any ref moves when its own quick check of the
+//!   changed paths (`git::merge::update_is_certainly_safe`) is not certain.
+//!   read-tree trusts the index's stat data, so a refusal that only says "not
+//!   uptodate" is retried once after `git update-index -q --refresh`.
 //! * [`merge_leaving_conflicts`]: `git merge` in a task worktree, used by `sync`
 //!   only when the in-process merge found conflicts, so the user gets git's
 //!   usual conflict state (markers, `MERGE_HEAD`) to resolve.
@@ -97,6 +100,18 @@ pub fn two_tree_update(
     }
     cmd.arg(old.to_string()).arg(new.to_string());
     run(cmd, &format!("update '{}'", worktree.display()))
+}
+
+/// Moves the index and files of `worktree` from `old` to `new` for real; when git
+/// only refuses because the index's stat data is stale (a touched but unchanged
+/// file), refreshes the index and tries once more, as `git merge` would.
+pub fn update_worktree(worktree: &Path, old: ObjectId, new: ObjectId) -> Result<GitRun> {
+    let run = two_tree_update(worktree, old, new, false)?;
+    if run.success || !run.stderr.contains("not uptodate") {
+        return Ok(run);
+    }
+    refresh_index(worktree)?;
+    two_tree_update(worktree, old, new, false)
 }
 
 /// Refreshes the stat data of the index of `worktree` (`git update-index -q --refresh`), so that

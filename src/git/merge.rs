@@ -259,3 +259,125 @@ where
     sig.to_owned()
         .context(|| "could not read the configured identity".into())
 }
+
+/// Returns `true` when moving the worktree at `worktree` (with its branch at
+/// commit `old`) to commit `new` certainly overwrites nothing: every path that
+/// differs between the two is, in that worktree's index and on disk, exactly
+/// as in `old`, and nothing is in the way of a path `new` adds.
+///
+/// `false` means "not certain" (a local change, a conflict, a file becoming a
+/// directory, a submodule): the caller then asks git (`git read-tree -n -m -u`)
+/// for the authoritative answer and its message. This check only reads the
+/// paths the merge changes, so it costs little on a large worktree.
+pub fn update_is_certainly_safe(
+    repo: &Repo,
+    worktree: &std::path::Path,
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<bool> {
+    use gix::bstr::ByteSlice;
+    let changes = super::diff::tree_to_tree(
+        repo,
+        objects::commit_tree(repo, old)?,
+        objects::commit_tree(repo, new)?,
+    )?;
+    if changes.is_empty() {
+        return Ok(true);
+    }
+    let opened;
+    let wt_repo = if repo
+        .workdir()
+        .is_some_and(|w| super::normalize(w) == super::normalize(worktree))
+    {
+        repo
+    } else {
+        opened = super::worktree::open_at(worktree)?;
+        &opened
+    };
+    let index = wt_repo
+        .inner
+        .index_or_empty()
+        .context(|| format!("could not read the index of '{}'", worktree.display()))?;
+    for change in &changes {
+        let path = change.path.as_bytes().as_bstr();
+        let staged = index.entry_by_path_and_stage(path, gix::index::entry::Stage::Unconflicted);
+        if staged.is_none() && index.entry_index_by_path(path).is_ok() {
+            return Ok(false); // conflict stages
+        }
+        let full = worktree.join(&change.path);
+        match (change.old, staged) {
+            (Some((kind, id)), Some(entry)) => {
+                let entry_kind = entry.mode.to_tree_entry_mode().map(|m| m.kind());
+                if entry.id != id
+                    || entry_kind != Some(kind)
+                    || matches!(kind, EntryKind::Commit | EntryKind::Tree)
+                {
+                    return Ok(false);
+                }
+                match file_id(repo, &full)? {
+                    FileState::Missing => {}
+                    FileState::Present(k, file) if k == kind && file == id => {}
+                    _ => return Ok(false),
+                }
+            }
+            (None, None) => {
+                if !matches!(file_id(repo, &full)?, FileState::Missing) {
+                    return Ok(false);
+                }
+            }
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+enum FileState {
+    Missing,
+    Present(EntryKind, ObjectId),
+    Other,
+}
+
+/// Hashes the file at `full` as git would store it, without writing anything.
+fn file_id(repo: &Repo, full: &std::path::Path) -> Result<FileState> {
+    let meta = match std::fs::symlink_metadata(full) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileState::Missing),
+        // A parent that is a file (ENOTDIR) or anything odd: let git decide.
+        Err(_) => return Ok(FileState::Other),
+    };
+    let (kind, bytes) = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(full)
+            .context(|| format!("could not read link '{}'", full.display()))?;
+        let Ok(target) = gix::path::into_bstr(target).map(|b| b.into_owned()) else {
+            return Ok(FileState::Other);
+        };
+        (EntryKind::Link, Vec::from(target))
+    } else if meta.is_file() {
+        let bytes =
+            std::fs::read(full).context(|| format!("could not read '{}'", full.display()))?;
+        (
+            if is_executable(&meta) {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            },
+            bytes,
+        )
+    } else {
+        return Ok(FileState::Other);
+    };
+    let id = gix::objs::compute_hash(repo.inner.object_hash(), gix::object::Kind::Blob, &bytes)
+        .context(|| format!("could not hash '{}'", full.display()))?;
+    Ok(FileState::Present(kind, id))
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    false
+}

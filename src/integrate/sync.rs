@@ -218,15 +218,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
         }
     };
 
-    let check = cli::two_tree_update(&linked.path, task_tip, new_tip, true)?;
-    if !check.success {
-        return Ok(Err(Stopped::Dirty {
-            task: id.to_string(),
-            worktree: wt_display,
-            paths: cli::listed_paths(&check.stderr),
-            merging: false,
-        }));
-    }
+    // The worktree is clean (checked above), so the update cannot overwrite anything; git still checks.
     let details = serde_json::json!({ "base": base_tip.to_string(), "commit": new_tip.to_string(), "merged": true, "fast_forward": fast_forward });
     let branch_update = Update::update(
         rec.state.branch.clone(),
@@ -248,7 +240,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
         }
         Err(RefError::Other(e)) => return Err(e),
     }
-    let run = cli::two_tree_update(&linked.path, task_tip, new_tip, false)?;
+    let run = cli::update_worktree(&linked.path, task_tip, new_tip)?;
     if !run.success {
         let mut back = vec![
             Update::update(

@@ -620,3 +620,18 @@ fn the_bases_own_contract_file_is_kept() {
     );
     assert_eq!(repo.porcelain(repo.root()), "");
 }
+
+/// A file rewritten with the same content (stale stat data in the index) does not block the merge.
+#[test]
+fn touched_but_unchanged_file_does_not_block() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# from the task\n");
+    commit_all(&repo, &wt, "Task edit");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    repo.write(repo.root(), "README.md", "# demo\n");
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "README.md"), "# from the task\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
