@@ -914,6 +914,21 @@ mod tests {
     }
 
     #[test]
+    fn reverse_undoes_each_change() {
+        let a = ObjectId::null(gix::hash::Kind::Sha1);
+        let b = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let ups = vec![
+            Update::update("refs/heads/main", a, b, "m"),
+            Update::create("refs/notes/tasks", b, "n"),
+            Update::delete("refs/heads/task/x", a, "d"),
+        ];
+        let back = reverse(&ups);
+        assert_eq!((back[0].new, back[0].expect), (Some(a), Expect::Is(b)));
+        assert_eq!((back[1].new, back[1].expect), (None, Expect::Is(b)));
+        assert_eq!((back[2].new, back[2].expect), (Some(a), Expect::Absent));
+    }
+
+    #[test]
     fn full_branch_names() {
         assert_eq!(full_branch("main"), "refs/heads/main");
         assert_eq!(full_branch("refs/heads/x"), "refs/heads/x");

@@ -298,6 +298,10 @@ pub fn update_is_certainly_safe(
         .inner
         .index_or_empty()
         .context(|| format!("could not read the index of '{}'", worktree.display()))?;
+    // An unfinished merge anywhere in that index makes git refuse any two-tree update.
+    if index.entries().iter().any(|e| e.stage_raw() != 0) {
+        return Ok(false);
+    }
     for change in &changes {
         let path = change.path.as_bytes().as_bstr();
         let staged = index.entry_by_path_and_stage(path, gix::index::entry::Stage::Unconflicted);

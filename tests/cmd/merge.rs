@@ -635,3 +635,64 @@ fn touched_but_unchanged_file_does_not_block() {
     assert_eq!(repo.porcelain(repo.root()), "");
     repo.fsck();
 }
+
+/// An unfinished merge in the base worktree blocks the merge; nothing moves.
+#[test]
+fn unfinished_merge_in_base_worktree_blocks_the_merge() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.git(repo.root(), &["checkout", "-q", "-b", "other"]);
+    repo.write(repo.root(), "README.md", "# other\n");
+    commit_all(&repo, repo.root(), "Other");
+    repo.git(repo.root(), &["checkout", "-q", "main"]);
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "Main");
+    assert_eq!(repo.git_run(repo.root(), &["merge", "-q", "other"]).code, 1);
+    let before = main_tip(&repo);
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty");
+    assert_eq!(main_tip(&repo), before);
+    assert!(repo.porcelain(repo.root()).contains("UU README.md"));
+    assert!(wt.exists());
+}
+
+/// A merge interrupted before its clean-up is finished by running it again.
+#[test]
+fn repeating_a_merge_finishes_its_clean_up() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.task_root(&["merge", "t1"]).ok();
+    // What a merge killed right after its ref transaction leaves: the worktree still registered.
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()],
+    );
+    let json = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(json["tasks"][0]["already_merged"], true);
+    assert!(!wt.exists());
+    assert_eq!(repo.worktrees().len(), 1);
+    repo.fsck();
+}
+
+/// Bad input exits 2 and changes nothing.
+#[test]
+fn bad_input_exits_2() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    repo.start("t1", &[]);
+    repo.task_root(&["merge", "nope"]).code(2);
+    repo.task_root(&["merge", "t1", "--into", "no-such-branch"])
+        .code(2);
+    repo.task_root(&["merge", "t1", "--rebase", "-m", "x"])
+        .code(2);
+    repo.task_root(&["merge", "t1", "--merge", "--squash"])
+        .code(2);
+    repo.task_root(&["merge", "t1", "t1"]).code(2);
+    repo.task_root(&["sync", "nope"]).code(2);
+    assert_eq!(main_tip(&repo), before);
+}
