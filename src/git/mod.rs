@@ -9,6 +9,7 @@ pub mod merge;
 pub mod note;
 pub mod objects;
 pub mod refs;
+pub mod status;
 pub mod worktree;
 
 use crate::error::{Context, Error, Result};
