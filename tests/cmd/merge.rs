@@ -696,3 +696,24 @@ fn bad_input_exits_2() {
     repo.task_root(&["sync", "nope"]).code(2);
     assert_eq!(main_tip(&repo), before);
 }
+
+/// A staged change and an untracked file each count as uncommitted work.
+#[test]
+fn staged_or_untracked_work_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(&wt, "README.md", "# staged\n");
+    repo.git(&wt, &["add", "README.md"]);
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "uncommitted_changes");
+    assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    repo.git(&wt, &["reset", "-q", "--hard"]);
+    repo.write(&wt, "scratch.txt", "untracked\n");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["paths"], serde_json::json!(["scratch.txt"]));
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.read(&wt, "scratch.txt"), "untracked\n");
+}
