@@ -180,8 +180,20 @@ pub fn prepare_append(
     details: serde_json::Value,
 ) -> Result<(Update, Record)> {
     let id = state.task_id();
-    let commit = event_commit(repo, Some(record.tip), state, &record.contract_text, event, &details)?;
-    let update = Update::update(layout::record_ref(&id), record.tip, commit, format!("git-task: {event} {id}"));
+    let commit = event_commit(
+        repo,
+        Some(record.tip),
+        state,
+        &record.contract_text,
+        event,
+        &details,
+    )?;
+    let update = Update::update(
+        layout::record_ref(&id),
+        record.tip,
+        commit,
+        format!("git-task: {event} {id}"),
+    );
     let next = Record {
         state: state.clone(),
         contract: record.contract.clone(),
