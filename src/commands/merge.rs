@@ -234,17 +234,38 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             paths,
             detail,
         } => {
-            let mut text = error_line(
-                p,
-                &format!(
-                    "merging would overwrite local changes in '{worktree}', where '{}' is checked out: {}; nothing was merged",
-                    short_ref(&into),
-                    list(&paths)
-                ),
-            );
+            let mut text = if paths.is_empty() {
+                // Not a file in the way (e.g. an unfinished merge there): pass on what git said.
+                let said: Vec<&str> = detail
+                    .lines()
+                    .map(|l| {
+                        l.trim_start_matches("error: ")
+                            .trim_start_matches("fatal: ")
+                            .trim()
+                    })
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                error_line(
+                    p,
+                    &format!(
+                        "cannot update '{worktree}', where '{}' is checked out: {}; nothing was merged",
+                        short_ref(&into),
+                        escape(&said.join("; "))
+                    ),
+                )
+            } else {
+                error_line(
+                    p,
+                    &format!(
+                        "merging would overwrite local changes in '{worktree}', where '{}' is checked out: {}; nothing was merged",
+                        short_ref(&into),
+                        list(&paths)
+                    ),
+                )
+            };
             text.push_str(&hint_line(
                 p,
-                &format!("commit or stash them (git -C {worktree} stash -u), then merge again"),
+                &format!("commit or stash the changes there (git -C {worktree} stash -u), or finish what is in progress, then merge again"),
             ));
             let value = serde_json::json!({ "kind": "target_dirty", "into": into, "worktree": worktree, "paths": paths, "detail": detail });
             Refused { value, text }
