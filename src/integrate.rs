@@ -30,6 +30,13 @@
 //!   worktree at the old tip (`git status` shows the merge reversed; nothing is
 //!   lost): `git read-tree -m -u <old> <new>` there, both ids in the reflog of
 //!   the target branch, finishes it.
+//! * **Concurrent merges queue up.** Checks run unlocked; then a lock file per
+//!   target branch (`<common dir>/git-task/locks/`) is held from the final
+//!   check of the checked-out target to its update. If the target moved while
+//!   the checks ran, the tasks are merged again onto its new tip (their checks
+//!   stay valid: the tasks did not change). A writer outside git-task that
+//!   moves the target in the last moment makes the transaction fail: nothing
+//!   lands (exit 128).
 //! * **Repeating is a no-op.** A task already merged is reported with its
 //!   earlier merge, and a clean-up an interrupted merge left undone (worktree
 //!   still present) is finished.
@@ -346,44 +353,20 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         });
     }
 
-    // 2. Merge in memory, chained in the given order.
-    let mut cur = old_tip;
-    for p in &mut pending {
-        let id = p.record.state.task_id();
-        let result = match opts.strategy {
-            Strategy::Squash | Strategy::Merge => land_whole(repo, &id, cur, p.tip, &target, opts)?,
-            Strategy::Rebase => replay(repo, cur, p.tip, &target)?,
-        };
-        match result {
-            Ok(commits) => {
-                if let Some(last) = commits.last() {
-                    cur = *last;
-                }
-                p.commits = commits;
-            }
-            Err(paths) => {
-                return Ok(Outcome::Refused(Refusal::Conflict {
-                    task: id.to_string(),
-                    into: target,
-                    paths,
-                }))
-            }
-        }
+    // 2. Merge in memory, chained in the given order (a conflict refuses before any check runs).
+    if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
+        return Ok(Outcome::Refused(refusal));
     }
-    let new_tip = cur;
+    let mut new_tip = pending
+        .iter()
+        .rev()
+        .find_map(|p| p.commits.last().copied())
+        .unwrap_or(old_tip);
 
     // 3. Where the target is checked out, make sure the update would not overwrite anything.
     let checked_out = checked_out_at(repo, &target, &linked)?;
-    if new_tip != old_tip {
-        for path in &checked_out {
-            // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
-            if gmerge::update_is_certainly_safe(repo, path, old_tip, new_tip)? {
-                continue;
-            }
-            if let Some(refusal) = refuse_overwrite(path, old_tip, new_tip, &target)? {
-                return Ok(Outcome::Refused(refusal));
-            }
-        }
+    if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+        return Ok(Outcome::Refused(refusal));
     }
 
     // 4. Checks of the frozen contracts, in each task worktree; the run (or the skip) is recorded.
@@ -410,6 +393,33 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             }));
         }
         p.checks = Some(run);
+    }
+
+    // From here to the worktree update, merges into this branch by other git-task processes wait:
+    // they would otherwise race on the checked-out worktree's index.
+    let _lock = BranchLock::acquire(repo, &target)?;
+    let mut old_tip = old_tip;
+    let current = repo.find_ref(&target)?.ok_or_else(|| {
+        Error::repo_msg(format!(
+            "branch '{}' was deleted while merging",
+            short(&target)
+        ))
+    })?;
+    if current != old_tip {
+        // The target moved while the checks ran: merge again onto its new tip (the checks stay valid:
+        // they ran on the tasks' content, which did not change).
+        old_tip = current;
+        if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
+            return Ok(Outcome::Refused(refusal));
+        }
+        new_tip = pending
+            .iter()
+            .rev()
+            .find_map(|p| p.commits.last().copied())
+            .unwrap_or(old_tip);
+        if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+            return Ok(Outcome::Refused(refusal));
+        }
     }
 
     // 5. One transaction: target, notes, records, task branches.
@@ -537,6 +547,136 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         updated_worktrees: updated,
         warnings,
     }))
+}
+
+/// Merges every pending task in memory, chained in order onto `onto`; sets each task's commits.
+fn merge_all(
+    repo: &Repo,
+    pending: &mut [Pending],
+    onto: ObjectId,
+    target: &str,
+    opts: &Options,
+) -> Result<std::result::Result<(), Refusal>> {
+    let mut cur = onto;
+    for p in pending.iter_mut() {
+        let id = p.record.state.task_id();
+        let result = match opts.strategy {
+            Strategy::Squash | Strategy::Merge => land_whole(repo, &id, cur, p.tip, target, opts)?,
+            Strategy::Rebase => replay(repo, cur, p.tip, target)?,
+        };
+        match result {
+            Ok(commits) => {
+                if let Some(last) = commits.last() {
+                    cur = *last;
+                }
+                p.commits = commits;
+            }
+            Err(paths) => {
+                return Ok(Err(Refusal::Conflict {
+                    task: id.to_string(),
+                    into: target.to_owned(),
+                    paths,
+                }))
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Checks every worktree where the target is checked out: `Some(refusal)` if moving it from `old` to `new` would overwrite a local change.
+fn check_targets(
+    repo: &Repo,
+    checked_out: &[PathBuf],
+    old: ObjectId,
+    new: ObjectId,
+    target: &str,
+) -> Result<Option<Refusal>> {
+    if new == old {
+        return Ok(None);
+    }
+    for path in checked_out {
+        // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
+        if gmerge::update_is_certainly_safe(repo, path, old, new)? {
+            continue;
+        }
+        if let Some(refusal) = refuse_overwrite(path, old, new, target)? {
+            return Ok(Some(refusal));
+        }
+    }
+    Ok(None)
+}
+
+/// A lock file under `<common dir>/git-task/locks/` that serializes merges into one branch.
+///
+/// Held from the final check of the checked-out target to its update; a lock
+/// whose process is gone is taken over; after 60 s of waiting the merge fails.
+struct BranchLock {
+    path: PathBuf,
+}
+
+impl BranchLock {
+    fn acquire(repo: &Repo, branch: &str) -> Result<BranchLock> {
+        let dir = repo.common_dir().join("git-task").join("locks");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+        let path = dir.join(format!("merge-{}.lock", branch.replace('/', "%")));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    use std::io::Write;
+                    let _ = writeln!(file, "{}", std::process::id());
+                    return Ok(BranchLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|t| t.trim().parse::<u32>().ok());
+                    if holder.is_some_and(|pid| !process_alive(pid)) {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    if std::time::Instant::now() >= deadline {
+                        return Err(Error::repo_msg(format!(
+                            "another git-task merge into '{}' has been running for a minute",
+                            short(branch)
+                        ))
+                        .hint(format!(
+                            "if no merge is running, delete '{}'",
+                            path.display()
+                        )));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => {
+                    return Err(Error::repo(
+                        format!("could not create '{}'", path.display()),
+                        e,
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl Drop for BranchLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Returns whether process `pid` still runs (always `true` where that cannot be told).
+fn process_alive(pid: u32) -> bool {
+    let proc_dir = std::path::Path::new("/proc");
+    if proc_dir.is_dir() {
+        proc_dir.join(pid.to_string()).exists()
+    } else {
+        true
+    }
 }
 
 /// Squash or merge commit of `task_tip` onto `onto`: `Ok(commits)` (empty when the task changes nothing), or `Err(conflicting paths)`.

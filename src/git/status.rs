@@ -45,11 +45,10 @@ pub fn is_clean_fast(repo: &Repo) -> Result<Option<bool>> {
         use gix::status::index_worktree::Item;
         use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
         let dirty = match item {
-            Item::Modification { status, .. } => match status {
-                EntryStatus::NeedsUpdate(_)
-                | EntryStatus::Change(Change::SubmoduleModification(_)) => false,
-                _ => true,
-            },
+            Item::Modification { status, .. } => !matches!(
+                status,
+                EntryStatus::NeedsUpdate(_) | EntryStatus::Change(Change::SubmoduleModification(_))
+            ),
             Item::DirectoryContents { entry, .. } => {
                 matches!(entry.status, gix::dir::entry::Status::Untracked)
             }

@@ -717,3 +717,39 @@ fn staged_or_untracked_work_is_refused() {
     assert_eq!(main_tip(&repo), before);
     assert_eq!(repo.read(&wt, "scratch.txt"), "untracked\n");
 }
+
+/// Two merges into the same branch at the same time both land, one after the other.
+#[test]
+fn concurrent_merges_into_one_branch_both_land() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let ids = ["a", "b", "c"];
+    for (i, id) in ids.iter().enumerate() {
+        let wt = repo.start(id, &["--check", "sleep 0.2"]);
+        repo.write(&wt, &format!("src/file{i}.rs"), &format!("// {id}\n"));
+        commit_all(&repo, &wt, &format!("Task {id}"));
+    }
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = ids
+            .iter()
+            .map(|id| s.spawn(|| repo.task_root(&["merge", id])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in runs {
+        run.ok();
+    }
+    let subjects = repo.git(
+        repo.root(),
+        &["log", "--format=%s", &format!("{before}..main")],
+    );
+    assert_eq!(subjects.lines().count(), 3, "{subjects}");
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(
+            repo.read(repo.root(), &format!("src/file{i}.rs")),
+            format!("// {id}\n")
+        );
+    }
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
