@@ -397,7 +397,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
 
     // From here to the worktree update, merges into this branch by other git-task processes wait:
     // they would otherwise race on the checked-out worktree's index.
-    let _lock = BranchLock::acquire(repo, &target)?;
+    let lock = BranchLock::acquire(repo, &target)?;
     let mut old_tip = old_tip;
     let current = repo.find_ref(&target)?.ok_or_else(|| {
         Error::repo_msg(format!(
@@ -519,6 +519,8 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             updated.push(path.display().to_string());
         }
     }
+
+    drop(lock);
 
     // 7. Clean up: the task worktrees go, unless kept.
     let mut warnings = Vec::new();
