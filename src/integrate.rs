@@ -10,7 +10,7 @@
 //!   only then does one ref transaction move the target branch, the notes ref,
 //!   each task's record (`merged`) and delete each task branch, each with its
 //!   expected old value. A refusal at any step changes no ref but the `checks`
-//!   events of checks that ran.
+//!   event recorded for checks that failed.
 //! * **The contract file never reaches the target.** The task side of every
 //!   merge (and of every replayed commit) has `.task-contract.toml` reset to
 //!   what the other side holds, so the result keeps the target's own copy if it
@@ -377,16 +377,17 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             p.worktree.as_ref().map(|w| w.path.as_path()),
             opts.no_checks,
         )?;
-        let details = serde_json::json!({ "skipped": run.skipped, "passed": run.passed, "commands": summarize(&run.commands), "for": "merge" });
-        p.record = record::append(
-            repo,
-            &p.record,
-            event::CHECKS,
-            &p.record.state,
-            details,
-            Vec::new(),
-        )?;
         if !run.passed {
+            // A failure is recorded now; a pass is recorded with the merge, in its transaction.
+            let details = checks_details(&run);
+            record::append(
+                repo,
+                &p.record,
+                event::CHECKS,
+                &p.record.state,
+                details,
+                Vec::new(),
+            )?;
             return Ok(Outcome::Refused(Refusal::ChecksFailed {
                 task: id.to_string(),
                 checks: run,
@@ -462,8 +463,26 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             "task_tip": p.tip.to_string(),
             "checks": p.checks.as_ref().map(|c| serde_json::json!({ "skipped": c.skipped, "passed": c.passed, "commands": summarize(&c.commands) })),
         });
-        let (u, _) = record::prepare_append(repo, &p.record, event::MERGED, &state, details)?;
-        updates.push(u);
+        // Two events, one ref update: `checks` then `merged`.
+        let run = p
+            .checks
+            .as_ref()
+            .expect("checks ran (or were skipped) for every pending task");
+        let (_, with_checks) = record::prepare_append(
+            repo,
+            &p.record,
+            event::CHECKS,
+            &p.record.state,
+            checks_details(run),
+        )?;
+        let (merged, _) =
+            record::prepare_append(repo, &with_checks, event::MERGED, &state, details)?;
+        updates.push(Update::update(
+            merged.name.clone(),
+            p.record.tip,
+            merged.new.expect("an append sets the record"),
+            merged.message,
+        ));
         if !keep {
             updates.push(Update::delete(
                 p.record.state.branch.clone(),
@@ -873,6 +892,10 @@ fn note_text(
         None => text.push_str("Checks: none\n"),
     }
     text
+}
+
+fn checks_details(run: &ChecksRun) -> serde_json::Value {
+    serde_json::json!({ "skipped": run.skipped, "passed": run.passed, "commands": summarize(&run.commands), "for": "merge" })
 }
 
 fn summarize(outcomes: &[CheckOutcome]) -> serde_json::Value {
