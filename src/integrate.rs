@@ -370,7 +370,8 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     }
 
     // 4. Checks of the frozen contracts, in each task worktree; the run (or the skip) is recorded.
-    for p in &mut pending {
+    for i in 0..pending.len() {
+        let p = &pending[i];
         let id = p.record.state.task_id();
         let run = run_checks(
             &p.record,
@@ -378,14 +379,28 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             opts.no_checks,
         )?;
         if !run.passed {
-            // A failure is recorded now; a pass is recorded with the merge, in its transaction.
-            let details = checks_details(&run);
+            // A failure is recorded now, with the passes of the tasks before it; a pass is
+            // otherwise recorded with the merge, in its transaction.
+            for before in &pending[..i] {
+                let run = before
+                    .checks
+                    .as_ref()
+                    .expect("checks ran for the tasks before");
+                record::append(
+                    repo,
+                    &before.record,
+                    event::CHECKS,
+                    &before.record.state,
+                    checks_details(run),
+                    Vec::new(),
+                )?;
+            }
             record::append(
                 repo,
                 &p.record,
                 event::CHECKS,
                 &p.record.state,
-                details,
+                checks_details(&run),
                 Vec::new(),
             )?;
             return Ok(Outcome::Refused(Refusal::ChecksFailed {
@@ -393,7 +408,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
                 checks: run,
             }));
         }
-        p.checks = Some(run);
+        pending[i].checks = Some(run);
     }
 
     // From here to the worktree update, merges into this branch by other git-task processes wait:

@@ -753,3 +753,37 @@ fn concurrent_merges_into_one_branch_both_land() {
     assert_eq!(repo.porcelain(repo.root()), "");
     repo.fsck();
 }
+
+/// When the second task's check fails, nothing lands, and both check runs are recorded.
+#[test]
+fn several_tasks_second_check_fails_nothing_lands() {
+    let repo = TestRepo::new();
+    let a = repo.start("a", &["--check", "true"]);
+    let b = repo.start("b", &["--check", "false"]);
+    repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &a, "Task a");
+    repo.write(&b, "README.md", "# b\n");
+    commit_all(&repo, &b, "Task b");
+    let before = main_tip(&repo);
+    let json = repo
+        .task_root(&["merge", "a", "b", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(json["kind"], "checks_failed");
+    assert_eq!(json["task"], "b");
+    assert_eq!(main_tip(&repo), before);
+    for id in ["a", "b"] {
+        let last = repo.git(
+            repo.root(),
+            &[
+                "log",
+                "-1",
+                "--format=%s",
+                &format!("refs/tasks/{id}/record"),
+            ],
+        );
+        assert_eq!(last, "checks", "task {id}");
+    }
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
