@@ -44,7 +44,13 @@
 //! It relies on: `changes` for the verdict, `checks` for running commands,
 //! `git::merge` for in-memory merges, `git::refs` for transactions.
 
+mod lock;
+mod message;
 pub mod sync;
+
+use lock::BranchLock;
+pub use message::squash_message;
+use message::{checks_details, merge_message, note_text, summarize};
 
 use crate::changes;
 use crate::checks::{self, Outcome as CheckOutcome};
@@ -642,79 +648,6 @@ fn check_targets(
     Ok(None)
 }
 
-/// A lock file under `<common dir>/git-task/locks/` that serializes merges into one branch.
-///
-/// Held from the final check of the checked-out target to its update; a lock
-/// whose process is gone is taken over; after 60 s of waiting the merge fails.
-struct BranchLock {
-    path: PathBuf,
-}
-
-impl BranchLock {
-    fn acquire(repo: &Repo, branch: &str) -> Result<BranchLock> {
-        let dir = repo.common_dir().join("git-task").join("locks");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
-        let path = dir.join(format!("merge-{}.lock", branch.replace('/', "%")));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    use std::io::Write;
-                    let _ = writeln!(file, "{}", std::process::id());
-                    return Ok(BranchLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let holder = std::fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|t| t.trim().parse::<u32>().ok());
-                    if holder.is_some_and(|pid| !process_alive(pid)) {
-                        let _ = std::fs::remove_file(&path);
-                        continue;
-                    }
-                    if std::time::Instant::now() >= deadline {
-                        return Err(Error::repo_msg(format!(
-                            "another git-task merge into '{}' has been running for a minute",
-                            short(branch)
-                        ))
-                        .hint(format!(
-                            "if no merge is running, delete '{}'",
-                            path.display()
-                        )));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(e) => {
-                    return Err(Error::repo(
-                        format!("could not create '{}'", path.display()),
-                        e,
-                    ))
-                }
-            }
-        }
-    }
-}
-
-impl Drop for BranchLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Returns whether process `pid` still runs (always `true` where that cannot be told).
-fn process_alive(pid: u32) -> bool {
-    let proc_dir = std::path::Path::new("/proc");
-    if proc_dir.is_dir() {
-        proc_dir.join(pid.to_string()).exists()
-    } else {
-        true
-    }
-}
-
 /// Squash or merge commit of `task_tip` onto `onto`: `Ok(commits)` (empty when the task changes nothing), or `Err(conflicting paths)`.
 fn land_whole(
     repo: &Repo,
@@ -830,94 +763,6 @@ fn own_commits(repo: &Repo, onto: ObjectId, tip: ObjectId) -> Result<Vec<CommitI
         }
     }
     Ok(out)
-}
-
-fn with_trailer(message: &str, id: &TaskId) -> String {
-    let body = message.trim_end();
-    let last_para = body.rsplit("\n\n").next().unwrap_or("");
-    let is_trailer_block = body.contains("\n\n")
-        && last_para
-            .lines()
-            .all(|l| l.contains(": ") && !l.starts_with(' '));
-    if is_trailer_block {
-        format!("{body}\nTask-Id: {id}\n")
-    } else {
-        format!("{body}\n\nTask-Id: {id}\n")
-    }
-}
-
-/// Builds the squash commit's message: `-m`, or the task's single commit message, or a summary of its commits; plus the `Task-Id` trailer.
-pub fn squash_message(id: &TaskId, own: &[CommitInfo], custom: Option<&str>) -> String {
-    let text = match (custom, own) {
-        (Some(m), _) => m.trim().to_owned(),
-        (None, []) => format!("task {id}"),
-        (None, [one]) => one.message.trim().to_owned(),
-        (None, many) => {
-            let list: Vec<String> = many.iter().map(|c| format!("* {}", c.subject())).collect();
-            format!("task {id}: {}\n\n{}", many[0].subject(), list.join("\n"))
-        }
-    };
-    with_trailer(&text, id)
-}
-
-fn merge_message(id: &TaskId, target: &str, own: &[CommitInfo], custom: Option<&str>) -> String {
-    let text = match custom {
-        Some(m) => m.trim().to_owned(),
-        None => {
-            let mut text = format!("Merge task '{id}' into {}", short(target));
-            if !own.is_empty() {
-                let list: Vec<String> = own.iter().map(|c| format!("* {}", c.subject())).collect();
-                text.push_str(&format!("\n\n{}", list.join("\n")));
-            }
-            text
-        }
-    };
-    with_trailer(&text, id)
-}
-
-/// The note put on the commit that carries a merged task (`git log --notes=tasks`).
-fn note_text(
-    repo: &Repo,
-    rec: &Record,
-    strategy: Strategy,
-    target: &str,
-    checks: Option<&ChecksRun>,
-) -> String {
-    let digest = gix::objs::compute_hash(
-        repo.inner.object_hash(),
-        gix::object::Kind::Blob,
-        rec.contract_text.as_bytes(),
-    )
-    .map(|id| id.to_string())
-    .unwrap_or_default();
-    let mut text = format!(
-        "git-task: merged\nTask: {}\nEvent: merged\nMode: {strategy}\nInto: {}\nContract: {digest}\n",
-        rec.state.id,
-        short(target)
-    );
-    match checks {
-        Some(c) if c.skipped => text.push_str("Checks: skipped (--no-checks)\n"),
-        Some(c) if c.commands.is_empty() => text.push_str("Checks: none\n"),
-        Some(c) => {
-            text.push_str(&format!("Checks: {} passed\n", c.commands.len()));
-            for o in &c.commands {
-                text.push_str(&format!("  ok  {}  ({} ms)\n", o.command, o.millis));
-            }
-        }
-        None => text.push_str("Checks: none\n"),
-    }
-    text
-}
-
-fn checks_details(run: &ChecksRun) -> serde_json::Value {
-    serde_json::json!({ "skipped": run.skipped, "passed": run.passed, "commands": summarize(&run.commands), "for": "merge" })
-}
-
-fn summarize(outcomes: &[CheckOutcome]) -> serde_json::Value {
-    outcomes
-        .iter()
-        .map(|o| serde_json::json!({ "command": o.command, "code": o.code, "timed_out": o.timed_out, "millis": o.millis }))
-        .collect()
 }
 
 /// Runs the frozen contract's checks (never the branch file's) in `dir`, stopping at the first failure.
@@ -1084,6 +929,7 @@ fn finish_cleanup(repo: &Repo, t: &TaskMerged) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::message::with_trailer;
     use super::*;
 
     #[test]
