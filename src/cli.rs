@@ -52,4 +52,6 @@ pub enum Command {
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
     Hook(hook::HookArgs),
+    Merge(merge::MergeArgs),
+    Sync(sync::SyncArgs),
 }

@@ -17,6 +17,7 @@ pub mod contract;
 pub mod error;
 pub mod git;
 pub mod hooks;
+pub mod integrate;
 pub mod output;
 pub mod patch;
 pub mod record;

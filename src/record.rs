@@ -292,6 +292,41 @@ pub fn append(
     })
 }
 
+/// Prepares appending `event` to the record without moving any ref: returns the
+/// ref change (a compare-and-swap from `record.tip`) and the record as it will
+/// be once that change is applied. Lets one transaction append to several
+/// records at once (a multi-task merge).
+pub fn prepare_append(
+    repo: &Repo,
+    record: &Record,
+    event: &str,
+    state: &TaskState,
+    details: serde_json::Value,
+) -> Result<(Update, Record)> {
+    let id = state.task_id();
+    let commit = event_commit(
+        repo,
+        Some(record.tip),
+        state,
+        &record.contract_text,
+        event,
+        &details,
+    )?;
+    let update = Update::update(
+        layout::record_ref(&id),
+        record.tip,
+        commit,
+        format!("git-task: {event} {id}"),
+    );
+    let next = Record {
+        state: state.clone(),
+        contract: record.contract.clone(),
+        contract_text: record.contract_text.clone(),
+        tip: commit,
+    };
+    Ok((update, next))
+}
+
 /// Appends an event that only records something (no state change, no other refs), retrying if another writer moved the record.
 pub fn note_event(repo: &Repo, id: &TaskId, event: &str, details: serde_json::Value) -> Result<()> {
     for _ in 0..10 {

@@ -11,6 +11,7 @@ pub mod hook;
 pub mod hooks;
 pub mod list;
 pub mod log;
+pub mod merge;
 pub mod path;
 pub mod remove;
 pub mod reset;
@@ -19,6 +20,7 @@ pub mod scratch;
 pub mod start;
 pub mod status;
 pub mod sweep;
+pub mod sync;
 
 use crate::app::Ctx;
 use crate::cli::Command;
@@ -60,6 +62,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Check(args) => check::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
         Command::Hook(args) => hook::run(ctx, args),
+        Command::Merge(args) => merge::run(ctx, args),
+        Command::Sync(args) => sync::run(ctx, args),
     }
 }
 

@@ -3,15 +3,18 @@
 //! Everything that writes (refs, objects, worktrees, index) lives in the
 //! submodules; nothing outside `git/` calls gix's write APIs.
 
+pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod dirty;
 pub mod inplace;
+pub mod merge;
 pub mod note;
 pub mod objects;
 pub mod refs;
 pub mod renames;
 pub mod staged;
+pub mod status;
 pub mod threeway;
 pub mod unified;
 pub mod worktree;

@@ -85,15 +85,38 @@ pub fn add(repo: &Repo, path: &Path, branch: &str, interrupt: &AtomicBool) -> Re
     let name: gix::refs::FullName = branch
         .try_into()
         .map_err(|e| Error::repo(format!("invalid branch name '{branch}'"), e))?;
-    repo.inner
-        .add_worktree(
+    retry_while_another_is_added(|| {
+        repo.inner.add_worktree(
             path,
-            gix::worktree::add::Head::Attached(name),
+            gix::worktree::add::Head::Attached(name.clone()),
             gix::progress::Discard,
             interrupt,
         )
-        .context(|| format!("could not create worktree '{}'", path.display()))?;
+    })
+    .context(|| format!("could not create worktree '{}'", path.display()))?;
     Ok(())
+}
+
+/// Runs `add` again while it fails because another process is registering a worktree right now.
+///
+/// gix reads every registered worktree's `gitdir` file before adding one, and a
+/// concurrent `git worktree add` (or `git task start`) writes that file in two
+/// steps, so it can briefly be empty. gix removes whatever a failed add made,
+/// so trying again is safe.
+fn retry_while_another_is_added<T>(mut add: impl FnMut() -> gix::Result<T>) -> gix::Result<T> {
+    let mut attempt = 0;
+    loop {
+        match add() {
+            Err(err)
+                if attempt < 20
+                    && format!("{err:?}").contains("Refusing to read an empty path") =>
+            {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Removes a linked worktree without looking at its content: its directory is
@@ -178,12 +201,16 @@ pub fn add_sparse(
         .find_ref(branch)?
         .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
     let tree = super::objects::commit_tree(repo, tip)?;
-    let created = repo
-        .inner
-        .prepare_add_worktree(path, gix::worktree::add::Head::Attached(name), interrupt)
-        .context(|| format!("could not create worktree '{}'", path.display()))?
-        .persist()
-        .context(|| format!("could not create worktree '{}'", path.display()))?;
+    let created = retry_while_another_is_added(|| {
+        repo.inner.prepare_add_worktree(
+            path,
+            gix::worktree::add::Head::Attached(name.clone()),
+            interrupt,
+        )
+    })
+    .context(|| format!("could not create worktree '{}'", path.display()))?
+    .persist()
+    .context(|| format!("could not create worktree '{}'", path.display()))?;
     let git_dir = created.git_dir().to_path_buf();
     let sparse_file = git_dir.join("info").join("sparse-checkout");
     std::fs::create_dir_all(git_dir.join("info"))

@@ -24,3 +24,6 @@ mod scratch;
 mod start;
 mod status;
 mod sweep;
+
+mod merge;
+mod sync;

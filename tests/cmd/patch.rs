@@ -443,3 +443,32 @@ fn accepting_runs_the_frozen_checks() {
         git_task::patch::Accepted::Already(_)
     ));
 }
+
+/// `git task merge` on a patch-mode task accepts it in place: exit 0, work kept, snapshot gone;
+/// a violation exits 1 with the report and changes nothing; patch tasks are accepted alone.
+#[test]
+fn merge_command_accepts_a_patch_task() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["start", "--mode", "patch", "pm", "--forbid", "src/store/**"])
+        .ok();
+    repo.write(&root, "src/store/mod.rs", "// forbidden\n");
+    let refused = repo.task_root(&["merge", "pm"]).code(1);
+    assert!(
+        refused.stderr.contains("src/store/mod.rs") && refused.stderr.contains("forbidden"),
+        "{refused}"
+    );
+    assert_eq!(repo.refs("refs/tasks/pm/snapshot").len(), 1);
+    repo.git(&root, &["checkout", "--", "src/store/mod.rs"]);
+    repo.write(&root, "src/lib.rs", "pub fn accepted() {}\n");
+    let other = repo.task_root(&["merge", "pm", "--rebase"]).code(2);
+    assert!(other.stderr.contains("patch mode"), "{other}");
+    let json = repo.task_root(&["merge", "pm", "--json"]).ok().json();
+    assert_eq!(json["kind"], "accept");
+    assert_eq!(json["already"], false);
+    assert_eq!(repo.read(&root, "src/lib.rs"), "pub fn accepted() {}\n");
+    assert!(repo.refs("refs/tasks/pm/snapshot").is_empty());
+    let again = repo.task_root(&["merge", "pm", "--json"]).ok().json();
+    assert_eq!(again["already"], true);
+    repo.fsck();
+}

@@ -1,0 +1,151 @@
+//! `git task sync`: bring the base branch's new commits into a task branch, in its worktree.
+
+use crate::app::Ctx;
+use crate::commands::{emit, CmdResult, Done};
+use crate::integrate::sync::{self, Stopped, Synced};
+use crate::output::{escape, Out, Report};
+use crate::task::TaskId;
+use owo_colors::OwoColorize;
+
+/// Bring the base branch's new commits into a task branch
+#[derive(clap::Args, Debug)]
+pub struct SyncArgs {
+    /// Task to sync (default: the active task of this worktree)
+    #[arg(value_parser = TaskId::parse)]
+    pub id: Option<TaskId>,
+}
+
+#[derive(serde::Serialize)]
+struct SyncReport {
+    kind: &'static str,
+    #[serde(flatten)]
+    synced: Synced,
+}
+
+impl Report for SyncReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        let s = &self.synced;
+        let base = s
+            .base_branch
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&s.base_branch);
+        let tip = &s.base[..12.min(s.base.len())];
+        if !s.changed {
+            return out.line(format_args!(
+                "Task '{}' is up to date with {base} ({tip}); nothing to do",
+                s.task.style(out.palette.id)
+            ));
+        }
+        if !s.merged {
+            return out.line(format_args!(
+                "Task '{}' now has {base} ({tip}) as its base",
+                s.task.style(out.palette.id)
+            ));
+        }
+        let how = if s.fast_forward {
+            "fast-forward"
+        } else {
+            "merge commit"
+        };
+        out.line(format_args!(
+            "Synced task '{}' with {base} ({tip}): {how} {}",
+            s.task.style(out.palette.id),
+            &s.commit[..12.min(s.commit.len())]
+        ))
+    }
+}
+
+/// A sync that stopped: conflicts to resolve, or local changes in the way.
+struct StoppedReport {
+    value: serde_json::Value,
+    text: String,
+}
+
+impl serde::Serialize for StoppedReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}
+
+impl Report for StoppedReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        out.raw_err(&self.text);
+        Ok(())
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
+    let rec = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let id = rec.state.task_id();
+    let p = &ctx.out.err_palette;
+    let error = |t: &str| format!("{} {t}\n", "error:".style(p.error));
+    let hint = |t: &str| format!("{} {t}\n", "hint:".style(p.hint));
+    match sync::sync(&ctx.repo, &id)? {
+        Ok(synced) => emit(
+            ctx,
+            &SyncReport {
+                kind: "sync",
+                synced,
+            },
+            Done::Ok,
+        ),
+        Err(Stopped::Conflict {
+            task,
+            worktree,
+            base,
+            paths,
+        }) => {
+            let mut text = error(&format!(
+                "syncing task '{task}' conflicts; git's conflict state is left in '{worktree}':"
+            ));
+            for path in &paths {
+                text.push_str(&format!("  {}\n", escape(path)));
+            }
+            text.push_str(&hint(&format!(
+                "resolve the conflicts in '{worktree}', then 'git add' the files and 'git commit'"
+            )));
+            text.push_str(&hint(&format!(
+                "then run 'git task sync {task}' again to record the new base"
+            )));
+            text.push_str(&hint(&format!(
+                "or give up the sync: git -C {worktree} merge --abort"
+            )));
+            let value = serde_json::json!({ "kind": "sync_conflict", "task": task, "worktree": worktree, "base": base, "paths": paths });
+            emit(ctx, &StoppedReport { value, text }, Done::Negative)
+        }
+        Err(Stopped::Dirty {
+            task,
+            worktree,
+            paths,
+            merging,
+        }) => {
+            let mut text = if merging {
+                let mut t = error(&format!(
+                    "task '{task}' has an unfinished merge in '{worktree}'"
+                ));
+                t.push_str(&hint(
+                    "resolve the conflicts, 'git add' the files and 'git commit'",
+                ));
+                t.push_str(&hint(&format!("then run 'git task sync {task}' again")));
+                t
+            } else {
+                let shown: Vec<String> = paths
+                    .iter()
+                    .take(10)
+                    .map(|p| escape(p).into_owned())
+                    .collect();
+                let mut t = error(&format!(
+                    "task '{task}' has uncommitted changes in '{worktree}': {}",
+                    shown.join(", ")
+                ));
+                t.push_str(&hint(&format!(
+                    "commit them (git task commit {task}), then sync again"
+                )));
+                t
+            };
+            text.push_str(&hint("nothing was changed"));
+            let value = serde_json::json!({ "kind": "uncommitted_changes", "task": task, "worktree": worktree, "paths": paths, "merging": merging });
+            emit(ctx, &StoppedReport { value, text }, Done::Negative)
+        }
+    }
+}

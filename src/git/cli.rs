@@ -1,0 +1,184 @@
+//! The one place in production code that runs the `git` program.
+//!
+//! gix 0.90 can check out a fresh worktree but cannot safely update a worktree
+//! whose branch moved (STYLE.md B.14: a hand-made version silently overwrote a
+//! local edit in the spike). git-task therefore asks git for exactly two steps,
+//! both scoped to one worktree with `git -C <worktree>`:
+//!
+//! * [`two_tree_update`]: `git read-tree -m -u <old> <new>` moves a worktree's
+//!   index and files from one commit to another with git's own safety rules:
+//!   a path that differs between `old` and `new` must be unmodified (index and
+//!   file) in the worktree, and no untracked or ignored file may be in the way;
+//!   everything else (unrelated edits, staged changes) stays as it is. With
+//!   `dry_run` (`-n`) the same checks run and nothing is written, which is how
+//!   `merge` refuses *before* any ref moves when its own quick check of the
+//!   changed paths (`git::merge::update_is_certainly_safe`) is not certain.
+//!   read-tree trusts the index's stat data, so a refusal that only says "not
+//!   uptodate" is retried once after `git update-index -q --refresh`.
+//! * [`merge_leaving_conflicts`]: `git merge` in a task worktree, used by `sync`
+//!   only when the in-process merge found conflicts, so the user gets git's
+//!   usual conflict state (markers, `MERGE_HEAD`) to resolve.
+//!
+//! Each child gets the environment of the calling process minus every variable
+//! that git sets for hooks (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_WORK_TREE`, …),
+//! which would otherwise point it at another worktree when git-task runs inside
+//! a hook. Nothing else in the crate spawns git.
+
+use super::ObjectId;
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Variables git sets for hooks and aliases that would redirect a child `git` to another repository or index.
+const GIT_LOCAL_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_REFLOG_ACTION",
+    "GIT_EDITOR",
+];
+
+/// What one `git` run printed and how it ended.
+#[derive(Clone, Debug)]
+pub struct GitRun {
+    /// Whether it exited 0.
+    pub success: bool,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+fn git(worktree: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(worktree);
+    for var in GIT_LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    // Never wait for an editor or a terminal prompt (SPEC §2.5).
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_EDITOR", "true")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(mut cmd: Command, what: &str) -> Result<GitRun> {
+    let out = cmd.output().map_err(|e| {
+        let err = Error::repo(format!("could not run git to {what}"), e);
+        err.hint("git-task needs the 'git' program on PATH for this step")
+    })?;
+    Ok(GitRun {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+/// Moves the index and files of `worktree` from commit `old` to commit `new`
+/// (`git read-tree -m -u old new`); with `dry_run` only checks that it would succeed.
+///
+/// Returns the run: on refusal (`success == false`) nothing was written, and
+/// `stderr` names the paths that would have been overwritten.
+pub fn two_tree_update(
+    worktree: &Path,
+    old: ObjectId,
+    new: ObjectId,
+    dry_run: bool,
+) -> Result<GitRun> {
+    let mut cmd = git(worktree);
+    cmd.args(["read-tree", "-m", "-u"]);
+    if dry_run {
+        cmd.arg("-n");
+    }
+    cmd.arg(old.to_string()).arg(new.to_string());
+    run(cmd, &format!("update '{}'", worktree.display()))
+}
+
+/// Moves the index and files of `worktree` from `old` to `new` for real; when git
+/// only refuses because the index's stat data is stale (a touched but unchanged
+/// file), refreshes the index and tries once more, as `git merge` would.
+pub fn update_worktree(worktree: &Path, old: ObjectId, new: ObjectId) -> Result<GitRun> {
+    let run = two_tree_update(worktree, old, new, false)?;
+    if run.success || !run.stderr.contains("not uptodate") {
+        return Ok(run);
+    }
+    refresh_index(worktree)?;
+    two_tree_update(worktree, old, new, false)
+}
+
+/// Refreshes the stat data of the index of `worktree` (`git update-index -q --refresh`), so that
+/// [`two_tree_update`] does not mistake a touched but unchanged file for a local change.
+pub fn refresh_index(worktree: &Path) -> Result<()> {
+    let mut cmd = git(worktree);
+    cmd.args(["update-index", "-q", "--refresh"]);
+    // Exit 1 only means "some files are modified", which the next read-tree reports precisely.
+    run(
+        cmd,
+        &format!("refresh the index of '{}'", worktree.display()),
+    )?;
+    Ok(())
+}
+
+/// Runs `git merge --no-ff --no-edit -m message commit` in `worktree`, leaving git's conflict state when it fails.
+pub fn merge_leaving_conflicts(worktree: &Path, commit: ObjectId, message: &str) -> Result<GitRun> {
+    let mut cmd = git(worktree);
+    cmd.args([
+        "merge",
+        "--no-ff",
+        "--no-edit",
+        "--no-verify",
+        "-m",
+        message,
+    ])
+    .arg(commit.to_string());
+    run(cmd, &format!("merge in '{}'", worktree.display()))
+}
+
+/// Extracts the paths git lists (one per indented line) from a refusal such as
+/// "Your local changes to the following files would be overwritten".
+pub fn listed_paths(stderr: &str) -> Vec<String> {
+    let mut out: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.starts_with('\t') || l.starts_with("    "))
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    for line in stderr.lines() {
+        // "error: Entry 'a.txt' not uptodate. Cannot merge." and "error: Untracked working tree file 'x' would be overwritten by merge."
+        if let Some(start) = line.find('\'') {
+            if let Some(len) = line[start + 1..].find('\'') {
+                let path = &line[start + 1..start + 1 + len];
+                if line.contains("not uptodate")
+                    || line.contains("would be overwritten")
+                    || line.contains("would be lost")
+                {
+                    out.push(path.to_owned());
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_from_git_refusals() {
+        let text = "error: Entry 'src/a.rs' not uptodate. Cannot merge.\n";
+        assert_eq!(super::listed_paths(text), vec!["src/a.rs"]);
+        let text = "error: Untracked working tree file 'new.txt' would be overwritten by merge.\n";
+        assert_eq!(super::listed_paths(text), vec!["new.txt"]);
+        let text = "error: Your local changes to the following files would be overwritten by merge:\n\tb.txt\n\tc/d.txt\nPlease commit\n";
+        assert_eq!(super::listed_paths(text), vec!["b.txt", "c/d.txt"]);
+    }
+}

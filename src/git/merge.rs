@@ -1,0 +1,387 @@
+//! In-memory merges and the commits that record them: nothing here touches a
+//! worktree, an index or a ref. Objects are written to the object database
+//! (merged blobs, trees, commits); until a ref points at them they are
+//! unreachable and harmless.
+
+use super::{objects, ObjectId, Repo};
+use crate::error::{Context, Error, Result};
+use gix::bstr::BStr;
+use gix::object::tree::EntryKind;
+
+/// The result of merging two trees.
+#[derive(Clone, Debug)]
+pub struct TreeMerge {
+    /// The merged tree; only meaningful when `conflicts` is empty.
+    pub tree: Option<ObjectId>,
+    /// Every path with a conflict git would not resolve on its own, sorted.
+    pub conflicts: Vec<String>,
+}
+
+/// Returns the tree to use as the common ancestor of commits `a` and `b`:
+/// the tree of their merge base, a merged (virtual) base when there are
+/// several, or the empty tree when the histories are unrelated.
+pub fn ancestor_tree(repo: &Repo, a: ObjectId, b: ObjectId) -> Result<ObjectId> {
+    let bases: Vec<ObjectId> = repo
+        .inner
+        .merge_bases_many(a, &[b])
+        .context(|| format!("could not find a merge base of {a} and {b}"))?
+        .into_iter()
+        .map(|id| id.detach())
+        .collect();
+    match bases.as_slice() {
+        [] => Ok(objects::empty_tree(repo)),
+        [one] => objects::commit_tree(repo, *one),
+        many => {
+            let options = repo
+                .inner
+                .tree_merge_options()
+                .context(|| "could not read the merge options".into())?;
+            let virtual_base = repo
+                .inner
+                .virtual_merge_base(many.iter().copied(), options)
+                .context(|| format!("could not merge the merge bases of {a} and {b}"))?;
+            Ok(virtual_base.tree_id.detach())
+        }
+    }
+}
+
+/// Merges `theirs` into `ours` given their common `ancestor` (three trees), the way `git merge-tree --write-tree` does.
+///
+/// `labels` name ancestor, ours and theirs in conflict markers.
+pub fn merge_trees(
+    repo: &Repo,
+    ancestor: ObjectId,
+    ours: ObjectId,
+    theirs: ObjectId,
+    labels: [&str; 3],
+) -> Result<TreeMerge> {
+    if theirs == ancestor || theirs == ours {
+        return Ok(TreeMerge {
+            tree: Some(ours),
+            conflicts: Vec::new(),
+        });
+    }
+    if ours == ancestor {
+        return Ok(TreeMerge {
+            tree: Some(theirs),
+            conflicts: Vec::new(),
+        });
+    }
+    let options = repo
+        .inner
+        .tree_merge_options()
+        .context(|| "could not read the merge options".into())?;
+    let labels = gix::merge::blob::builtin_driver::text::Labels {
+        ancestor: Some(<&BStr>::from(labels[0])),
+        current: Some(<&BStr>::from(labels[1])),
+        other: Some(<&BStr>::from(labels[2])),
+    };
+    let mut outcome = repo
+        .inner
+        .merge_trees(ancestor, ours, theirs, labels, options)
+        .context(|| format!("could not merge tree {theirs} into {ours}"))?;
+    // Auto-resolved conflicts are listed too: only the unresolved ones count (STYLE B.14).
+    let how = gix::merge::tree::TreatAsUnresolved::git();
+    let mut conflicts: Vec<String> = outcome
+        .conflicts
+        .iter()
+        .filter(|c| c.is_unresolved(how))
+        .flat_map(|c| {
+            [
+                c.ours.location().to_string(),
+                c.theirs.location().to_string(),
+            ]
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    conflicts.sort();
+    conflicts.dedup();
+    if !conflicts.is_empty() {
+        return Ok(TreeMerge {
+            tree: None,
+            conflicts,
+        });
+    }
+    let tree = outcome
+        .tree
+        .write()
+        .context(|| "could not write the merged tree".into())?
+        .detach();
+    Ok(TreeMerge {
+        tree: Some(tree),
+        conflicts,
+    })
+}
+
+/// Returns the entry at top-level `name` in `tree`, if it is a file or link.
+pub fn root_entry(
+    repo: &Repo,
+    tree: ObjectId,
+    name: &str,
+) -> Result<Option<(EntryKind, ObjectId)>> {
+    let t = repo
+        .inner
+        .find_tree(tree)
+        .context(|| format!("could not read tree {tree}"))?;
+    let found = t.find_entry(name).map(|e| (e.mode().kind(), e.object_id()));
+    Ok(found.filter(|(kind, _)| !matches!(kind, EntryKind::Tree)))
+}
+
+/// Returns `tree` with its top-level `name` set to `entry` (or removed when `None`), writing a tree only when that changes it.
+pub fn with_root_entry(
+    repo: &Repo,
+    tree: ObjectId,
+    name: &str,
+    entry: Option<(EntryKind, ObjectId)>,
+) -> Result<ObjectId> {
+    let current = root_entry(repo, tree, name)?;
+    if current == entry {
+        return Ok(tree);
+    }
+    let edit = match entry {
+        Some((kind, id)) => objects::TreeEdit::Upsert(name, kind, id),
+        None => objects::TreeEdit::Remove(name),
+    };
+    objects::edit_tree(repo, tree, &[edit])
+}
+
+/// What a commit is made of.
+#[derive(Clone, Debug)]
+pub struct CommitInfo {
+    /// The commit id.
+    pub id: ObjectId,
+    /// Its root tree.
+    pub tree: ObjectId,
+    /// Its parents.
+    pub parents: Vec<ObjectId>,
+    /// Its full message.
+    pub message: String,
+    /// Its author, kept when the commit is replayed.
+    pub author: gix::actor::Signature,
+}
+
+impl CommitInfo {
+    /// Returns the first line of the message.
+    pub fn subject(&self) -> &str {
+        self.message.lines().next().unwrap_or("").trim()
+    }
+}
+
+/// Reads a commit's tree, parents, message and author.
+pub fn commit_info(repo: &Repo, id: ObjectId) -> Result<CommitInfo> {
+    let commit = repo
+        .inner
+        .find_commit(id)
+        .context(|| format!("could not read commit {id}"))?;
+    let decoded = commit
+        .decode()
+        .context(|| format!("could not decode commit {id}"))?;
+    let author = decoded
+        .author()
+        .context(|| format!("could not read the author of {id}"))?;
+    Ok(CommitInfo {
+        id,
+        tree: decoded.tree(),
+        parents: decoded.parents().collect(),
+        message: String::from_utf8_lossy(decoded.message).into_owned(),
+        author: author
+            .to_owned()
+            .context(|| format!("could not read the author of {id}"))?,
+    })
+}
+
+/// Returns the commits on the first-parent line from `tip` back to (not including) what `hidden` reaches, oldest first.
+pub fn first_parent_line(repo: &Repo, hidden: ObjectId, tip: ObjectId) -> Result<Vec<CommitInfo>> {
+    let walk = repo
+        .inner
+        .rev_walk([tip])
+        .with_hidden([hidden])
+        .all()
+        .context(|| format!("could not walk {hidden}..{tip}"))?;
+    let mut reachable = std::collections::HashSet::new();
+    for info in walk {
+        let info = info.map_err(|e| Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        reachable.insert(info.id);
+    }
+    let mut line = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next.filter(|id| reachable.contains(id)) {
+        let info = commit_info(repo, id)?;
+        next = info.parents.first().copied();
+        line.push(info);
+    }
+    line.reverse();
+    Ok(line)
+}
+
+/// Writes a commit; `author` defaults to the configured author, the committer is always the configured committer.
+pub fn write_commit(
+    repo: &Repo,
+    tree: ObjectId,
+    parents: &[ObjectId],
+    message: &str,
+    author: Option<&gix::actor::Signature>,
+) -> Result<ObjectId> {
+    let committer = identity(repo.inner.committer())?;
+    let author = match author {
+        Some(a) => a.clone(),
+        None => identity(repo.inner.author())?,
+    };
+    let commit = gix::objs::Commit {
+        message: message.into(),
+        tree,
+        author,
+        committer,
+        encoding: None,
+        parents: parents.iter().copied().collect(),
+        extra_headers: Default::default(),
+    };
+    Ok(repo
+        .inner
+        .write_object(commit)
+        .context(|| "could not write a commit".into())?
+        .detach())
+}
+
+fn identity<E>(
+    found: Option<std::result::Result<gix::actor::SignatureRef<'_>, E>>,
+) -> Result<gix::actor::Signature>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let missing = || {
+        Error::input("no identity configured for the commit")
+            .hint("set one with: git config user.name 'Your Name' && git config user.email you@example.com")
+    };
+    let sig = found
+        .ok_or_else(missing)?
+        .context(|| "could not read the configured identity".into())?;
+    sig.to_owned()
+        .context(|| "could not read the configured identity".into())
+}
+
+/// Returns `true` when moving the worktree at `worktree` (with its branch at
+/// commit `old`) to commit `new` certainly overwrites nothing: every path that
+/// differs between the two is, in that worktree's index and on disk, exactly
+/// as in `old`, and nothing is in the way of a path `new` adds.
+///
+/// `false` means "not certain" (a local change, a conflict, a file becoming a
+/// directory, a submodule): the caller then asks git (`git read-tree -n -m -u`)
+/// for the authoritative answer and its message. This check only reads the
+/// paths the merge changes, so it costs little on a large worktree.
+pub fn update_is_certainly_safe(
+    repo: &Repo,
+    worktree: &std::path::Path,
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<bool> {
+    use gix::bstr::ByteSlice;
+    let changes = super::diff::tree_to_tree(
+        repo,
+        objects::commit_tree(repo, old)?,
+        objects::commit_tree(repo, new)?,
+    )?;
+    if changes.is_empty() {
+        return Ok(true);
+    }
+    let opened;
+    let wt_repo = if repo
+        .workdir()
+        .is_some_and(|w| super::normalize(w) == super::normalize(worktree))
+    {
+        repo
+    } else {
+        opened = super::worktree::open_at(worktree)?;
+        &opened
+    };
+    let index = wt_repo
+        .inner
+        .index_or_empty()
+        .context(|| format!("could not read the index of '{}'", worktree.display()))?;
+    // An unfinished merge anywhere in that index makes git refuse any two-tree update.
+    if index.entries().iter().any(|e| e.stage_raw() != 0) {
+        return Ok(false);
+    }
+    for change in &changes {
+        let path = change.path.as_bytes().as_bstr();
+        let staged = index.entry_by_path_and_stage(path, gix::index::entry::Stage::Unconflicted);
+        if staged.is_none() && index.entry_index_by_path(path).is_ok() {
+            return Ok(false); // conflict stages
+        }
+        let full = worktree.join(&change.path);
+        match (change.old, staged) {
+            (Some((kind, id)), Some(entry)) => {
+                let entry_kind = entry.mode.to_tree_entry_mode().map(|m| m.kind());
+                if entry.id != id
+                    || entry_kind != Some(kind)
+                    || matches!(kind, EntryKind::Commit | EntryKind::Tree)
+                {
+                    return Ok(false);
+                }
+                match file_id(repo, &full)? {
+                    FileState::Missing => {}
+                    FileState::Present(k, file) if k == kind && file == id => {}
+                    _ => return Ok(false),
+                }
+            }
+            (None, None) => {
+                if !matches!(file_id(repo, &full)?, FileState::Missing) {
+                    return Ok(false);
+                }
+            }
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+enum FileState {
+    Missing,
+    Present(EntryKind, ObjectId),
+    Other,
+}
+
+/// Hashes the file at `full` as git would store it, without writing anything.
+fn file_id(repo: &Repo, full: &std::path::Path) -> Result<FileState> {
+    let meta = match std::fs::symlink_metadata(full) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileState::Missing),
+        // A parent that is a file (ENOTDIR) or anything odd: let git decide.
+        Err(_) => return Ok(FileState::Other),
+    };
+    let (kind, bytes) = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(full)
+            .context(|| format!("could not read link '{}'", full.display()))?;
+        let Ok(target) = gix::path::into_bstr(target).map(|b| b.into_owned()) else {
+            return Ok(FileState::Other);
+        };
+        (EntryKind::Link, Vec::from(target))
+    } else if meta.is_file() {
+        let bytes =
+            std::fs::read(full).context(|| format!("could not read '{}'", full.display()))?;
+        (
+            if is_executable(&meta) {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            },
+            bytes,
+        )
+    } else {
+        return Ok(FileState::Other);
+    };
+    let id = gix::objs::compute_hash(repo.inner.object_hash(), gix::object::Kind::Blob, &bytes)
+        .context(|| format!("could not hash '{}'", full.display()))?;
+    Ok(FileState::Present(kind, id))
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    false
+}

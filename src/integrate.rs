@@ -1,0 +1,970 @@
+//! The merge gate (SPEC §7): judge → in-memory merge → checks → one ref
+//! transaction → worktree update → clean-up. Never prints.
+//!
+//! What it guarantees:
+//!
+//! * **Nothing lands unless everything passes.** Every task named is judged
+//!   over its whole diff (committed and uncommitted, with the same verdict
+//!   code as the pre-commit hook), merged in memory onto the target's current
+//!   tip, chained in the given order, and its frozen contract's checks are run;
+//!   only then does one ref transaction move the target branch, the notes ref,
+//!   each task's record (`merged`) and delete each task branch, each with its
+//!   expected old value. A refusal at any step changes no ref but the `checks`
+//!   event recorded for checks that failed.
+//! * **The contract file never reaches the target.** The task side of every
+//!   merge (and of every replayed commit) has `.task-contract.toml` reset to
+//!   what the other side holds, so the result keeps the target's own copy if it
+//!   has one and has none otherwise; a commit that only touched the contract
+//!   file is not replayed.
+//! * **A checked-out target is updated, never clobbered.** Where the target
+//!   branch is checked out (main worktree or a linked one), nothing moves
+//!   unless updating that worktree would overwrite no local change: a fast
+//!   in-process check of just the paths the merge changes (index entry and
+//!   file content equal to the old tip's, nothing in the way of an added path);
+//!   when it is not certain, git decides with `git read-tree -n -m -u old new`
+//!   (its own rules, nothing written). Then the refs move and `git read-tree
+//!   -m -u old new` updates index and files (see `git::cli` for why git is
+//!   called here). If that worktree changed in between and git refuses, the
+//!   refs are moved back (compare-and-swap again) and the merge is reported as
+//!   refused. A process killed between the ref move and that update leaves the
+//!   worktree at the old tip (`git status` shows the merge reversed; nothing is
+//!   lost): `git read-tree -m -u <old> <new>` there, both ids in the reflog of
+//!   the target branch, finishes it.
+//! * **Concurrent merges queue up.** Checks run unlocked; then a lock file per
+//!   target branch (`<common dir>/git-task/locks/`) is held from the final
+//!   check of the checked-out target to its update. If the target moved while
+//!   the checks ran, the tasks are merged again onto its new tip (their checks
+//!   stay valid: the tasks did not change). A writer outside git-task that
+//!   moves the target in the last moment makes the transaction fail: nothing
+//!   lands (exit 128).
+//! * **Repeating is a no-op.** A task already merged is reported with its
+//!   earlier merge, and a clean-up an interrupted merge left undone (worktree
+//!   still present) is finished.
+//!
+//! It relies on: `changes` for the verdict, `checks` for running commands,
+//! `git::merge` for in-memory merges, `git::refs` for transactions.
+
+mod lock;
+mod message;
+pub mod sync;
+
+use lock::BranchLock;
+pub use message::squash_message;
+use message::{checks_details, merge_message, note_text, summarize};
+
+use crate::changes;
+use crate::checks::{self, Outcome as CheckOutcome};
+use crate::config::Settings;
+use crate::contract::file::CONTRACT_FILE;
+use crate::contract::Verdict;
+use crate::error::{Error, Result};
+use crate::git::merge::{self as gmerge, CommitInfo};
+use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::{cli, note, objects, status, worktree, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use crate::task::{layout, start::task_env, Mode, Status, TaskId};
+use std::path::{Path, PathBuf};
+
+/// How the task's work is put onto the target branch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// One new commit with the task's whole change (default).
+    #[default]
+    Squash,
+    /// A merge commit whose second parent is the task branch.
+    Merge,
+    /// The task's own commits replayed one by one.
+    Rebase,
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Strategy::Squash => "squash",
+            Strategy::Merge => "merge",
+            Strategy::Rebase => "rebase",
+        })
+    }
+}
+
+/// What `merge` was asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Squash, merge commit, or rebase.
+    pub strategy: Strategy,
+    /// Branch to land on instead of each task's base branch (short or full name).
+    pub into: Option<String>,
+    /// Keep worktree and branch afterwards (`--keep` or `task.keepOnMerge`).
+    pub keep: bool,
+    /// Skip the checks (recorded in the event log).
+    pub no_checks: bool,
+    /// Message of the squash or merge commit, instead of one built from the task's commits.
+    pub message: Option<String>,
+}
+
+/// The checks of one task: what ran and how it went.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChecksRun {
+    /// Whether `--no-checks` skipped them.
+    pub skipped: bool,
+    /// Whether every command that ran succeeded (true when skipped or none).
+    pub passed: bool,
+    /// One entry per command run, in order; stops at the first failure.
+    pub commands: Vec<CheckOutcome>,
+}
+
+/// One task's part of a merge.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TaskMerged {
+    /// The task id.
+    pub task: String,
+    /// Whether it had been merged before (nothing was done now).
+    pub already_merged: bool,
+    /// The commit that carries the task (squash or merge commit, or the last replayed one); `null` if nothing changed.
+    pub commit: Option<String>,
+    /// Every commit made for it (one, or each replayed commit with `--rebase`).
+    pub commits: Vec<String>,
+    /// The branch it landed on (full ref name).
+    pub into: String,
+    /// How it landed.
+    pub strategy: Strategy,
+    /// Its checks.
+    pub checks: Option<ChecksRun>,
+    /// Whether its worktree and branch were removed.
+    pub removed: bool,
+    /// The worktree (kept, or where it was).
+    pub worktree: String,
+}
+
+/// A merge that landed (or had already landed).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Landed {
+    /// The target branch (full ref name).
+    pub into: String,
+    /// Its tip before.
+    pub old_tip: Option<String>,
+    /// Its tip after.
+    pub new_tip: Option<String>,
+    /// Each task, in the order given.
+    pub tasks: Vec<TaskMerged>,
+    /// Worktrees where the target is checked out and whose index and files were updated.
+    pub updated_worktrees: Vec<String>,
+    /// Things that went wrong after the merge landed (a worktree that could not be deleted).
+    pub warnings: Vec<String>,
+}
+
+/// Why a merge was refused; nothing landed.
+#[derive(Clone, Debug)]
+pub enum Refusal {
+    /// The task's whole diff breaks its contract.
+    Violation(Verdict),
+    /// The task worktree holds uncommitted work that the merge would not carry.
+    TaskDirty {
+        task: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    /// A check failed or timed out.
+    ChecksFailed { task: String, checks: ChecksRun },
+    /// The in-memory merge onto the target conflicts.
+    Conflict {
+        task: String,
+        into: String,
+        paths: Vec<String>,
+    },
+    /// The target is checked out in a worktree whose local changes the merge would overwrite.
+    TargetDirty {
+        into: String,
+        worktree: String,
+        paths: Vec<String>,
+        detail: String,
+    },
+}
+
+/// The answer of [`merge`].
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Everything landed (or had already).
+    Landed(Landed),
+    /// Nothing landed.
+    Refused(Refusal),
+}
+
+/// A task that is about to land.
+struct Pending {
+    record: Record,
+    tip: ObjectId,
+    worktree: Option<worktree::Linked>,
+    commits: Vec<ObjectId>,
+    checks: Option<ChecksRun>,
+}
+
+/// Returns `refs/heads/<name>` for a short or full branch name.
+pub fn full_branch(name: &str) -> String {
+    if name.starts_with("refs/") {
+        name.to_owned()
+    } else {
+        format!("refs/heads/{name}")
+    }
+}
+
+fn short(name: &str) -> &str {
+    name.strip_prefix("refs/heads/").unwrap_or(name)
+}
+
+/// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
+pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        if !seen.insert(id.as_str()) {
+            return Err(Error::input(format!("task '{id}' is named twice")));
+        }
+    }
+    let keep = opts.keep || settings.keep_on_merge;
+    let mut already = Vec::new();
+    let mut records = Vec::new();
+    for id in ids {
+        let rec = record::load_existing(repo, id)?;
+        match rec.state.status {
+            Status::Merged => already.push(earlier_merge(repo, &rec)?),
+            Status::Active | Status::Dropped => {
+                if rec.state.mode == Mode::Patch {
+                    return Err(Error::input(format!("task '{id}' works in patch mode; accepting patch-mode work is not available in this build"))
+                        .hint(format!("see 'git task status {id}'")));
+                }
+                records.push(rec)
+            }
+            Status::Provisioning => {
+                return Err(Error::input(format!("task '{id}' is still being started"))
+                    .hint("wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted"))
+            }
+            Status::Removed => {
+                return Err(Error::input(format!("task '{id}' was removed; there is nothing left to merge"))
+                    .hint(format!("see its history with 'git task log {id}'")))
+            }
+        }
+    }
+    if records.is_empty() {
+        let into = opts
+            .into
+            .as_deref()
+            .map(full_branch)
+            .or_else(|| already.first().map(|t: &TaskMerged| t.into.clone()))
+            .unwrap_or_default();
+        let warnings = already
+            .iter()
+            .filter_map(|t| finish_cleanup(repo, t).err())
+            .map(|e| e.to_string())
+            .collect();
+        return Ok(Outcome::Landed(Landed {
+            into,
+            old_tip: None,
+            new_tip: None,
+            tasks: already,
+            updated_worktrees: Vec::new(),
+            warnings,
+        }));
+    }
+
+    // The target: --into, else the base branch all pending tasks share.
+    let target =
+        match &opts.into {
+            Some(b) => full_branch(b),
+            None => {
+                let mut target: Option<String> = None;
+                for rec in &records {
+                    let Some(base) = rec.state.base_branch.clone() else {
+                        return Err(Error::input(format!(
+                            "task '{}' was started from a commit, not a branch",
+                            rec.state.id
+                        ))
+                        .hint(format!(
+                            "name the branch to merge into: git task merge {} --into <branch>",
+                            rec.state.id
+                        )));
+                    };
+                    match &target {
+                        Some(t) if *t != base => return Err(Error::input(format!(
+                            "the tasks have different base branches ('{}' and '{}')",
+                            short(t),
+                            short(&base)
+                        ))
+                        .hint(
+                            "merge them separately, or name one branch for all: --into <branch>",
+                        )),
+                        _ => target = Some(base),
+                    }
+                }
+                target.expect("at least one pending task")
+            }
+        };
+    let old_tip = repo.find_ref(&target)?.ok_or_else(|| {
+        Error::input(format!("branch '{}' does not exist", short(&target))).hint(format!(
+            "create it first: git branch {} <start>",
+            short(&target)
+        ))
+    })?;
+
+    // 1. Judge every task over its whole diff; refuse uncommitted work.
+    let linked = worktree::list(repo)?;
+    let mut pending = Vec::new();
+    for rec in records {
+        let id = rec.state.task_id();
+        let wt_path = PathBuf::from(&rec.state.worktree);
+        let wt = linked
+            .iter()
+            .find(|w| w.path == wt_path || w.branch.as_deref() == Some(rec.state.branch.as_str()))
+            .cloned();
+        let tip = repo.find_ref(&rec.state.branch)?.ok_or_else(|| {
+            Error::input(format!(
+                "task '{id}' has no branch '{}'",
+                rec.state.branch_short()
+            ))
+            .hint("run 'git task sweep' to repair the task")
+        })?;
+        let (tree, dirty) = match wt.as_ref().filter(|w| w.exists()) {
+            Some(w) => {
+                let wt_repo = worktree::open_at(&w.path)?;
+                // Hot path: a clean worktree on the branch tip is judged by the tip's tree.
+                if wt_repo.head_commit()? == Some(tip)
+                    && status::is_clean_fast(&wt_repo)? == Some(true)
+                {
+                    (objects::commit_tree(repo, tip)?, None)
+                } else {
+                    let state = crate::snapshot::read(&wt_repo)?;
+                    let dirty = state.is_dirty().then(|| state.changed.clone());
+                    (state.worktree_tree, dirty)
+                }
+            }
+            None => (objects::commit_tree(repo, tip)?, None),
+        };
+        let verdict = changes::judge_tree(repo, &rec, tree)?;
+        if !verdict.is_clean() {
+            return Ok(Outcome::Refused(Refusal::Violation(verdict)));
+        }
+        if let Some(paths) = dirty {
+            return Ok(Outcome::Refused(Refusal::TaskDirty {
+                task: id.to_string(),
+                worktree: rec.state.worktree.clone(),
+                paths,
+            }));
+        }
+        pending.push(Pending {
+            record: rec,
+            tip,
+            worktree: wt,
+            commits: Vec::new(),
+            checks: None,
+        });
+    }
+
+    // 2. Merge in memory, chained in the given order (a conflict refuses before any check runs).
+    if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
+        return Ok(Outcome::Refused(refusal));
+    }
+    let mut new_tip = pending
+        .iter()
+        .rev()
+        .find_map(|p| p.commits.last().copied())
+        .unwrap_or(old_tip);
+
+    // 3. Where the target is checked out, make sure the update would not overwrite anything.
+    let checked_out = checked_out_at(repo, &target, &linked)?;
+    if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+        return Ok(Outcome::Refused(refusal));
+    }
+
+    // 4. Checks of the frozen contracts, in each task worktree; the run (or the skip) is recorded.
+    for i in 0..pending.len() {
+        let p = &pending[i];
+        let id = p.record.state.task_id();
+        let run = run_checks(
+            &p.record,
+            p.worktree.as_ref().map(|w| w.path.as_path()),
+            opts.no_checks,
+        )?;
+        if !run.passed {
+            // A failure is recorded now, with the passes of the tasks before it; a pass is
+            // otherwise recorded with the merge, in its transaction.
+            for before in &pending[..i] {
+                let run = before
+                    .checks
+                    .as_ref()
+                    .expect("checks ran for the tasks before");
+                record::append(
+                    repo,
+                    &before.record,
+                    event::CHECKS,
+                    &before.record.state,
+                    checks_details(run),
+                    Vec::new(),
+                )?;
+            }
+            record::append(
+                repo,
+                &p.record,
+                event::CHECKS,
+                &p.record.state,
+                checks_details(&run),
+                Vec::new(),
+            )?;
+            return Ok(Outcome::Refused(Refusal::ChecksFailed {
+                task: id.to_string(),
+                checks: run,
+            }));
+        }
+        pending[i].checks = Some(run);
+    }
+
+    // From here to the worktree update, merges into this branch by other git-task processes wait:
+    // they would otherwise race on the checked-out worktree's index.
+    let lock = BranchLock::acquire(repo, &target)?;
+    let mut old_tip = old_tip;
+    let current = repo.find_ref(&target)?.ok_or_else(|| {
+        Error::repo_msg(format!(
+            "branch '{}' was deleted while merging",
+            short(&target)
+        ))
+    })?;
+    if current != old_tip {
+        // The target moved while the checks ran: merge again onto its new tip (the checks stay valid:
+        // they ran on the tasks' content, which did not change).
+        old_tip = current;
+        if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
+            return Ok(Outcome::Refused(refusal));
+        }
+        new_tip = pending
+            .iter()
+            .rev()
+            .find_map(|p| p.commits.last().copied())
+            .unwrap_or(old_tip);
+        if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+            return Ok(Outcome::Refused(refusal));
+        }
+    }
+
+    // 5. One transaction: target, notes, records, task branches.
+    let mut updates = Vec::new();
+    if new_tip != old_tip {
+        let ids: Vec<&str> = pending.iter().map(|p| p.record.state.id.as_str()).collect();
+        updates.push(Update::update(
+            target.clone(),
+            old_tip,
+            new_tip,
+            format!("git-task: merge {}", ids.join(" ")),
+        ));
+    }
+    let notes: Vec<(ObjectId, String)> = pending
+        .iter()
+        .filter_map(|p| {
+            p.commits.last().map(|c| {
+                (
+                    *c,
+                    note_text(repo, &p.record, opts.strategy, &target, p.checks.as_ref()),
+                )
+            })
+        })
+        .collect();
+    if let Some(u) = note::prepare(repo, layout::NOTES_REF, &notes, "git-task: notes for merge")? {
+        updates.push(u);
+    }
+    let mut results = Vec::new();
+    for p in &pending {
+        let id = p.record.state.task_id();
+        let mut state = p.record.state.clone();
+        state.status = Status::Merged;
+        let commit = p.commits.last().map(|c| c.to_string());
+        let details = serde_json::json!({
+            "commit": commit,
+            "commits": p.commits.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            "mode": opts.strategy,
+            "into": target,
+            "keep": keep,
+            "task_tip": p.tip.to_string(),
+            "checks": p.checks.as_ref().map(|c| serde_json::json!({ "skipped": c.skipped, "passed": c.passed, "commands": summarize(&c.commands) })),
+        });
+        // Two events, one ref update: `checks` then `merged`.
+        let run = p
+            .checks
+            .as_ref()
+            .expect("checks ran (or were skipped) for every pending task");
+        let (_, with_checks) = record::prepare_append(
+            repo,
+            &p.record,
+            event::CHECKS,
+            &p.record.state,
+            checks_details(run),
+        )?;
+        let (merged, _) =
+            record::prepare_append(repo, &with_checks, event::MERGED, &state, details)?;
+        updates.push(Update::update(
+            merged.name.clone(),
+            p.record.tip,
+            merged.new.expect("an append sets the record"),
+            merged.message,
+        ));
+        if !keep {
+            updates.push(Update::delete(
+                p.record.state.branch.clone(),
+                p.tip,
+                format!("git-task: merged {id}"),
+            ));
+        }
+        results.push(TaskMerged {
+            task: id.to_string(),
+            already_merged: false,
+            commit,
+            commits: p.commits.iter().map(|c| c.to_string()).collect(),
+            into: target.clone(),
+            strategy: opts.strategy,
+            checks: p.checks.clone(),
+            removed: false,
+            worktree: p.record.state.worktree.clone(),
+        });
+    }
+    match refs::apply(repo, updates.clone()) {
+        Ok(()) => {}
+        Err(RefError::Conflict(msg)) => {
+            return Err(
+                Error::repo_msg(format!("{msg}; nothing was merged")).hint(format!(
+                    "'{}' or a task changed while merging; run the merge again",
+                    short(&target)
+                )),
+            )
+        }
+        Err(RefError::Other(e)) => return Err(e),
+    }
+
+    // 6. Bring checked-out worktrees of the target along; if git now refuses, move the refs back.
+    let mut updated = Vec::new();
+    if new_tip != old_tip {
+        for (i, path) in checked_out.iter().enumerate() {
+            let run = cli::update_worktree(path, old_tip, new_tip)?;
+            if !run.success {
+                for done in checked_out[..i].iter().rev() {
+                    let _ = cli::two_tree_update(done, new_tip, old_tip, false);
+                }
+                refs::apply(repo, reverse(&updates)).map_err(|e| {
+                    Error::from(e).hint(format!("'{}' was moved to {new_tip} but '{}' could not be updated; run 'git -C {} read-tree -m -u {old_tip} {new_tip}' after saving your changes", short(&target), path.display(), path.display()))
+                })?;
+                let paths = cli::listed_paths(&run.stderr);
+                return Ok(Outcome::Refused(Refusal::TargetDirty {
+                    into: target,
+                    worktree: path.display().to_string(),
+                    paths,
+                    detail: run.stderr,
+                }));
+            }
+            updated.push(path.display().to_string());
+        }
+    }
+
+    drop(lock);
+
+    // 7. Clean up: the task worktrees go, unless kept.
+    let mut warnings = Vec::new();
+    if !keep {
+        for (p, r) in pending.iter().zip(results.iter_mut()) {
+            if let Some(w) = &p.worktree {
+                match worktree::remove(repo, w) {
+                    Ok(()) => r.removed = true,
+                    Err(e) => warnings.push(format!(
+                        "could not remove the worktree of '{}': {e}",
+                        p.record.state.id
+                    )),
+                }
+            } else {
+                r.removed = true;
+            }
+        }
+    }
+    let mut tasks = already;
+    tasks.extend(results);
+    Ok(Outcome::Landed(Landed {
+        into: target,
+        old_tip: Some(old_tip.to_string()),
+        new_tip: Some(new_tip.to_string()),
+        tasks,
+        updated_worktrees: updated,
+        warnings,
+    }))
+}
+
+/// Merges every pending task in memory, chained in order onto `onto`; sets each task's commits.
+fn merge_all(
+    repo: &Repo,
+    pending: &mut [Pending],
+    onto: ObjectId,
+    target: &str,
+    opts: &Options,
+) -> Result<std::result::Result<(), Refusal>> {
+    let mut cur = onto;
+    for p in pending.iter_mut() {
+        let id = p.record.state.task_id();
+        let result = match opts.strategy {
+            Strategy::Squash | Strategy::Merge => land_whole(repo, &id, cur, p.tip, target, opts)?,
+            Strategy::Rebase => replay(repo, cur, p.tip, target)?,
+        };
+        match result {
+            Ok(commits) => {
+                if let Some(last) = commits.last() {
+                    cur = *last;
+                }
+                p.commits = commits;
+            }
+            Err(paths) => {
+                return Ok(Err(Refusal::Conflict {
+                    task: id.to_string(),
+                    into: target.to_owned(),
+                    paths,
+                }))
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Checks every worktree where the target is checked out: `Some(refusal)` if moving it from `old` to `new` would overwrite a local change.
+fn check_targets(
+    repo: &Repo,
+    checked_out: &[PathBuf],
+    old: ObjectId,
+    new: ObjectId,
+    target: &str,
+) -> Result<Option<Refusal>> {
+    if new == old {
+        return Ok(None);
+    }
+    for path in checked_out {
+        // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
+        if gmerge::update_is_certainly_safe(repo, path, old, new)? {
+            continue;
+        }
+        if let Some(refusal) = refuse_overwrite(path, old, new, target)? {
+            return Ok(Some(refusal));
+        }
+    }
+    Ok(None)
+}
+
+/// Squash or merge commit of `task_tip` onto `onto`: `Ok(commits)` (empty when the task changes nothing), or `Err(conflicting paths)`.
+fn land_whole(
+    repo: &Repo,
+    id: &TaskId,
+    onto: ObjectId,
+    task_tip: ObjectId,
+    target: &str,
+    opts: &Options,
+) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
+    let ancestor = gmerge::ancestor_tree(repo, onto, task_tip)?;
+    let ours = objects::commit_tree(repo, onto)?;
+    // The task side's contract file is set to the ancestor's: the merge then keeps whatever the target holds.
+    let keep_contract = gmerge::root_entry(repo, ancestor, CONTRACT_FILE)?;
+    let theirs = gmerge::with_root_entry(
+        repo,
+        objects::commit_tree(repo, task_tip)?,
+        CONTRACT_FILE,
+        keep_contract,
+    )?;
+    let merged = gmerge::merge_trees(
+        repo,
+        ancestor,
+        ours,
+        theirs,
+        ["base", short(target), &format!("task {id}")],
+    )?;
+    let Some(tree) = merged.tree else {
+        return Ok(Err(merged.conflicts));
+    };
+    let tree = gmerge::with_root_entry(
+        repo,
+        tree,
+        CONTRACT_FILE,
+        gmerge::root_entry(repo, ours, CONTRACT_FILE)?,
+    )?;
+    let own = own_commits(repo, onto, task_tip)?;
+    let commit = match opts.strategy {
+        Strategy::Squash => {
+            if tree == ours {
+                return Ok(Ok(Vec::new()));
+            }
+            let message = squash_message(id, &own, opts.message.as_deref());
+            gmerge::write_commit(repo, tree, &[onto], &message, None)?
+        }
+        _ => {
+            let message = merge_message(id, target, &own, opts.message.as_deref());
+            gmerge::write_commit(repo, tree, &[onto, task_tip], &message, None)?
+        }
+    };
+    Ok(Ok(vec![commit]))
+}
+
+/// Replays the task's own commits onto `onto`, skipping merges and commits that change nothing but the contract file.
+fn replay(
+    repo: &Repo,
+    onto: ObjectId,
+    task_tip: ObjectId,
+    target: &str,
+) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
+    let line = gmerge::first_parent_line(repo, onto, task_tip)?;
+    let mut cur = onto;
+    let mut cur_tree = objects::commit_tree(repo, onto)?;
+    let keep_contract = gmerge::root_entry(repo, cur_tree, CONTRACT_FILE)?;
+    let mut made = Vec::new();
+    for c in line {
+        if c.parents.len() != 1 {
+            continue;
+        }
+        let parent_tree = objects::commit_tree(repo, c.parents[0])?;
+        let ancestor = gmerge::with_root_entry(repo, parent_tree, CONTRACT_FILE, keep_contract)?;
+        let theirs = gmerge::with_root_entry(repo, c.tree, CONTRACT_FILE, keep_contract)?;
+        if ancestor == theirs {
+            continue;
+        }
+        let label = format!("{} ({})", c.subject(), &c.id.to_string()[..12]);
+        let merged = gmerge::merge_trees(
+            repo,
+            ancestor,
+            cur_tree,
+            theirs,
+            ["parent", short(target), &label],
+        )?;
+        let Some(tree) = merged.tree else {
+            return Ok(Err(merged.conflicts));
+        };
+        if tree == cur_tree {
+            continue;
+        }
+        // The commit keeps its author and message; the note on the last one names the task.
+        cur = gmerge::write_commit(repo, tree, &[cur], &c.message, Some(&c.author))?;
+        cur_tree = tree;
+        made.push(cur);
+    }
+    Ok(Ok(made))
+}
+
+/// Returns the task's own commits between `onto` and `tip` (first-parent line, no merges, not the contract-only ones).
+fn own_commits(repo: &Repo, onto: ObjectId, tip: ObjectId) -> Result<Vec<CommitInfo>> {
+    let mut out = Vec::new();
+    for c in gmerge::first_parent_line(repo, onto, tip)? {
+        if c.parents.len() != 1 {
+            continue;
+        }
+        let parent = gmerge::with_root_entry(
+            repo,
+            objects::commit_tree(repo, c.parents[0])?,
+            CONTRACT_FILE,
+            None,
+        )?;
+        let this = gmerge::with_root_entry(repo, c.tree, CONTRACT_FILE, None)?;
+        if parent != this {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the frozen contract's checks (never the branch file's) in `dir`, stopping at the first failure.
+pub fn run_checks(rec: &Record, dir: Option<&Path>, skip: bool) -> Result<ChecksRun> {
+    let commands = rec.contract.check_commands();
+    if skip || commands.is_empty() {
+        return Ok(ChecksRun {
+            skipped: skip,
+            passed: true,
+            commands: Vec::new(),
+        });
+    }
+    let Some(dir) = dir.filter(|d| d.is_dir()) else {
+        return Err(Error::input(format!(
+            "task '{}' has no worktree to run its checks in",
+            rec.state.id
+        ))
+        .hint(format!(
+            "skip them (recorded): git task merge {} --no-checks",
+            rec.state.id
+        )));
+    };
+    let env = task_env(&rec.state);
+    let timeout = rec.contract.check_timeout();
+    let mut out = Vec::new();
+    for command in commands {
+        let outcome = checks::run_captured(command, dir, &env, timeout)?;
+        let ok = outcome.ok();
+        out.push(outcome);
+        if !ok {
+            return Ok(ChecksRun {
+                skipped: false,
+                passed: false,
+                commands: out,
+            });
+        }
+    }
+    Ok(ChecksRun {
+        skipped: false,
+        passed: true,
+        commands: out,
+    })
+}
+
+/// Returns the worktrees (main or linked) where `branch` is checked out.
+pub fn checked_out_at(
+    repo: &Repo,
+    branch: &str,
+    linked: &[worktree::Linked],
+) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let main_head = std::fs::read_to_string(repo.common_dir().join("HEAD")).unwrap_or_default();
+    if main_head.strip_prefix("ref: ").map(str::trim) == Some(branch) && !repo.inner.is_bare() {
+        let main = repo.main_worktree()?;
+        if main.join(".git").exists() {
+            out.push(main);
+        }
+    }
+    for w in linked {
+        if w.branch.as_deref() == Some(branch) && w.exists() {
+            out.push(w.path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Asks git whether moving `worktree` from `old` to `new` would overwrite a local change; `Some` refusal if so.
+pub fn refuse_overwrite(
+    worktree: &Path,
+    old: ObjectId,
+    new: ObjectId,
+    target: &str,
+) -> Result<Option<Refusal>> {
+    let mut run = cli::two_tree_update(worktree, old, new, true)?;
+    if !run.success && run.stderr.contains("not uptodate") {
+        // read-tree trusts the index's stat data; refresh it (as `git merge` does) and ask again.
+        cli::refresh_index(worktree)?;
+        run = cli::two_tree_update(worktree, old, new, true)?;
+    }
+    if run.success {
+        return Ok(None);
+    }
+    Ok(Some(Refusal::TargetDirty {
+        into: target.to_owned(),
+        worktree: worktree.display().to_string(),
+        paths: cli::listed_paths(&run.stderr),
+        detail: run.stderr,
+    }))
+}
+
+/// Returns the changes that undo `updates` (each expecting the value it set).
+fn reverse(updates: &[Update]) -> Vec<Update> {
+    updates
+        .iter()
+        .map(|u| {
+            let back = match u.expect {
+                Expect::Is(old) | Expect::AbsentOrIs(old) => Some(old),
+                Expect::Absent | Expect::Any => None,
+            };
+            let expect = match u.new {
+                Some(new) => Expect::Is(new),
+                None => Expect::Absent,
+            };
+            Update {
+                name: u.name.clone(),
+                new: back,
+                expect,
+                message: "git-task: roll back merge".into(),
+            }
+        })
+        .collect()
+}
+
+/// Reads the earlier `merged` event of a merged task.
+fn earlier_merge(repo: &Repo, rec: &Record) -> Result<TaskMerged> {
+    let events = record::events(repo, rec)?;
+    let merged = events.iter().rev().find(|e| e.event == event::MERGED);
+    let d = merged
+        .map(|e| e.details.clone())
+        .unwrap_or(serde_json::Value::Null);
+    let commit = d["commit"].as_str().map(str::to_owned);
+    let commits = d["commits"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let strategy = serde_json::from_value(d["mode"].clone()).unwrap_or_default();
+    let keep = d["keep"].as_bool().unwrap_or(false);
+    let checks = serde_json::from_value::<serde_json::Value>(d["checks"].clone())
+        .ok()
+        .filter(|v| !v.is_null())
+        .map(|v| ChecksRun {
+            skipped: v["skipped"].as_bool().unwrap_or(false),
+            passed: v["passed"].as_bool().unwrap_or(true),
+            commands: Vec::new(),
+        });
+    Ok(TaskMerged {
+        task: rec.state.id.clone(),
+        already_merged: true,
+        commit,
+        commits,
+        into: d["into"].as_str().unwrap_or_default().to_owned(),
+        strategy,
+        checks,
+        removed: !keep,
+        worktree: rec.state.worktree.clone(),
+    })
+}
+
+/// Finishes the clean-up of an earlier merge that was interrupted before its worktree went.
+fn finish_cleanup(repo: &Repo, t: &TaskMerged) -> Result<()> {
+    if !t.removed {
+        return Ok(());
+    }
+    let path = PathBuf::from(&t.worktree);
+    if let Some(w) = worktree::list(repo)?.into_iter().find(|w| w.path == path) {
+        worktree::remove(repo, &w)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message::with_trailer;
+    use super::*;
+
+    #[test]
+    fn trailer_is_appended_once_in_its_own_paragraph() {
+        let id = TaskId::parse("t1").unwrap();
+        assert_eq!(with_trailer("Fix it", &id), "Fix it\n\nTask-Id: t1\n");
+        assert_eq!(
+            with_trailer("Fix it\n\nSigned-off-by: A <a@x>\n", &id),
+            "Fix it\n\nSigned-off-by: A <a@x>\nTask-Id: t1\n"
+        );
+        assert_eq!(
+            squash_message(&id, &[], Some("  Custom  ")),
+            "Custom\n\nTask-Id: t1\n"
+        );
+        assert_eq!(squash_message(&id, &[], None), "task t1\n\nTask-Id: t1\n");
+    }
+
+    #[test]
+    fn reverse_undoes_each_change() {
+        let a = ObjectId::null(gix::hash::Kind::Sha1);
+        let b = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let ups = vec![
+            Update::update("refs/heads/main", a, b, "m"),
+            Update::create("refs/notes/tasks", b, "n"),
+            Update::delete("refs/heads/task/x", a, "d"),
+        ];
+        let back = reverse(&ups);
+        assert_eq!((back[0].new, back[0].expect), (Some(a), Expect::Is(b)));
+        assert_eq!((back[1].new, back[1].expect), (None, Expect::Is(b)));
+        assert_eq!((back[2].new, back[2].expect), (Some(a), Expect::Absent));
+    }
+
+    #[test]
+    fn full_branch_names() {
+        assert_eq!(full_branch("main"), "refs/heads/main");
+        assert_eq!(full_branch("refs/heads/x"), "refs/heads/x");
+    }
+}

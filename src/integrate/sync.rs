@@ -1,0 +1,289 @@
+//! `sync`: bring the base branch's new commits into a task branch, inside its worktree.
+//!
+//! The merge is computed in memory first. Without conflicts, one transaction
+//! moves the task branch (to a merge commit, or fast-forward when that loses
+//! nothing), `refs/tasks/<id>/base` (to the base tip) and the record
+//! (`synced`), and the task worktree, which must be clean, is updated with
+//! `git read-tree -m -u` (see `git::cli`). With conflicts, `git merge` runs in
+//! the task worktree so the user gets git's usual conflict state; after they
+//! resolve and commit, running `sync` again finds the base contained in the
+//! task branch and only moves the base ref.
+
+use crate::contract::file::CONTRACT_FILE;
+use crate::error::{Error, Result};
+use crate::git::merge as gmerge;
+use crate::git::refs::{self, RefError, Update};
+use crate::git::{cli, objects, worktree, ObjectId, Repo};
+use crate::record::{self, event};
+use crate::task::{layout, Mode, Status, TaskId};
+use std::path::PathBuf;
+
+/// A sync that completed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Synced {
+    /// The task id.
+    pub task: String,
+    /// The base branch (full ref name).
+    pub base_branch: String,
+    /// The base tip now recorded in `refs/tasks/<id>/base`.
+    pub base: String,
+    /// The task branch's tip after the sync.
+    pub commit: String,
+    /// Whether the task branch moved (merge commit or fast-forward).
+    pub merged: bool,
+    /// Whether it was a fast-forward.
+    pub fast_forward: bool,
+    /// Whether anything changed at all (false: already up to date).
+    pub changed: bool,
+}
+
+/// Why a sync stopped.
+#[derive(Clone, Debug)]
+pub enum Stopped {
+    /// The merge conflicts; git's conflict state is left in the worktree.
+    Conflict {
+        task: String,
+        worktree: String,
+        base: String,
+        paths: Vec<String>,
+    },
+    /// The worktree has uncommitted changes (or an unfinished merge).
+    Dirty {
+        task: String,
+        worktree: String,
+        paths: Vec<String>,
+        merging: bool,
+    },
+}
+
+/// Brings the base branch's new commits into the task branch of `id`.
+pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stopped>> {
+    let rec = record::load_existing(repo, id)?;
+    if rec.state.mode == Mode::Patch {
+        return Err(Error::input(format!(
+            "task '{id}' works in patch mode: it has no branch to sync"
+        )));
+    }
+    if !matches!(rec.state.status, Status::Active | Status::Dropped) {
+        return Err(Error::input(format!(
+            "task '{id}' is {}; there is nothing to sync",
+            rec.state.status
+        )));
+    }
+    let Some(base_branch) = rec.state.base_branch.clone() else {
+        return Err(Error::input(format!("task '{id}' was started from a commit, not a branch; there is no base branch to sync with")));
+    };
+    let base_tip = repo.find_ref(&base_branch)?.ok_or_else(|| {
+        Error::input(format!(
+            "the base branch '{}' of task '{id}' does not exist",
+            rec.state.base_branch_short().unwrap_or_default()
+        ))
+    })?;
+    let task_tip = repo.find_ref(&rec.state.branch)?.ok_or_else(|| {
+        Error::input(format!(
+            "task '{id}' has no branch '{}'",
+            rec.state.branch_short()
+        ))
+        .hint("run 'git task sweep' to repair it")
+    })?;
+    let base_ref = layout::base_ref(id);
+    let recorded_base = repo.find_ref(&base_ref)?;
+    let path = PathBuf::from(&rec.state.worktree);
+    let linked = worktree::list(repo)?
+        .into_iter()
+        .find(|w| w.path == path || w.branch.as_deref() == Some(rec.state.branch.as_str()))
+        .filter(|w| w.exists())
+        .ok_or_else(|| {
+            Error::input(format!(
+                "task '{id}' has no worktree at '{}'",
+                path.display()
+            ))
+            .hint("run 'git task sweep' to repair it")
+        })?;
+    let wt_display = linked.path.display().to_string();
+    let merging = linked.git_dir.join("MERGE_HEAD").exists();
+
+    let base_update = |new: ObjectId| match recorded_base {
+        Some(old) => Update::update(base_ref.clone(), old, new, format!("git-task: sync {id}")),
+        None => Update::create(base_ref.clone(), new, format!("git-task: sync {id}")),
+    };
+    let mut state = rec.state.clone();
+    state.base_commit = base_tip.to_string();
+
+    // Already contains the base (nothing new, or a conflicted sync the user has committed): only the base ref moves.
+    if !merging && objects::merge_base(repo, task_tip, base_tip)? == Some(base_tip) {
+        let changed = recorded_base != Some(base_tip);
+        if changed {
+            let details = serde_json::json!({ "base": base_tip.to_string(), "commit": task_tip.to_string(), "merged": false });
+            record::append(
+                repo,
+                &rec,
+                event::SYNCED,
+                &state,
+                details,
+                vec![base_update(base_tip)],
+            )?;
+        }
+        return Ok(Ok(Synced {
+            task: id.to_string(),
+            base_branch,
+            base: base_tip.to_string(),
+            commit: task_tip.to_string(),
+            merged: false,
+            fast_forward: false,
+            changed,
+        }));
+    }
+
+    let wt = worktree::open_at(&linked.path)?;
+    let snap = crate::snapshot::read(&wt)?;
+    if merging || snap.is_dirty() {
+        return Ok(Err(Stopped::Dirty {
+            task: id.to_string(),
+            worktree: wt_display,
+            paths: snap.changed,
+            merging,
+        }));
+    }
+
+    let task_tree = objects::commit_tree(repo, task_tip)?;
+    let base_tree = objects::commit_tree(repo, base_tip)?;
+    let task_contract = gmerge::root_entry(repo, task_tree, CONTRACT_FILE)?;
+    let fast_forward = objects::merge_base(repo, task_tip, base_tip)? == Some(task_tip)
+        && gmerge::root_entry(repo, base_tree, CONTRACT_FILE)? == task_contract;
+    let new_tip = if fast_forward {
+        base_tip
+    } else {
+        let ancestor = gmerge::ancestor_tree(repo, task_tip, base_tip)?;
+        // The base side never changes the task's contract file.
+        let theirs = gmerge::with_root_entry(
+            repo,
+            base_tree,
+            CONTRACT_FILE,
+            gmerge::root_entry(repo, ancestor, CONTRACT_FILE)?,
+        )?;
+        let base_name = rec.state.base_branch_short().unwrap_or("base").to_owned();
+        let merged = gmerge::merge_trees(
+            repo,
+            ancestor,
+            task_tree,
+            theirs,
+            ["merge base", rec.state.branch_short(), &base_name],
+        )?;
+        match merged.tree {
+            Some(tree) => {
+                let tree = gmerge::with_root_entry(repo, tree, CONTRACT_FILE, task_contract)?;
+                let message = format!(
+                    "Merge branch '{base_name}' into {}\n\nTask-Id: {id}\n",
+                    rec.state.branch_short()
+                );
+                gmerge::write_commit(repo, tree, &[task_tip, base_tip], &message, None)?
+            }
+            None => {
+                // Let git leave its usual conflict state for the user to resolve.
+                let message = format!(
+                    "Merge branch '{base_name}' into {}\n\nTask-Id: {id}\n",
+                    rec.state.branch_short()
+                );
+                let run = cli::merge_leaving_conflicts(&linked.path, base_tip, &message)?;
+                if run.success {
+                    // git resolved what the in-memory merge did not (it can differ on renames): record it.
+                    let now = worktree::head_of(&linked.path)?.unwrap_or(task_tip);
+                    let details = serde_json::json!({ "base": base_tip.to_string(), "commit": now.to_string(), "merged": true });
+                    record::append(
+                        repo,
+                        &rec,
+                        event::SYNCED,
+                        &state,
+                        details,
+                        vec![base_update(base_tip)],
+                    )?;
+                    return Ok(Ok(Synced {
+                        task: id.to_string(),
+                        base_branch,
+                        base: base_tip.to_string(),
+                        commit: now.to_string(),
+                        merged: true,
+                        fast_forward: false,
+                        changed: true,
+                    }));
+                }
+                return Ok(Err(Stopped::Conflict {
+                    task: id.to_string(),
+                    worktree: wt_display,
+                    base: base_tip.to_string(),
+                    paths: merged.conflicts,
+                }));
+            }
+        }
+    };
+
+    // The worktree is clean (checked above), so the update cannot overwrite anything; git still checks.
+    let details = serde_json::json!({ "base": base_tip.to_string(), "commit": new_tip.to_string(), "merged": true, "fast_forward": fast_forward });
+    let branch_update = Update::update(
+        rec.state.branch.clone(),
+        task_tip,
+        new_tip,
+        format!("git-task: sync {id}"),
+    );
+    let (record_update, _) = record::prepare_append(repo, &rec, event::SYNCED, &state, details)?;
+    let updates = vec![
+        record_update.clone(),
+        branch_update.clone(),
+        base_update(base_tip),
+    ];
+    match refs::apply(repo, updates) {
+        Ok(()) => {}
+        Err(RefError::Conflict(msg)) => {
+            return Err(Error::repo_msg(format!("{msg}; nothing was synced"))
+                .hint(format!("run 'git task sync {id}' again")))
+        }
+        Err(RefError::Other(e)) => return Err(e),
+    }
+    let run = cli::update_worktree(&linked.path, task_tip, new_tip)?;
+    if !run.success {
+        let mut back = vec![
+            Update::update(
+                rec.state.branch.clone(),
+                new_tip,
+                task_tip,
+                format!("git-task: roll back sync {id}"),
+            ),
+            Update::update(
+                layout::record_ref(id),
+                record_update.new.expect("an append sets the record"),
+                rec.tip,
+                format!("git-task: roll back sync {id}"),
+            ),
+        ];
+        back.push(match recorded_base {
+            Some(old) => Update::update(
+                base_ref.clone(),
+                base_tip,
+                old,
+                format!("git-task: roll back sync {id}"),
+            ),
+            None => Update::delete(
+                base_ref.clone(),
+                base_tip,
+                format!("git-task: roll back sync {id}"),
+            ),
+        });
+        refs::commit(repo, back)?;
+        return Ok(Err(Stopped::Dirty {
+            task: id.to_string(),
+            worktree: wt_display,
+            paths: cli::listed_paths(&run.stderr),
+            merging: false,
+        }));
+    }
+    Ok(Ok(Synced {
+        task: id.to_string(),
+        base_branch,
+        base: base_tip.to_string(),
+        commit: new_tip.to_string(),
+        merged: true,
+        fast_forward,
+        changed: true,
+    }))
+}

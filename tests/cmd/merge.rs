@@ -1,0 +1,789 @@
+//! `git task merge`: the gate. Each scenario checks the effect with real git.
+
+use crate::common::TestRepo;
+use std::path::Path;
+
+/// Commits everything in `dir` with `msg` (no hooks are installed in these tests).
+fn commit_all(repo: &TestRepo, dir: &Path, msg: &str) {
+    repo.git(dir, &["add", "-A"]);
+    repo.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
+}
+
+fn main_tip(repo: &TestRepo) -> String {
+    repo.git(repo.root(), &["rev-parse", "main"])
+}
+
+fn tree_files(repo: &TestRepo, rev: &str) -> Vec<String> {
+    repo.git(repo.root(), &["ls-tree", "-r", "--name-only", rev])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A task that keeps its contract lands as one squash commit with trailer and note; the checked-out base follows.
+#[test]
+fn squash_lands_one_commit_with_trailer_and_note() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start(
+        "t1",
+        &["--allow", "src/**", "--check", "test -f src/lib.rs"],
+    );
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { changed() }\n");
+    repo.write(&wt, "src/new.rs", "pub fn changed() {}\n");
+    commit_all(&repo, &wt, "Change lib");
+
+    let run = repo.task_root(&["merge", "t1"]).ok();
+    assert!(run.stdout.contains("Merged task 't1' into main"), "{run}");
+
+    // One commit on top of the old tip, with the trailer and the note.
+    assert_eq!(repo.git(repo.root(), &["rev-parse", "main~1"]), before);
+    let message = repo.git(repo.root(), &["log", "-1", "--format=%B", "main"]);
+    assert!(message.starts_with("Change lib"), "{message}");
+    assert!(message.contains("Task-Id: t1"), "{message}");
+    let log = repo.git(repo.root(), &["log", "--notes=tasks", "-1", "main"]);
+    assert!(log.contains("Notes (tasks):"), "{log}");
+    assert!(log.contains("Task: t1"), "{log}");
+    assert!(log.contains("Contract: "), "{log}");
+    assert!(log.contains("ok  test -f src/lib.rs"), "{log}");
+
+    // The checked-out base is updated and clean; the contract file never reached it.
+    assert_eq!(repo.porcelain(repo.root()), "");
+    assert_eq!(
+        repo.read(repo.root(), "src/lib.rs"),
+        "pub fn lib() { changed() }\n"
+    );
+    assert_eq!(
+        repo.read(repo.root(), "src/new.rs"),
+        "pub fn changed() {}\n"
+    );
+    assert!(!tree_files(&repo, "main").contains(&".task-contract.toml".to_owned()));
+    assert!(!repo.root().join(".task-contract.toml").exists());
+
+    // Worktree and branch are gone, the record stays with a `merged` event.
+    assert!(!wt.exists());
+    assert_eq!(repo.worktrees().len(), 1);
+    assert!(repo.refs("refs/heads/task/").is_empty());
+    assert!(repo
+        .refs("refs/tasks/t1/")
+        .contains(&"refs/tasks/t1/record".to_owned()));
+    let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
+    assert_eq!(
+        events.lines().take(2).collect::<Vec<_>>(),
+        vec!["merged", "checks"]
+    );
+    repo.fsck();
+}
+
+/// Merging a merged task again is a no-op that reports the earlier merge.
+#[test]
+fn merging_twice_reports_the_earlier_merge() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# changed\n");
+    commit_all(&repo, &wt, "Edit readme");
+    let first = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(first["kind"], "merge");
+    assert_eq!(first["into"], "refs/heads/main");
+    assert_eq!(first["tasks"][0]["task"], "t1");
+    assert_eq!(first["tasks"][0]["already_merged"], false);
+    assert_eq!(first["tasks"][0]["strategy"], "squash");
+    assert_eq!(first["tasks"][0]["removed"], true);
+    let commit = first["tasks"][0]["commit"].as_str().unwrap().to_owned();
+    assert_eq!(commit, main_tip(&repo));
+
+    let tip = main_tip(&repo);
+    let again = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(again["tasks"][0]["already_merged"], true);
+    assert_eq!(again["tasks"][0]["commit"], commit.as_str());
+    assert_eq!(main_tip(&repo), tip);
+    let human = repo.task_root(&["merge", "t1"]).ok();
+    assert!(human.stdout.contains("already merged"), "{human}");
+    repo.fsck();
+}
+
+/// A forbidden path committed with `--no-verify` is caught by the gate; nothing moves.
+#[test]
+fn no_verify_violation_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// sneaked in\n");
+    commit_all(&repo, &wt, "Touch the store");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("src/store/mod.rs"), "{run}");
+    assert!(run.stderr.contains("forbidden"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+    assert!(wt.exists());
+    assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/t1"]);
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "contract_violation");
+    assert_eq!(json["violations"][0]["file"], "src/store/mod.rs");
+    assert_eq!(json["violations"][0]["reason"], "forbidden");
+    assert_eq!(main_tip(&repo), before);
+    repo.fsck();
+}
+
+/// Uncommitted work in the task worktree is judged too.
+#[test]
+fn uncommitted_violation_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &["--allow", "src/**"]);
+    repo.write(&wt, "docs/x.md", "not allowed\n");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "contract_violation");
+    assert_eq!(json["violations"][0]["reason"], "not_allowed");
+    assert_eq!(main_tip(&repo), before);
+}
+
+/// Uncommitted work that keeps the contract is not silently dropped: the merge refuses.
+#[test]
+fn uncommitted_work_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("uncommitted changes"), "{run}");
+    assert!(run.stderr.contains("src/lib.rs"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { 2 }\n");
+}
+
+/// Loosening the branch's contract file is tampering; nothing moves.
+#[test]
+fn tampered_contract_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &["--forbid", "src/store/**"]);
+    repo.write(&wt, ".task-contract.toml", "version = 1\ntask = \"t1\"\n");
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Loosen the contract");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("contract_tampered"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+    assert!(wt.exists());
+    repo.fsck();
+}
+
+/// Deleting the contract file is tampering too.
+#[test]
+fn deleted_contract_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.git(&wt, &["rm", "-q", ".task-contract.toml"]);
+    repo.git(&wt, &["commit", "-q", "--no-verify", "-m", "drop contract"]);
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["violations"][0]["reason"], "contract_tampered");
+    assert_eq!(main_tip(&repo), before);
+}
+
+/// A failing check exits 1, keeps the worktree, records the run, and moves nothing.
+#[test]
+fn failing_check_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &["--check", "echo checking; exit 3"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Change");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("checking"), "{run}");
+    assert!(run.stderr.contains("exit 3"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+    assert!(wt.exists());
+    assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/t1"]);
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "checks_failed");
+    assert_eq!(json["checks"]["passed"], false);
+    assert_eq!(json["checks"]["commands"][0]["code"], 3);
+    assert!(json["checks"]["commands"][0]["output"]
+        .as_str()
+        .unwrap()
+        .contains("checking"));
+    let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
+    assert_eq!(events.lines().next(), Some("checks"), "{events}");
+    assert_eq!(main_tip(&repo), before);
+
+    // --no-checks skips them, and the skip is recorded.
+    let json = repo
+        .task_root(&["merge", "t1", "--no-checks", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["tasks"][0]["checks"]["skipped"], true);
+    let log = repo.git(repo.root(), &["log", "--notes=tasks", "-1", "main"]);
+    assert!(log.contains("Checks: skipped"), "{log}");
+    let checks_event = repo.git(
+        repo.root(),
+        &["log", "-1", "--format=%B", "refs/tasks/t1/record~1"],
+    );
+    assert!(checks_event.contains("\"skipped\":true"), "{checks_event}");
+    repo.fsck();
+}
+
+/// Checks added in the branch's contract file are never run: only the frozen ones are.
+#[test]
+fn checks_from_the_branch_file_are_not_run() {
+    let repo = TestRepo::new();
+    let marker = repo.base().join("marker");
+    let wt = repo.start("t1", &["--check", "true"]);
+    let contract = repo.read(&wt, ".task-contract.toml");
+    let edited = contract.replace(
+        "commands = [\"true\"]",
+        &format!("commands = [\"true\", \"touch {}\"]", marker.display()),
+    );
+    assert_ne!(contract, edited, "{contract}");
+    repo.write(&wt, ".task-contract.toml", &edited);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Add a check in the branch file");
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(
+        json["tasks"][0]["checks"]["commands"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(!marker.exists(), "a check from the branch file ran");
+    assert!(!tree_files(&repo, "main").contains(&".task-contract.toml".to_owned()));
+    repo.fsck();
+}
+
+/// A conflict exits 1, names the path, hints `sync`, and leaves base and both worktrees untouched.
+#[test]
+fn conflict_is_refused_and_changes_nothing() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# from the task\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "README.md", "# from main\n");
+    commit_all(&repo, repo.root(), "Main edit");
+    let before = main_tip(&repo);
+    let task_tip = repo.git(repo.root(), &["rev-parse", "task/t1"]);
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("README.md"), "{run}");
+    assert!(run.stderr.contains("git task sync t1"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.git(repo.root(), &["rev-parse", "task/t1"]), task_tip);
+    assert_eq!(repo.porcelain(repo.root()), "");
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(repo.read(repo.root(), "README.md"), "# from main\n");
+    assert_eq!(repo.read(&wt, "README.md"), "# from the task\n");
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "merge_conflict");
+    assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    repo.fsck();
+}
+
+/// A local edit in the base worktree that the merge would overwrite makes it refuse; the edit survives.
+#[test]
+fn local_edit_in_base_worktree_blocks_the_merge() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# from the task\n");
+    repo.write(&wt, "added.txt", "task file\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "README.md", "# my unsaved edit\n");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("README.md"), "{run}");
+    assert!(run.stderr.contains("would overwrite"), "{run}");
+    assert_eq!(repo.read(repo.root(), "README.md"), "# my unsaved edit\n");
+    assert_eq!(main_tip(&repo), before);
+    assert!(wt.exists());
+    assert!(!repo.root().join("added.txt").exists());
+    let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
+    assert!(!events.contains("merged"), "{events}");
+
+    // A staged edit is protected the same way.
+    repo.git(repo.root(), &["add", "README.md"]);
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty");
+    assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    assert_eq!(repo.read(repo.root(), "README.md"), "# my unsaved edit\n");
+    assert_eq!(main_tip(&repo), before);
+    repo.fsck();
+}
+
+/// An untracked file in the way of a file the task adds is protected too.
+#[test]
+fn untracked_file_in_the_way_blocks_the_merge() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "added.txt", "task file\n");
+    commit_all(&repo, &wt, "Add a file");
+    repo.write(repo.root(), "added.txt", "mine, untracked\n");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty");
+    assert_eq!(json["paths"], serde_json::json!(["added.txt"]));
+    assert_eq!(repo.read(repo.root(), "added.txt"), "mine, untracked\n");
+    assert_eq!(main_tip(&repo), before);
+}
+
+/// Unrelated local edits (unstaged and staged) in the base worktree survive a merge that updates other files.
+#[test]
+fn unrelated_local_edits_survive_the_merge() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 42 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "README.md", "# my unsaved edit\n");
+    repo.write(repo.root(), "src/store/mod.rs", "// staged by me\n");
+    repo.git(repo.root(), &["add", "src/store/mod.rs"]);
+    repo.write(repo.root(), "notes.txt", "untracked\n");
+
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(
+        repo.read(repo.root(), "src/lib.rs"),
+        "pub fn lib() { 42 }\n"
+    );
+    assert_eq!(repo.read(repo.root(), "README.md"), "# my unsaved edit\n");
+    assert_eq!(repo.read(repo.root(), "notes.txt"), "untracked\n");
+    assert_eq!(
+        repo.porcelain(repo.root()),
+        " M README.md\nM  src/store/mod.rs\n?? notes.txt"
+    );
+    repo.fsck();
+}
+
+/// The target checked out in a linked worktree is updated there.
+#[test]
+fn target_checked_out_in_a_linked_worktree_is_updated() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["branch", "umbrella"]);
+    let side = repo.base().join("side");
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", side.to_str().unwrap(), "umbrella"],
+    );
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 7 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    let main_before = main_tip(&repo);
+
+    repo.task_root(&["merge", "t1", "--into", "umbrella"]).ok();
+    assert_eq!(main_tip(&repo), main_before);
+    assert_eq!(repo.read(&side, "src/lib.rs"), "pub fn lib() { 7 }\n");
+    assert_eq!(repo.porcelain(&side), "");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
+    repo.fsck();
+}
+
+/// Several tasks land together, one commit each, in the given order.
+#[test]
+fn several_tasks_land_together() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let a = repo.start("a", &[]);
+    let b = repo.start("b", &[]);
+    repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &a, "Task a");
+    repo.write(&b, "README.md", "# b\n");
+    commit_all(&repo, &b, "Task b");
+
+    let json = repo.task_root(&["merge", "a", "b", "--json"]).ok().json();
+    assert_eq!(json["tasks"].as_array().unwrap().len(), 2);
+    let subjects = repo.git(
+        repo.root(),
+        &["log", "--format=%s", &format!("{before}..main")],
+    );
+    assert_eq!(subjects, "Task b\nTask a");
+    assert_eq!(repo.read(repo.root(), "README.md"), "# b\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 1 }\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    let reflog = repo.git(repo.root(), &["reflog", "--format=%gs", "main"]);
+    assert_eq!(
+        reflog.lines().next(),
+        Some("git-task: merge a b"),
+        "the base moved once:\n{reflog}"
+    );
+    repo.fsck();
+}
+
+/// When the second task conflicts, nothing lands: not even the first.
+#[test]
+fn several_tasks_second_conflicts_nothing_lands() {
+    let repo = TestRepo::new();
+    let a = repo.start("a", &[]);
+    let b = repo.start("b", &[]);
+    repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &a, "Task a");
+    repo.write(&b, "src/lib.rs", "pub fn lib() { 2 }\n");
+    commit_all(&repo, &b, "Task b");
+    let before = main_tip(&repo);
+
+    let run = repo.task_root(&["merge", "a", "b"]).code(1);
+    assert!(run.stderr.contains("task 'b' conflicts"), "{run}");
+    assert!(run.stderr.contains("src/lib.rs"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.porcelain(repo.root()), "");
+    assert!(a.exists() && b.exists());
+    let status = repo.task_root(&["log", "a"]).ok();
+    assert!(!status.stdout.contains("merged"), "{status}");
+    repo.fsck();
+}
+
+/// `--merge` makes a merge commit with the task branch as second parent, without the contract file.
+#[test]
+fn merge_commit_mode() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    let task_tip = repo.git(repo.root(), &["rev-parse", "task/t1"]);
+
+    repo.task_root(&["merge", "t1", "--merge"]).ok();
+    let parents = repo.git(repo.root(), &["rev-list", "--parents", "-1", "main"]);
+    let parents: Vec<&str> = parents.split(' ').skip(1).collect();
+    assert_eq!(parents, vec![before.as_str(), task_tip.as_str()]);
+    assert!(!tree_files(&repo, "main").contains(&".task-contract.toml".to_owned()));
+    assert!(repo
+        .git(repo.root(), &["log", "-1", "--format=%B", "main"])
+        .contains("Task-Id: t1"));
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// `--rebase` replays the task's own commits (authors kept), never the contract file.
+#[test]
+fn rebase_mode_replays_commits_without_the_contract() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(
+        &wt,
+        &[
+            "-c",
+            "user.name=Agent One",
+            "-c",
+            "user.email=a1@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "First",
+        ],
+    );
+    repo.write(&wt, "README.md", "# second\n");
+    commit_all(&repo, &wt, "Second");
+    // Main moves on, so the replay really lands on a new base.
+    repo.write(repo.root(), "other.txt", "main\n");
+    commit_all(&repo, repo.root(), "Main moves");
+
+    repo.task_root(&["merge", "t1", "--rebase"]).ok();
+    let subjects = repo.git(
+        repo.root(),
+        &["log", "--format=%s|%an", &format!("{before}..main")],
+    );
+    assert_eq!(
+        subjects,
+        "Second|Test User\nFirst|Agent One\nMain moves|Test User"
+    );
+    let history = repo.git(
+        repo.root(),
+        &["log", "--format=%H", "main", "--", ".task-contract.toml"],
+    );
+    assert_eq!(history, "", "the contract file reached the base history");
+    assert_eq!(
+        repo.git(repo.root(), &["rev-list", "--merges", "--count", "main"]),
+        "0"
+    );
+    assert_eq!(repo.read(repo.root(), "README.md"), "# second\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    let log = repo.git(repo.root(), &["log", "--notes=tasks", "-1", "main"]);
+    assert!(log.contains("Mode: rebase"), "{log}");
+    repo.fsck();
+}
+
+/// `--into` lands on an umbrella branch and leaves the base branch alone.
+#[test]
+fn into_an_umbrella_branch() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    repo.git(repo.root(), &["branch", "umbrella"]);
+    let a = repo.start("a", &[]);
+    let b = repo.start("b", &[]);
+    repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &a, "Task a");
+    repo.write(&b, "README.md", "# b\n");
+    commit_all(&repo, &b, "Task b");
+
+    let json = repo
+        .task_root(&["merge", "a", "b", "--into", "umbrella", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["into"], "refs/heads/umbrella");
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.git(repo.root(), &["rev-parse", "umbrella~2"]), before);
+    assert!(tree_files(&repo, "umbrella").contains(&"src/lib.rs".to_owned()));
+    assert_eq!(
+        repo.git(repo.root(), &["show", "umbrella:README.md"]),
+        "# b"
+    );
+    assert!(!tree_files(&repo, "umbrella").contains(&".task-contract.toml".to_owned()));
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// `--keep` (or task.keepOnMerge) leaves worktree and branch in place.
+#[test]
+fn keep_leaves_worktree_and_branch() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    let run = repo.task_root(&["merge", "t1", "--keep"]).ok();
+    assert!(run.stderr.contains("Kept the worktree"), "{run}");
+    assert!(wt.exists());
+    assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/t1"]);
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 1 }\n");
+
+    repo.git(repo.root(), &["config", "task.keepOnMerge", "true"]);
+    let wt2 = repo.start("t2", &[]);
+    repo.write(&wt2, "README.md", "# t2\n");
+    commit_all(&repo, &wt2, "Task t2");
+    repo.task_root(&["merge", "t2"]).ok();
+    assert!(wt2.exists());
+    repo.fsck();
+}
+
+/// A task whose base moved merges cleanly after `sync` resolves the conflict in the task.
+#[test]
+fn sync_then_merge_succeeds() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# from the task\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "README.md", "# from main\n");
+    commit_all(&repo, repo.root(), "Main edit");
+    repo.task_root(&["merge", "t1"]).code(1);
+
+    let run = repo.task(&wt, &["sync"]).code(1);
+    assert!(run.stderr.contains("README.md"), "{run}");
+    assert!(repo.read(&wt, "README.md").contains("<<<<<<<"));
+    repo.write(&wt, "README.md", "# from both\n");
+    commit_all(&repo, &wt, "Resolve");
+    repo.task(&wt, &["sync"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["rev-parse", "refs/tasks/t1/base"]),
+        main_tip(&repo)
+    );
+
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "README.md"), "# from both\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    assert!(!tree_files(&repo, "main").contains(&".task-contract.toml".to_owned()));
+    repo.fsck();
+}
+
+/// With no id, the task checked out in the current worktree is merged.
+#[test]
+fn merge_defaults_to_the_active_task() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.task(&wt, &["merge", "--keep"]).ok();
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 1 }\n");
+}
+
+/// A policy or contract file already on the base is kept as the base has it.
+#[test]
+fn the_bases_own_contract_file_is_kept() {
+    let repo = TestRepo::new();
+    repo.write(
+        repo.root(),
+        ".task-contract.toml",
+        "# the base's own file\n",
+    );
+    commit_all(&repo, repo.root(), "Base has a file of that name");
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:.task-contract.toml"]),
+        "# the base's own file"
+    );
+    assert_eq!(repo.porcelain(repo.root()), "");
+}
+
+/// A file rewritten with the same content (stale stat data in the index) does not block the merge.
+#[test]
+fn touched_but_unchanged_file_does_not_block() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# from the task\n");
+    commit_all(&repo, &wt, "Task edit");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    repo.write(repo.root(), "README.md", "# demo\n");
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "README.md"), "# from the task\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// An unfinished merge in the base worktree blocks the merge; nothing moves.
+#[test]
+fn unfinished_merge_in_base_worktree_blocks_the_merge() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.git(repo.root(), &["checkout", "-q", "-b", "other"]);
+    repo.write(repo.root(), "README.md", "# other\n");
+    commit_all(&repo, repo.root(), "Other");
+    repo.git(repo.root(), &["checkout", "-q", "main"]);
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "Main");
+    assert_eq!(repo.git_run(repo.root(), &["merge", "-q", "other"]).code, 1);
+    let before = main_tip(&repo);
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty");
+    assert_eq!(main_tip(&repo), before);
+    assert!(repo.porcelain(repo.root()).contains("UU README.md"));
+    assert!(wt.exists());
+}
+
+/// A merge interrupted before its clean-up is finished by running it again.
+#[test]
+fn repeating_a_merge_finishes_its_clean_up() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.task_root(&["merge", "t1"]).ok();
+    // What a merge killed right after its ref transaction leaves: the worktree still registered.
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()],
+    );
+    let json = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(json["tasks"][0]["already_merged"], true);
+    assert!(!wt.exists());
+    assert_eq!(repo.worktrees().len(), 1);
+    repo.fsck();
+}
+
+/// Bad input exits 2 and changes nothing.
+#[test]
+fn bad_input_exits_2() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    repo.start("t1", &[]);
+    repo.task_root(&["merge", "nope"]).code(2);
+    repo.task_root(&["merge", "t1", "--into", "no-such-branch"])
+        .code(2);
+    repo.task_root(&["merge", "t1", "--rebase", "-m", "x"])
+        .code(2);
+    repo.task_root(&["merge", "t1", "--merge", "--squash"])
+        .code(2);
+    repo.task_root(&["merge", "t1", "t1"]).code(2);
+    repo.task_root(&["sync", "nope"]).code(2);
+    assert_eq!(main_tip(&repo), before);
+}
+
+/// A staged change and an untracked file each count as uncommitted work.
+#[test]
+fn staged_or_untracked_work_is_refused() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(&wt, "README.md", "# staged\n");
+    repo.git(&wt, &["add", "README.md"]);
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "uncommitted_changes");
+    assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    repo.git(&wt, &["reset", "-q", "--hard"]);
+    repo.write(&wt, "scratch.txt", "untracked\n");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["paths"], serde_json::json!(["scratch.txt"]));
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.read(&wt, "scratch.txt"), "untracked\n");
+}
+
+/// Two merges into the same branch at the same time both land, one after the other.
+#[test]
+fn concurrent_merges_into_one_branch_both_land() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let ids = ["a", "b", "c"];
+    for (i, id) in ids.iter().enumerate() {
+        let wt = repo.start(id, &["--check", "sleep 0.2"]);
+        repo.write(&wt, &format!("src/file{i}.rs"), &format!("// {id}\n"));
+        commit_all(&repo, &wt, &format!("Task {id}"));
+    }
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = ids
+            .iter()
+            .map(|id| s.spawn(|| repo.task_root(&["merge", id])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in runs {
+        run.ok();
+    }
+    let subjects = repo.git(
+        repo.root(),
+        &["log", "--format=%s", &format!("{before}..main")],
+    );
+    assert_eq!(subjects.lines().count(), 3, "{subjects}");
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(
+            repo.read(repo.root(), &format!("src/file{i}.rs")),
+            format!("// {id}\n")
+        );
+    }
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// When the second task's check fails, nothing lands, and both check runs are recorded.
+#[test]
+fn several_tasks_second_check_fails_nothing_lands() {
+    let repo = TestRepo::new();
+    let a = repo.start("a", &["--check", "true"]);
+    let b = repo.start("b", &["--check", "false"]);
+    repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &a, "Task a");
+    repo.write(&b, "README.md", "# b\n");
+    commit_all(&repo, &b, "Task b");
+    let before = main_tip(&repo);
+    let json = repo
+        .task_root(&["merge", "a", "b", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(json["kind"], "checks_failed");
+    assert_eq!(json["task"], "b");
+    assert_eq!(main_tip(&repo), before);
+    for id in ["a", "b"] {
+        let last = repo.git(
+            repo.root(),
+            &[
+                "log",
+                "-1",
+                "--format=%s",
+                &format!("refs/tasks/{id}/record"),
+            ],
+        );
+        assert_eq!(last, "checks", "task {id}");
+    }
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
