@@ -60,7 +60,7 @@ use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::merge::{self as gmerge, CommitInfo};
 use crate::git::refs::{self, Expect, RefError, Update};
-use crate::git::{cli, note, objects, status, worktree, ObjectId, Repo};
+use crate::git::{cli, note, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::task::{layout, start::task_env, Mode, Status, TaskId};
 use std::path::{Path, PathBuf};
@@ -328,7 +328,12 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
                 let wt_repo = worktree::open_at(&w.path)?;
                 // Hot path: a clean worktree on the branch tip is judged by the tip's tree.
                 if wt_repo.head_commit()? == Some(tip)
-                    && status::is_clean_fast(&wt_repo)? == Some(true)
+                    && crate::task::summary::worktree_is_clean(
+                        repo,
+                        &w.path,
+                        tip,
+                        &mut Default::default(),
+                    )?
                 {
                     (objects::commit_tree(repo, tip)?, None)
                 } else {

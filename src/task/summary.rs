@@ -122,24 +122,7 @@ pub fn summarize(
         _ if !look => None,
         Dirty::Quick => match head {
             Some(h) if s.mode == Mode::Worktree => {
-                let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
-                let worktree = Path::new(&s.worktree);
-                match crate::git::dirty::quick_check(
-                    worktree,
-                    h,
-                    || objects::commit_tree(repo, h).ok(),
-                    &mut flat,
-                ) {
-                    Quick::Dirty => Some(true),
-                    Quick::Clean => Some(false),
-                    Quick::NeedsFull(pending) => {
-                        let dirty = full_dirty(s)?;
-                        if let (false, Some(p)) = (dirty, pending) {
-                            p.remember();
-                        }
-                        Some(dirty)
-                    }
-                }
+                Some(!worktree_is_clean(repo, Path::new(&s.worktree), h, cache)?)
             }
             _ => Some(full_dirty(s)?),
         },
@@ -208,6 +191,41 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         out.extend(part?);
     }
     Ok(out)
+}
+
+/// Returns whether the worktree at `path`, whose HEAD is `head`, has nothing uncommitted
+/// (staged, modified, deleted or untracked), as cheaply as it can be told.
+///
+/// The quick look ([`crate::git::dirty`]) answers from stat data alone while nothing
+/// changed since the last clean answer; otherwise a full status decides, and a clean
+/// answer is remembered for the next look. `list` and the merge gate both rely on it.
+pub fn worktree_is_clean(
+    repo: &Repo,
+    path: &Path,
+    head: ObjectId,
+    cache: &mut objects::FlatCache,
+) -> Result<bool> {
+    let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
+    match crate::git::dirty::quick_check(
+        path,
+        head,
+        || objects::commit_tree(repo, head).ok(),
+        &mut flat,
+    ) {
+        Quick::Dirty => Ok(false),
+        Quick::Clean => Ok(true),
+        Quick::NeedsFull(pending) => {
+            let wt = crate::git::worktree::open_at(path)?;
+            let clean = match crate::git::status::is_clean_fast(&wt)? {
+                Some(clean) => clean,
+                None => !crate::snapshot::read(&wt)?.is_dirty(),
+            };
+            if let (true, Some(p)) = (clean, pending) {
+                p.remember();
+            }
+            Ok(clean)
+        }
+    }
 }
 
 fn full_dirty(s: &TaskState) -> Result<bool> {
