@@ -140,7 +140,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         &ctx.repo,
         &RefMap::load(&ctx.repo)?,
         &record.state,
-        Dirty::Full,
+        Dirty::Quick,
         &mut Default::default(),
     )?;
     let mut files = Vec::new();

@@ -33,10 +33,8 @@ pub struct Summary {
 pub enum Dirty {
     /// Do not look.
     Skip,
-    /// Tracked files only, by stat data (`list`).
+    /// Staged, modified, deleted and untracked files: from stat data when possible, else a full status.
     Quick,
-    /// Everything, untracked files included (`status`).
-    Full,
 }
 
 /// Every ref a summary may need, read once: `refs/heads/*` and `refs/tasks/*`.
@@ -126,7 +124,6 @@ pub fn summarize(
             }
             _ => Some(full_dirty(s)?),
         },
-        Dirty::Full => Some(full_dirty(s)?),
     };
     Ok(Summary {
         head: head.map(|h| h.to_string()),
