@@ -418,7 +418,7 @@ scenario_list() {
 # 3 modified but unstaged, 2 untracked.
 scenario_status() {
     local n=$1
-    row status "$n" "status <id> vs git status" task git ratio 2.0 ""
+    row status "$n" "status ID vs git status" task git ratio 2.0 ""
     R=$W/r
     fresh_copy "$n" "$R"
     "$GT" -C "$R" start st

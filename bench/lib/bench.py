@@ -109,7 +109,7 @@ def report(outdir):
         r = {
             "scenario": key,
             "label": label,
-            "size": size,
+            "size": int(size) if size.isdigit() else size,
             "status": status,
             "note": note or None,
             "target_kind": kind,  # ratio | absolute_ms | reference
