@@ -3,7 +3,8 @@
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
 #                     [--scenarios start,remove,commit,list,status,patch,merge]
-#                     [--list-tasks 1000] [--list-files 50] [--no-build] [--bin PATH] [--keep-work]
+#                     [--list-tasks 1000] [--list-files 50] [--no-build] [--bin PATH]
+#                     [--timer hyperfine|python] [--keep-work]
 #
 # Builds the release binary, makes the benchmark repositories with
 # ../shared/bench/make-repo.sh (cached under OUT/repos), and for every scenario and
@@ -29,11 +30,12 @@ LIST_FILES=50
 BUILD=1
 KEEP_WORK=0
 GT=
+TIMER=
 
 # Exit-status text for a build that lacks a command or option.
 UNSUPPORTED_RE='unrecognized subcommand|not available in this build|not supported|not implemented|unexpected argument|invalid value'
 
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 parse_args() {
     while (($#)); do
@@ -48,6 +50,7 @@ parse_args() {
         --no-build) BUILD=0; shift ;;
         --bin) GT=$(realpath "$2"); BUILD=0; shift 2 ;;
         --keep-work) KEEP_WORK=1; shift ;;
+        --timer) TIMER=$2; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
         esac
@@ -69,7 +72,9 @@ want() { [[ ,$SCENARIOS, == *,$1,* ]]; }
 # ---------------------------------------------------------------- tools and build
 
 ensure_tools() {
-    if ! command -v hyperfine >/dev/null; then
+    if [[ $TIMER == python ]]; then
+        :
+    elif ! command -v hyperfine >/dev/null; then
         say "hyperfine missing: trying apt-get install -y hyperfine"
         apt-get install -y hyperfine >/dev/null 2>&1 || true
     fi
@@ -78,7 +83,9 @@ ensure_tools() {
         apt-get install -y time >/dev/null 2>&1 || true
     fi
     [[ -x /usr/bin/time ]] || { echo "run.sh: /usr/bin/time is required (apt-get install time)" >&2; exit 1; }
-    if command -v hyperfine >/dev/null; then TIMER=hyperfine; else TIMER=python; fi
+    if [[ $TIMER != python ]]; then
+        if command -v hyperfine >/dev/null; then TIMER=hyperfine; else TIMER=python; fi
+    fi
     say "timer: $TIMER"
 }
 
