@@ -535,4 +535,4 @@ main() {
     python3 "$LIB" report "$OUT"
 }
 
-main "$@"
+main "$@"; exit $?  # on one line: bash must not read on after main (the file may change meanwhile)
