@@ -1,0 +1,538 @@
+#!/usr/bin/env bash
+# bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
+#
+# usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
+#                     [--scenarios start,remove,commit,list,status,patch,merge]
+#                     [--list-tasks 1000] [--list-files 50] [--no-build] [--bin PATH]
+#                     [--timer hyperfine|python] [--keep-work]
+#
+# Builds the release binary, makes the benchmark repositories with
+# ../shared/bench/make-repo.sh (cached under OUT/repos), and for every scenario and
+# size runs the git-task command and its git counterpart alternately (A B, then B A, ...)
+# after a warm-up, with untimed prepare/cleanup steps so that every timed run starts
+# from the same state. Writes OUT/results.md, OUT/results.json and prints the table.
+# Scenarios the build does not support yet are reported as "skipped".
+# See bench/README.md for what each scenario measures.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(git -C "$BENCH_DIR" rev-parse --show-toplevel)
+LIB=$BENCH_DIR/lib/bench.py
+MAKE_REPO=$TOP/../shared/bench/make-repo.sh
+
+SIZES=10000,100000
+RUNS=7
+WARMUP=1
+OUT=$TOP/bench/out
+SCENARIOS=start,remove,commit,list,status,patch,merge
+LIST_TASKS=1000
+LIST_FILES=50
+BUILD=1
+KEEP_WORK=0
+GT=
+TIMER=
+
+# Exit-status text for a build that lacks a command or option.
+UNSUPPORTED_RE='unrecognized subcommand|not available in this build|not supported|not implemented|unexpected argument|invalid value'
+
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+parse_args() {
+    while (($#)); do
+        case $1 in
+        --sizes) SIZES=$2; shift 2 ;;
+        --runs) RUNS=$2; shift 2 ;;
+        --warmup) WARMUP=$2; shift 2 ;;
+        --out) OUT=$2; shift 2 ;;
+        --scenarios) SCENARIOS=$2; shift 2 ;;
+        --list-tasks) LIST_TASKS=$2; shift 2 ;;
+        --list-files) LIST_FILES=$2; shift 2 ;;
+        --no-build) BUILD=0; shift ;;
+        --bin) GT=$(realpath "$2"); BUILD=0; shift 2 ;;
+        --keep-work) KEEP_WORK=1; shift ;;
+        --timer) TIMER=$2; shift 2 ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+        esac
+    done
+    ((RUNS >= 1)) || { echo "run.sh: --runs must be >= 1" >&2; exit 2; }
+    mkdir -p "$OUT"
+    OUT=$(cd "$OUT" && pwd)
+    if [[ $OUT == *[[:space:]]* ]]; then
+        echo "run.sh: the output directory must not contain spaces: $OUT" >&2; exit 2
+    fi
+    RAW=$OUT/raw
+    LOG=$OUT/log
+}
+
+say() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&3; }
+
+want() { [[ ,$SCENARIOS, == *,$1,* ]]; }
+
+# ---------------------------------------------------------------- tools and build
+
+ensure_tools() {
+    if [[ $TIMER == python ]]; then
+        :
+    elif ! command -v hyperfine >/dev/null; then
+        say "hyperfine missing: trying apt-get install -y hyperfine"
+        apt-get install -y hyperfine >/dev/null 2>&1 || true
+    fi
+    if [[ ! -x /usr/bin/time ]]; then
+        say "/usr/bin/time missing: trying apt-get install -y time"
+        apt-get install -y time >/dev/null 2>&1 || true
+    fi
+    [[ -x /usr/bin/time ]] || { echo "run.sh: /usr/bin/time is required (apt-get install time)" >&2; exit 1; }
+    if [[ $TIMER != python ]]; then
+        if command -v hyperfine >/dev/null; then TIMER=hyperfine; else TIMER=python; fi
+    fi
+    say "timer: $TIMER"
+}
+
+build() {
+    [[ -n $GT ]] || GT=$TOP/target/release/git-task
+    if ((BUILD)); then
+        say "cargo build --release --locked"
+        (cd "$TOP" && cargo build --release --locked) >&3 2>&1
+    fi
+    [[ -x $GT ]] || { echo "run.sh: $GT not found (build failed or --no-build)" >&2; exit 1; }
+}
+
+# Hermetic git: no user/system config, no discovery above OUT, git-task on PATH.
+setup_env() {
+    export HOME=$OUT/home
+    mkdir -p "$HOME"
+    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=$HOME/.gitconfig
+    export GIT_CEILING_DIRECTORIES=$OUT NO_COLOR=1 LC_ALL=C
+    unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY
+    export PATH=$(dirname "$GT"):$PATH
+    git config --global user.name bench
+    git config --global user.email bench@example.invalid
+    git config --global init.defaultBranch main
+    git config --global advice.detachedHead false
+}
+
+write_meta() {
+    local commit dirty=""
+    commit=$(git -C "$TOP" rev-parse --short HEAD)
+    git -C "$TOP" diff --quiet HEAD -- src Cargo.toml Cargo.lock || dirty="+dirty"
+    {
+        printf 'date\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)"
+        printf 'host_cores\t%s\n' "$(nproc)"
+        printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+        printf 'git_version\t%s\n' "$(git --version | sed 's/git version //')"
+        printf 'git_task_commit\t%s\n' "$commit$dirty"
+        printf 'timer\t%s\n' "$([[ $TIMER == hyperfine ]] && hyperfine --version || echo python-fallback)"
+        printf 'runs\t%s\n' "$RUNS"
+        printf 'warmup\t%s\n' "$WARMUP"
+        printf 'sizes\t%s\n' "$SIZES"
+    } >"$RAW/meta.tsv"
+}
+
+# Does this build have the subcommand?
+supports() { "$GT" "$@" --help >/dev/null 2>&1; }
+
+# ---------------------------------------------------------------- repositories
+
+# ensure_repo N — the cached repository of N files (made once, reused across runs).
+ensure_repo() {
+    local n=$1 dir=$OUT/repos/$1
+    if [[ ! -f $dir.ok ]]; then
+        rm -rf "$dir"
+        mkdir -p "$OUT/repos"
+        say "making repository of $n files (make-repo.sh)"
+        "$MAKE_REPO" "$n" "$dir" >>"$LOG/make-repo.log" 2>&1
+        touch "$dir.ok"
+    fi
+}
+
+# fresh_copy N DEST — copy the cached repository; refresh the index (cp changes inodes and
+# ctimes, which would otherwise make git and gix re-hash every file).
+fresh_copy() {
+    ensure_repo "$1"
+    mkdir -p "$(dirname "$2")"
+    cp -a "$OUT/repos/$1" "$2"
+    git -C "$2" update-index -q --refresh
+}
+
+# pick_files DIR COUNT — COUNT tracked files spread evenly over the tree (deterministic).
+pick_files() {
+    git -C "$1" ls-files | awk -v c="$2" '{ f[NR] = $0 } END { s = int(NR / c); if (s < 1) s = 1;
+        for (i = 1; i <= NR && n < c; i += s) { print f[i]; n++ } }'
+}
+
+# touch_files DIR TAG FILE.. — append one line to each file.
+touch_files() {
+    local d=$1 tag=$2 f
+    shift 2
+    for f in "$@"; do printf '// bench %s\n' "$tag" >>"$d/$f"; done
+}
+
+# Is any git-task process (this binary) still running, e.g. a background deleter?
+gt_running() {
+    python3 - "$GT" <<'PY'
+import os, sys
+gt = sys.argv[1]
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            if os.readlink(f"/proc/{p}/exe") == gt:
+                sys.exit(0)
+        except OSError:
+            pass
+sys.exit(1)
+PY
+}
+
+wait_gt_idle() {
+    local deadline=$((SECONDS + 300))
+    while gt_running; do
+        ((SECONDS < deadline)) || { echo "warning: git-task still running after 300 s" >&2; return 0; }
+        sleep 0.1
+    done
+}
+
+# drop_task REPO ID [BRANCH] — untimed clean-up with plain git: worktree, branch, task refs.
+drop_task() {
+    local r=$1 id=$2 branch=${3:-task/$2}
+    wait_gt_idle
+    rm -rf "$(dirname "$r")/$(basename "$r").tasks/$id"
+    git -C "$r" worktree prune
+    git -C "$r" branch -q -D "$branch" 2>/dev/null || true
+    git -C "$r" for-each-ref --format='delete %(refname)' "refs/tasks/$id" | git -C "$r" update-ref --stdin
+}
+
+# ---------------------------------------------------------------- result rows
+
+# row KEY SIZE LABEL SIDE_A SIDE_B KIND TARGET MEM_TARGET [NOTE] — declare a table row of the
+# running scenario; it is written with its status by finish_rows (ok / skipped / failed).
+row() {
+    local a=("$@")
+    while ((${#a[@]} < 9)); do a+=(""); done
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${a[@]:0:9}" >>"$PENDING"
+}
+
+finish_rows() {
+    local status=$1
+    [[ -f $PENDING ]] || return 0
+    awk -F'\t' -v OFS='\t' -v st="$status" '{ print $1,$2,$3,$4,$5,$6,$7,$8,st,$9 }' "$PENDING" >>"$RAW/rows.tsv"
+    rm -f "$PENDING"
+}
+
+skip() {
+    say "  skipped: $*"
+    finish_rows "skipped ($*)"
+    exit 0
+}
+
+# ---------------------------------------------------------------- measuring
+
+is_compound() { [[ $1 == *[\&\|\;\$\=\<\>\(\)]* ]]; }
+
+# time_once CMD — wall seconds of one run (hyperfine; python fallback). Compound commands run
+# under sh (hyperfine subtracts the shell's start-up time); simple ones are exec'd directly.
+time_once() {
+    local c=$1 argv
+    if [[ $TIMER == hyperfine ]]; then
+        local opt=(-N)
+        is_compound "$c" && opt=()
+        hyperfine "${opt[@]}" --runs 1 --style none --export-json "$W/hf.json" -- "$c" >/dev/null
+        python3 "$LIB" hf-seconds "$W/hf.json"
+    elif is_compound "$c"; then
+        python3 "$LIB" time --shell "$c"
+    else
+        read -ra argv <<<"$c"
+        python3 "$LIB" time -- "${argv[@]}"
+    fi
+}
+
+# probe_run KEY SIZE SIDE CMD — first warm-up run: under /usr/bin/time for peak memory; a
+# failure of an unsupported command skips the scenario, any other failure fails it.
+probe_run() {
+    local key=$1 size=$2 side=$3 c=$4 argv rc=0
+    if is_compound "$c"; then argv=(sh -c "$c"); else read -ra argv <<<"$c"; fi
+    /usr/bin/time -f %M -o "$W/mem.txt" "${argv[@]}" >"$W/probe.out" 2>"$W/probe.err" || rc=$?
+    cat "$W/probe.out" "$W/probe.err"
+    if ((rc != 0)); then
+        if grep -Eqi "$UNSUPPORTED_RE" "$W/probe.err"; then
+            skip "not supported by this build"
+        fi
+        echo "error: '$c' failed with exit $rc" >&2
+        exit 1
+    fi
+    printf '%s\t%s\t%s\t%s\n' "$key" "$size" "$side" "$(tail -1 "$W/mem.txt")" >>"$RAW/mem.tsv"
+}
+
+# measure KEY SIZE SIDE.. — for each side the scenario defines prep_SIDE RUN, cmd_SIDE RUN (prints
+# the command) and clean_SIDE RUN. Warm-up rounds first (the first one measures peak memory),
+# then RUNS timed rounds; the order of the sides alternates every round.
+measure() {
+    local key=$1 size=$2
+    shift 2
+    local sides=("$@") s w i c t
+    local nwarm=$((WARMUP > 0 ? WARMUP : 1))
+    for ((w = 1; w <= nwarm; w++)); do
+        for s in "${sides[@]}"; do
+            "prep_$s" "w$w"
+            c=$("cmd_$s" "w$w")
+            echo "+ warm-up $w $s: $c"
+            if ((w == 1)); then probe_run "$key" "$size" "$s" "$c"; else time_once "$c" >/dev/null; fi
+            "clean_$s" "w$w"
+        done
+    done
+    for ((i = 1; i <= RUNS; i++)); do
+        local order=("${sides[@]}")
+        if ((i % 2 == 0)); then
+            order=()
+            for ((w = ${#sides[@]} - 1; w >= 0; w--)); do order+=("${sides[w]}"); done
+        fi
+        for s in "${order[@]}"; do
+            "prep_$s" "$i"
+            c=$("cmd_$s" "$i")
+            if ((i == 1)); then
+                printf '%s\t%s\t%s\t%s\n' "$key" "$size" "$s" "$c" >>"$RAW/commands.tsv"
+            fi
+            t=$(time_once "$c")
+            echo "+ run $i $s: ${t}s  $c"
+            printf '%s\t%s\t%s\t%s\t%s\n' "$key" "$size" "$s" "$i" "$t" >>"$RAW/samples.tsv"
+            "clean_$s" "$i"
+        done
+        say "  round $i/$RUNS done"
+    done
+}
+
+# run_scenario NAME SIZE — run scenario_NAME in a subshell with its own log and work dir;
+# a crash marks its rows "failed" and the run goes on.
+run_scenario() {
+    local name=$1 size=$2 rc=0
+    export W=$OUT/work/$name-$size PENDING=$RAW/pending-$name-$size
+    rm -rf "$W" "$PENDING"
+    mkdir -p "$W"
+    local log=$LOG/$name-$size.log
+    say "scenario $name, size $size (log: ${log#"$OUT"/})"
+    set +e
+    (
+        set -euo pipefail
+        exec >>"$log" 2>&1
+        "scenario_$name" "$size"
+        finish_rows ok
+    )
+    rc=$?
+    set -e
+    if ((rc != 0)); then
+        say "  FAILED (exit $rc), see $log"
+        finish_rows "failed (see log/$name-$size.log)"
+    elif ((!KEEP_WORK)); then
+        rm -rf "$W"
+    fi
+}
+
+# ---------------------------------------------------------------- scenarios
+
+# start (worktree mode) vs git worktree add -b: a new branch and a full checkout.
+scenario_start() {
+    local n=$1
+    row start "$n" "start vs git worktree add -b" task git ratio 1.0 1.5
+    R=$W/r
+    fresh_copy "$n" "$R"
+    prep_task() { :; }
+    cmd_task() { echo "$GT -C $R start s-$1"; }
+    clean_task() { drop_task "$R" "s-$1"; }
+    prep_git() { :; }
+    cmd_git() { echo "git -C $R worktree add -b g-$1 $W/r.tasks/g-$1"; }
+    clean_git() { drop_task "$R" "g-$1" "g-$1"; }
+    measure start "$n" task git
+}
+
+# remove vs git worktree remove --force of a clean worktree made untimed by start / worktree add.
+scenario_remove() {
+    local n=$1
+    row remove "$n" "remove vs git worktree remove --force" task git ratio 0.1 ""
+    supports remove || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    prep_task() { "$GT" -C "$R" start "r-$1"; }
+    cmd_task() { echo "$GT -C $R remove --force r-$1"; }
+    clean_task() { drop_task "$R" "r-$1"; }
+    prep_git() { git -C "$R" worktree add -q -b "g-$1" "$W/r.tasks/g-$1"; }
+    cmd_git() { echo "git -C $R worktree remove --force $W/r.tasks/g-$1"; }
+    clean_git() { drop_task "$R" "g-$1" "g-$1"; }
+    measure remove "$n" task git
+}
+
+# A commit of 5 staged files on a task branch: git-task hooks vs an empty pre-commit hook vs
+# no hook. Three identical repositories, each with task "ct" started; only the hook differs.
+scenario_commit() {
+    local n=$1 v
+    row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty ratio 1.05 "" \
+        "target applies at 100,000 files"
+    row commit "$n" "commit 5 files: git-task hooks vs no hook" hooks none reference "" ""
+    row commit "$n" "commit 5 files: empty hook vs no hook" empty none reference "" ""
+    supports hooks || skip "not supported by this build"
+    for v in hooks empty none; do
+        fresh_copy "$n" "$W/$v/r"
+        "$GT" -C "$W/$v/r" start ct
+    done
+    "$GT" -C "$W/hooks/r" hooks install >"$W/install.out" 2>&1 || {
+        cat "$W/install.out"
+        grep -Eqi "$UNSUPPORTED_RE" "$W/install.out" && skip "not supported by this build"
+        exit 1
+    }
+    cat "$W/install.out"
+    printf '#!/bin/sh\nexit 0\n' >"$W/empty/r/.git/hooks/pre-commit"
+    chmod +x "$W/empty/r/.git/hooks/pre-commit"
+    declare -gA START
+    for v in hooks empty none; do START[$v]=$(git -C "$W/$v/r.tasks/ct" rev-parse HEAD); done
+    mapfile -t FILES < <(pick_files "$W/hooks/r" 5)
+    commit_prep() { # VARIANT RUN: reset the task worktree to its start, stage 5 changed files
+        local wt=$W/$1/r.tasks/ct
+        git -C "$wt" reset -q --hard "${START[$1]}"
+        touch_files "$wt" "commit $2 $1" "${FILES[@]}"
+        git -C "$wt" add -- "${FILES[@]}"
+    }
+    for v in hooks empty none; do
+        eval "prep_$v() { commit_prep $v \"\$1\"; }
+              cmd_$v() { echo \"git -C $W/$v/r.tasks/ct commit -q -m bench-\$1\"; }
+              clean_$v() { :; }"
+    done
+    measure commit "$n" hooks empty none
+}
+
+# list with LIST_TASKS real tasks (worktrees) in a small repository of LIST_FILES files.
+# Making (and deleting) 1,000 worktrees takes minutes, and list only reads, so the repository
+# is kept under OUT/repos/list-* per binary (keyed by its sha256) and measured in place.
+scenario_list() {
+    local k id digest
+    local size="$LIST_TASKS tasks, $LIST_FILES files"
+    row list "$size" "list ($LIST_TASKS tasks) [git: worktree list, reference]" task git absolute_ms 100 "" \
+        "absolute target; git worktree list is shown for reference only"
+    digest=$(sha256sum "$GT" | cut -c1-12)
+    local home=$OUT/repos/list-$LIST_TASKS-$LIST_FILES-$digest
+    R=$home/r
+    if [[ ! -f $home/ok ]]; then
+        rm -rf "$OUT"/repos/list-*
+        fresh_copy "$LIST_FILES" "$R"
+        say "  starting $LIST_TASKS tasks (untimed; cached for this binary in ${home#"$OUT"/})"
+        for ((k = 1; k <= LIST_TASKS; k++)); do
+            printf -v id 't%04d' "$k"
+            "$GT" -C "$R" -q start "$id" >/dev/null
+            if ((k % 100 == 0)); then say "  $k tasks"; fi
+        done
+        touch "$home/ok"
+    fi
+    prep_task() { :; }
+    cmd_task() { echo "$GT -C $R list"; }
+    clean_task() { :; }
+    prep_git() { :; }
+    cmd_git() { echo "git -C $R worktree list"; }
+    clean_git() { :; }
+    measure list "$size" task git
+}
+
+# status of one task vs git status in its worktree: 5 files committed on the branch,
+# 3 modified but unstaged, 2 untracked.
+scenario_status() {
+    local n=$1
+    row status "$n" "status ID vs git status" task git ratio 2.0 ""
+    R=$W/r
+    fresh_copy "$n" "$R"
+    "$GT" -C "$R" start st
+    WT=$W/r.tasks/st
+    mapfile -t FILES < <(pick_files "$R" 8)
+    touch_files "$WT" committed "${FILES[@]:0:5}"
+    git -C "$WT" add -- "${FILES[@]:0:5}"
+    git -C "$WT" commit -q -m "bench: 5 files"
+    touch_files "$WT" dirty "${FILES[@]:5:3}"
+    echo untracked >"$WT/untracked-1.txt"
+    mkdir -p "$WT/new-dir" && echo untracked >"$WT/new-dir/untracked-2.txt"
+    prep_task() { :; }
+    cmd_task() { echo "$GT -C $WT status st"; }
+    clean_task() { :; }
+    prep_git() { :; }
+    cmd_git() { echo "git -C $WT status"; }
+    clean_git() { :; }
+    measure status "$n" task git
+}
+
+# patch-mode start vs a temporary-index snapshot, with 10 modified, 2 staged and 5 untracked
+# files. Every run works on a fresh copy of that dirty template (untimed).
+scenario_patch() {
+    local n=$1
+    row patch "$n" "start --mode patch vs temp-index snapshot" task git ratio 1.0 ""
+    local tpl=$W/tpl
+    fresh_copy "$n" "$tpl"
+    mapfile -t FILES < <(pick_files "$tpl" 12)
+    touch_files "$tpl" dirty "${FILES[@]}"
+    git -C "$tpl" add -- "${FILES[@]:10:2}"
+    for k in 1 2 3; do echo "untracked $k" >"$tpl/untracked-$k.txt"; done
+    mkdir -p "$tpl/new-dir" && echo a >"$tpl/new-dir/a.txt" && echo b >"$tpl/new-dir/b.txt"
+    git -C "$tpl" update-index -q --refresh || true
+    R=$W/r
+    patch_prep() { rm -rf "$R"; cp -a "$tpl" "$R"; git -C "$R" update-index -q --refresh || true; }
+    prep_task() { patch_prep; }
+    cmd_task() { echo "$GT -C $R start --mode patch p-$1"; }
+    clean_task() { wait_gt_idle; }
+    prep_git() { patch_prep; }
+    cmd_git() {
+        echo "cd $R && cp .git/index .git/snap-index && export GIT_INDEX_FILE=.git/snap-index" \
+            "&& git add -A && t=\$(git write-tree) && git commit-tree -p HEAD -m snapshot \$t"
+    }
+    clean_git() { :; }
+    measure patch "$n" task git
+}
+
+# merge of a task whose branch changes 50 files vs git merge --squash + git commit, both into
+# main checked out in the main worktree. git-task runs with --keep (no worktree removal), so
+# both sides do the same job; main is reset untimed after each run.
+scenario_merge() {
+    local n=$1
+    row merge "$n" "merge --keep (50 files) vs merge --squash + commit" task git ratio 1.0 ""
+    supports merge || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    BASE=$(git -C "$R" rev-parse HEAD)
+    mapfile -t FILES < <(pick_files "$R" 50)
+    branch_work() { # WORKTREE TAG: change the 50 files there and commit
+        touch_files "$1" "$2" "${FILES[@]}"
+        git -C "$1" add -- "${FILES[@]}"
+        git -C "$1" commit -q -m "work $2"
+    }
+    reset_main() {
+        wait_gt_idle
+        git -C "$R" reset -q --hard "$BASE"
+        git -C "$R" update-ref -d refs/notes/tasks 2>/dev/null || true
+    }
+    prep_task() { "$GT" -C "$R" -q start "m-$1"; branch_work "$W/r.tasks/m-$1" "task-$1"; }
+    cmd_task() { echo "$GT -C $R merge --keep m-$1"; }
+    clean_task() { reset_main; drop_task "$R" "m-$1"; }
+    prep_git() { git -C "$R" worktree add -q -b "g-$1" "$W/r.tasks/g-$1"; branch_work "$W/r.tasks/g-$1" "git-$1"; }
+    cmd_git() { echo "git -C $R merge --squash -q g-$1 && git -C $R commit -q -m squash-g-$1"; }
+    clean_git() { reset_main; drop_task "$R" "g-$1" "g-$1"; }
+    measure merge "$n" task git
+}
+
+# ---------------------------------------------------------------- main
+
+main() {
+    exec 3>&2
+    parse_args "$@"
+    local t0=$SECONDS size sc
+    ensure_tools
+    build
+    setup_env
+    rm -rf "$RAW" "$LOG" "$OUT/work"
+    mkdir -p "$RAW" "$LOG"
+    write_meta
+    say "git-task $GT; sizes $SIZES; runs $RUNS; warm-up $WARMUP; out $OUT"
+    for size in ${SIZES//,/ }; do
+        for sc in start remove commit status patch merge; do
+            if want "$sc"; then run_scenario "$sc" "$size"; fi
+        done
+    done
+    if want list; then run_scenario list "$LIST_TASKS"; fi
+    if ((!KEEP_WORK)); then rm -rf "$OUT/work"; fi
+    say "done in $((SECONDS - t0)) s"
+    python3 "$LIB" report "$OUT"
+}
+
+main "$@"; exit $?  # on one line: bash must not read on after main (the file may change meanwhile)
