@@ -178,25 +178,7 @@ pub fn create(
     details: serde_json::Value,
     extra: Vec<Update>,
 ) -> std::result::Result<ObjectId, RefError> {
-    let id = state.task_id();
-    // The commit carries the time and pid, so it is unique: `MustNotExist` cannot be fooled by an equal value.
-    let mut details = details;
-    if let serde_json::Value::Object(map) = &mut details {
-        map.insert(
-            "nonce".into(),
-            format!("{}-{}", std::process::id(), nanos()).into(),
-        );
-    }
-    let commit = event_commit(repo, None, state, contract_text, event::STARTED, &details)
-        .map_err(RefError::Other)?;
-    let mut updates = vec![Update::create(
-        layout::record_ref(&id),
-        commit,
-        format!("git-task: start {id}"),
-    )];
-    updates.extend(extra);
-    refs::apply(repo, updates)?;
-    Ok(commit)
+    start_event(repo, None, state, contract_text, details, extra)
 }
 
 /// Starts a removed task again: appends a new `started` event (with a new frozen contract) to
@@ -212,30 +194,37 @@ pub fn restart(
     details: serde_json::Value,
     extra: Vec<Update>,
 ) -> std::result::Result<ObjectId, RefError> {
+    start_event(repo, Some(previous), state, contract_text, details, extra)
+}
+
+fn start_event(
+    repo: &Repo,
+    previous: Option<&Record>,
+    state: &TaskState,
+    contract_text: &str,
+    mut details: serde_json::Value,
+    extra: Vec<Update>,
+) -> std::result::Result<ObjectId, RefError> {
     let id = state.task_id();
-    let mut details = details;
+    // The commit carries the time and pid, so it is unique: `MustNotExist` cannot be fooled by an equal value.
     if let serde_json::Value::Object(map) = &mut details {
         map.insert(
             "nonce".into(),
             format!("{}-{}", std::process::id(), nanos()).into(),
         );
-        map.insert("restart_of".into(), previous.tip.to_string().into());
+        if let Some(previous) = previous {
+            map.insert("restart_of".into(), previous.tip.to_string().into());
+        }
     }
-    let commit = event_commit(
-        repo,
-        Some(previous.tip),
-        state,
-        contract_text,
-        event::STARTED,
-        &details,
-    )
-    .map_err(RefError::Other)?;
-    let mut updates = vec![Update::update(
-        layout::record_ref(&id),
-        previous.tip,
-        commit,
-        format!("git-task: start {id} again"),
-    )];
+    let parent = previous.map(|p| p.tip);
+    let commit = event_commit(repo, parent, state, contract_text, event::STARTED, &details)
+        .map_err(RefError::Other)?;
+    let name = layout::record_ref(&id);
+    let update = match parent {
+        Some(old) => Update::update(name, old, commit, format!("git-task: start {id} again")),
+        None => Update::create(name, commit, format!("git-task: start {id}")),
+    };
+    let mut updates = vec![update];
     updates.extend(extra);
     refs::apply(repo, updates)?;
     Ok(commit)
