@@ -140,10 +140,8 @@ pub fn active(repo: &Repo) -> Result<Option<Record>> {
 pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<Started> {
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
-            if crate::task::start::provisioning_is_abandoned(&existing.state) {
-                crate::task::sweep::roll_back(repo, settings, &existing)?;
-            } else {
-                return Ok(Started::Existing(existing));
+            if crate::task::sweep::roll_back_abandoned(repo, settings, &existing)?.is_none() {
+                return Ok(Started::Existing(record::load_existing(repo, id)?));
             }
         }
     }

@@ -462,12 +462,8 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
                 .head
                 .ok_or_else(|| Error::repo_msg(format!("task branch of '{id}' has no commit")))?;
             // The fresh first commit: the base plus the frozen contract, as `start` makes it.
-            let blob = objects::write_blob(repo, record.contract_text.as_bytes())?;
-            let tree = objects::edit_tree(
-                repo,
-                base_tree,
-                &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
-            )?;
+            let tree =
+                crate::task::start::first_commit_tree(repo, new_base, &record.contract_text)?;
             let first_parents = objects::commit_parents(repo, tip)?;
             let already = first_parents == vec![new_base]
                 && objects::commit_tree(repo, tip)? == tree
@@ -482,12 +478,8 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
             }
             inplace::check(&w.wt, cur.worktree_tree, tree)?;
             let attempt = save_state(repo, &id, cur, &why)?;
-            let first = objects::write_commit(
-                repo,
-                tree,
-                &[new_base],
-                &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
-            )?;
+            let first =
+                crate::task::start::first_commit(repo, &id, new_base, &record.contract_text)?;
             updates.push(Update::update(
                 record.state.branch.clone(),
                 tip,

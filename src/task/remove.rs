@@ -112,8 +112,13 @@ pub fn remove(
             );
         }
         // A start that died: undo it the way sweep would, saving any work.
-        let attempts = super::sweep::roll_back(repo, settings, &record)?;
-        return Ok(Ok(Removed::Done { record, attempts }));
+        return match super::sweep::roll_back_abandoned(repo, settings, &record)? {
+            Some(attempts) => Ok(Ok(Removed::Done { record, attempts })),
+            None => Err(
+                Error::repo_msg(format!("task '{id}' changed while it was being removed"))
+                    .hint(format!("run 'git task remove {id}' again")),
+            ),
+        };
     }
     if record.state.mode == Mode::Patch {
         return Err(Error::input(format!("task '{id}' works in patch mode: it has no worktree or branch to remove"))

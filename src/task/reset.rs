@@ -12,13 +12,10 @@
 use super::remove::{save_branch_commits, save_dirty_worktree, Attempt};
 use super::{layout, Mode, Status};
 use crate::config::Settings;
-use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
-use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::Update;
 use crate::git::{worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
-use gix::object::tree::EntryKind;
 use std::path::PathBuf;
 
 /// What `reset` did.
@@ -104,19 +101,7 @@ pub fn reset(
                 .map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?,
         },
     };
-    let base_tree = objects::commit_tree(repo, base)?;
-    let blob = objects::write_blob(repo, record.contract_text.as_bytes())?;
-    let tree = objects::edit_tree(
-        repo,
-        base_tree,
-        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
-    )?;
-    let first = objects::write_commit(
-        repo,
-        tree,
-        &[base],
-        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
-    )?;
+    let first = super::start::first_commit(repo, &id, base, &record.contract_text)?;
 
     let message = format!("git-task: reset {id}");
     let mut extra = vec![match tip {

@@ -225,22 +225,26 @@ pub fn start(
     let mut previous: Option<Record> = None;
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
-            if provisioning_is_abandoned(&existing.state) {
-                super::sweep::roll_back(repo, settings, &existing)?;
-                previous = record::load(repo, id)?.filter(|r| r.state.status == Status::Removed);
-            } else if existing.state.status == Status::Removed {
-                previous = Some(existing);
-            } else if opts.reset {
-                let onto = opts
-                    .base
-                    .as_deref()
-                    .map(|rev| repo.rev_parse_commit(rev))
-                    .transpose()?;
-                return Ok(Started::Reset(super::reset::reset(
-                    repo, settings, &existing, onto,
-                )?));
-            } else {
-                return Ok(Started::Existing(existing));
+            // A start whose process died is rolled back; one that finished since it was read is re-read.
+            let rolled_back =
+                super::sweep::roll_back_abandoned(repo, settings, &existing)?.is_some();
+            match record::load(repo, id)? {
+                Some(current) if current.state.status == Status::Removed => {
+                    previous = Some(current)
+                }
+                Some(_) if rolled_back => {}
+                Some(current) if opts.reset => {
+                    let onto = opts
+                        .base
+                        .as_deref()
+                        .map(|rev| repo.rev_parse_commit(rev))
+                        .transpose()?;
+                    return Ok(Started::Reset(super::reset::reset(
+                        repo, settings, &current, onto,
+                    )?));
+                }
+                Some(current) => return Ok(Started::Existing(current)),
+                None => {}
             }
         }
     }
@@ -317,20 +321,7 @@ pub fn start(
     }
     let setup = opts.setup.clone().or_else(|| settings.setup.clone());
 
-    // The first commit of the task branch adds the contract file on top of the base.
-    let base_tree = objects::commit_tree(repo, base.commit)?;
-    let blob = objects::write_blob(repo, text.as_bytes())?;
-    let tree = objects::edit_tree(
-        repo,
-        base_tree,
-        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
-    )?;
-    let first = objects::write_commit(
-        repo,
-        tree,
-        &[base.commit],
-        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
-    )?;
+    let first = first_commit(repo, &id, base.commit, &text)?;
 
     let state = TaskState {
         id: id.to_string(),
@@ -506,6 +497,33 @@ fn provision(
         Vec::new(),
     )
     .map_err(|e| StartError::Other(e.into()))
+}
+
+/// Returns the tree of a task branch's first commit: the base's tree plus the contract file.
+pub fn first_commit_tree(repo: &Repo, base: ObjectId, contract_text: &str) -> Result<ObjectId> {
+    let base_tree = objects::commit_tree(repo, base)?;
+    let blob = objects::write_blob(repo, contract_text.as_bytes())?;
+    objects::edit_tree(
+        repo,
+        base_tree,
+        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
+    )
+}
+
+/// Writes the first commit of a task branch: the contract file added on top of `base`.
+pub fn first_commit(
+    repo: &Repo,
+    id: &TaskId,
+    base: ObjectId,
+    contract_text: &str,
+) -> Result<ObjectId> {
+    let tree = first_commit_tree(repo, base, contract_text)?;
+    objects::write_commit(
+        repo,
+        tree,
+        &[base],
+        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
+    )
 }
 
 /// Returns the environment a task's commands run with (`exec`, setup, checks).

@@ -41,6 +41,25 @@ pub struct Repair {
     pub attempts: Vec<Attempt>,
 }
 
+/// Rolls back a start whose process died, if its record is still exactly as `record` shows it.
+///
+/// The record is read again *after* its process was found gone: a start that
+/// finished between the caller's read and that check has moved its record and
+/// is left alone (returns `None`).
+pub fn roll_back_abandoned(
+    repo: &Repo,
+    settings: &Settings,
+    record: &Record,
+) -> Result<Option<Vec<Attempt>>> {
+    if !super::start::provisioning_is_abandoned(&record.state) {
+        return Ok(None);
+    }
+    match record::load(repo, &record.state.task_id())? {
+        Some(now) if now.tip == record.tip => roll_back(repo, settings, &now).map(Some),
+        _ => Ok(None),
+    }
+}
+
 /// Rolls back a start that did not finish: saves work, deletes worktree, branch, base ref and record.
 pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Vec<Attempt>> {
     let id = record.state.task_id();
@@ -123,9 +142,7 @@ pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
             continue;
         }
         if let Ok(Some(record)) = record::load(repo, &id) {
-            if super::start::provisioning_is_abandoned(&record.state)
-                && roll_back(repo, settings, &record).is_err()
-            {
+            if roll_back_abandoned(repo, settings, &record).is_err() {
                 continue;
             }
         }
@@ -183,7 +200,10 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 attempts: Vec::new(),
             };
             if !dry_run {
-                repair.attempts = roll_back(repo, settings, r)?;
+                match roll_back_abandoned(repo, settings, r)? {
+                    Some(attempts) => repair.attempts = attempts,
+                    None => continue,
+                }
             }
             repairs.push(repair);
         }
