@@ -377,3 +377,35 @@ fn sweep_leaves_the_users_own_prefixed_branches_alone() {
     assert_eq!(j["repairs"], serde_json::json!([]));
     assert_eq!(all_refs(&repo), before);
 }
+
+/// A start seen half-way by another process that is descheduled until the start has finished
+/// and exited must not be rolled back: the record is read again once the process is found gone.
+#[test]
+fn a_start_that_finished_meanwhile_is_not_rolled_back() {
+    let repo = crate::common::TestRepo::new();
+    let wt = repo.start("done", &[]);
+    let git_repo = git_task::git::Repo::discover(repo.root()).unwrap();
+    let settings = git_task::config::Settings::load(&git_repo).unwrap();
+    let id = git_task::task::TaskId::parse("done").unwrap();
+    let now = git_task::record::load_existing(&git_repo, &id).unwrap();
+    // What a reader saw while the start was provisioning: its `started` event, by a process now gone.
+    let started = git_task::git::objects::commit_parents(&git_repo, now.tip).unwrap()[0];
+    let mut seen = git_task::record::read_at(&git_repo, started).unwrap();
+    assert_eq!(seen.state.status, git_task::task::Status::Provisioning);
+    let gone = std::process::Command::new("true").spawn().unwrap();
+    seen.state.pid = gone.id();
+    let mut gone = gone;
+    gone.wait().unwrap();
+    assert!(git_task::task::start::provisioning_is_abandoned(
+        &seen.state
+    ));
+
+    let rolled = git_task::task::sweep::roll_back_abandoned(&git_repo, &settings, &seen).unwrap();
+    assert!(rolled.is_none(), "a finished start was rolled back");
+    assert!(wt.join("README.md").exists());
+    assert_eq!(
+        repo.refs("refs/tasks/done/"),
+        ["refs/tasks/done/base", "refs/tasks/done/record"]
+    );
+    repo.fsck();
+}
