@@ -102,13 +102,9 @@ fn look(
     let options = gix::index::entry::stat::Options::default();
     let mut files = Fingerprint::new();
     let mut dirs = Fingerprint::new();
-    let mut last_dir: Option<&BStr> = None;
     let mut needs_hash = Vec::new();
     let mut file = FilePath::new(path);
-    dirs.add_dir(
-        BStr::new(""),
-        &Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(path).ok()?).ok()?,
-    );
+    let mut walk = Dirs::new(path, &mut dirs)?;
     for entry in index.entries() {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
             continue;
@@ -117,18 +113,7 @@ fn look(
             return Some(Quick::Dirty);
         }
         let rel = entry.path(&index);
-        // Every directory holding an entry, once (entries are sorted, so a directory's entries are together).
-        let mut dir = rel.rfind_byte(b'/').map(|i| &rel[..i]);
-        while let Some(d) = dir {
-            if last_dir.is_some_and(|l| l == d || l.starts_with(d) && l.get(d.len()) == Some(&b'/'))
-            {
-                break;
-            }
-            let meta = gix::index::fs::Metadata::from_path_no_follow(file.set(d.as_bstr())).ok()?;
-            dirs.add_dir(d.as_bstr(), &Stat::from_fs(&meta).ok()?);
-            dir = d.rfind_byte(b'/').map(|i| &d[..i]);
-        }
-        last_dir = rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr());
+        walk.visit(rel, &mut file, &mut dirs)?;
         let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(file.set(rel)) else {
             return Some(Quick::Dirty);
         };
@@ -191,6 +176,77 @@ fn look(
         path: memo_path,
         memo: now,
     })))
+}
+
+/// Remembers a worktree that was just checked out as clean, so the first quick look needs no full status.
+///
+/// Only for a checkout that nothing has touched yet: the stat data gix recorded
+/// in the new index while writing each file is taken as what a clean look would
+/// see. Anything that changes a file or adds one later changes a stat or a
+/// directory's mtime, and the next look falls back to a full status.
+pub fn remember_checkout(path: &Path, head_commit: ObjectId) -> Option<()> {
+    let git_dir = git_dir_of(path)?;
+    let index_path = git_dir.join("index");
+    let index_stat =
+        Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(&index_path).ok()?).ok()?;
+    let index =
+        gix::index::File::at(&index_path, gix::hash::Kind::Sha1, true, Default::default()).ok()?;
+    let mut files = Fingerprint::new();
+    let mut dirs = Fingerprint::new();
+    let mut file = FilePath::new(path);
+    let mut walk = Dirs::new(path, &mut dirs)?;
+    for entry in index.entries() {
+        if entry.flags.contains(Flags::SKIP_WORKTREE) {
+            continue;
+        }
+        let rel = entry.path(&index);
+        walk.visit(rel, &mut file, &mut dirs)?;
+        if entry.mode != Mode::COMMIT {
+            files.add(rel, &entry.stat);
+        }
+    }
+    Memo {
+        head: head_commit,
+        index: Fingerprint::of_stat(&index_stat),
+        files: files.0,
+        dirs: dirs.0,
+    }
+    .write(&git_dir.join(CLEAN_MEMO));
+    Some(())
+}
+
+/// Visits every directory holding an index entry once, adding its stat data to a fingerprint.
+struct Dirs<'a> {
+    last: Option<&'a BStr>,
+}
+
+impl<'a> Dirs<'a> {
+    /// Starts with the worktree's root directory.
+    fn new(root: &Path, dirs: &mut Fingerprint) -> Option<Self> {
+        dirs.add_dir(
+            BStr::new(""),
+            &Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(root).ok()?).ok()?,
+        );
+        Some(Dirs { last: None })
+    }
+
+    /// Adds the directories of `rel` not seen yet (entries are sorted, so a directory's entries are together).
+    fn visit(&mut self, rel: &'a BStr, file: &mut FilePath, dirs: &mut Fingerprint) -> Option<()> {
+        let mut dir = rel.rfind_byte(b'/').map(|i| &rel[..i]);
+        while let Some(d) = dir {
+            if self
+                .last
+                .is_some_and(|l| l == d || l.starts_with(d) && l.get(d.len()) == Some(&b'/'))
+            {
+                break;
+            }
+            let meta = gix::index::fs::Metadata::from_path_no_follow(file.set(d.as_bstr())).ok()?;
+            dirs.add_dir(d.as_bstr(), &Stat::from_fs(&meta).ok()?);
+            dir = d.rfind_byte(b'/').map(|i| &d[..i]);
+        }
+        self.last = rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr());
+        Some(())
+    }
 }
 
 /// A reusable `<worktree>/<path>` buffer: `Path::join` per entry costs more than the `lstat`.

@@ -458,6 +458,11 @@ fn provision(
         )?,
         None => worktree::add(repo, path, branch, &gix::interrupt::IS_INTERRUPTED)?,
     }
+    if let Some(head) = repo.find_ref(branch)? {
+        // Fresh from checkout, the worktree is clean: remember it so `list`, `remove` and
+        // `merge` see that from stat data alone (best effort: without it they run a full status).
+        crate::git::dirty::remember_checkout(path, head);
+    }
     interrupted()?;
     let copied = match how.include {
         Some(globs) if repo.workdir().is_some() => {

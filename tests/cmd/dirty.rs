@@ -82,3 +82,28 @@ fn list_counts_staged_deleted_and_untracked_files() {
         "a new HEAD with a matching index is clean"
     );
 }
+
+/// `start` remembers its fresh checkout as clean, so the first look needs no full status;
+/// a change made afterwards is still seen.
+#[test]
+fn a_fresh_worktree_is_known_clean_from_stat_data() {
+    use git_task::git::dirty::{quick_check, Quick};
+    let repo = TestRepo::new();
+    let wt = repo.start("fresh", &[]);
+    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let head = git_repo.head_commit().unwrap().unwrap();
+    let look = || quick_check(&wt, head, || None, |_| None);
+    assert!(
+        matches!(look(), Quick::Clean),
+        "the memo written by start is used"
+    );
+    repo.write(&wt, "src/store/new.rs", "new\n");
+    assert!(
+        matches!(look(), Quick::NeedsFull(_)),
+        "a new file changes its directory"
+    );
+    std::fs::remove_file(wt.join("src/store/new.rs")).unwrap();
+    repo.write(&wt, "README.md", "# changed, longer than before\n");
+    assert!(matches!(look(), Quick::Dirty), "a changed file is seen");
+    assert_eq!(dirty(&repo, "fresh"), true);
+}
