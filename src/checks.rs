@@ -31,21 +31,6 @@ impl Outcome {
     }
 }
 
-/// Environment variables that git sets for hooks and that must not leak into another worktree.
-const GIT_LOCAL_ENV: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-    "GIT_IMPLICIT_WORK_TREE",
-    "GIT_NAMESPACE",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-];
-
 /// Prepares `sh -c command` in `dir` with `env` and without the hook variables of the calling git.
 fn shell(command: &str, dir: &Path, env: &[(&str, String)]) -> Command {
     let mut cmd = Command::new("sh");
@@ -53,7 +38,7 @@ fn shell(command: &str, dir: &Path, env: &[(&str, String)]) -> Command {
     // Its own process group, so a timeout or Ctrl-C can end everything it started.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    for var in GIT_LOCAL_ENV {
+    for var in crate::git::LOCAL_ENV {
         cmd.env_remove(var);
     }
     for (k, v) in env {
@@ -166,7 +151,7 @@ pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> 
     })?;
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(dir);
-    for var in GIT_LOCAL_ENV {
+    for var in crate::git::LOCAL_ENV {
         cmd.env_remove(var);
     }
     for (k, v) in env {
@@ -197,7 +182,7 @@ pub fn run_inherited(command: &[String], dir: &Path, env: &[(&str, String)]) -> 
 pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
     let mut cmd = Command::new(script);
     cmd.args(args).current_dir(dir).stdin(Stdio::null());
-    for var in GIT_LOCAL_ENV {
+    for var in crate::git::LOCAL_ENV {
         cmd.env_remove(var);
     }
     // Git hands stdout of hooks to stderr so that it never mixes with a command's answer.

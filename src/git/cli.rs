@@ -29,22 +29,8 @@ use crate::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// Variables git sets for hooks and aliases that would redirect a child `git` to another repository or index.
-const GIT_LOCAL_ENV: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-    "GIT_IMPLICIT_WORK_TREE",
-    "GIT_NAMESPACE",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_REFLOG_ACTION",
-    "GIT_EDITOR",
-];
+/// Variables that would make a child `git` prompt or word its reflog as the calling command.
+const GIT_CALLER_ENV: &[&str] = &["GIT_REFLOG_ACTION", "GIT_EDITOR"];
 
 /// What one `git` run printed and how it ended.
 #[derive(Clone, Debug)]
@@ -60,7 +46,7 @@ pub struct GitRun {
 fn git(worktree: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(worktree);
-    for var in GIT_LOCAL_ENV {
+    for var in super::LOCAL_ENV.iter().chain(GIT_CALLER_ENV) {
         cmd.env_remove(var);
     }
     // Never wait for an editor or a terminal prompt (SPEC §2.5).

@@ -24,6 +24,23 @@ use std::path::{Path, PathBuf};
 
 pub use gix::ObjectId;
 
+/// Variables git sets for hooks that would point a child process's `git` at another
+/// repository, worktree or index; cleared for every process git-task starts elsewhere
+/// (githooks(5): clear them when a hook works on another worktree).
+pub const LOCAL_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
 /// An open repository, seen from one worktree (or from inside a hook).
 pub struct Repo {
     /// The gix handle; core modules read through it, writes go through `git/*`.
