@@ -77,7 +77,7 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
                         id,
                         ..
                     } => {
-                        if let Some(kind) = entry_kind(entry_mode) {
+                        if let Some(kind) = crate::git::staged::entry_kind(entry_mode) {
                             staged.insert(location.to_string(), Some((kind, id.into_owned())));
                         }
                     }
@@ -92,7 +92,7 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
                         ..
                     } => {
                         staged.insert(source_location.to_string(), None);
-                        if let Some(kind) = entry_kind(entry_mode) {
+                        if let Some(kind) = crate::git::staged::entry_kind(entry_mode) {
                             staged.insert(location.to_string(), Some((kind, id.into_owned())));
                         }
                     }
@@ -169,21 +169,6 @@ fn apply(
     objects::edit_tree(repo, tree, &edits)
 }
 
-fn entry_kind(mode: gix::index::entry::Mode) -> Option<EntryKind> {
-    use gix::index::entry::Mode;
-    if mode.contains(Mode::SYMLINK) {
-        Some(EntryKind::Link)
-    } else if mode.contains(Mode::COMMIT) {
-        Some(EntryKind::Commit)
-    } else if mode.contains(Mode::FILE_EXECUTABLE) {
-        Some(EntryKind::BlobExecutable)
-    } else if mode.contains(Mode::FILE) {
-        Some(EntryKind::Blob)
-    } else {
-        None
-    }
-}
-
 /// Writes the file at `path` (relative to `workdir`) as a blob; `None` if it is gone.
 pub fn hash_file(
     repo: &Repo,
@@ -209,23 +194,12 @@ pub fn hash_file(
         return Ok(None);
     }
     let bytes = std::fs::read(&full).context(|| format!("could not read '{path}'"))?;
-    let kind = if is_executable(&meta) {
+    let kind = if crate::git::is_executable(&meta) {
         EntryKind::BlobExecutable
     } else {
         EntryKind::Blob
     };
     Ok(Some((kind, objects::write_blob(repo, &bytes)?)))
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    false
 }
 
 /// Saves `tree` (with `parents`) as the next free `refs/tasks/<id>/attempts/<n>` and returns `(n, ref, commit)`.

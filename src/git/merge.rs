@@ -360,7 +360,7 @@ fn file_id(repo: &Repo, full: &std::path::Path) -> Result<FileState> {
         let bytes =
             std::fs::read(full).context(|| format!("could not read '{}'", full.display()))?;
         (
-            if is_executable(&meta) {
+            if super::is_executable(&meta) {
                 EntryKind::BlobExecutable
             } else {
                 EntryKind::Blob
@@ -373,15 +373,4 @@ fn file_id(repo: &Repo, full: &std::path::Path) -> Result<FileState> {
     let id = gix::objs::compute_hash(repo.inner.object_hash(), gix::object::Kind::Blob, &bytes)
         .context(|| format!("could not hash '{}'", full.display()))?;
     Ok(FileState::Present(kind, id))
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    false
 }

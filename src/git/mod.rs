@@ -217,6 +217,20 @@ impl Repo {
     }
 }
 
+/// Returns whether file metadata has an executable bit (git's `100755` mode); always false off Unix.
+pub fn is_executable(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
 /// Removes `.` and `..` components without touching the file system.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

@@ -151,7 +151,7 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
         let action = match read_hook(&path)? {
             None => InstallAction::Written,
             Some(Existing::Text(text)) if scripts::is_ours(&text) => {
-                if text == wanted && is_executable(&path) {
+                if text == wanted && super::is_executable(&path) {
                     InstallAction::Unchanged
                 } else if scripts::is_pristine(kind, &text) || opts.force {
                     InstallAction::Updated
@@ -271,7 +271,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
                 let recorded = scripts::parse(&text);
                 let state = if !scripts::is_pristine(kind, &text) {
                     State::Modified
-                } else if recorded.as_ref() == Some(settings) && is_executable(&path) {
+                } else if recorded.as_ref() == Some(settings) && super::is_executable(&path) {
                     State::Installed
                 } else {
                     State::Outdated
@@ -291,7 +291,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
             chained: exists(&chained).then(|| chained.display().to_string()),
             binary_found: binary
                 .as_deref()
-                .is_some_and(|b| is_executable(Path::new(b))),
+                .is_some_and(|b| super::is_executable(Path::new(b))),
             binary,
             prefix: recorded.map(|s| s.prefix),
         });
@@ -344,10 +344,6 @@ fn read_hook(path: &Path) -> Result<Option<Existing>> {
 
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
-}
-
-fn is_executable(path: &Path) -> bool {
-    super::is_executable(path)
 }
 
 /// Writes `bytes` to `path` with mode 0755: a temporary file beside it, renamed into place.

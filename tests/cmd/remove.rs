@@ -290,3 +290,32 @@ fn concurrent_remove_and_drop_end_consistent() {
     );
     repo.fsck();
 }
+
+/// A staged submodule (gitlink) in saved work stays a gitlink in the attempt, not a symlink.
+#[test]
+fn saved_work_keeps_a_staged_gitlink() {
+    let repo = crate::common::TestRepo::new();
+    let wt = repo.start("sub", &[]);
+    let commit = repo.git(repo.root(), &["rev-parse", "HEAD"]);
+    repo.git(
+        &wt,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{commit},vendor/lib"),
+        ],
+    );
+    std::fs::create_dir_all(wt.join("vendor/lib")).unwrap();
+    let run = repo
+        .task_root(&["remove", "sub", "--force", "--json"])
+        .ok()
+        .json();
+    let attempt = run["attempts"][0]["ref"].as_str().unwrap().to_owned();
+    let entry = repo.git(repo.root(), &["ls-tree", &attempt, "vendor/lib"]);
+    assert!(
+        entry.starts_with(&format!("160000 commit {commit}")),
+        "{entry}"
+    );
+    repo.fsck();
+}
