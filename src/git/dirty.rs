@@ -102,6 +102,7 @@ fn look(
     let options = gix::index::entry::stat::Options::default();
     let mut files = Fingerprint::new();
     let mut dirs = Fingerprint::new();
+    let mut paths = Fingerprint::new();
     let mut needs_hash = Vec::new();
     let mut file = FilePath::new(path);
     let mut walk = Dirs::new(path, &mut dirs)?;
@@ -113,6 +114,7 @@ fn look(
             return Some(Quick::Dirty);
         }
         let rel = entry.path(&index);
+        paths.path(rel);
         walk.visit(rel, &mut file, &mut dirs)?;
         let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(file.set(rel)) else {
             return Some(Quick::Dirty);
@@ -146,6 +148,7 @@ fn look(
         index: Fingerprint::of_stat(&index_stat),
         files: files.0,
         dirs: dirs.0,
+        paths: paths.0,
     };
     let remembered = memo
         .as_ref()
@@ -169,7 +172,15 @@ fn look(
             }
         }
     }
-    if remembered.is_some_and(|m| m.dirs == now.dirs) {
+    // Tracked files are clean now. Nothing untracked can have appeared while the same paths
+    // are tracked and no directory holding them gained or lost an entry since the clean look.
+    if memo
+        .as_ref()
+        .is_some_and(|m| m.dirs == now.dirs && m.paths == now.paths)
+    {
+        if remembered.is_none() {
+            now.write(&memo_path);
+        }
         return Some(Quick::Clean);
     }
     Some(Quick::NeedsFull(Some(Pending {
@@ -193,6 +204,7 @@ pub fn remember_checkout(path: &Path, head_commit: ObjectId) -> Option<()> {
         gix::index::File::at(&index_path, gix::hash::Kind::Sha1, true, Default::default()).ok()?;
     let mut files = Fingerprint::new();
     let mut dirs = Fingerprint::new();
+    let mut paths = Fingerprint::new();
     let mut file = FilePath::new(path);
     let mut walk = Dirs::new(path, &mut dirs)?;
     for entry in index.entries() {
@@ -200,6 +212,7 @@ pub fn remember_checkout(path: &Path, head_commit: ObjectId) -> Option<()> {
             continue;
         }
         let rel = entry.path(&index);
+        paths.path(rel);
         walk.visit(rel, &mut file, &mut dirs)?;
         if entry.mode != Mode::COMMIT {
             files.add(rel, &entry.stat);
@@ -210,6 +223,7 @@ pub fn remember_checkout(path: &Path, head_commit: ObjectId) -> Option<()> {
         index: Fingerprint::of_stat(&index_stat),
         files: files.0,
         dirs: dirs.0,
+        paths: paths.0,
     }
     .write(&git_dir.join(CLEAN_MEMO));
     Some(())
@@ -283,6 +297,7 @@ struct Memo {
     index: u64,
     files: u64,
     dirs: u64,
+    paths: u64,
 }
 
 impl Memo {
@@ -293,7 +308,9 @@ impl Memo {
         let index = parts.next()?.parse().ok()?;
         let files = parts.next()?.parse().ok()?;
         let dirs = parts.next()?.parse().ok()?;
+        let paths = parts.next()?.parse().ok()?;
         Some(Memo {
+            paths,
             head,
             index,
             files,
@@ -306,8 +323,8 @@ impl Memo {
         let _ = std::fs::write(
             path,
             format!(
-                "{} {} {} {}\n",
-                self.head, self.index, self.files, self.dirs
+                "{} {} {} {} {}\n",
+                self.head, self.index, self.files, self.dirs, self.paths
             ),
         );
     }
@@ -330,6 +347,10 @@ impl Fingerprint {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
+    }
+    fn path(&mut self, path: &BStr) {
+        self.bytes(path);
+        self.bytes(b"\0");
     }
     fn add_dir(&mut self, path: &BStr, stat: &Stat) {
         self.bytes(path);

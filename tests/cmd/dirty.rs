@@ -107,3 +107,33 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
     assert!(matches!(look(), Quick::Dirty), "a changed file is seen");
     assert_eq!(dirty(&repo, "fresh"), true);
 }
+
+/// After a commit (a new index and HEAD) the look still needs no full status while no
+/// directory changed; a file that stops being tracked while it stays on disk is untracked, and seen.
+#[test]
+fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
+    use git_task::git::dirty::{quick_check, Quick};
+    let repo = TestRepo::new();
+    let wt = repo.start("c", &[]);
+    let before = repo.read(&wt, "src/lib.rs");
+    repo.write(&wt, "src/lib.rs", &format!("{before}// more\n"));
+    repo.git(&wt, &["commit", "-q", "-am", "edit in place"]);
+    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let head = git_repo.head_commit().unwrap().unwrap();
+    let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
+    let look = || quick_check(&wt, head, || Some(tree), |_| None);
+    assert!(
+        matches!(look(), Quick::Clean),
+        "an in-place edit, committed, needs no full status"
+    );
+    repo.git(&wt, &["rm", "-q", "--cached", "README.md"]);
+    repo.git(&wt, &["commit", "-q", "-m", "untrack README"]);
+    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let head = git_repo.head_commit().unwrap().unwrap();
+    let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
+    assert!(matches!(
+        quick_check(&wt, head, || Some(tree), |_| None),
+        Quick::NeedsFull(_)
+    ));
+    assert_eq!(dirty(&repo, "c"), true, "README.md is untracked now");
+}
