@@ -191,17 +191,19 @@ fn look(
 
 /// Remembers a worktree that was just checked out as clean, so the first quick look needs no full status.
 ///
-/// Only for a checkout that nothing has touched yet: the stat data gix recorded
-/// in the new index while writing each file is taken as what a clean look would
-/// see. Anything that changes a file or adds one later changes a stat or a
-/// directory's mtime, and the next look falls back to a full status.
-pub fn remember_checkout(path: &Path, head_commit: ObjectId) -> Option<()> {
+/// Only for a checkout that nothing has touched yet, with `index` the index just
+/// written for it: the stat data gix recorded while writing each file is taken
+/// as what a clean look would see. Anything that changes a file or adds one
+/// later changes a stat or a directory's mtime, and the next look falls back to
+/// a full status. Best effort: without the memo, the first look is slower.
+pub fn remember_index(path: &Path, head_commit: ObjectId, index: &gix::index::File) {
+    let _ = remember(path, head_commit, index);
+}
+
+fn remember(path: &Path, head_commit: ObjectId, index: &gix::index::File) -> Option<()> {
     let git_dir = git_dir_of(path)?;
-    let index_path = git_dir.join("index");
     let index_stat =
-        Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(&index_path).ok()?).ok()?;
-    let index =
-        gix::index::File::at(&index_path, gix::hash::Kind::Sha1, true, Default::default()).ok()?;
+        Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(index.path()).ok()?).ok()?;
     let mut files = Fingerprint::new();
     let mut dirs = Fingerprint::new();
     let mut paths = Fingerprint::new();
@@ -211,7 +213,7 @@ pub fn remember_checkout(path: &Path, head_commit: ObjectId) -> Option<()> {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
             continue;
         }
-        let rel = entry.path(&index);
+        let rel = entry.path(index);
         paths.path(rel);
         walk.visit(rel, &mut file, &mut dirs)?;
         if entry.mode != Mode::COMMIT {

@@ -80,20 +80,101 @@ pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
 
 /// Adds a linked worktree at `path` with `branch` (a full ref name) checked out.
 ///
-/// gix removes whatever it created if checkout fails or `interrupt` is raised.
-pub fn add(repo: &Repo, path: &Path, branch: &str, interrupt: &AtomicBool) -> Result<()> {
+/// With `sparse` patterns only the paths they select are checked out, using git's own
+/// sparse-checkout files so git and GUIs agree on what is there:
+/// `<worktree git dir>/info/sparse-checkout` (non-cone patterns), `core.sparseCheckout`
+/// in the worktree's `config.worktree`, and `extensions.worktreeConfig` in the shared config.
+///
+/// The worktree is registered first, then checked out; if checkout fails or `interrupt`
+/// is raised, the caller removes it (start rolls back everything it made). The fresh
+/// index is remembered as clean ([`super::dirty::remember_index`]) while it is in memory.
+pub fn add(
+    repo: &Repo,
+    path: &Path,
+    branch: &str,
+    sparse: Option<&str>,
+    interrupt: &AtomicBool,
+) -> Result<()> {
     let name: gix::refs::FullName = branch
         .try_into()
         .map_err(|e| Error::repo(format!("invalid branch name '{branch}'"), e))?;
-    retry_while_another_is_added(|| {
-        repo.inner.add_worktree(
+    let tip = repo
+        .find_ref(branch)?
+        .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
+    let tree = super::objects::commit_tree(repo, tip)?;
+    let created = retry_while_another_is_added(|| {
+        repo.inner.prepare_add_worktree(
             path,
             gix::worktree::add::Head::Attached(name.clone()),
-            gix::progress::Discard,
             interrupt,
         )
     })
+    .context(|| format!("could not create worktree '{}'", path.display()))?
+    .persist()
     .context(|| format!("could not create worktree '{}'", path.display()))?;
+    let mut index = created
+        .index_from_tree(&tree)
+        .context(|| "could not build the index".into())?;
+    if let Some(patterns) = sparse {
+        let git_dir = created.git_dir().to_path_buf();
+        let sparse_file = git_dir.join("info").join("sparse-checkout");
+        std::fs::create_dir_all(git_dir.join("info"))
+            .context(|| format!("could not create '{}'", git_dir.display()))?;
+        std::fs::write(&sparse_file, patterns)
+            .context(|| format!("could not write '{}'", sparse_file.display()))?;
+        let common_config = repo.common_dir().join("config");
+        if repo
+            .config_string("core.repositoryFormatVersion")
+            .is_none_or(|v| v.trim() == "0")
+        {
+            super::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
+        }
+        super::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
+        super::config::set_in_file(
+            &git_dir.join("config.worktree"),
+            "core.sparseCheckout",
+            "true",
+        )?;
+        let case = if repo.ignore_case() {
+            gix::glob::pattern::Case::Fold
+        } else {
+            gix::glob::pattern::Case::Sensitive
+        };
+        gix::worktree::sparse::apply_patterns(
+            &mut index,
+            patterns.as_bytes(),
+            &sparse_file,
+            false,
+            case,
+        )
+        .context(|| "could not apply the sparse-checkout patterns".into())?;
+    }
+    let mut options = created
+        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
+        .context(|| "could not prepare the checkout".into())?;
+    options.destination_is_initially_empty = true;
+    let objects = created
+        .objects
+        .clone()
+        .into_arc()
+        .context(|| "could not open the object database".into())?;
+    gix::worktree::state::checkout(
+        &mut index,
+        path,
+        objects,
+        &gix::progress::Discard,
+        &gix::progress::Discard,
+        interrupt,
+        options,
+    )
+    .context(|| format!("could not check out '{}'", path.display()))?;
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(Error::repo_msg("interrupted while checking out"));
+    }
+    index
+        .write(Default::default())
+        .context(|| "could not write the worktree index".into())?;
+    super::dirty::remember_index(path, tip, &index);
     Ok(())
 }
 
@@ -181,97 +262,6 @@ pub fn open_at(path: &Path) -> Result<Repo> {
 /// Returns the commit checked out in a worktree directory, read from its `HEAD`.
 pub fn head_of(path: &Path) -> Result<Option<ObjectId>> {
     open_at(path)?.head_commit()
-}
-
-/// Adds a linked worktree like [`add`], but checks out only the paths `patterns` select,
-/// using git's own sparse-checkout files so git and GUIs agree on what is checked out:
-/// `<worktree git dir>/info/sparse-checkout` (non-cone patterns), `core.sparseCheckout`
-/// in the worktree's `config.worktree`, and `extensions.worktreeConfig` in the shared config.
-pub fn add_sparse(
-    repo: &Repo,
-    path: &Path,
-    branch: &str,
-    patterns: &str,
-    interrupt: &AtomicBool,
-) -> Result<()> {
-    let name: gix::refs::FullName = branch
-        .try_into()
-        .map_err(|e| Error::repo(format!("invalid branch name '{branch}'"), e))?;
-    let tip = repo
-        .find_ref(branch)?
-        .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
-    let tree = super::objects::commit_tree(repo, tip)?;
-    let created = retry_while_another_is_added(|| {
-        repo.inner.prepare_add_worktree(
-            path,
-            gix::worktree::add::Head::Attached(name.clone()),
-            interrupt,
-        )
-    })
-    .context(|| format!("could not create worktree '{}'", path.display()))?
-    .persist()
-    .context(|| format!("could not create worktree '{}'", path.display()))?;
-    let git_dir = created.git_dir().to_path_buf();
-    let sparse_file = git_dir.join("info").join("sparse-checkout");
-    std::fs::create_dir_all(git_dir.join("info"))
-        .context(|| format!("could not create '{}'", git_dir.display()))?;
-    std::fs::write(&sparse_file, patterns)
-        .context(|| format!("could not write '{}'", sparse_file.display()))?;
-    let common_config = repo.common_dir().join("config");
-    if repo
-        .config_string("core.repositoryFormatVersion")
-        .is_none_or(|v| v.trim() == "0")
-    {
-        super::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
-    }
-    super::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
-    super::config::set_in_file(
-        &git_dir.join("config.worktree"),
-        "core.sparseCheckout",
-        "true",
-    )?;
-
-    let wt =
-        gix::open(path).context(|| format!("could not open the worktree '{}'", path.display()))?;
-    let mut index = wt
-        .index_from_tree(&tree)
-        .context(|| "could not build the index".into())?;
-    let case = if repo.ignore_case() {
-        gix::glob::pattern::Case::Fold
-    } else {
-        gix::glob::pattern::Case::Sensitive
-    };
-    gix::worktree::sparse::apply_patterns(
-        &mut index,
-        patterns.as_bytes(),
-        &sparse_file,
-        false,
-        case,
-    )
-    .context(|| "could not apply the sparse-checkout patterns".into())?;
-    let mut options = wt
-        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
-        .context(|| "could not prepare the checkout".into())?;
-    options.destination_is_initially_empty = true;
-    let objects = wt
-        .objects
-        .clone()
-        .into_arc()
-        .context(|| "could not open the object database".into())?;
-    gix::worktree::state::checkout(
-        &mut index,
-        path,
-        objects,
-        &gix::progress::Discard,
-        &gix::progress::Discard,
-        interrupt,
-        options,
-    )
-    .context(|| format!("could not check out '{}'", path.display()))?;
-    index
-        .write(Default::default())
-        .context(|| "could not write the worktree index".into())?;
-    Ok(())
 }
 
 /// Turns contract globs into git's non-cone sparse-checkout patterns (anchored where they contain a `/`).

@@ -136,7 +136,13 @@ pub fn reset(
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
     }
-    worktree::add(repo, &path, &s.branch, &gix::interrupt::IS_INTERRUPTED)?;
+    worktree::add(
+        repo,
+        &path,
+        &s.branch,
+        None,
+        &gix::interrupt::IS_INTERRUPTED,
+    )?;
     crate::hooks::run_post_checkout(repo, &path, &first.to_string())?;
     let setup = match state.setup.as_deref().or(settings.setup.as_deref()) {
         Some(cmd) => {

@@ -448,21 +448,13 @@ fn provision(
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
     }
-    match how.sparse {
-        Some(patterns) => worktree::add_sparse(
-            repo,
-            path,
-            branch,
-            patterns,
-            &gix::interrupt::IS_INTERRUPTED,
-        )?,
-        None => worktree::add(repo, path, branch, &gix::interrupt::IS_INTERRUPTED)?,
-    }
-    if let Some(head) = repo.find_ref(branch)? {
-        // Fresh from checkout, the worktree is clean: remember it so `list`, `remove` and
-        // `merge` see that from stat data alone (best effort: without it they run a full status).
-        crate::git::dirty::remember_checkout(path, head);
-    }
+    worktree::add(
+        repo,
+        path,
+        branch,
+        how.sparse,
+        &gix::interrupt::IS_INTERRUPTED,
+    )?;
     interrupted()?;
     let copied = match how.include {
         Some(globs) if repo.workdir().is_some() => {
