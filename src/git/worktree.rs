@@ -78,9 +78,6 @@ pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
         .find(|w| w.branch.as_deref() == Some(branch)))
 }
 
-/// Trees with fewer files than this are checked out by one thread (unless `checkout.workers` is set).
-const PARALLEL_CHECKOUT_FROM: usize = 25_000;
-
 /// Adds a linked worktree at `path` with `branch` (a full ref name) checked out.
 ///
 /// With `sparse` patterns only the paths they select are checked out, using git's own
@@ -156,13 +153,6 @@ pub fn add(
         .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
         .context(|| "could not prepare the checkout".into())?;
     options.destination_is_initially_empty = true;
-    if repo.config_string("checkout.workers").is_none()
-        && index.entries().len() < PARALLEL_CHECKOUT_FROM
-    {
-        // Threads only pay for themselves on big trees; below that they only cost memory
-        // (git checks out with one worker unless `checkout.workers` says otherwise).
-        options.thread_limit = Some(1);
-    }
     let objects = created
         .objects
         .clone()
