@@ -110,11 +110,10 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
     let mut state = rec.state.clone();
     state.base_commit = base_tip.to_string();
 
-    // Already contains the base (nothing new, or a conflicted sync the user has committed): only the base ref moves.
-    if !merging && objects::merge_base(repo, task_tip, base_tip)? == Some(base_tip) {
-        let changed = recorded_base != Some(base_tip);
+    // When the task branch already holds what it needs, only the base ref moves and `synced` is recorded.
+    let record_base_only = |commit: ObjectId, merged: bool, changed: bool| -> Result<Synced> {
         if changed {
-            let details = serde_json::json!({ "base": base_tip.to_string(), "commit": task_tip.to_string(), "merged": false });
+            let details = serde_json::json!({ "base": base_tip.to_string(), "commit": commit.to_string(), "merged": merged });
             record::append(
                 repo,
                 &rec,
@@ -124,15 +123,20 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
                 vec![base_update(base_tip)],
             )?;
         }
-        return Ok(Ok(Synced {
+        Ok(Synced {
             task: id.to_string(),
-            base_branch,
+            base_branch: base_branch.clone(),
             base: base_tip.to_string(),
-            commit: task_tip.to_string(),
-            merged: false,
+            commit: commit.to_string(),
+            merged,
             fast_forward: false,
             changed,
-        }));
+        })
+    };
+    // Already contains the base (nothing new, or a conflicted sync the user has committed): only the base ref moves.
+    if !merging && objects::merge_base(repo, task_tip, base_tip)? == Some(base_tip) {
+        let changed = recorded_base != Some(base_tip);
+        return record_base_only(task_tip, false, changed).map(Ok);
     }
 
     let wt = worktree::open_at(&linked.path)?;
@@ -189,24 +193,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
                 if run.success {
                     // git resolved what the in-memory merge did not (it can differ on renames): record it.
                     let now = worktree::head_of(&linked.path)?.unwrap_or(task_tip);
-                    let details = serde_json::json!({ "base": base_tip.to_string(), "commit": now.to_string(), "merged": true });
-                    record::append(
-                        repo,
-                        &rec,
-                        event::SYNCED,
-                        &state,
-                        details,
-                        vec![base_update(base_tip)],
-                    )?;
-                    return Ok(Ok(Synced {
-                        task: id.to_string(),
-                        base_branch,
-                        base: base_tip.to_string(),
-                        commit: now.to_string(),
-                        merged: true,
-                        fast_forward: false,
-                        changed: true,
-                    }));
+                    return record_base_only(now, true, true).map(Ok);
                 }
                 return Ok(Err(Stopped::Conflict {
                     task: id.to_string(),
