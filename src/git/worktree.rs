@@ -252,6 +252,45 @@ fn aside_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.removing-{}-{nanos}", std::process::id()))
 }
 
+/// Whether a directory name is one that [`remove`] moved aside and that no
+/// deletion of this process is still working on: what an interrupted removal
+/// leaves behind. (The deletions this process started run in the background;
+/// they are not leftovers.)
+pub fn is_leftover_removal(name: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix('.')
+        .and_then(|n| n.rsplit_once(".removing-"))
+        .map(|(_, rest)| rest)
+    else {
+        return false;
+    };
+    match rest.split_once('-') {
+        Some((pid, _)) => pid.parse::<u32>().ok() != Some(std::process::id()),
+        None => false,
+    }
+}
+
+/// Deletes a directory that may also be being deleted by someone else at the
+/// same time (a background delete of an earlier `remove`): what vanishes under
+/// us is not an error.
+pub fn delete_dir_shared(path: &Path) -> Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir_all(path) {
+            Ok(()) => return Ok(()),
+            Err(_) if !path.exists() => return Ok(()),
+            // A file the other deleter took between our listing and our unlink.
+            Err(e) if tries < 3 && e.kind() == std::io::ErrorKind::NotFound => tries += 1,
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not delete '{}'", path.display()),
+                    e,
+                ))
+            }
+        }
+    }
+}
+
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.
 pub fn open_at(path: &Path) -> Result<Repo> {
     let inner =
@@ -281,4 +320,27 @@ pub fn sparse_patterns(globs: &[String]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory this process moved aside is being deleted in the background;
+    /// one moved aside by another process and still there is a leftover.
+    #[test]
+    fn only_removals_of_other_processes_are_leftovers() {
+        let own = aside_path(Path::new("/tmp/x.tasks/alpha"));
+        let own = own.file_name().unwrap().to_str().unwrap();
+        assert!(own.starts_with(".alpha.removing-"), "{own}");
+        assert!(!is_leftover_removal(own));
+        let other = format!(
+            ".alpha.removing-{}-12345",
+            std::process::id().wrapping_add(1)
+        );
+        assert!(is_leftover_removal(&other));
+        assert!(!is_leftover_removal("alpha"));
+        assert!(!is_leftover_removal(".alpha.removing-"));
+        assert!(!is_leftover_removal("alpha.removing-1-2"));
+    }
 }

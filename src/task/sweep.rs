@@ -371,7 +371,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') && name.contains(".removing-") {
+            if worktree::is_leftover_removal(&name) {
                 let repair = Repair {
                     problem: "interrupted_removal",
                     task: None,
@@ -379,9 +379,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     attempts: Vec::new(),
                 };
                 if !dry_run {
-                    std::fs::remove_dir_all(&path).map_err(|e| {
-                        Error::repo(format!("could not delete '{}'", path.display()), e)
-                    })?;
+                    worktree::delete_dir_shared(&path)?;
                 }
                 repairs.push(repair);
                 continue;
