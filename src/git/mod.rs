@@ -68,7 +68,7 @@ impl Repo {
     /// reflog entries are signed `git-task <git-task@localhost>`, like `git
     /// worktree add` works without an identity.
     pub fn from_gix(mut inner: gix::Repository) -> Result<Repo> {
-        if inner.committer().is_none() {
+        if !has_committer_identity(&inner) {
             // Repositories gix opens internally (a new worktree's) read the identity from the environment.
             std::env::set_var("GIT_COMMITTER_NAME", "git-task");
             std::env::set_var("GIT_COMMITTER_EMAIL", "git-task@localhost");
@@ -255,4 +255,19 @@ pub fn absolute(path: &Path) -> PathBuf {
     } else {
         normalize(&std::env::current_dir().unwrap_or_default().join(path))
     }
+}
+
+/// Whether gix finds a committer name and email (as [`gix::Repository::committer`]
+/// does, same keys in the same order) without asking for the time: that loads the
+/// local time zone, a seventh of a short command's instructions.
+fn has_committer_identity(repo: &gix::Repository) -> bool {
+    let config = repo.config_snapshot();
+    let any = |keys: &[&str]| keys.iter().any(|k| config.string(*k).is_some());
+    any(&["committer.name", "user.name", "gitoxide.committer.nameFallback"])
+        && any(&[
+            "committer.email",
+            "user.email",
+            "gitoxide.user.emailFallback",
+            "gitoxide.committer.emailFallback",
+        ])
 }
