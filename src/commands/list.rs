@@ -71,10 +71,13 @@ impl Report for ListReport {
                 crate::output::escape(&t.path).into_owned(),
             ]);
         }
+        // One write for the whole table: a thousand tasks are a thousand lines.
+        let mut text = String::new();
         for line in table::align(&rows) {
-            out.line(line)?;
+            text.push_str(&line);
+            text.push('\n');
         }
-        Ok(())
+        out.raw(&text)
     }
 }
 

@@ -11,7 +11,7 @@
 //! (`git-task-clean`). A new file changes its directory's mtime, so while the
 //! directories are unchanged there is nothing untracked to look for.
 
-use super::ObjectId;
+use super::{lstat, ObjectId};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::object::tree::EntryKind;
@@ -73,9 +73,23 @@ fn look(
     // an untouched index, nothing can be staged now either.
     let index_unchanged = memo
         .as_ref()
-        .is_some_and(|m| m.head == head_commit && m.index == Fingerprint::of_stat(&index_stat));
-    let index =
-        gix::index::File::at(&index_path, gix::hash::Kind::Sha1, true, Default::default()).ok()?;
+        .is_some_and(|m| m.head == head_commit && m.index == file_hash(BStr::new(""), &index_stat));
+    // Same index as at the clean look: its paths are in the memo, no need to decode it.
+    let unchanged = memo.as_ref().filter(|_| index_unchanged).is_some_and(|m| {
+        m.tracked
+            .as_deref()
+            .is_some_and(|t| Tracked::unchanged(path, m, t))
+    });
+    if unchanged {
+        return Some(Quick::Clean);
+    }
+    let index = gix::index::File::at(
+        &index_path,
+        gix::hash::Kind::Sha1,
+        true,
+        decode_options(index_meta.len()),
+    )
+    .ok()?;
     if !index_unchanged {
         let head_tree = head_tree()?;
         match index.tree().filter(|t| t.num_entries.is_some()) {
@@ -98,63 +112,31 @@ fn look(
             }
         }
     }
-    let timestamp = index.timestamp();
-    let options = gix::index::entry::stat::Options::default();
-    let mut files = Fingerprint::new();
-    let mut dirs = Fingerprint::new();
-    let mut paths = Fingerprint::new();
-    let mut needs_hash = Vec::new();
+    let scan = match scan_entries(path, &index) {
+        Scanned::Done(scan) => scan,
+        Scanned::Dirty => return Some(Quick::Dirty),
+        Scanned::Unknown => return None,
+    };
+    let Scan {
+        files,
+        dirs,
+        paths,
+        needs_hash,
+    } = scan;
     let mut file = FilePath::new(path);
-    let mut walk = Dirs::new(path, &mut dirs)?;
-    for entry in index.entries() {
-        if entry.flags.contains(Flags::SKIP_WORKTREE) {
-            continue;
-        }
-        if entry.stage_raw() != 0 || entry.flags.contains(Flags::INTENT_TO_ADD) {
-            return Some(Quick::Dirty);
-        }
-        let rel = entry.path(&index);
-        paths.path(rel);
-        walk.visit(rel, &mut file, &mut dirs)?;
-        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(file.set(rel)) else {
-            return Some(Quick::Dirty);
-        };
-        if entry.mode == Mode::COMMIT {
-            continue;
-        }
-        let stat = Stat::from_fs(&meta).ok()?;
-        let kind_matches = if entry.mode == Mode::SYMLINK {
-            meta.is_symlink()
-        } else {
-            meta.is_file() && meta.is_executable() == (entry.mode == Mode::FILE_EXECUTABLE)
-        };
-        if !kind_matches {
-            return Some(Quick::Dirty);
-        }
-        files.add(rel, &stat);
-        if entry.stat.matches(&stat, options) && !entry.stat.is_racy(timestamp, options) {
-            continue;
-        }
-        if u64::from(entry.stat.size) != meta.len()
-            && entry.mode != Mode::SYMLINK
-            && entry.stat.size != 0
-        {
-            return Some(Quick::Dirty);
-        }
-        needs_hash.push(entry);
-    }
     let now = Memo {
         head: head_commit,
-        index: Fingerprint::of_stat(&index_stat),
-        files: files.0,
-        dirs: dirs.0,
-        paths: paths.0,
+        index: file_hash(BStr::new(""), &index_stat),
+        files,
+        dirs,
+        paths,
+        tracked: Tracked::of(&index),
     };
     let remembered = memo
         .as_ref()
         .filter(|m| index_unchanged && m.files == now.files);
     if remembered.is_none() {
-        for entry in needs_hash {
+        for entry in needs_hash.into_iter().map(|i| &index.entries()[i]) {
             // Stat data is stale or racy: compare content.
             let file = file.set(entry.path(&index));
             let bytes = if entry.mode == Mode::SYMLINK {
@@ -178,7 +160,8 @@ fn look(
         .as_ref()
         .is_some_and(|m| m.dirs == now.dirs && m.paths == now.paths)
     {
-        if remembered.is_none() {
+        // Rewritten when it can save work next time: new stat data, or the index changed.
+        if remembered.is_none() || !index_unchanged || memo.is_some_and(|m| m.tracked.is_none()) {
             now.write(&memo_path);
         }
         return Some(Quick::Clean);
@@ -187,6 +170,171 @@ fn look(
         path: memo_path,
         memo: now,
     })))
+}
+
+/// What the `lstat` of every tracked path saw, when nothing was certainly changed.
+struct Scan {
+    files: u64,
+    dirs: u64,
+    paths: u64,
+    /// Entries whose stat data cannot tell: their content must be compared.
+    needs_hash: Vec<usize>,
+}
+
+enum Scanned {
+    Done(Scan),
+    Dirty,
+    /// Something could not be read: let a full status decide.
+    Unknown,
+}
+
+/// Entries per thread below which starting one costs more than it saves.
+const ENTRIES_PER_THREAD: usize = 8192;
+
+/// `lstat`s every tracked path of the worktree at `root` (and every directory
+/// holding one) against the index, on several threads for a big index.
+///
+/// Every fingerprint is a sum over its items, and every directory is counted by
+/// the first entry under it, so the result does not depend on how the entries
+/// were split between threads.
+fn scan_entries(root: &Path, index: &gix::index::File) -> Scanned {
+    let Some(root) = lstat::Root::open(root) else {
+        return Scanned::Unknown;
+    };
+    let Some(root_dir) = root.itself().map(|e| e.stat) else {
+        return Scanned::Unknown;
+    };
+    let root = &root;
+    let len = index.entries().len();
+    let threads = if len < 2 * ENTRIES_PER_THREAD {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(len / ENTRIES_PER_THREAD)
+            .clamp(1, 8)
+    };
+    let chunk = len.div_ceil(threads).max(1);
+    let parts: Vec<Scanned> = if threads == 1 {
+        vec![scan_range(root, index, 0..len)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..len)
+                .step_by(chunk)
+                .map(|start| {
+                    let range = start..(start + chunk).min(len);
+                    scope.spawn(move || scan_range(root, index, range))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(Scanned::Unknown))
+                .collect()
+        })
+    };
+    let mut total = Scan {
+        files: 0,
+        dirs: item_hash(
+            b"",
+            &[root_dir.mtime.secs, root_dir.mtime.nsecs, root_dir.ino],
+        ),
+        paths: 0,
+        needs_hash: Vec::new(),
+    };
+    for part in parts {
+        match part {
+            Scanned::Done(scan) => {
+                total.files = total.files.wrapping_add(scan.files);
+                total.dirs = total.dirs.wrapping_add(scan.dirs);
+                total.paths = total.paths.wrapping_add(scan.paths);
+                total.needs_hash.extend(scan.needs_hash);
+            }
+            other => return other,
+        }
+    }
+    Scanned::Done(total)
+}
+
+/// Scans the entries in `range` (see [`scan_entries`]).
+fn scan_range(
+    root: &lstat::Root,
+    index: &gix::index::File,
+    range: std::ops::Range<usize>,
+) -> Scanned {
+    let timestamp = index.timestamp();
+    let options = gix::index::entry::stat::Options::default();
+    let entries = index.entries();
+    let mut scan = Scan {
+        files: 0,
+        dirs: 0,
+        paths: 0,
+        needs_hash: Vec::new(),
+    };
+    // The directories already counted: those of the last tracked entry before this range.
+    let before = entries[..range.start]
+        .iter()
+        .rev()
+        .find(|e| !e.flags.contains(Flags::SKIP_WORKTREE))
+        .map(|e| e.path(index));
+    let mut walk = Dirs {
+        last: before.and_then(|rel| rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr())),
+    };
+    for i in range {
+        let entry = &entries[i];
+        if entry.flags.contains(Flags::SKIP_WORKTREE) {
+            continue;
+        }
+        if entry.stage_raw() != 0 || entry.flags.contains(Flags::INTENT_TO_ADD) {
+            return Scanned::Dirty;
+        }
+        let rel = entry.path(index);
+        scan.paths = scan.paths.wrapping_add(item_hash(rel, &[]));
+        if walk.visit(rel, root, &mut scan.dirs).is_none() {
+            return Scanned::Unknown;
+        }
+        let Some(found) = root.lstat(rel) else {
+            return Scanned::Dirty;
+        };
+        if entry.mode == Mode::COMMIT {
+            continue;
+        }
+        let stat = found.stat;
+        let kind_matches = match found.kind {
+            lstat::Kind::Symlink => entry.mode == Mode::SYMLINK,
+            lstat::Kind::File => entry.mode == Mode::FILE,
+            lstat::Kind::Executable => entry.mode == Mode::FILE_EXECUTABLE,
+            lstat::Kind::Dir | lstat::Kind::Other => false,
+        };
+        if !kind_matches {
+            return Scanned::Dirty;
+        }
+        scan.files = scan.files.wrapping_add(file_hash(rel, &stat));
+        if entry.stat.matches(&stat, options) && !entry.stat.is_racy(timestamp, options) {
+            continue;
+        }
+        if u64::from(entry.stat.size) != found.len
+            && entry.mode != Mode::SYMLINK
+            && entry.stat.size != 0
+        {
+            return Scanned::Dirty;
+        }
+        scan.needs_hash.push(i);
+    }
+    Scanned::Done(scan)
+}
+
+/// Decodes a small index on this thread: finding out how many cores there are
+/// reads cgroup files, a dozen syscalls, which costs more than decoding a
+/// worktree of a few thousand entries (`list` opens a thousand of them).
+fn decode_options(index_len: u64) -> gix::index::decode::Options {
+    gix::index::decode::Options {
+        thread_limit: Some(if index_len < 4 << 20 { 1 } else { 0 }),
+        ..Default::default()
+    }
+}
+
+fn stat_of(path: &Path) -> Option<Stat> {
+    Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(path).ok()?).ok()
 }
 
 /// Remembers a worktree that was just checked out as clean, so the first quick look needs no full status.
@@ -202,52 +350,45 @@ pub fn remember_index(path: &Path, head_commit: ObjectId, index: &gix::index::Fi
 
 fn remember(path: &Path, head_commit: ObjectId, index: &gix::index::File) -> Option<()> {
     let git_dir = git_dir_of(path)?;
-    let index_stat =
-        Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(index.path()).ok()?).ok()?;
-    let mut files = Fingerprint::new();
-    let mut dirs = Fingerprint::new();
-    let mut paths = Fingerprint::new();
-    let mut file = FilePath::new(path);
-    let mut walk = Dirs::new(path, &mut dirs)?;
+    let index_stat = stat_of(index.path())?;
+    let dir = lstat::Root::open(path)?;
+    let root = dir.itself()?.stat;
+    let mut files = 0u64;
+    let mut dirs = item_hash(b"", &[root.mtime.secs, root.mtime.nsecs, root.ino]);
+    let mut paths = 0u64;
+    let mut walk = Dirs { last: None };
     for entry in index.entries() {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
             continue;
         }
         let rel = entry.path(index);
-        paths.path(rel);
-        walk.visit(rel, &mut file, &mut dirs)?;
+        paths = paths.wrapping_add(item_hash(rel, &[]));
+        walk.visit(rel, &dir, &mut dirs)?;
         if entry.mode != Mode::COMMIT {
-            files.add(rel, &entry.stat);
+            files = files.wrapping_add(file_hash(rel, &entry.stat));
         }
     }
     Memo {
         head: head_commit,
-        index: Fingerprint::of_stat(&index_stat),
-        files: files.0,
-        dirs: dirs.0,
-        paths: paths.0,
+        index: file_hash(BStr::new(""), &index_stat),
+        files,
+        dirs,
+        paths,
+        tracked: Tracked::of(index),
     }
     .write(&git_dir.join(CLEAN_MEMO));
     Some(())
 }
 
-/// Visits every directory holding an index entry once, adding its stat data to a fingerprint.
+/// Visits every directory holding an index entry once, adding its stat data to a fingerprint
+/// (the root is counted by the caller).
 struct Dirs<'a> {
     last: Option<&'a BStr>,
 }
 
 impl<'a> Dirs<'a> {
-    /// Starts with the worktree's root directory.
-    fn new(root: &Path, dirs: &mut Fingerprint) -> Option<Self> {
-        dirs.add_dir(
-            BStr::new(""),
-            &Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(root).ok()?).ok()?,
-        );
-        Some(Dirs { last: None })
-    }
-
     /// Adds the directories of `rel` not seen yet (entries are sorted, so a directory's entries are together).
-    fn visit(&mut self, rel: &'a BStr, file: &mut FilePath, dirs: &mut Fingerprint) -> Option<()> {
+    fn visit(&mut self, rel: &'a BStr, root: &lstat::Root, dirs: &mut u64) -> Option<()> {
         let mut dir = rel.rfind_byte(b'/').map(|i| &rel[..i]);
         while let Some(d) = dir {
             if self
@@ -256,8 +397,8 @@ impl<'a> Dirs<'a> {
             {
                 break;
             }
-            let meta = gix::index::fs::Metadata::from_path_no_follow(file.set(d.as_bstr())).ok()?;
-            dirs.add_dir(d.as_bstr(), &Stat::from_fs(&meta).ok()?);
+            let stat = root.lstat(d.as_bstr())?.stat;
+            *dirs = dirs.wrapping_add(item_hash(d, &[stat.mtime.secs, stat.mtime.nsecs, stat.ino]));
             dir = d.rfind_byte(b'/').map(|i| &d[..i]);
         }
         self.last = rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr());
@@ -300,12 +441,18 @@ struct Memo {
     files: u64,
     dirs: u64,
     paths: u64,
+    /// The tracked paths (see [`Tracked`]), kept for small worktrees only.
+    tracked: Option<Vec<u8>>,
 }
 
 impl Memo {
     fn read(path: &Path) -> Option<Memo> {
-        let text = std::fs::read_to_string(path).ok()?;
-        let mut parts = text.split_whitespace();
+        let bytes = std::fs::read(path).ok()?;
+        let (header, rest) = match bytes.iter().position(|b| *b == b'\n') {
+            Some(end) => (&bytes[..end], &bytes[end + 1..]),
+            None => (&bytes[..], &[][..]),
+        };
+        let mut parts = std::str::from_utf8(header).ok()?.split_whitespace();
         let head = parts.next()?.parse().ok()?;
         let index = parts.next()?.parse().ok()?;
         let files = parts.next()?.parse().ok()?;
@@ -317,52 +464,111 @@ impl Memo {
             index,
             files,
             dirs,
+            tracked: (!rest.is_empty()).then(|| rest.to_vec()),
         })
     }
 
     fn write(&self, path: &Path) {
+        let mut bytes = format!(
+            "{} {} {} {} {}\n",
+            self.head, self.index, self.files, self.dirs, self.paths
+        )
+        .into_bytes();
+        if let Some(tracked) = &self.tracked {
+            bytes.extend_from_slice(tracked);
+        }
         // Best effort: a memo that cannot be written only costs speed next time.
-        let _ = std::fs::write(
-            path,
-            format!(
-                "{} {} {} {} {}\n",
-                self.head, self.index, self.files, self.dirs, self.paths
-            ),
-        );
+        // Written aside and renamed, so a concurrent look never reads half of it.
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
     }
 }
 
-/// FNV-1a over paths and full stat data.
-struct Fingerprint(u64);
+/// The tracked paths of a small worktree, as the memo keeps them: for each
+/// entry in index order, `c` (a submodule) or `f` (anything else), the path,
+/// and a NUL. With them, a look at a worktree whose index did not change needs
+/// no index decoding at all (`list` looks at a thousand worktrees).
+struct Tracked;
 
-impl Fingerprint {
-    fn new() -> Self {
-        Fingerprint(0xcbf2_9ce4_8422_2325)
-    }
-    fn of_stat(stat: &Stat) -> u64 {
-        let mut f = Fingerprint::new();
-        f.add(gix::bstr::BStr::new(""), stat);
-        f.0
-    }
-    fn bytes(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+impl Tracked {
+    /// Worktrees with more entries than this keep no list (the index is read instead).
+    const MAX_ENTRIES: usize = 4096;
+
+    fn of(index: &gix::index::File) -> Option<Vec<u8>> {
+        if index.entries().len() > Self::MAX_ENTRIES {
+            return None;
         }
-    }
-    fn path(&mut self, path: &BStr) {
-        self.bytes(path);
-        self.bytes(b"\0");
-    }
-    fn add_dir(&mut self, path: &BStr, stat: &Stat) {
-        self.bytes(path);
-        for n in [stat.mtime.secs, stat.mtime.nsecs, stat.ino] {
-            self.bytes(&n.to_le_bytes());
+        let mut out = Vec::new();
+        for entry in index.entries() {
+            if entry.flags.contains(Flags::SKIP_WORKTREE) {
+                continue;
+            }
+            out.push(if entry.mode == Mode::COMMIT {
+                b'c'
+            } else {
+                b'f'
+            });
+            out.extend_from_slice(entry.path(index));
+            out.push(0);
         }
+        Some(out)
     }
-    fn add(&mut self, path: &gix::bstr::BStr, stat: &Stat) {
-        self.bytes(path);
-        for n in [
+
+    /// Whether every listed path (and its directories) still has the stat data
+    /// the memo saw; `false` when anything differs or cannot be read.
+    fn unchanged(root: &Path, memo: &Memo, tracked: &[u8]) -> bool {
+        let Some(dir) = lstat::Root::open(root) else {
+            return false;
+        };
+        let Some(root_dir) = dir.itself().map(|e| e.stat) else {
+            return false;
+        };
+        let mut dirs = item_hash(
+            b"",
+            &[root_dir.mtime.secs, root_dir.mtime.nsecs, root_dir.ino],
+        );
+        let (mut files, mut paths) = (0u64, 0u64);
+        let mut walk = Dirs { last: None };
+        for item in tracked.split_str("\0").filter(|i| !i.is_empty()) {
+            let (kind, rel) = (item[0], item[1..].as_bstr());
+            paths = paths.wrapping_add(item_hash(rel, &[]));
+            if walk.visit(rel, &dir, &mut dirs).is_none() {
+                return false;
+            }
+            let Some(stat) = dir.lstat(rel).map(|e| e.stat) else {
+                return false;
+            };
+            if kind != b'c' {
+                files = files.wrapping_add(file_hash(rel, &stat));
+            }
+        }
+        files == memo.files && dirs == memo.dirs && paths == memo.paths
+    }
+}
+
+/// Hashes one item of a fingerprint: a path and some of its stat numbers.
+///
+/// A fingerprint is the wrapping sum of its items' hashes, so it can be summed
+/// up on several threads. It is only ever compared with one this binary wrote:
+/// a different hasher after an upgrade only costs one full status.
+fn item_hash(path: &[u8], numbers: &[u32]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::quality::FixedState::with_seed(0x6769_742d_7461_736b).build_hasher();
+    h.write(path);
+    h.write_u8(0);
+    for n in numbers {
+        h.write_u32(*n);
+    }
+    h.finish()
+}
+
+/// Hashes a path with its full stat data.
+fn file_hash(path: &BStr, stat: &Stat) -> u64 {
+    item_hash(
+        path,
+        &[
             stat.mtime.secs,
             stat.mtime.nsecs,
             stat.ctime.secs,
@@ -370,19 +576,24 @@ impl Fingerprint {
             stat.size,
             stat.ino,
             stat.dev,
-        ] {
-            self.bytes(&n.to_le_bytes());
-        }
-    }
+        ],
+    )
 }
 
 /// Returns the private git dir of the worktree at `path` (from its `.git` file or directory).
+///
+/// One `open` and one `read`: `list` asks this of every worktree.
 fn git_dir_of(path: &Path) -> Option<PathBuf> {
+    use std::io::Read;
     let dot_git = path.join(".git");
-    if dot_git.is_dir() {
-        return Some(dot_git);
+    let mut file = std::fs::File::open(&dot_git).ok()?;
+    let mut text = Vec::with_capacity(256);
+    match file.read_to_end(&mut text) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => return Some(dot_git),
+        Err(_) => return None,
     }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let text = String::from_utf8(text).ok()?;
     let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
     Some(if dir.is_relative() {
         super::normalize(&path.join(dir))

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
 use crate::git::dirty::Quick;
 use crate::git::{objects, ObjectId, Repo};
+use crate::record::cache::StateCache;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -140,54 +141,83 @@ pub fn summarize(
 ///
 /// The work is spread over the available cores, each with its own repository
 /// handle; reading a thousand records and worktrees is what `list` spends its
-/// time on (SPEC §10: 1,000 tasks in 100 ms).
+/// time on (SPEC §10: 1,000 tasks in 100 ms). States come from the state cache
+/// ([`crate::record::cache`]) when it has them, and it is brought up to date.
 pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
     let refs = RefMap::load(repo)?;
     let records = refs.records();
+    let cache = StateCache::load(repo);
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
     let chunk = records.len().div_ceil(threads).max(64);
-    let work =
-        |part: &[(super::TaskId, ObjectId)], repo: &Repo| -> Result<Vec<(TaskState, Summary)>> {
-            let mut cache = objects::FlatCache::new();
-            let mut out = Vec::with_capacity(part.len());
-            for (_, tip) in part {
-                let s = crate::record::read_state(repo, *tip)?;
-                if !all && matches!(s.status, Status::Merged | Status::Removed) {
-                    continue;
-                }
-                let summary = summarize(repo, &refs, &s, Dirty::Quick, &mut cache)?;
-                out.push((s, summary));
-            }
-            Ok(out)
-        };
-    if records.len() <= chunk {
-        return work(&records, repo);
+    let work = |part: &[(super::TaskId, ObjectId)], repo: &Repo| -> Result<Vec<Listed>> {
+        let mut flat = objects::FlatCache::new();
+        let mut out = Vec::with_capacity(part.len());
+        for (_, tip) in part {
+            let (state, read) = match cache.get(*tip) {
+                Some(state) => (state, false),
+                None => (crate::record::read_state(repo, *tip)?, true),
+            };
+            let summary = if !all && matches!(state.status, Status::Merged | Status::Removed) {
+                None
+            } else {
+                Some(summarize(repo, &refs, &state, Dirty::Quick, &mut flat)?)
+            };
+            out.push(Listed {
+                tip: *tip,
+                state,
+                read,
+                summary,
+            });
+        }
+        Ok(out)
+    };
+    let listed: Vec<Listed> = if records.len() <= chunk {
+        work(&records, repo)?
+    } else {
+        let parts: Vec<Result<Vec<Listed>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = records
+                .chunks(chunk)
+                .map(|part| {
+                    let inner = repo.inner.clone();
+                    let work = &work;
+                    scope.spawn(move || work(part, &Repo::from_gix(inner)?))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
+                })
+                .collect()
+        });
+        let mut all = Vec::with_capacity(records.len());
+        for part in parts {
+            all.extend(part?);
+        }
+        all
+    };
+    let tips: Vec<ObjectId> = listed.iter().map(|l| l.tip).collect();
+    if listed.iter().any(|l| l.read) || !cache.holds_exactly(&tips) {
+        cache.store(listed.iter().map(|l| (l.tip, &l.state)));
     }
-    let parts: Vec<Result<Vec<_>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = records
-            .chunks(chunk)
-            .map(|part| {
-                let inner = repo.inner.clone();
-                let work = &work;
-                scope.spawn(move || work(part, &Repo::from_gix(inner)?))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(records.len());
-    for part in parts {
-        out.extend(part?);
-    }
-    Ok(out)
+    Ok(listed
+        .into_iter()
+        .filter_map(|l| Some((l.state, l.summary?)))
+        .collect())
+}
+
+/// One task as `list` found it.
+struct Listed {
+    tip: ObjectId,
+    state: TaskState,
+    /// Whether the state was read from the record commit (not in the cache).
+    read: bool,
+    /// `None` for a finished task `list` does not show.
+    summary: Option<Summary>,
 }
 
 /// Returns whether the worktree at `path`, whose HEAD is `head`, has nothing uncommitted

@@ -137,3 +137,91 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     ));
     assert_eq!(dirty(&repo, "c"), true, "README.md is untracked now");
 }
+
+/// Once a look found the worktree clean, the next look answers from the stat data of the
+/// paths it remembered, without reading the index: every kind of change must still be
+/// seen there, and `git status` is the oracle.
+#[test]
+fn every_change_after_a_clean_look_is_seen() {
+    type Change = fn(&TestRepo, &std::path::Path);
+    let changes: &[(&str, Change)] = &[
+        ("same-size edit", |r, wt| {
+            let text = r.read(wt, "src/store/mod.rs");
+            r.write(
+                wt,
+                "src/store/mod.rs",
+                &text.chars().rev().collect::<String>(),
+            );
+        }),
+        ("deletion", |_, wt| {
+            std::fs::remove_file(wt.join("src/lib.rs")).unwrap()
+        }),
+        ("untracked file deep down", |r, wt| {
+            r.write(wt, "src/store/new.rs", "new\n");
+        }),
+        ("untracked directory at the top", |r, wt| {
+            r.write(wt, "newdir/a.txt", "a\n");
+        }),
+        ("executable bit", |_, wt| {
+            use std::os::unix::fs::PermissionsExt;
+            let f = wt.join("src/lib.rs");
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }),
+        ("file replaced by a symlink", |_, wt| {
+            let f = wt.join("src/lib.rs");
+            std::fs::remove_file(&f).unwrap();
+            std::os::unix::fs::symlink("store/mod.rs", &f).unwrap();
+        }),
+        ("staged change", |r, wt| {
+            r.write(wt, "README.md", "# staged\n");
+            r.git(wt, &["add", "README.md"]);
+        }),
+    ];
+    let repo = TestRepo::new();
+    for (n, (what, change)) in changes.iter().enumerate() {
+        let id = format!("c{n}");
+        let wt = repo.start(&id, &[]);
+        assert_eq!(dirty(&repo, &id), false, "{what}: fresh");
+        assert_eq!(dirty(&repo, &id), false, "{what}: remembered");
+        change(&repo, &wt);
+        assert!(
+            !repo.git(&wt, &["status", "--porcelain"]).is_empty(),
+            "{what}: git sees a change"
+        );
+        assert_eq!(dirty(&repo, &id), true, "{what}: list sees it");
+    }
+}
+
+/// A worktree too big to keep its paths in the memo, checked on several threads:
+/// clean is clean, and one change anywhere is seen.
+#[test]
+fn a_big_worktree_is_checked_in_parts() {
+    let repo = TestRepo::new();
+    for d in 0..40 {
+        for f in 0..450 {
+            let path = repo.root().join(format!("big/d{d:02}/f{f:03}.txt"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, format!("{d} {f}\n")).unwrap();
+        }
+    }
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "18,000 files"]);
+    let wt = repo.start("big", &[]);
+    assert_eq!(dirty(&repo, "big"), false);
+    assert_eq!(dirty(&repo, "big"), false);
+    repo.write(
+        &wt,
+        "big/d39/f449.txt",
+        "39 449\n".chars().rev().collect::<String>().as_str(),
+    );
+    assert_eq!(dirty(&repo, "big"), true, "an edit in the last part");
+    repo.write(&wt, "big/d39/f449.txt", "39 449\n");
+    repo.git(&wt, &["status", "--porcelain"]);
+    assert_eq!(dirty(&repo, "big"), false, "undone");
+    repo.write(&wt, "big/d00/new.txt", "new\n");
+    assert_eq!(
+        dirty(&repo, "big"),
+        true,
+        "an untracked file in the first part"
+    );
+}

@@ -120,3 +120,40 @@ fn list_works_from_any_worktree() {
         from_main
     );
 }
+
+/// `list` keeps the states it read by record commit: a task whose record moved is read
+/// again, a task that is gone leaves the cache, and a damaged cache is only read around.
+#[test]
+fn list_never_shows_a_stale_cached_state() {
+    let repo = TestRepo::new();
+    repo.start("a", &[]);
+    repo.start("b", &[]);
+    let status = |id: &str| -> String {
+        let list = repo.task_root(&["list", "--all", "--json"]).ok().json();
+        list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .map(|t| t["status"].as_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    assert_eq!(status("a"), "active");
+    let cache = repo.root().join(".git/git-task/states");
+    assert_eq!(std::fs::read_to_string(&cache).unwrap().lines().count(), 2);
+    repo.task_root(&["drop", "a"]).ok();
+    assert_eq!(status("a"), "dropped");
+    repo.task_root(&["remove", "--force", "b"]).ok();
+    assert_eq!(status("b"), "removed");
+    let text = std::fs::read_to_string(&cache).unwrap();
+    let tips: Vec<&str> = text.lines().map(|l| &l[..40]).collect();
+    let mut want = vec![
+        repo.git(repo.root(), &["rev-parse", "refs/tasks/a/record"]),
+        repo.git(repo.root(), &["rev-parse", "refs/tasks/b/record"]),
+    ];
+    want.iter_mut().for_each(|t| *t = t.trim().to_owned());
+    assert_eq!(tips, want, "exactly the current record tips");
+    std::fs::write(&cache, format!("{} {{not json\ngarbage\n", want[0])).unwrap();
+    assert_eq!(status("a"), "dropped");
+    assert_eq!(status("b"), "removed");
+}

@@ -14,6 +14,8 @@ use crate::git::{ObjectId, Repo};
 use crate::task::{layout, TaskId, TaskState};
 use gix::object::tree::EntryKind;
 
+pub mod cache;
+
 /// Names of the events (SPEC §4).
 pub mod event {
     /// `start` claimed the id.
@@ -89,16 +91,15 @@ pub fn load_existing(repo: &Repo, id: &TaskId) -> Result<Record> {
 /// The state is read from the event message when it carries one (one object
 /// read), else from `task.toml` in the commit's tree.
 pub fn read_state(repo: &Repo, tip: ObjectId) -> Result<TaskState> {
+    /// The part of an event's body `list` reads; the rest is skipped unparsed.
+    #[derive(serde::Deserialize)]
+    struct Body {
+        state: TaskState,
+    }
     let message = objects::commit_message(repo, tip)?;
     if let Some((_, json)) = message.split_once("\n\n") {
-        if let Ok(serde_json::Value::Object(mut body)) =
-            serde_json::from_str::<serde_json::Value>(json.trim())
-        {
-            if let Some(state) = body.remove("state") {
-                if let Ok(state) = serde_json::from_value::<TaskState>(state) {
-                    return Ok(state);
-                }
-            }
+        if let Ok(body) = serde_json::from_str::<Body>(json.trim()) {
+            return Ok(body.state);
         }
     }
     let tree = objects::commit_tree(repo, tip)?;
