@@ -94,7 +94,7 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
         let (commit, mut extra) = match w.mode {
             Mode::Worktree => {
                 let parents: Vec<ObjectId> = w.state.head.into_iter().collect();
-                let commit = objects::write_commit(repo, w.state.worktree_tree, &parents, &body)?;
+                let commit = objects::write_own_commit(repo, w.state.worktree_tree, &parents, &body)?;
                 let branch = match w.state.head {
                     Some(head) => {
                         Update::update(record.state.branch.clone(), head, commit, reflog.clone())
@@ -110,14 +110,14 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
                     .or(w.snapshot.map(|s| s.commit))
                     .expect("patch mode has a snapshot");
                 let head: Vec<ObjectId> = w.state.head.into_iter().collect();
-                let index = objects::write_commit(
+                let index = objects::write_own_commit(
                     repo,
                     w.state.index_tree,
                     &head,
                     &format!("index at checkpoint {n} of {id}\n"),
                 )?;
                 let commit =
-                    objects::write_commit(repo, w.state.worktree_tree, &[prev, index], &body)?;
+                    objects::write_own_commit(repo, w.state.worktree_tree, &[prev, index], &body)?;
                 (commit, Vec::new())
             }
         };

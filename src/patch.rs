@@ -57,7 +57,7 @@ pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result
         Error::input("HEAD has no commit yet, so there is nothing to start a patch-mode task from")
             .hint("make a first commit, then start the task")
     })?;
-    let index = objects::write_commit(
+    let index = objects::write_own_commit(
         repo,
         state.index_tree,
         &[head],
@@ -77,13 +77,13 @@ pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result
         })
         .collect();
     let u_tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
-    let untracked = objects::write_commit(
+    let untracked = objects::write_own_commit(
         repo,
         u_tree,
         &[],
         &format!("untracked files of task {id} at start\n"),
     )?;
-    objects::write_commit(
+    objects::write_own_commit(
         repo,
         state.worktree_tree,
         &[head, index, untracked],

@@ -211,7 +211,7 @@ pub fn save_attempt(
     why: &str,
 ) -> Result<(u32, String, ObjectId)> {
     let message = format!("git-task: attempt of {id}: {why}\n\nTask-Id: {id}\n");
-    let commit = objects::write_commit(repo, tree, parents, &message)?;
+    let commit = objects::write_own_commit(repo, tree, parents, &message)?;
     let mut n = next_number(repo, &layout::task_prefix(id), "attempts/")?;
     loop {
         let name = layout::attempt_ref(id, n);

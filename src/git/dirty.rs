@@ -189,7 +189,7 @@ enum Scanned {
 }
 
 /// Entries per thread below which starting one costs more than it saves.
-const ENTRIES_PER_THREAD: usize = 8192;
+const ENTRIES_PER_THREAD: usize = 2048;
 
 /// `lstat`s every tracked path of the worktree at `root` (and every directory
 /// holding one) against the index, on several threads for a big index.

@@ -86,6 +86,18 @@ impl Repo {
         &self.common_dir
     }
 
+    /// Returns the committer signature of git-task's own bookkeeping commits:
+    /// the configured identity, dated now in UTC (see [`committer_identity`]).
+    pub fn own_signature(&self) -> Result<gix::actor::Signature> {
+        let (name, email) = committer_identity(&self.inner)
+            .ok_or_else(|| Error::repo_msg("no committer identity is configured"))?;
+        Ok(gix::actor::Signature {
+            name,
+            email,
+            time: gix::date::Time::now_utc(),
+        })
+    }
+
     /// Returns this worktree's private git directory.
     pub fn git_dir(&self) -> &Path {
         self.inner.git_dir()
@@ -258,20 +270,28 @@ pub fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether gix finds a committer name and email (as [`gix::Repository::committer`]
-/// does, same keys in the same order) without asking for the time: that loads the
-/// local time zone, a seventh of a short command's instructions.
+/// Whether gix finds a committer name and email (see [`committer_identity`]).
 fn has_committer_identity(repo: &gix::Repository) -> bool {
+    committer_identity(repo).is_some()
+}
+
+/// The committer name and email gix signs with ([`gix::Repository::committer`]:
+/// the same keys in the same order), read without asking for the time, which
+/// loads the local time zone database (a fifth of a short command's instructions).
+fn committer_identity(repo: &gix::Repository) -> Option<(gix::bstr::BString, gix::bstr::BString)> {
     let config = repo.config_snapshot();
-    let any = |keys: &[&str]| keys.iter().any(|k| config.string(*k).is_some());
-    any(&[
-        "committer.name",
-        "user.name",
-        "gitoxide.committer.nameFallback",
-    ]) && any(&[
-        "committer.email",
-        "user.email",
-        "gitoxide.user.emailFallback",
-        "gitoxide.committer.emailFallback",
-    ])
+    let first = |keys: &[&str]| keys.iter().find_map(|k| config.string(*k));
+    Some((
+        first(&[
+            "committer.name",
+            "user.name",
+            "gitoxide.committer.nameFallback",
+        ])?,
+        first(&[
+            "committer.email",
+            "user.email",
+            "gitoxide.user.emailFallback",
+            "gitoxide.committer.emailFallback",
+        ])?,
+    ))
 }

@@ -37,7 +37,7 @@ pub fn prepare(
         .write(&repo.inner)
         .map_err(|e| Error::repo_msg(format!("could not write the notes tree: {e}")))?;
     let parents: Vec<ObjectId> = parent.into_iter().collect();
-    let commit = objects::write_commit(repo, tree, &parents, message)?;
+    let commit = objects::write_own_commit(repo, tree, &parents, message)?;
     let expect = match parent {
         Some(p) => Expect::Is(p),
         None => Expect::Absent,

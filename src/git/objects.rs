@@ -103,6 +103,26 @@ pub fn write_commit(
     Ok(commit.id)
 }
 
+/// Writes a commit of git-task's own bookkeeping (record events, attempts,
+/// snapshots, checkpoints, notes), dated in UTC: these are read by git-task,
+/// not shown in a user's history, and the local time zone costs a fifth of a
+/// short command ([`Repo::own_signature`]).
+pub fn write_own_commit(
+    repo: &Repo,
+    tree: ObjectId,
+    parents: &[ObjectId],
+    message: &str,
+) -> Result<ObjectId> {
+    let signature = repo.own_signature()?;
+    let mut time = gix::date::parse::TimeBuf::default();
+    let signature = signature.to_ref(&mut time);
+    let commit = repo
+        .inner
+        .new_commit_as(signature, signature, message, tree, parents.iter().copied())
+        .context(|| "could not write a commit".into())?;
+    Ok(commit.id)
+}
+
 /// Reads the blob at `path` in the tree of `commit`; `None` when there is no such file.
 pub fn read_blob_at(repo: &Repo, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
     let tree = commit_tree(repo, commit)?;

@@ -129,7 +129,14 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
             deref: false,
         });
     }
-    match repo.inner.edit_references(edits) {
+    // Reflog entries are signed like git-task's own commits: gix's default
+    // signature would load the local time zone database first.
+    let signature = repo.own_signature().map_err(RefError::Other)?;
+    let mut time = gix::date::parse::TimeBuf::default();
+    match repo
+        .inner
+        .edit_references_as(edits, Some(signature.to_ref(&mut time)))
+    {
         Ok(_) => Ok(()),
         Err(err) if err.is_conflict() || is_lock_contention(&err) => {
             Err(RefError::Conflict(format!(

@@ -166,7 +166,7 @@ fn event_commit(
     );
     let message = format!("{event}\n\n{}\n", serde_json::Value::Object(body));
     let parents: Vec<ObjectId> = parent.into_iter().collect();
-    objects::write_commit(repo, tree, &parents, &message)
+    objects::write_own_commit(repo, tree, &parents, &message)
 }
 
 /// Creates the record of a new task with its `started` event, together with `extra` ref changes, atomically.
