@@ -94,7 +94,8 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
         let (commit, mut extra) = match w.mode {
             Mode::Worktree => {
                 let parents: Vec<ObjectId> = w.state.head.into_iter().collect();
-                let commit = objects::write_own_commit(repo, w.state.worktree_tree, &parents, &body)?;
+                let commit =
+                    objects::write_own_commit(repo, w.state.worktree_tree, &parents, &body)?;
                 let branch = match w.state.head {
                     Some(head) => {
                         Update::update(record.state.branch.clone(), head, commit, reflog.clone())

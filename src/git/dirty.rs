@@ -48,10 +48,11 @@ impl Pending {
 pub fn quick_check(
     path: &Path,
     head_commit: ObjectId,
+    ignores: &IgnoreFiles,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Quick {
-    match look(path, head_commit, head_tree, head_entries) {
+    match look(path, head_commit, ignores, head_tree, head_entries) {
         Some(q) => q,
         None => Quick::NeedsFull(None),
     }
@@ -60,6 +61,7 @@ pub fn quick_check(
 fn look(
     path: &Path,
     head_commit: ObjectId,
+    ignores: &IgnoreFiles,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Option<Quick> {
@@ -74,11 +76,13 @@ fn look(
     let index_unchanged = memo
         .as_ref()
         .is_some_and(|m| m.head == head_commit && m.index == file_hash(BStr::new(""), &index_stat));
+    let global_ignores = ignores.fingerprint();
     // Same index as at the clean look: its paths are in the memo, no need to decode it.
     let unchanged = memo.as_ref().filter(|_| index_unchanged).is_some_and(|m| {
-        m.tracked
-            .as_deref()
-            .is_some_and(|t| Tracked::unchanged(path, m, t))
+        m.ignores_global == global_ignores
+            && m.tracked
+                .as_deref()
+                .is_some_and(|t| Tracked::unchanged(path, m, t))
     });
     if unchanged {
         return Some(Quick::Clean);
@@ -121,6 +125,7 @@ fn look(
         files,
         dirs,
         paths,
+        ignores: ignores_index,
         needs_hash,
     } = scan;
     let mut file = FilePath::new(path);
@@ -130,6 +135,8 @@ fn look(
         files,
         dirs,
         paths,
+        ignores_index,
+        ignores_global: global_ignores,
         tracked: Tracked::of(&index),
     };
     let remembered = memo
@@ -155,10 +162,11 @@ fn look(
         }
     }
     // Tracked files are clean now. Nothing untracked can have appeared while the same paths
-    // are tracked and no directory holding them gained or lost an entry since the clean look.
+    // are tracked, no directory holding them gained or lost an entry, and the same ignore
+    // rules hold since the clean look.
     if memo
         .as_ref()
-        .is_some_and(|m| m.dirs == now.dirs && m.paths == now.paths)
+        .is_some_and(|m| m.dirs == now.dirs && m.paths == now.paths && m.ignores() == now.ignores())
     {
         // Rewritten when it can save work next time: new stat data, or the index changed.
         if remembered.is_none() || !index_unchanged || memo.is_some_and(|m| m.tracked.is_none()) {
@@ -177,6 +185,8 @@ struct Scan {
     files: u64,
     dirs: u64,
     paths: u64,
+    /// The tracked `.gitignore` files' blob ids.
+    ignores: u64,
     /// Entries whose stat data cannot tell: their content must be compared.
     needs_hash: Vec<usize>,
 }
@@ -239,6 +249,7 @@ fn scan_entries(root: &Path, index: &gix::index::File) -> Scanned {
             &[root_dir.mtime.secs, root_dir.mtime.nsecs, root_dir.ino],
         ),
         paths: 0,
+        ignores: 0,
         needs_hash: Vec::new(),
     };
     for part in parts {
@@ -247,6 +258,7 @@ fn scan_entries(root: &Path, index: &gix::index::File) -> Scanned {
                 total.files = total.files.wrapping_add(scan.files);
                 total.dirs = total.dirs.wrapping_add(scan.dirs);
                 total.paths = total.paths.wrapping_add(scan.paths);
+                total.ignores = total.ignores.wrapping_add(scan.ignores);
                 total.needs_hash.extend(scan.needs_hash);
             }
             other => return other,
@@ -268,6 +280,7 @@ fn scan_range(
         files: 0,
         dirs: 0,
         paths: 0,
+        ignores: 0,
         needs_hash: Vec::new(),
     };
     // The directories already counted: those of the last tracked entry before this range.
@@ -289,6 +302,7 @@ fn scan_range(
         }
         let rel = entry.path(index);
         scan.paths = scan.paths.wrapping_add(item_hash(rel, &[]));
+        scan.ignores = scan.ignores.wrapping_add(ignore_hash(rel, &entry.id));
         if walk.visit(rel, root, &mut scan.dirs).is_none() {
             return Scanned::Unknown;
         }
@@ -344,11 +358,21 @@ fn stat_of(path: &Path) -> Option<Stat> {
 /// as what a clean look would see. Anything that changes a file or adds one
 /// later changes a stat or a directory's mtime, and the next look falls back to
 /// a full status. Best effort: without the memo, the first look is slower.
-pub fn remember_index(path: &Path, head_commit: ObjectId, index: &gix::index::File) {
-    let _ = remember(path, head_commit, index);
+pub fn remember_index(
+    path: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+    index: &gix::index::File,
+) {
+    let _ = remember(path, head_commit, ignores, index);
 }
 
-fn remember(path: &Path, head_commit: ObjectId, index: &gix::index::File) -> Option<()> {
+fn remember(
+    path: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+    index: &gix::index::File,
+) -> Option<()> {
     let git_dir = git_dir_of(path)?;
     let index_stat = stat_of(index.path())?;
     let dir = lstat::Root::open(path)?;
@@ -356,6 +380,7 @@ fn remember(path: &Path, head_commit: ObjectId, index: &gix::index::File) -> Opt
     let mut files = 0u64;
     let mut dirs = item_hash(b"", &[root.mtime.secs, root.mtime.nsecs, root.ino]);
     let mut paths = 0u64;
+    let mut ignores_index = 0u64;
     let mut walk = Dirs { last: None };
     for entry in index.entries() {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
@@ -363,6 +388,7 @@ fn remember(path: &Path, head_commit: ObjectId, index: &gix::index::File) -> Opt
         }
         let rel = entry.path(index);
         paths = paths.wrapping_add(item_hash(rel, &[]));
+        ignores_index = ignores_index.wrapping_add(ignore_hash(rel, &entry.id));
         walk.visit(rel, &dir, &mut dirs)?;
         if entry.mode != Mode::COMMIT {
             files = files.wrapping_add(file_hash(rel, &entry.stat));
@@ -374,6 +400,8 @@ fn remember(path: &Path, head_commit: ObjectId, index: &gix::index::File) -> Opt
         files,
         dirs,
         paths,
+        ignores_index,
+        ignores_global: ignores.fingerprint(),
         tracked: Tracked::of(index),
     }
     .write(&git_dir.join(CLEAN_MEMO));
@@ -441,11 +469,20 @@ struct Memo {
     files: u64,
     dirs: u64,
     paths: u64,
+    /// The blob ids of the tracked `.gitignore` files.
+    ignores_index: u64,
+    /// The stat data of the ignore files outside the tree ([`IgnoreFiles`]).
+    ignores_global: u64,
     /// The tracked paths (see [`Tracked`]), kept for small worktrees only.
     tracked: Option<Vec<u8>>,
 }
 
 impl Memo {
+    /// Everything that decides which files are ignored.
+    fn ignores(&self) -> (u64, u64) {
+        (self.ignores_index, self.ignores_global)
+    }
+
     fn read(path: &Path) -> Option<Memo> {
         let bytes = std::fs::read(path).ok()?;
         let (header, rest) = match bytes.iter().position(|b| *b == b'\n') {
@@ -458,8 +495,12 @@ impl Memo {
         let files = parts.next()?.parse().ok()?;
         let dirs = parts.next()?.parse().ok()?;
         let paths = parts.next()?.parse().ok()?;
+        let ignores_index = parts.next()?.parse().ok()?;
+        let ignores_global = parts.next()?.parse().ok()?;
         Some(Memo {
             paths,
+            ignores_index,
+            ignores_global,
             head,
             index,
             files,
@@ -470,8 +511,14 @@ impl Memo {
 
     fn write(&self, path: &Path) {
         let mut bytes = format!(
-            "{} {} {} {} {}\n",
-            self.head, self.index, self.files, self.dirs, self.paths
+            "{} {} {} {} {} {} {}\n",
+            self.head,
+            self.index,
+            self.files,
+            self.dirs,
+            self.paths,
+            self.ignores_index,
+            self.ignores_global
         )
         .into_bytes();
         if let Some(tracked) = &self.tracked {
@@ -562,6 +609,60 @@ fn item_hash(path: &[u8], numbers: &[u32]) -> u64 {
         h.write_u32(*n);
     }
     h.finish()
+}
+
+/// Hashes a tracked `.gitignore` file by its blob id (nothing for any other path).
+fn ignore_hash(rel: &BStr, id: &ObjectId) -> u64 {
+    let name = rel.rfind_byte(b'/').map_or(rel, |i| rel[i + 1..].as_bstr());
+    if name == b".gitignore" {
+        item_hash(id.as_bytes(), &[])
+    } else {
+        0
+    }
+}
+
+/// The ignore files outside the worktree's tree that decide what is untracked
+/// in it: the repository's `info/exclude` and `core.excludesFile` (or its
+/// default). Editing one can turn an ignored file into an untracked one
+/// without touching the worktree, so their stat data is part of the memo.
+pub struct IgnoreFiles(Vec<PathBuf>);
+
+impl IgnoreFiles {
+    /// The ignore files of the repository whose common git dir is `common_dir`, with `excludes_file`
+    /// the configured `core.excludesFile` if any.
+    pub fn new(common_dir: &Path, excludes_file: Option<PathBuf>) -> IgnoreFiles {
+        let default = || {
+            std::env::var_os("XDG_CONFIG_HOME")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+                .map(|d| d.join("git").join("ignore"))
+        };
+        let mut files = vec![common_dir.join("info").join("exclude")];
+        files.extend(excludes_file.or_else(default));
+        IgnoreFiles(files)
+    }
+
+    fn fingerprint(&self) -> u64 {
+        self.0.iter().fold(0u64, |sum, file| {
+            let path = file.as_os_str().as_encoded_bytes();
+            let item = match stat_of(file) {
+                Some(s) => item_hash(
+                    path,
+                    &[
+                        s.mtime.secs,
+                        s.mtime.nsecs,
+                        s.ctime.secs,
+                        s.ctime.nsecs,
+                        s.size,
+                        s.ino,
+                    ],
+                ),
+                None => item_hash(path, &[]),
+            };
+            sum.wrapping_add(item)
+        })
+    }
 }
 
 /// Hashes a path with its full stat data.

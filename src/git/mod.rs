@@ -98,6 +98,18 @@ impl Repo {
         })
     }
 
+    /// Returns the ignore files outside the tree that decide what is untracked
+    /// ([`dirty::IgnoreFiles`]): `info/exclude` and `core.excludesFile`.
+    pub fn ignore_files(&self) -> dirty::IgnoreFiles {
+        let excludes = self
+            .inner
+            .config_snapshot()
+            .trusted_path("core.excludesFile")
+            .ok()
+            .flatten();
+        dirty::IgnoreFiles::new(self.common_dir(), excludes)
+    }
+
     /// Returns this worktree's private git directory.
     pub fn git_dir(&self) -> &Path {
         self.inner.git_dir()

@@ -83,16 +83,27 @@ fn list_counts_staged_deleted_and_untracked_files() {
     );
 }
 
+/// The clean memo depends on `core.excludesFile`, whose default is under `HOME`: this test
+/// process and the git-task it runs have different ones, unless the repository sets it.
+fn same_ignore_files_here_and_in_git_task(repo: &TestRepo) {
+    let file = repo.base().join("excludes");
+    repo.git(
+        repo.root(),
+        &["config", "core.excludesFile", file.to_str().unwrap()],
+    );
+}
+
 /// `start` remembers its fresh checkout as clean, so the first look needs no full status;
 /// a change made afterwards is still seen.
 #[test]
 fn a_fresh_worktree_is_known_clean_from_stat_data() {
     use git_task::git::dirty::{quick_check, Quick};
     let repo = TestRepo::new();
+    same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("fresh", &[]);
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
-    let look = || quick_check(&wt, head, || None, |_| None);
+    let look = || quick_check(&wt, head, &git_repo.ignore_files(), || None, |_| None);
     assert!(
         matches!(look(), Quick::Clean),
         "the memo written by start is used"
@@ -114,6 +125,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
 fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     use git_task::git::dirty::{quick_check, Quick};
     let repo = TestRepo::new();
+    same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("c", &[]);
     let before = repo.read(&wt, "src/lib.rs");
     repo.write(&wt, "src/lib.rs", &format!("{before}// more\n"));
@@ -121,7 +133,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
-    let look = || quick_check(&wt, head, || Some(tree), |_| None);
+    let look = || quick_check(&wt, head, &git_repo.ignore_files(), || Some(tree), |_| None);
     assert!(
         matches!(look(), Quick::Clean),
         "an in-place edit, committed, needs no full status"
@@ -132,7 +144,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
     assert!(matches!(
-        quick_check(&wt, head, || Some(tree), |_| None),
+        quick_check(&wt, head, &git_repo.ignore_files(), || Some(tree), |_| None),
         Quick::NeedsFull(_)
     ));
     assert_eq!(dirty(&repo, "c"), true, "README.md is untracked now");
@@ -224,4 +236,56 @@ fn a_big_worktree_is_checked_in_parts() {
         true,
         "an untracked file in the first part"
     );
+}
+
+/// A file that was ignored at the last clean look is untracked once no rule ignores it
+/// any more, though nothing in the worktree changed: after a committed `.gitignore`
+/// change, an `info/exclude` edit, or a `core.excludesFile` edit. `git status` is the oracle.
+#[test]
+fn a_file_no_longer_ignored_is_seen() {
+    let repo = TestRepo::new();
+    let global = repo.base().join("global-ignore");
+    std::fs::write(&global, "*.bak\n").unwrap();
+    repo.git(
+        repo.root(),
+        &["config", "core.excludesFile", global.to_str().unwrap()],
+    );
+    let exclude = repo.root().join(".git/info/exclude");
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    std::fs::write(&exclude, "*.tmp\n").unwrap();
+    type Unignore = fn(&TestRepo, &std::path::Path, &std::path::Path, &std::path::Path);
+    let cases: &[(&str, &str, Unignore)] = &[
+        ("committed .gitignore", "x.log", |r, wt, _, _| {
+            r.write(wt, ".gitignore", "# nothing ignored\n");
+            r.git(wt, &["commit", "-q", "-am", "stop ignoring logs"]);
+        }),
+        ("info/exclude", "x.tmp", |_, _, exclude, _| {
+            std::fs::write(exclude, "# nothing\n").unwrap();
+        }),
+        ("core.excludesFile", "x.bak", |_, _, _, global| {
+            std::fs::write(global, "# nothing\n").unwrap();
+        }),
+    ];
+    for (n, (what, file, unignore)) in cases.iter().enumerate() {
+        let id = format!("i{n}");
+        let wt = repo.start(&id, &[]);
+        repo.write(&wt, ".gitignore", "*.log\n");
+        repo.git(&wt, &["add", ".gitignore"]);
+        repo.git(&wt, &["commit", "-q", "-m", "ignore logs"]);
+        repo.write(&wt, file, "ignored for now\n");
+        assert_eq!(repo.git(&wt, &["status", "--porcelain"]), "", "{what}");
+        assert_eq!(dirty(&repo, &id), false, "{what}: ignored");
+        assert_eq!(dirty(&repo, &id), false, "{what}: remembered");
+        unignore(&repo, &wt, &exclude, &global);
+        assert!(
+            repo.git(&wt, &["status", "--porcelain"]).contains(file),
+            "{what}: git sees {file} now"
+        );
+        assert_eq!(dirty(&repo, &id), true, "{what}: list sees {file}");
+        repo.task_root(&["remove", &id]).code(1);
+        assert!(
+            wt.join(file).exists(),
+            "{what}: remove refuses to lose {file}"
+        );
+    }
 }
