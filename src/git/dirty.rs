@@ -625,7 +625,12 @@ fn ignore_hash(rel: &BStr, id: &ObjectId) -> u64 {
 /// in it: the repository's `info/exclude` and `core.excludesFile` (or its
 /// default). Editing one can turn an ignored file into an untracked one
 /// without touching the worktree, so their stat data is part of the memo.
-pub struct IgnoreFiles(Vec<PathBuf>);
+pub struct IgnoreFiles {
+    /// The stat data of the files, taken once: a process looks at worktrees in
+    /// a moment, and a look racing an edit of an ignore file is no worse than
+    /// one just before it.
+    fingerprint: u64,
+}
 
 impl IgnoreFiles {
     /// The ignore files of the repository whose common git dir is `common_dir`, with `excludes_file`
@@ -640,11 +645,7 @@ impl IgnoreFiles {
         };
         let mut files = vec![common_dir.join("info").join("exclude")];
         files.extend(excludes_file.or_else(default));
-        IgnoreFiles(files)
-    }
-
-    fn fingerprint(&self) -> u64 {
-        self.0.iter().fold(0u64, |sum, file| {
+        let fingerprint = files.iter().fold(0u64, |sum, file| {
             let path = file.as_os_str().as_encoded_bytes();
             let item = match stat_of(file) {
                 Some(s) => item_hash(
@@ -661,7 +662,12 @@ impl IgnoreFiles {
                 None => item_hash(path, &[]),
             };
             sum.wrapping_add(item)
-        })
+        });
+        IgnoreFiles { fingerprint }
+    }
+
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 }
 

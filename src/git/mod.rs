@@ -47,6 +47,8 @@ pub struct Repo {
     /// The gix handle; core modules read through it, writes go through `git/*`.
     pub inner: gix::Repository,
     common_dir: PathBuf,
+    /// Looked at once per process (`list` asks for every worktree).
+    ignore_files: std::cell::OnceCell<dirty::IgnoreFiles>,
 }
 
 impl Repo {
@@ -78,7 +80,11 @@ impl Repo {
                 .map_err(|e| Error::repo("could not set a fallback identity", e))?;
         }
         let common_dir = normalize(inner.common_dir());
-        Ok(Repo { inner, common_dir })
+        Ok(Repo {
+            inner,
+            common_dir,
+            ignore_files: std::cell::OnceCell::new(),
+        })
     }
 
     /// Returns the common git directory shared by all worktrees, without `..` components.
@@ -100,14 +106,16 @@ impl Repo {
 
     /// Returns the ignore files outside the tree that decide what is untracked
     /// ([`dirty::IgnoreFiles`]): `info/exclude` and `core.excludesFile`.
-    pub fn ignore_files(&self) -> dirty::IgnoreFiles {
-        let excludes = self
-            .inner
-            .config_snapshot()
-            .trusted_path("core.excludesFile")
-            .ok()
-            .flatten();
-        dirty::IgnoreFiles::new(self.common_dir(), excludes)
+    pub fn ignore_files(&self) -> &dirty::IgnoreFiles {
+        self.ignore_files.get_or_init(|| {
+            let excludes = self
+                .inner
+                .config_snapshot()
+                .trusted_path("core.excludesFile")
+                .ok()
+                .flatten();
+            dirty::IgnoreFiles::new(self.common_dir(), excludes)
+        })
     }
 
     /// Returns this worktree's private git directory.

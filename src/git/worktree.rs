@@ -174,7 +174,7 @@ pub fn add(
     index
         .write(Default::default())
         .context(|| "could not write the worktree index".into())?;
-    super::dirty::remember_index(path, tip, &repo.ignore_files(), &index);
+    super::dirty::remember_index(path, tip, repo.ignore_files(), &index);
     Ok(())
 }
 

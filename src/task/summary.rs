@@ -236,7 +236,7 @@ pub fn worktree_is_clean(
     match crate::git::dirty::quick_check(
         path,
         head,
-        &repo.ignore_files(),
+        repo.ignore_files(),
         || objects::commit_tree(repo, head).ok(),
         &mut flat,
     ) {

@@ -103,7 +103,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
     let wt = repo.start("fresh", &[]);
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
-    let look = || quick_check(&wt, head, &git_repo.ignore_files(), || None, |_| None);
+    let look = || quick_check(&wt, head, git_repo.ignore_files(), || None, |_| None);
     assert!(
         matches!(look(), Quick::Clean),
         "the memo written by start is used"
@@ -133,7 +133,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
-    let look = || quick_check(&wt, head, &git_repo.ignore_files(), || Some(tree), |_| None);
+    let look = || quick_check(&wt, head, git_repo.ignore_files(), || Some(tree), |_| None);
     assert!(
         matches!(look(), Quick::Clean),
         "an in-place edit, committed, needs no full status"
@@ -144,7 +144,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
     assert!(matches!(
-        quick_check(&wt, head, &git_repo.ignore_files(), || Some(tree), |_| None),
+        quick_check(&wt, head, git_repo.ignore_files(), || Some(tree), |_| None),
         Quick::NeedsFull(_)
     ));
     assert_eq!(dirty(&repo, "c"), true, "README.md is untracked now");
