@@ -138,7 +138,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     let id = record.state.task_id();
     let summary = summary::summarize(
         &ctx.repo,
-        &RefMap::load(&ctx.repo)?,
+        &RefMap::new(&ctx.repo),
         &record.state,
         Dirty::Quick,
         &mut Default::default(),

@@ -484,7 +484,7 @@ impl Memo {
     }
 
     fn read(path: &Path) -> Option<Memo> {
-        let bytes = std::fs::read(path).ok()?;
+        let bytes = read_small(path).ok()?;
         let (header, rest) = match bytes.iter().position(|b| *b == b'\n') {
             Some(end) => (&bytes[..end], &bytes[end + 1..]),
             None => (&bytes[..], &[][..]),
@@ -687,19 +687,27 @@ fn file_hash(path: &BStr, stat: &Stat) -> u64 {
     )
 }
 
+/// Reads a small file with nothing but `open`, `read`s and `close`: `std::fs::read`
+/// also asks for its size and position first, two more syscalls per worktree for `list`.
+fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(8192);
+    std::fs::File::open(path)?
+        .take(u64::MAX)
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
 /// Returns the private git dir of the worktree at `path` (from its `.git` file or directory).
 ///
 /// One `open` and one `read`: `list` asks this of every worktree.
 fn git_dir_of(path: &Path) -> Option<PathBuf> {
-    use std::io::Read;
     let dot_git = path.join(".git");
-    let mut file = std::fs::File::open(&dot_git).ok()?;
-    let mut text = Vec::with_capacity(256);
-    match file.read_to_end(&mut text) {
-        Ok(_) => {}
+    let text = match read_small(&dot_git) {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => return Some(dot_git),
         Err(_) => return None,
-    }
+    };
     let text = String::from_utf8(text).ok()?;
     let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
     Some(if dir.is_relative() {

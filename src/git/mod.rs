@@ -185,6 +185,23 @@ impl Repo {
         Ok(commit.id)
     }
 
+    /// Returns the object a ref names directly, following only symbolic refs:
+    /// unlike [`Repo::find_ref`] it does not read the object to peel a tag,
+    /// which for `list` would mean a thousand object reads more.
+    pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        let Some(r) = self
+            .inner
+            .try_find_reference(name)
+            .context(|| format!("could not read ref '{name}'"))?
+        else {
+            return Ok(None);
+        };
+        match r.target().try_id() {
+            Some(id) => Ok(Some(id.to_owned())),
+            None => self.find_ref(name),
+        }
+    }
+
     /// Returns the object a ref points to (peeled through symbolic refs), or `None` if it does not exist.
     pub fn find_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         let Some(mut r) = self
@@ -219,6 +236,42 @@ impl Repo {
             }
         }
         out.sort();
+        Ok(out)
+    }
+
+    /// Returns the names one level below the ref namespace `prefix` (`refs/tasks/`
+    /// gives task ids), loose or packed, without reading any ref: a directory
+    /// listing and the packed-refs file.
+    pub fn ref_children(&self, prefix: &str) -> Result<std::collections::BTreeSet<String>> {
+        let mut out = std::collections::BTreeSet::new();
+        if let Ok(entries) = std::fs::read_dir(self.common_dir.join(prefix)) {
+            out.extend(
+                entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_owned)),
+            );
+        }
+        let packed = self
+            .inner
+            .refs
+            .cached_packed_buffer()
+            .context(|| "could not read packed-refs".into())?;
+        if let Some(packed) = packed {
+            let iter = packed
+                .iter_prefixed(prefix.into())
+                .context(|| "could not read packed-refs".into())?;
+            for r in iter {
+                let r = r.context(|| "could not read packed-refs".into())?;
+                let name = r.name.as_bstr();
+                if let Some(child) = name
+                    .get(prefix.len()..)
+                    .and_then(|rest| rest.split(|b| *b == b'/').next())
+                    .and_then(|c| std::str::from_utf8(c).ok())
+                {
+                    out.insert(child.to_owned());
+                }
+            }
+        }
         Ok(out)
     }
 

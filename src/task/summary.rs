@@ -7,6 +7,7 @@ use crate::git::diff::{self, ChangedPath};
 use crate::git::dirty::Quick;
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::cache::StateCache;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -38,37 +39,32 @@ pub enum Dirty {
     Quick,
 }
 
-/// Every ref a summary may need, read once: `refs/heads/*` and `refs/tasks/*`.
-pub struct RefMap(HashMap<String, ObjectId>);
+/// The refs summaries read, each looked up once.
+///
+/// Lookups are lazy: `status` reads three refs, not every ref of the
+/// repository, and `list` reads each task's refs on the thread summarising it.
+pub struct RefMap<'r> {
+    repo: &'r Repo,
+    seen: RefCell<HashMap<String, Option<ObjectId>>>,
+}
 
-impl RefMap {
-    /// Reads the branches and task refs in one pass each.
-    pub fn load(repo: &Repo) -> Result<RefMap> {
-        let mut map: HashMap<String, ObjectId> =
-            repo.refs_under("refs/heads/")?.into_iter().collect();
-        map.extend(repo.refs_under(layout::TASKS_NS)?);
-        Ok(RefMap(map))
+impl<'r> RefMap<'r> {
+    /// Looks refs up in `repo`.
+    pub fn new(repo: &'r Repo) -> RefMap<'r> {
+        RefMap {
+            repo,
+            seen: RefCell::new(HashMap::new()),
+        }
     }
 
-    /// Returns every task id with its record tip, sorted by id.
-    pub fn records(&self) -> Vec<(super::TaskId, ObjectId)> {
-        let mut out: Vec<_> = self
-            .0
-            .iter()
-            .filter_map(|(name, id)| {
-                let task = name
-                    .strip_prefix(layout::TASKS_NS)?
-                    .strip_suffix("/record")?;
-                Some((super::TaskId::parse(task).ok()?, *id))
-            })
-            .collect();
-        out.sort();
-        out
-    }
-
-    /// Returns the id a ref points to.
-    pub fn get(&self, name: &str) -> Option<ObjectId> {
-        self.0.get(name).copied()
+    /// Returns the commit a ref points to, if the ref exists.
+    pub fn get(&self, name: &str) -> Result<Option<ObjectId>> {
+        if let Some(id) = self.seen.borrow().get(name) {
+            return Ok(*id);
+        }
+        let id = self.repo.ref_target(name)?;
+        self.seen.borrow_mut().insert(name.to_owned(), id);
+        Ok(id)
     }
 }
 
@@ -85,10 +81,10 @@ pub fn summarize(
     let id = s.task_id();
     let worktree_exists = Path::new(&s.worktree).join(".git").exists();
     let base_commit = refs
-        .get(&layout::base_ref(&id))
+        .get(&layout::base_ref(&id))?
         .or_else(|| s.base_commit.parse().ok());
     let head = match s.mode {
-        Mode::Worktree if s.status.is_live() => refs.get(&s.branch),
+        Mode::Worktree if s.status.is_live() => refs.get(&s.branch)?,
         Mode::Patch if s.status.is_live() && worktree_exists => {
             crate::git::worktree::head_of(Path::new(&s.worktree))
                 .ok()
@@ -96,7 +92,10 @@ pub fn summarize(
         }
         _ => None,
     };
-    let base_tip = s.base_branch.as_deref().and_then(|b| refs.get(b));
+    let base_tip = match s.base_branch.as_deref() {
+        Some(b) => refs.get(b)?,
+        None => None,
+    };
     let (mut ahead, mut behind, mut changed_files) = (0, 0, 0);
     if let (Some(head), Some(base)) = (head, base_commit) {
         let against = base_tip.unwrap_or(base);
@@ -144,21 +143,24 @@ pub fn summarize(
 /// time on (SPEC §10: 1,000 tasks in 100 ms). States come from the state cache
 /// ([`crate::record::cache`]) when it has them, and it is brought up to date.
 pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
-    let refs = RefMap::load(repo)?;
-    let records = refs.records();
+    let ids = task_ids(repo)?;
     let cache = StateCache::load(repo);
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
-    let chunk = records.len().div_ceil(threads).max(64);
-    let work = |part: &[(super::TaskId, ObjectId)], repo: &Repo| -> Result<Vec<Listed>> {
+    let chunk = ids.len().div_ceil(threads).max(64);
+    let work = |part: &[super::TaskId], repo: &Repo| -> Result<Vec<Listed>> {
+        let refs = RefMap::new(repo);
         let mut flat = objects::FlatCache::new();
         let mut out = Vec::with_capacity(part.len());
-        for (_, tip) in part {
-            let (state, read) = match cache.get(*tip) {
+        for id in part {
+            let Some(tip) = refs.get(&layout::record_ref(id))? else {
+                continue;
+            };
+            let (state, read) = match cache.get(tip) {
                 Some(state) => (state, false),
-                None => (crate::record::read_state(repo, *tip)?, true),
+                None => (crate::record::read_state(repo, tip)?, true),
             };
             let summary = if !all && matches!(state.status, Status::Merged | Status::Removed) {
                 None
@@ -166,7 +168,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
                 Some(summarize(repo, &refs, &state, Dirty::Quick, &mut flat)?)
             };
             out.push(Listed {
-                tip: *tip,
+                tip,
                 state,
                 read,
                 summary,
@@ -174,11 +176,11 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         }
         Ok(out)
     };
-    let listed: Vec<Listed> = if records.len() <= chunk {
-        work(&records, repo)?
+    let listed: Vec<Listed> = if ids.len() <= chunk {
+        work(&ids, repo)?
     } else {
         let parts: Vec<Result<Vec<Listed>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = records
+            let handles: Vec<_> = ids
                 .chunks(chunk)
                 .map(|part| {
                     let inner = repo.inner.clone();
@@ -194,7 +196,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
                 })
                 .collect()
         });
-        let mut all = Vec::with_capacity(records.len());
+        let mut all = Vec::with_capacity(ids.len());
         for part in parts {
             all.extend(part?);
         }
@@ -208,6 +210,18 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         .into_iter()
         .filter_map(|l| Some((l.state, l.summary?)))
         .collect())
+}
+
+/// Every task id with a record ref, sorted, found without reading a ref:
+/// a thousand records are read on the threads that summarise them.
+fn task_ids(repo: &Repo) -> Result<Vec<super::TaskId>> {
+    let mut ids: Vec<super::TaskId> = repo
+        .ref_children(layout::TASKS_NS)?
+        .iter()
+        .filter_map(|name| super::TaskId::parse(name).ok())
+        .collect();
+    ids.sort();
+    Ok(ids)
 }
 
 /// One task as `list` found it.

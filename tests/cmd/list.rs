@@ -157,3 +157,38 @@ fn list_never_shows_a_stale_cached_state() {
     assert_eq!(status("a"), "dropped");
     assert_eq!(status("b"), "removed");
 }
+
+/// Task refs packed by `git pack-refs` (or `git gc`) are found like loose ones, and a
+/// directory under refs/tasks without a record is no task.
+#[test]
+fn list_finds_packed_and_loose_task_refs() {
+    let repo = TestRepo::new();
+    repo.start("packed", &[]);
+    repo.task_root(&["drop", "packed"]).ok();
+    repo.git(repo.root(), &["pack-refs", "--all"]);
+    assert!(
+        !repo.root().join(".git/refs/tasks/packed/record").exists(),
+        "git packed the record ref"
+    );
+    repo.start("loose", &[]);
+    std::fs::create_dir_all(repo.root().join(".git/refs/tasks/not-a-task")).unwrap();
+    let list = repo.task_root(&["list", "--json"]).ok().json();
+    let tasks: Vec<(String, String)> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().to_owned(),
+                t["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            ("loose".to_owned(), "active".to_owned()),
+            ("packed".to_owned(), "dropped".to_owned())
+        ]
+    );
+}
