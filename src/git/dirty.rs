@@ -9,7 +9,13 @@
 //! full status found the worktree clean, the stat data of every entry and of
 //! every directory holding one is remembered beside the index
 //! (`git-task-clean`). A new file changes its directory's mtime, so while the
-//! directories are unchanged there is nothing untracked to look for.
+//! directories are unchanged, and so are the ignore rules (the tracked
+//! `.gitignore` blobs, `info/exclude`, `core.excludesFile`), there is nothing
+//! untracked to look for.
+//!
+//! For a small worktree the memo also keeps the tracked paths, so a look at an
+//! unchanged index is only `lstat`s, without decoding the index. A big one is
+//! scanned on several threads.
 
 use super::{lstat, ObjectId};
 use gix::bstr::{BStr, BString, ByteSlice};
