@@ -364,8 +364,13 @@ scenario_remove() {
 # no hook. Three identical repositories, each with task "ct" started; only the hook differs.
 scenario_commit() {
     local n=$1 v
-    row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty ratio 1.05 "" \
-        "target applies at 100,000 files"
+    # SPEC §10 sets the hook's target at 100,000 files; smaller sizes are shown for reference.
+    if ((n >= 100000)); then
+        row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty ratio 1.05 ""
+    else
+        row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty reference "" \
+            "SPEC §10 sets this target (1.05x) at 100,000 files"
+    fi
     row commit "$n" "commit 5 files: git-task hooks vs no hook" hooks none reference "" ""
     row commit "$n" "commit 5 files: empty hook vs no hook" empty none reference "" ""
     supports hooks || skip "not supported by this build"
