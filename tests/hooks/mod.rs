@@ -307,10 +307,24 @@ fn install_from_vanished_binary(repo: &TestRepo) -> PathBuf {
     let dir = repo.base().join("gone");
     std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("git-task");
-    std::fs::copy(bin(), &copy).unwrap();
-    let mut cmd = repo.command(&copy, repo.root());
-    cmd.args(["hooks", "install"]);
-    let out = cmd.output().unwrap();
+    // A hard link opens no file for writing. A copy does, and a child that another test
+    // thread forks meanwhile inherits that descriptor until it execs, so running the copy
+    // can fail with "Text file busy" for a moment: retry then.
+    if std::fs::hard_link(bin(), &copy).is_err() {
+        std::fs::copy(bin(), &copy).unwrap();
+    }
+    let mut tries = 0;
+    let out = loop {
+        let mut cmd = repo.command(&copy, repo.root());
+        cmd.args(["hooks", "install"]);
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     assert!(
         out.status.success(),
         "{}",
