@@ -16,6 +16,7 @@ pub mod renames;
 pub mod staged;
 pub mod status;
 pub mod threeway;
+pub mod twoway;
 pub mod unified;
 pub mod worktree;
 
@@ -263,11 +264,14 @@ pub fn absolute(path: &Path) -> PathBuf {
 fn has_committer_identity(repo: &gix::Repository) -> bool {
     let config = repo.config_snapshot();
     let any = |keys: &[&str]| keys.iter().any(|k| config.string(*k).is_some());
-    any(&["committer.name", "user.name", "gitoxide.committer.nameFallback"])
-        && any(&[
-            "committer.email",
-            "user.email",
-            "gitoxide.user.emailFallback",
-            "gitoxide.committer.emailFallback",
-        ])
+    any(&[
+        "committer.name",
+        "user.name",
+        "gitoxide.committer.nameFallback",
+    ]) && any(&[
+        "committer.email",
+        "user.email",
+        "gitoxide.user.emailFallback",
+        "gitoxide.committer.emailFallback",
+    ])
 }
