@@ -378,7 +378,16 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
 
     // 3. Where the target is checked out, make sure the update would not overwrite anything.
     let checked_out = checked_out_at(repo, &target, &linked)?;
-    if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+    // The paths the update changes there, found once for the look ahead and the update.
+    let mut target_changes = target_changes_of(repo, &checked_out, old_tip, new_tip)?;
+    if let Some(refusal) = check_targets(
+        repo,
+        &checked_out,
+        &target_changes,
+        old_tip,
+        new_tip,
+        &target,
+    )? {
         return Ok(Outcome::Refused(refusal));
     }
 
@@ -446,7 +455,15 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             .rev()
             .find_map(|p| p.commits.last().copied())
             .unwrap_or(old_tip);
-        if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+        target_changes = target_changes_of(repo, &checked_out, old_tip, new_tip)?;
+        if let Some(refusal) = check_targets(
+            repo,
+            &checked_out,
+            &target_changes,
+            old_tip,
+            new_tip,
+            &target,
+        )? {
             return Ok(Outcome::Refused(refusal));
         }
     }
@@ -547,7 +564,8 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     let mut updated = Vec::new();
     if new_tip != old_tip {
         for (i, path) in checked_out.iter().enumerate() {
-            let Some(run) = update_checked_out(repo, path, old_tip, new_tip)? else {
+            let Some(run) = update_checked_out(repo, path, &target_changes, old_tip, new_tip)?
+            else {
                 updated.push(path.display().to_string());
                 continue;
             };
@@ -635,10 +653,24 @@ fn merge_all(
     Ok(Ok(()))
 }
 
-/// Checks every worktree where the target is checked out: `Some(refusal)` if moving it from `old` to `new` would overwrite a local change.
+/// Returns what moving a checked-out target from `old` to `new` changes (nothing to find when it is not checked out).
+fn target_changes_of(
+    repo: &Repo,
+    checked_out: &[PathBuf],
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<twoway::Changes> {
+    if checked_out.is_empty() || new == old {
+        return Ok(twoway::Changes::default());
+    }
+    twoway::changes(repo, old, new)
+}
+
+/// Checks every worktree where the target is checked out: `Some(refusal)` if moving it from `old` to `new` (which changes `changes`) would overwrite a local change.
 fn check_targets(
     repo: &Repo,
     checked_out: &[PathBuf],
+    changes: &twoway::Changes,
     old: ObjectId,
     new: ObjectId,
     target: &str,
@@ -648,7 +680,7 @@ fn check_targets(
     }
     for path in checked_out {
         // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
-        if twoway::is_certainly_safe(repo, path, old, new)? {
+        if twoway::is_certainly_safe(repo, path, changes)? {
             continue;
         }
         if let Some(refusal) = refuse_overwrite(path, old, new, target)? {
@@ -863,15 +895,16 @@ pub fn refuse_overwrite(
     }))
 }
 
-/// Moves the worktree at `path` from `old` to `new`: in process when that is certain to
-/// overwrite nothing (`None`), else with git (`Some(run)`; on refusal nothing was written).
+/// Moves the worktree at `path` from `old` to `new` (which changes `changes`): in process when that
+/// is certain to overwrite nothing (`None`), else with git (`Some(run)`; on refusal nothing was written).
 fn update_checked_out(
     repo: &Repo,
     path: &Path,
+    changes: &twoway::Changes,
     old: ObjectId,
     new: ObjectId,
 ) -> Result<Option<cli::GitRun>> {
-    match twoway::update(repo, path, old, new)? {
+    match twoway::update(repo, path, changes)? {
         twoway::Update::Done => Ok(None),
         twoway::Update::Declined(_) => cli::update_worktree(path, old, new).map(Some),
     }

@@ -60,22 +60,31 @@ pub enum Update {
     Declined(&'static str),
 }
 
+/// The paths that differ between two commits: what moving a worktree from one to the other changes.
+#[derive(Default)]
+pub struct Changes(Vec<ChangedPath>);
+
+/// Finds what moving a worktree from commit `old` to commit `new` changes (for [`is_certainly_safe`] and [`update`]).
+pub fn changes(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Changes> {
+    Ok(Changes(tree_to_tree(
+        repo,
+        objects::commit_tree(repo, old)?,
+        objects::commit_tree(repo, new)?,
+    )?))
+}
+
 /// Returns `true` when moving the worktree at `worktree` (with its branch at
-/// commit `old`) to commit `new` certainly overwrites nothing: every path that
-/// differs between the two is, in that worktree's index and on disk, exactly
-/// as in `old`, and nothing is in the way of a path `new` adds.
+/// the old commit of `changes`) to the new one certainly overwrites nothing:
+/// every path that differs between the two is, in that worktree's index and on
+/// disk, exactly as in the old commit, and nothing is in the way of a path the
+/// new one adds.
 ///
 /// `false` means "not certain": the caller then asks git (`git read-tree -n -m
 /// -u`) for the authoritative answer and its message. This is a look ahead of
 /// the real [`update`], which checks everything again under the index lock, so
 /// the index's trailing checksum is not verified here (the update verifies it).
-pub fn is_certainly_safe(
-    repo: &Repo,
-    worktree: &Path,
-    old: ObjectId,
-    new: ObjectId,
-) -> Result<bool> {
-    let changes = changed_paths(repo, old, new)?;
+pub fn is_certainly_safe(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<bool> {
+    let changes = &changes.0;
     if changes.is_empty() {
         return Ok(true);
     }
@@ -95,17 +104,17 @@ pub fn is_certainly_safe(
         .inner
         .stat_options()
         .context(|| "could not read the stat options".into())?;
-    Ok(plan(repo, worktree, &index, &changes, stat)?.is_ok())
+    Ok(plan(repo, worktree, &index, changes, stat)?.is_ok())
 }
 
-/// Moves the index and files of the worktree at `worktree` from commit `old`
-/// to commit `new` when that is certain to overwrite nothing (module docs);
+/// Moves the index and files of the worktree at `worktree` from the old commit
+/// of `changes` to the new one when that is certain to overwrite nothing (module docs);
 /// otherwise writes nothing and returns [`Update::Declined`].
 ///
 /// An error after the checks (a file that cannot be written) leaves the index
 /// as it was; files renamed into place before the error stay.
-pub fn update(repo: &Repo, worktree: &Path, old: ObjectId, new: ObjectId) -> Result<Update> {
-    let changes = changed_paths(repo, old, new)?;
+pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update> {
+    let changes = &changes.0;
     if changes.is_empty() {
         return Ok(Update::Done);
     }
@@ -116,7 +125,7 @@ pub fn update(repo: &Repo, worktree: &Path, old: ObjectId, new: ObjectId) -> Res
         opened = super::worktree::open_at(worktree)?;
         &opened
     };
-    if let Some(why) = unsupported_setup(repo, wt, &changes)? {
+    if let Some(why) = unsupported_setup(repo, wt, changes)? {
         return Ok(Update::Declined(why));
     }
     let stat = wt
@@ -140,7 +149,7 @@ pub fn update(repo: &Repo, worktree: &Path, old: ObjectId, new: ObjectId) -> Res
     if let Some(why) = unsupported_index(&index) {
         return Ok(Update::Declined(why));
     }
-    let steps = match plan(repo, worktree, &index, &changes, stat)? {
+    let steps = match plan(repo, worktree, &index, changes, stat)? {
         Ok(steps) => steps,
         Err(why) => return Ok(Update::Declined(why)),
     };
@@ -211,7 +220,7 @@ pub fn update(repo: &Repo, worktree: &Path, old: ObjectId, new: ObjectId) -> Res
         index.sort_entries();
     }
     if let Some(tree) = index.tree_mut() {
-        for c in &changes {
+        for c in changes {
             invalidate(tree, &c.path);
         }
     }
@@ -241,14 +250,6 @@ pub fn update(repo: &Repo, worktree: &Path, old: ObjectId, new: ObjectId) -> Res
 struct Step<'a> {
     change: &'a ChangedPath,
     entry: Option<usize>,
-}
-
-fn changed_paths(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<ChangedPath>> {
-    tree_to_tree(
-        repo,
-        objects::commit_tree(repo, old)?,
-        objects::commit_tree(repo, new)?,
-    )
 }
 
 fn is_workdir_of(repo: &Repo, worktree: &Path) -> bool {

@@ -1068,3 +1068,36 @@ fn attributes_that_convert_content_fall_back_to_git() {
     assert_eq!(repo.porcelain(repo.root()), "");
     repo.fsck();
 }
+
+/// Files checked out and committed within the same second are racily clean in the task worktree:
+/// they are compared by content (on two threads when there are many), so a same-size uncommitted
+/// edit among them is still found; once committed, the task lands.
+#[test]
+fn same_size_edit_among_racily_clean_task_files_is_found() {
+    let repo = TestRepo::new();
+    for i in 0..150 {
+        repo.write(
+            repo.root(),
+            &format!("many/f{i:03}.txt"),
+            &format!("file {i:03}\n"),
+        );
+    }
+    commit_all(&repo, repo.root(), "Many files");
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 8 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(&wt, "many/f149.txt", "FILE 149\n");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("uncommitted changes"), "{run}");
+    assert!(run.stderr.contains("many/f149.txt"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+
+    commit_all(&repo, &wt, "Second edit");
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "many/f149.txt"), "FILE 149\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 8 }\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
