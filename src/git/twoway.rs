@@ -31,7 +31,9 @@
 //! `index.skipHash`).
 //!
 //! When the update is certain it is done under the index lock (`index.lock`,
-//! taken before the index is read, as git does): every new file is first
+//! taken before the index is read, as git does; like git outside `git fsck`,
+//! the index's trailing checksum is not verified on reading, and it is
+//! computed afresh on writing): every new file is first
 //! written to a temporary sibling (so running out of space fails before the
 //! worktree changes), then deletions happen (emptied directories are removed),
 //! then the temporary files are renamed into place; symlinks and the
@@ -81,8 +83,7 @@ pub fn changes(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Changes> {
 ///
 /// `false` means "not certain": the caller then asks git (`git read-tree -n -m
 /// -u`) for the authoritative answer and its message. This is a look ahead of
-/// the real [`update`], which checks everything again under the index lock, so
-/// the index's trailing checksum is not verified here (the update verifies it).
+/// the real [`update`], which checks everything again under the index lock.
 pub fn is_certainly_safe(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<bool> {
     let changes = &changes.0;
     if changes.is_empty() {
@@ -99,7 +100,7 @@ pub fn is_certainly_safe(repo: &Repo, worktree: &Path, changes: &Changes) -> Res
     if !index_path.exists() {
         return Ok(false);
     }
-    let index = read_index(repo, &index_path, false)?;
+    let index = read_index(repo, &index_path)?;
     let stat = wt
         .inner
         .stat_options()
@@ -111,8 +112,11 @@ pub fn is_certainly_safe(repo: &Repo, worktree: &Path, changes: &Changes) -> Res
 /// of `changes` to the new one when that is certain to overwrite nothing (module docs);
 /// otherwise writes nothing and returns [`Update::Declined`].
 ///
-/// An error after the checks (a file that cannot be written) leaves the index
-/// as it was; files renamed into place before the error stay.
+/// Anything that goes wrong before the first tracked file changes (an unreadable
+/// index or file, a temporary file that cannot be written) declines too, so that
+/// git decides and the caller can still roll back. An error after that (a
+/// deletion or rename that fails) leaves the index as it was; the files already
+/// changed stay.
 pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update> {
     let changes = &changes.0;
     if changes.is_empty() {
@@ -145,36 +149,43 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     ) else {
         return Ok(Update::Declined("the index is locked"));
     };
-    let mut index = read_index(repo, &index_path, true)?;
+    // Until the first file is written, anything that goes wrong leaves the answer to git.
+    let Ok(mut index) = read_index(repo, &index_path) else {
+        return Ok(Update::Declined("the index cannot be read"));
+    };
     if let Some(why) = unsupported_index(&index) {
         return Ok(Update::Declined(why));
     }
-    let steps = match plan(repo, worktree, &index, changes, stat)? {
-        Ok(steps) => steps,
-        Err(why) => return Ok(Update::Declined(why)),
+    let steps = match plan(repo, worktree, &index, changes, stat) {
+        Ok(Ok(steps)) => steps,
+        Ok(Err(why)) => return Ok(Update::Declined(why)),
+        Err(_) => return Ok(Update::Declined("a path cannot be read")),
     };
 
-    // 1. Every new content goes to a temporary sibling first: nothing visible has changed yet.
+    // 1. Every new content goes to a temporary sibling first: nothing tracked has changed yet.
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     for step in steps.iter().filter(|s| s.change.new.is_some()) {
         let (kind, id) = step.change.new.expect("filtered");
         match write_temp(repo, worktree, &step.change.path, kind, id) {
             Ok(pair) => staged.push(pair),
-            Err(e) => {
-                for (tmp, _) in &staged {
-                    let _ = std::fs::remove_file(tmp);
-                }
-                return Err(e);
+            Err(_) => {
+                discard(worktree, &staged);
+                let full = worktree.join(&step.change.path);
+                remove_empty_parents(worktree, &full);
+                return Ok(Update::Declined("a file cannot be written"));
             }
         }
     }
     // 2. Deletions, with the directories they leave empty; 3. the new files into place.
     for step in steps.iter().filter(|s| s.change.new.is_none()) {
-        delete(worktree, &step.change.path)?;
+        if let Err(e) = delete(worktree, &step.change.path) {
+            discard(worktree, &staged);
+            return Err(e);
+        }
     }
-    for (tmp, full) in &staged {
+    for (i, (tmp, full)) in staged.iter().enumerate() {
         if let Err(e) = std::fs::rename(tmp, full) {
-            let _ = std::fs::remove_file(tmp);
+            discard(worktree, &staged[i..]);
             return Err(Error::repo(
                 format!("could not write '{}'", full.display()),
                 e,
@@ -257,11 +268,13 @@ fn is_workdir_of(repo: &Repo, worktree: &Path) -> bool {
         .is_some_and(|w| super::normalize(w) == super::normalize(worktree))
 }
 
-fn read_index(repo: &Repo, path: &Path, verify: bool) -> Result<gix::index::File> {
+/// Reads an index without verifying its trailing checksum, as git does outside `git fsck`
+/// (`verify_index_checksum`): hashing a 100,000-entry index costs more than decoding it.
+fn read_index(repo: &Repo, path: &Path) -> Result<gix::index::File> {
     gix::index::File::at(
         path,
         repo.inner.object_hash(),
-        !verify,
+        true,
         gix::index::decode::Options::default(),
     )
     .context(|| format!("could not read the index '{}'", path.display()))
@@ -627,6 +640,25 @@ fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
     write_file(link, gix::path::into_bstr(target).as_ref(), false)
 }
 
+/// Removes temporary files written by [`write_temp`] and the directories made for them.
+fn discard(workdir: &Path, staged: &[(PathBuf, PathBuf)]) {
+    for (tmp, _) in staged {
+        let _ = std::fs::remove_file(tmp);
+        remove_empty_parents(workdir, tmp);
+    }
+}
+
+/// Removes the directories above `full` that are empty, up to (not including) `workdir`.
+fn remove_empty_parents(workdir: &Path, full: &Path) {
+    let mut dir = full.parent();
+    while let Some(d) = dir {
+        if d == workdir || !d.starts_with(workdir) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
+
 /// Deletes the file at `path` (already gone is fine) and the directories it leaves empty.
 fn delete(workdir: &Path, path: &str) -> Result<()> {
     let full = workdir.join(path);
@@ -635,13 +667,7 @@ fn delete(workdir: &Path, path: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(Error::repo(format!("could not delete '{path}'"), e)),
     }
-    let mut dir = full.parent();
-    while let Some(d) = dir {
-        if d == workdir || !d.starts_with(workdir) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
+    remove_empty_parents(workdir, &full);
     Ok(())
 }
 

@@ -1101,3 +1101,23 @@ fn same_size_edit_among_racily_clean_task_files_is_found() {
     assert_eq!(repo.porcelain(repo.root()), "");
     repo.fsck();
 }
+
+/// An index that turns unreadable while the checks run (here a check overwrites it) is left to
+/// git, which refuses: the refs move back and the index is not rewritten.
+#[test]
+fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let index = repo.root().join(".git/index");
+    let check = format!("printf 'not an index' > '{}'", index.display());
+    let wt = repo.start("t1", &["--check", &check]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 9 }\n");
+    commit_all(&repo, &wt, "Task edit");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert_eq!(main_tip(&repo), before, "{run}");
+    assert_eq!(std::fs::read(&index).unwrap(), b"not an index");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
+    let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
+    assert!(!events.contains("merged"), "{events}");
+}
