@@ -298,6 +298,8 @@ fn unsupported_setup(
     if set("core.autocrlf").is_some_and(|v| !v.eq_ignore_ascii_case("false"))
         || set("core.eol").is_some()
         || set("core.attributesFile").is_some()
+        || set("attr.tree").is_some()
+        || std::env::var_os("GIT_ATTR_SOURCE").is_some()
     {
         return Ok(Some("content conversion is configured"));
     }
