@@ -22,14 +22,16 @@
 //!   in-process check of just the paths the merge changes (index entry and
 //!   file content equal to the old tip's, nothing in the way of an added path);
 //!   when it is not certain, git decides with `git read-tree -n -m -u old new`
-//!   (its own rules, nothing written). Then the refs move and `git read-tree
-//!   -m -u old new` updates index and files (see `git::cli` for why git is
-//!   called here). If that worktree changed in between and git refuses, the
-//!   refs are moved back (compare-and-swap again) and the merge is reported as
-//!   refused. A process killed between the ref move and that update leaves the
-//!   worktree at the old tip (`git status` shows the merge reversed; nothing is
-//!   lost): `git read-tree -m -u <old> <new>` there, both ids in the reflog of
-//!   the target branch, finishes it.
+//!   (its own rules, nothing written). Then the refs move and the worktree's
+//!   index and files follow: in process (`git::twoway`, which checks the same
+//!   rules again under the index lock), or, when that declines (a local change
+//!   appeared meanwhile, an index extension or attributes gix cannot honour),
+//!   with `git read-tree -m -u old new` (see `git::cli`). If git then refuses,
+//!   the refs are moved back (compare-and-swap again) and the merge is
+//!   reported as refused. A process killed between the ref move and that
+//!   update leaves the worktree at the old tip (`git status` shows the merge
+//!   reversed; nothing is lost): `git read-tree -m -u <old> <new>` there, both
+//!   ids in the reflog of the target branch, finishes it.
 //! * **Concurrent merges queue up.** Checks run unlocked; then a lock file per
 //!   target branch (`<common dir>/git-task/locks/`) is held from the final
 //!   check of the checked-out target to its update. If the target moved while
@@ -60,7 +62,7 @@ use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::merge::{self as gmerge, CommitInfo};
 use crate::git::refs::{self, Expect, RefError, Update};
-use crate::git::{cli, note, objects, worktree, ObjectId, Repo};
+use crate::git::{cli, note, objects, twoway, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::task::{layout, start::task_env, Mode, Status, TaskId};
 use std::path::{Path, PathBuf};
@@ -376,7 +378,16 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
 
     // 3. Where the target is checked out, make sure the update would not overwrite anything.
     let checked_out = checked_out_at(repo, &target, &linked)?;
-    if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+    // The paths the update changes there, found once for the look ahead and the update.
+    let mut target_changes = target_changes_of(repo, &checked_out, old_tip, new_tip)?;
+    if let Some(refusal) = check_targets(
+        repo,
+        &checked_out,
+        &target_changes,
+        old_tip,
+        new_tip,
+        &target,
+    )? {
         return Ok(Outcome::Refused(refusal));
     }
 
@@ -444,7 +455,15 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             .rev()
             .find_map(|p| p.commits.last().copied())
             .unwrap_or(old_tip);
-        if let Some(refusal) = check_targets(repo, &checked_out, old_tip, new_tip, &target)? {
+        target_changes = target_changes_of(repo, &checked_out, old_tip, new_tip)?;
+        if let Some(refusal) = check_targets(
+            repo,
+            &checked_out,
+            &target_changes,
+            old_tip,
+            new_tip,
+            &target,
+        )? {
             return Ok(Outcome::Refused(refusal));
         }
     }
@@ -545,7 +564,11 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     let mut updated = Vec::new();
     if new_tip != old_tip {
         for (i, path) in checked_out.iter().enumerate() {
-            let run = cli::update_worktree(path, old_tip, new_tip)?;
+            let Some(run) = update_checked_out(repo, path, &target_changes, old_tip, new_tip)?
+            else {
+                updated.push(path.display().to_string());
+                continue;
+            };
             if !run.success {
                 for done in checked_out[..i].iter().rev() {
                     let _ = cli::two_tree_update(done, new_tip, old_tip, false);
@@ -630,10 +653,24 @@ fn merge_all(
     Ok(Ok(()))
 }
 
-/// Checks every worktree where the target is checked out: `Some(refusal)` if moving it from `old` to `new` would overwrite a local change.
+/// Returns what moving a checked-out target from `old` to `new` changes (nothing to find when it is not checked out).
+fn target_changes_of(
+    repo: &Repo,
+    checked_out: &[PathBuf],
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<twoway::Changes> {
+    if checked_out.is_empty() || new == old {
+        return Ok(twoway::Changes::default());
+    }
+    twoway::changes(repo, old, new)
+}
+
+/// Checks every worktree where the target is checked out: `Some(refusal)` if moving it from `old` to `new` (which changes `changes`) would overwrite a local change.
 fn check_targets(
     repo: &Repo,
     checked_out: &[PathBuf],
+    changes: &twoway::Changes,
     old: ObjectId,
     new: ObjectId,
     target: &str,
@@ -643,7 +680,7 @@ fn check_targets(
     }
     for path in checked_out {
         // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
-        if gmerge::update_is_certainly_safe(repo, path, old, new)? {
+        if twoway::is_certainly_safe(repo, path, changes)? {
             continue;
         }
         if let Some(refusal) = refuse_overwrite(path, old, new, target)? {
@@ -856,6 +893,21 @@ pub fn refuse_overwrite(
         paths: cli::listed_paths(&run.stderr),
         detail: run.stderr,
     }))
+}
+
+/// Moves the worktree at `path` from `old` to `new` (which changes `changes`): in process when that
+/// is certain to overwrite nothing (`None`), else with git (`Some(run)`; on refusal nothing was written).
+fn update_checked_out(
+    repo: &Repo,
+    path: &Path,
+    changes: &twoway::Changes,
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<Option<cli::GitRun>> {
+    match twoway::update(repo, path, changes)? {
+        twoway::Update::Done => Ok(None),
+        twoway::Update::Declined(_) => cli::update_worktree(path, old, new).map(Some),
+    }
 }
 
 /// Returns the changes that undo `updates` (each expecting the value it set).

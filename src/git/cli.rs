@@ -2,8 +2,10 @@
 //!
 //! gix 0.90 can check out a fresh worktree but cannot safely update a worktree
 //! whose branch moved (STYLE.md B.14: a hand-made version silently overwrote a
-//! local edit in the spike). git-task therefore asks git for exactly two steps,
-//! both scoped to one worktree with `git -C <worktree>`:
+//! local edit in the spike). `git::twoway` does that update in process for the
+//! cases where git's answer is certain; everything else is left to git, which
+//! git-task asks for exactly two steps, both scoped to one worktree with
+//! `git -C <worktree>`:
 //!
 //! * [`two_tree_update`]: `git read-tree -m -u <old> <new>` moves a worktree's
 //!   index and files from one commit to another with git's own safety rules:
@@ -12,7 +14,9 @@
 //!   everything else (unrelated edits, staged changes) stays as it is. With
 //!   `dry_run` (`-n`) the same checks run and nothing is written, which is how
 //!   `merge` refuses *before* any ref moves when its own quick check of the
-//!   changed paths (`git::merge::update_is_certainly_safe`) is not certain.
+//!   changed paths (`git::twoway::is_certainly_safe`) is not certain, and it is
+//!   the update itself whenever `git::twoway::update` declines (a local change,
+//!   a file becoming a directory, attributes, a split index or untracked cache).
 //!   read-tree trusts the index's stat data, so a refusal that only says "not
 //!   uptodate" is retried once after `git update-index -q --refresh`.
 //! * [`merge_leaving_conflicts`]: `git merge` in a task worktree, used by `sync`

@@ -134,7 +134,6 @@ fn look(
         ignores: ignores_index,
         needs_hash,
     } = scan;
-    let mut file = FilePath::new(path);
     let now = Memo {
         head: head_commit,
         index: file_hash(BStr::new(""), &index_stat),
@@ -149,22 +148,27 @@ fn look(
         .as_ref()
         .filter(|m| index_unchanged && m.files == now.files);
     if remembered.is_none() {
-        for entry in needs_hash.into_iter().map(|i| &index.entries()[i]) {
-            // Stat data is stale or racy: compare content.
-            let file = file.set(entry.path(&index));
-            let bytes = if entry.mode == Mode::SYMLINK {
-                std::fs::read_link(file)
-                    .ok()
-                    .and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
-            } else {
-                std::fs::read(file).ok()?
-            };
-            let id =
-                gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes)
-                    .ok()?;
-            if id != entry.id {
-                return Some(Quick::Dirty);
-            }
+        // Stat data is stale or racy: compare content. Right after a checkout and a commit in the
+        // same second this is many files, so two threads share them.
+        let needs_hash: Vec<&gix::index::Entry> = needs_hash
+            .into_iter()
+            .map(|i| &index.entries()[i])
+            .collect();
+        let same = if needs_hash.len() >= PARALLEL_HASH_MIN {
+            let (a, b) = needs_hash.split_at(needs_hash.len() / 2);
+            std::thread::scope(|s| {
+                let other = s.spawn(|| contents_match(path, &index, a));
+                let here = contents_match(path, &index, b);
+                match (other.join().ok().flatten(), here) {
+                    (Some(x), Some(y)) => Some(x && y),
+                    _ => None,
+                }
+            })
+        } else {
+            contents_match(path, &index, &needs_hash)
+        };
+        if !same? {
+            return Some(Quick::Dirty);
         }
     }
     // Tracked files are clean now. Nothing untracked can have appeared while the same paths
@@ -355,6 +359,35 @@ fn decode_options(index_len: u64) -> gix::index::decode::Options {
 
 fn stat_of(path: &Path) -> Option<Stat> {
     Stat::from_fs(&gix::index::fs::Metadata::from_path_no_follow(path).ok()?).ok()
+}
+
+/// From this many files to hash on, [`look`] hashes on two threads.
+const PARALLEL_HASH_MIN: usize = 64;
+
+/// Returns whether every file of `entries` (below the worktree `root`) hashes to its entry's id;
+/// `None` when one cannot be read.
+fn contents_match(
+    root: &Path,
+    index: &gix::index::File,
+    entries: &[&gix::index::Entry],
+) -> Option<bool> {
+    let mut file = FilePath::new(root);
+    for entry in entries {
+        let file = file.set(entry.path(index));
+        let bytes = if entry.mode == Mode::SYMLINK {
+            std::fs::read_link(file)
+                .ok()
+                .and_then(|t| gix::path::into_bstr(t).ok().map(|b| b.to_vec()))?
+        } else {
+            std::fs::read(file).ok()?
+        };
+        let id =
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes).ok()?;
+        if id != entry.id {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 /// Remembers a worktree that was just checked out as clean, so the first quick look needs no full status.

@@ -17,6 +17,7 @@ pub mod renames;
 pub mod staged;
 pub mod status;
 pub mod threeway;
+pub mod twoway;
 pub mod unified;
 pub mod worktree;
 

@@ -787,3 +787,337 @@ fn several_tasks_second_check_fails_nothing_lands() {
     assert_eq!(repo.porcelain(repo.root()), "");
     repo.fsck();
 }
+
+/// `git write-tree` computed from the index entries alone (a copy of the index without its cached
+/// tree): what `git write-tree` must give when the index's cached tree is not stale.
+fn tree_of_entries(repo: &TestRepo, dir: &Path) -> String {
+    let scratch = repo.base().join("entries.index");
+    let _ = std::fs::remove_file(&scratch);
+    let entries = repo.git(dir, &["ls-files", "-s"]);
+    let mut child = repo
+        .command("git", dir)
+        .env("GIT_INDEX_FILE", &scratch)
+        .args(["update-index", "--add", "--index-info"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(format!("{entries}\n").as_bytes()).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let mut cmd = repo.command("git", dir);
+    cmd.env("GIT_INDEX_FILE", &scratch).arg("write-tree");
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&scratch).unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Whether the main worktree's index file holds the extension with signature `sig`.
+fn index_has_extension(repo: &TestRepo, sig: &[u8; 4]) -> bool {
+    let bytes = std::fs::read(repo.root().join(".git/index")).unwrap();
+    bytes.windows(4).any(|w| w == sig)
+}
+
+/// A task that modifies, adds (in a new directory), deletes (emptying a directory), and adds an
+/// executable and a symlink: the checked-out base follows exactly, with a valid index.
+#[test]
+fn checked_out_base_follows_every_kind_of_change() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), "old/only.txt", "going away\n");
+    commit_all(&repo, repo.root(), "Add a file to delete");
+    repo.git(repo.root(), &["write-tree"]); // a full cached tree, as after any commit
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
+    repo.write(&wt, "docs/deep/new.md", "# new\n");
+    repo.write(&wt, "run.sh", "#!/bin/sh\necho hi\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(wt.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", wt.join("link")).unwrap();
+    std::fs::remove_file(wt.join("old/only.txt")).unwrap();
+    commit_all(&repo, &wt, "Every kind of change");
+
+    repo.task_root(&["merge", "t1"]).ok();
+    let root = repo.root();
+    assert_eq!(repo.porcelain(root), "");
+    assert_eq!(repo.git(root, &["diff-index", "--cached", "HEAD"]), "");
+    assert_eq!(repo.read(root, "src/lib.rs"), "pub fn lib() { 2 }\n");
+    assert_eq!(repo.read(root, "docs/deep/new.md"), "# new\n");
+    let mode = std::fs::metadata(root.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "run.sh is executable: {mode:o}");
+    assert_eq!(
+        std::fs::read_link(root.join("link")).unwrap(),
+        Path::new("src/lib.rs")
+    );
+    assert!(
+        !root.join("old").exists(),
+        "the emptied directory is removed"
+    );
+    // The cached tree is valid: write-tree gives the new HEAD's tree, as computed from the entries.
+    let head_tree = repo.git(root, &["rev-parse", "HEAD^{tree}"]);
+    assert_eq!(repo.git(root, &["write-tree"]), head_tree);
+    assert_eq!(tree_of_entries(&repo, root), head_tree);
+    assert_eq!(
+        repo.git(root, &["ls-files", "-s", "run.sh", "link"])
+            .lines()
+            .map(|l| l.split(' ').next().unwrap())
+            .collect::<Vec<_>>(),
+        vec!["120000", "100755"]
+    );
+    repo.fsck();
+}
+
+/// Staged and unstaged changes elsewhere, and untracked files, survive the update untouched; the
+/// cached tree still matches the entries, so the next commit records exactly what is staged.
+#[test]
+fn staged_changes_elsewhere_survive_with_a_valid_cached_tree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 3 }\n");
+    repo.write(&wt, "src/added.rs", "// added\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "src/store/mod.rs", "// staged by me\n");
+    repo.git(repo.root(), &["add", "src/store/mod.rs"]);
+    repo.write(repo.root(), "README.md", "# unstaged edit\n");
+    repo.write(repo.root(), "scratch/notes.txt", "untracked\n");
+    repo.git(repo.root(), &["write-tree"]);
+
+    repo.task_root(&["merge", "t1"]).ok();
+    let root = repo.root();
+    assert_eq!(
+        repo.porcelain(root),
+        " M README.md\nM  src/store/mod.rs\n?? scratch/notes.txt"
+    );
+    assert_eq!(
+        repo.git(root, &["diff-index", "--cached", "--name-only", "HEAD"]),
+        "src/store/mod.rs"
+    );
+    assert_eq!(
+        repo.git(root, &["write-tree"]),
+        tree_of_entries(&repo, root)
+    );
+    repo.git(root, &["commit", "-q", "--no-verify", "-m", "mine"]);
+    assert_eq!(
+        repo.git(root, &["diff", "--name-only", "HEAD~1", "HEAD"]),
+        "src/store/mod.rs"
+    );
+    assert_eq!(repo.read(root, "src/added.rs"), "// added\n");
+    repo.fsck();
+}
+
+/// A local edit made after the merge's first look (here by a check) is still protected: the
+/// update refuses, the refs move back, and nothing in the worktree changes.
+#[test]
+fn local_edit_made_while_checks_run_refuses_and_changes_nothing() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let readme = repo.root().join("README.md");
+    let check = format!(
+        "printf '# edited during checks\\n' > '{}'",
+        readme.display()
+    );
+    let wt = repo.start("t1", &["--check", &check]);
+    repo.write(&wt, "README.md", "# from the task\n");
+    repo.write(&wt, "new/added.txt", "task file\n");
+    commit_all(&repo, &wt, "Task edit");
+    let index_before = std::fs::read(repo.root().join(".git/index")).unwrap();
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty", "{json}");
+    assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(
+        repo.read(repo.root(), "README.md"),
+        "# edited during checks\n"
+    );
+    assert!(!repo.root().join("new").exists());
+    assert_eq!(repo.porcelain(repo.root()), " M README.md");
+    assert_eq!(
+        std::fs::read(repo.root().join(".git/index")).unwrap(),
+        index_before,
+        "the index was not rewritten"
+    );
+    let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
+    assert!(!events.contains("merged"), "{events}");
+    assert!(wt.exists());
+    repo.fsck();
+}
+
+/// An untracked file that appears where the task adds a file while the checks run is protected too.
+#[test]
+fn untracked_file_appearing_while_checks_run_refuses() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let target = repo.root().join("added.txt");
+    let check = format!("printf 'mine\\n' > '{}'", target.display());
+    let wt = repo.start("t1", &["--check", &check]);
+    repo.write(&wt, "added.txt", "task file\n");
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 4 }\n");
+    commit_all(&repo, &wt, "Task edit");
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty", "{json}");
+    assert_eq!(json["paths"], serde_json::json!(["added.txt"]));
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.read(repo.root(), "added.txt"), "mine\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.porcelain(repo.root()), "?? added.txt");
+}
+
+/// An untracked file where the task needs a directory (`a` in the way of `a/b`) refuses; nothing changes.
+#[test]
+fn untracked_file_in_the_way_of_a_new_directory_refuses() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "tools/run.txt", "task file\n");
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 5 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "tools", "mine, untracked\n");
+
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "target_dirty", "{json}");
+    assert_eq!(main_tip(&repo), before);
+    assert_eq!(repo.read(repo.root(), "tools"), "mine, untracked\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.porcelain(repo.root()), "?? tools");
+}
+
+/// A file the task turns into a directory is left to git, which updates the worktree.
+#[test]
+fn file_becoming_a_directory_is_updated_by_git() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    std::fs::remove_file(wt.join("README.md")).unwrap();
+    repo.write(&wt, "README.md/index.md", "# now a directory\n");
+    commit_all(&repo, &wt, "File to directory");
+
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(
+        repo.read(repo.root(), "README.md/index.md"),
+        "# now a directory\n"
+    );
+    assert_eq!(repo.porcelain(repo.root()), "");
+    let head_tree = repo.git(repo.root(), &["rev-parse", "HEAD^{tree}"]);
+    assert_eq!(repo.git(repo.root(), &["write-tree"]), head_tree);
+    repo.fsck();
+}
+
+/// An index with an untracked cache (an extension gix cannot write) is updated by git, which keeps it.
+#[test]
+fn index_with_untracked_cache_falls_back_to_git() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "core.untrackedCache", "true"]);
+    repo.git(repo.root(), &["update-index", "--untracked-cache"]);
+    repo.git(repo.root(), &["status", "--porcelain"]);
+    assert!(index_has_extension(&repo, b"UNTR"));
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 6 }\n");
+    repo.write(&wt, "extra.txt", "extra\n");
+    commit_all(&repo, &wt, "Task edit");
+
+    repo.task_root(&["merge", "t1"]).ok();
+    assert!(
+        index_has_extension(&repo, b"UNTR"),
+        "the untracked cache survives"
+    );
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 6 }\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    let head_tree = repo.git(repo.root(), &["rev-parse", "HEAD^{tree}"]);
+    assert_eq!(repo.git(repo.root(), &["write-tree"]), head_tree);
+    repo.fsck();
+}
+
+/// A split index is updated by git too, and stays split.
+#[test]
+fn split_index_falls_back_to_git() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["update-index", "--split-index"]);
+    assert!(index_has_extension(&repo, b"link"));
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 7 }\n");
+    commit_all(&repo, &wt, "Task edit");
+
+    repo.task_root(&["merge", "t1"]).ok();
+    assert!(index_has_extension(&repo, b"link"), "the index stays split");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 7 }\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// With attributes that convert content (`eol=crlf`), git writes the files, converted.
+#[test]
+fn attributes_that_convert_content_fall_back_to_git() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitattributes", "*.txt text eol=crlf\n");
+    commit_all(&repo, repo.root(), "Attributes");
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "notes.txt", "one\ntwo\n");
+    commit_all(&repo, &wt, "Task edit");
+
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "notes.txt"), "one\r\ntwo\r\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// Files checked out and committed within the same second are racily clean in the task worktree:
+/// they are compared by content (on two threads when there are many), so a same-size uncommitted
+/// edit among them is still found; once committed, the task lands.
+#[test]
+fn same_size_edit_among_racily_clean_task_files_is_found() {
+    let repo = TestRepo::new();
+    for i in 0..150 {
+        repo.write(
+            repo.root(),
+            &format!("many/f{i:03}.txt"),
+            &format!("file {i:03}\n"),
+        );
+    }
+    commit_all(&repo, repo.root(), "Many files");
+    let before = main_tip(&repo);
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 8 }\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(&wt, "many/f149.txt", "FILE 149\n");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert!(run.stderr.contains("uncommitted changes"), "{run}");
+    assert!(run.stderr.contains("many/f149.txt"), "{run}");
+    assert_eq!(main_tip(&repo), before);
+
+    commit_all(&repo, &wt, "Second edit");
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "many/f149.txt"), "FILE 149\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 8 }\n");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    repo.fsck();
+}
+
+/// An index that turns unreadable while the checks run (here a check overwrites it) is left to
+/// git, which refuses: the refs move back and the index is not rewritten.
+#[test]
+fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
+    let repo = TestRepo::new();
+    let before = main_tip(&repo);
+    let index = repo.root().join(".git/index");
+    let check = format!("printf 'not an index' > '{}'", index.display());
+    let wt = repo.start("t1", &["--check", &check]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 9 }\n");
+    commit_all(&repo, &wt, "Task edit");
+
+    let run = repo.task_root(&["merge", "t1"]).code(1);
+    assert_eq!(main_tip(&repo), before, "{run}");
+    assert_eq!(std::fs::read(&index).unwrap(), b"not an index");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
+    let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
+    assert!(!events.contains("merged"), "{events}");
+}
