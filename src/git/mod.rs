@@ -263,11 +263,14 @@ pub fn absolute(path: &Path) -> PathBuf {
 fn has_committer_identity(repo: &gix::Repository) -> bool {
     let config = repo.config_snapshot();
     let any = |keys: &[&str]| keys.iter().any(|k| config.string(*k).is_some());
-    any(&["committer.name", "user.name", "gitoxide.committer.nameFallback"])
-        && any(&[
-            "committer.email",
-            "user.email",
-            "gitoxide.user.emailFallback",
-            "gitoxide.committer.emailFallback",
-        ])
+    any(&[
+        "committer.name",
+        "user.name",
+        "gitoxide.committer.nameFallback",
+    ]) && any(&[
+        "committer.email",
+        "user.email",
+        "gitoxide.user.emailFallback",
+        "gitoxide.committer.emailFallback",
+    ])
 }
