@@ -7,7 +7,7 @@
 use crate::error::{Context, Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, RefError, Update};
-use crate::git::{ObjectId, Repo};
+use crate::git::{staged, ObjectId, Repo};
 use crate::task::{layout, TaskId};
 use gix::bstr::ByteSlice;
 use gix::object::tree::EntryKind;
@@ -36,6 +36,14 @@ impl WorktreeState {
 }
 
 /// Reads the state of the worktree `repo` was opened in.
+///
+/// Works like git's temporary-index snapshot (`git add -A` into a copy of the
+/// index, then `git write-tree`), without writing an index: the staged side
+/// is HEAD's tree plus what [`staged::changes`] finds (it skips every
+/// directory whose cached tree in the index equals HEAD's, so it reads only
+/// the trees of directories with staged changes), and the worktree side is
+/// the index plus what gix's index-worktree status finds (modified, deleted
+/// and untracked, non-ignored files). HEAD's tree is never loaded as a whole.
 pub fn read(repo: &Repo) -> Result<WorktreeState> {
     let workdir = repo.require_workdir()?.to_path_buf();
     let head = repo.head_commit()?;
@@ -43,96 +51,27 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
         Some(c) => objects::commit_tree(repo, c)?,
         None => objects::empty_tree(repo),
     };
-    let status = repo
-        .inner
-        .status(gix::progress::Discard)
-        .context(|| "could not read the worktree status".into())?
-        .untracked_files(gix::status::UntrackedFiles::Files)
-        .index_worktree_rewrites(None)
-        .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
-        .index_worktree_submodules(gix::status::Submodule::Given {
-            ignore: gix::submodule::config::Ignore::All,
-            check_dirty: false,
-        })
-        .into_iter(None)
-        .context(|| "could not read the worktree status".into())?;
+    let index_path = staged::index_path(repo);
+    let index = if index_path.exists() {
+        staged::open_index(repo, &index_path)?
+    } else {
+        gix::index::File::from_state(
+            gix::index::State::new(repo.inner.object_hash()),
+            index_path.clone(),
+        )
+    };
     // path -> new entry (None = removed), first for the index, then for the worktree.
     let mut staged: BTreeMap<String, Option<(EntryKind, ObjectId)>> = BTreeMap::new();
     let mut on_disk: BTreeMap<String, Option<(EntryKind, ObjectId)>> = BTreeMap::new();
-    for item in status {
-        let item = item.map_err(|e| Error::repo("could not read the worktree status", e))?;
-        match item {
-            gix::status::Item::TreeIndex(change) => {
-                use gix::diff::index::ChangeRef;
-                match change {
-                    ChangeRef::Addition {
-                        location,
-                        entry_mode,
-                        id,
-                        ..
-                    }
-                    | ChangeRef::Modification {
-                        location,
-                        entry_mode,
-                        id,
-                        ..
-                    } => {
-                        if let Some(kind) = crate::git::staged::entry_kind(entry_mode) {
-                            staged.insert(location.to_string(), Some((kind, id.into_owned())));
-                        }
-                    }
-                    ChangeRef::Deletion { location, .. } => {
-                        staged.insert(location.to_string(), None);
-                    }
-                    ChangeRef::Rewrite {
-                        location,
-                        entry_mode,
-                        id,
-                        source_location,
-                        ..
-                    } => {
-                        staged.insert(source_location.to_string(), None);
-                        if let Some(kind) = crate::git::staged::entry_kind(entry_mode) {
-                            staged.insert(location.to_string(), Some((kind, id.into_owned())));
-                        }
-                    }
-                }
-            }
-            gix::status::Item::IndexWorktree(item) => {
-                use gix::status::index_worktree::Item;
-                use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
-                match item {
-                    Item::Modification {
-                        rela_path,
-                        status,
-                        entry,
-                        ..
-                    } => {
-                        let path = rela_path.to_string();
-                        match status {
-                            EntryStatus::Change(Change::Removed) => {
-                                on_disk.insert(path, None);
-                            }
-                            EntryStatus::Change(Change::SubmoduleModification(_)) => {}
-                            EntryStatus::NeedsUpdate(_) => {}
-                            EntryStatus::Conflict { .. }
-                            | EntryStatus::Change(_)
-                            | EntryStatus::IntentToAdd => {
-                                let _ = entry;
-                                on_disk.insert(path.clone(), hash_file(repo, &workdir, &path)?);
-                            }
-                        }
-                    }
-                    Item::DirectoryContents { entry, .. } => {
-                        if matches!(entry.status, gix::dir::entry::Status::Untracked) {
-                            let path = entry.rela_path.to_string();
-                            on_disk.insert(path.clone(), hash_file(repo, &workdir, &path)?);
-                        }
-                    }
-                    Item::Rewrite { .. } => {}
-                }
-            }
-        }
+    for change in staged::changes(repo, &index, head.map(|_| head_tree))? {
+        staged.insert(change.path, change.new);
+    }
+    for (path, seen) in worktree_changes(repo, &index)? {
+        let entry = match seen {
+            Seen::Removed => None,
+            Seen::Changed => hash_file(repo, &workdir, &path)?,
+        };
+        on_disk.insert(path, entry);
     }
     let to_edits = |map: &BTreeMap<String, Option<(EntryKind, ObjectId)>>| -> Vec<(String, Option<(EntryKind, ObjectId)>)> {
         map.iter().map(|(p, e)| (p.clone(), *e)).collect()
@@ -149,6 +88,99 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
         worktree_tree,
         changed,
     })
+}
+
+/// What the index-worktree status saw at one path.
+enum Seen {
+    /// A tracked file is gone from the disk.
+    Removed,
+    /// A tracked file differs from its entry, or an untracked (non-ignored) file: hash what is on disk.
+    Changed,
+}
+
+/// Lists the tracked files that differ from `index` on disk and the untracked, non-ignored files.
+///
+/// This is gix's index-worktree status (parallel stat checks and a directory
+/// walk honouring `.gitignore`, `info/exclude` and `core.excludesFile`),
+/// called directly rather than through `Repository::status`: that one would
+/// open the index again (verifying its checksum) just to look for a
+/// `.gitmodules` entry, and would compare HEAD's tree with the index, which
+/// [`staged::changes`] does much more cheaply. Submodules are not looked
+/// into, as before (their changes were ignored).
+fn worktree_changes(repo: &Repo, index: &gix::index::File) -> Result<Vec<(String, Seen)>> {
+    use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+    use gix::status::plumbing::index_as_worktree_with_renames::{Entry, VisitEntry};
+
+    struct Collect(Vec<(String, Seen)>);
+    impl<'index> VisitEntry<'index> for Collect {
+        type ContentChange = ();
+        type SubmoduleStatus = ();
+        fn visit_entry(&mut self, entry: Entry<'index, (), ()>) {
+            match entry {
+                Entry::Modification {
+                    rela_path, status, ..
+                } => match status {
+                    EntryStatus::Change(Change::Removed) => {
+                        self.0.push((rela_path.to_string(), Seen::Removed));
+                    }
+                    EntryStatus::Change(Change::SubmoduleModification(())) => {}
+                    EntryStatus::NeedsUpdate(_) => {}
+                    EntryStatus::Conflict { .. }
+                    | EntryStatus::Change(_)
+                    | EntryStatus::IntentToAdd => {
+                        self.0.push((rela_path.to_string(), Seen::Changed));
+                    }
+                },
+                Entry::DirectoryContents { entry, .. } => {
+                    if matches!(entry.status, gix::dir::entry::Status::Untracked) {
+                        self.0.push((entry.rela_path.to_string(), Seen::Changed));
+                    }
+                }
+                Entry::Rewrite { .. } => {}
+            }
+        }
+    }
+
+    /// Submodules are never looked into.
+    #[derive(Clone)]
+    struct NoSubmodules;
+    impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for NoSubmodules {
+        type Output = ();
+        fn status(
+            &mut self,
+            _entry: &gix::index::Entry,
+            _rela_path: &gix::bstr::BStr,
+        ) -> gix::Result<Option<()>> {
+            Ok(None)
+        }
+    }
+
+    let err = |e| Error::repo("could not read the worktree status", e);
+    let dirwalk = repo
+        .inner
+        .dirwalk_options()
+        .map_err(err)?
+        .emit_untracked(gix::dir::walk::EmissionMode::Matching);
+    let mut collect = Collect(Vec::new());
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    repo.inner
+        .index_worktree_status(
+            index,
+            None::<&gix::bstr::BStr>,
+            &mut collect,
+            gix::status::plumbing::index_as_worktree::traits::FastEq,
+            NoSubmodules,
+            &mut gix::progress::Discard,
+            &interrupt,
+            gix::status::index_worktree::Options {
+                sorting: None,
+                dirwalk_options: Some(dirwalk),
+                rewrites: None,
+                thread_limit: None,
+            },
+        )
+        .map_err(err)?;
+    Ok(collect.0)
 }
 
 fn apply(

@@ -472,3 +472,78 @@ fn merge_command_accepts_a_patch_task() {
     assert_eq!(again["already"], true);
     repo.fsck();
 }
+
+/// The snapshot's trees are what git's temporary-index snapshot makes (`git add -A` into a copy
+/// of the index, then `git write-tree`), with git as the oracle: staged, unstaged, deleted,
+/// intent-to-add, executable, symlinked and untracked files, and every kind of ignore rule
+/// (`.gitignore` at any depth, `info/exclude`, `core.excludesFile`).
+#[test]
+fn snapshot_trees_match_a_temporary_index_snapshot() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.write(&root, ".gitignore", "*.log\n");
+    repo.write(&root, "deep/dir/.gitignore", "local-only\n");
+    repo.write(&root, "deep/dir/kept.txt", "kept\n");
+    repo.write(&root, "deep/other/file.txt", "other\n");
+    repo.write(&root, "gone.txt", "gone\n");
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "more files"]);
+
+    let excludes = root.parent().unwrap().join("global-excludes");
+    std::fs::write(&excludes, "*.globally-ignored\n").unwrap();
+    repo.git(
+        &root,
+        &["config", "core.excludesFile", excludes.to_str().unwrap()],
+    );
+    repo.write(&root, ".git/info/exclude", "excluded-here/\n");
+    repo.write(&root, "src/lib.rs", "pub fn staged() {}\n");
+    repo.git(&root, &["add", "src/lib.rs"]);
+    repo.write(&root, "src/lib.rs", "pub fn staged_then_edited() {}\n");
+    repo.write(&root, "deep/other/file.txt", "unstaged\n");
+    std::fs::remove_file(root.join("gone.txt")).unwrap();
+    repo.write(&root, "ita.txt", "intent to add\n");
+    repo.git(&root, &["add", "-N", "ita.txt"]);
+    repo.write(&root, "deep/dir/new.txt", "untracked\n");
+    repo.write(
+        &root,
+        "deep/dir/local-only",
+        "ignored by a nested .gitignore\n",
+    );
+    repo.write(&root, "x.log", "ignored\n");
+    repo.write(&root, "a.globally-ignored", "ignored\n");
+    repo.write(&root, "excluded-here/f.txt", "ignored\n");
+    repo.write(&root, "tool.sh", "#!/bin/sh\n");
+    chmod_x(&root, "tool.sh", true);
+    std::os::unix::fs::symlink("deep/dir/kept.txt", root.join("link")).unwrap();
+
+    let index_tree = repo.git(&root, &["write-tree"]);
+    let tmp_index = root.join(".git/oracle-index");
+    std::fs::copy(root.join(".git/index"), &tmp_index).unwrap();
+    let oracle = |args: &[&str]| -> String {
+        let out = repo
+            .command("git", &root)
+            .env("GIT_INDEX_FILE", &tmp_index)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    oracle(&["add", "-A"]);
+    let worktree_tree = oracle(&["write-tree"]);
+    std::fs::remove_file(&tmp_index).unwrap();
+
+    let before = picture(&repo, &root);
+    repo.task_root(&["start", "--mode", "patch", "oracle"]).ok();
+    assert_eq!(picture(&repo, &root), before, "start changed the worktree");
+    let snap = "refs/tasks/oracle/snapshot";
+    assert_eq!(
+        repo.git(&root, &["rev-parse", &format!("{snap}^{{tree}}")]),
+        worktree_tree
+    );
+    assert_eq!(
+        repo.git(&root, &["rev-parse", &format!("{snap}^2^{{tree}}")]),
+        index_tree
+    );
+    repo.fsck();
+}
