@@ -368,7 +368,7 @@ scenario_commit() {
     if ((n >= 100000)); then
         row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty ratio 1.05 ""
     else
-        row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty reference "" \
+        row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty reference "" "" \
             "SPEC §10 sets this target (1.05x) at 100,000 files"
     fi
     row commit "$n" "commit 5 files: git-task hooks vs no hook" hooks none reference "" ""

@@ -193,20 +193,25 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
     Ok(status.code().unwrap_or(1))
 }
 
-/// Starts deleting `path` in a detached background process; returns false if that could not start.
+/// Starts deleting `path` in a detached background process, at a low priority
+/// (`nice`) so it does not slow down what the user runs next; returns false if
+/// that could not start.
 pub fn delete_in_background(path: &Path) -> bool {
     if !cfg!(unix) {
         return false;
     }
-    Command::new("rm")
-        .arg("-rf")
-        .arg("--")
-        .arg(path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .is_ok()
+    let spawn = |program: &str, args: &[&str]| {
+        Command::new(program)
+            .args(args)
+            .args(["rm", "-rf", "--"])
+            .arg(path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .is_ok()
+    };
+    spawn("nice", &["-n", "10"]) || spawn("env", &[])
 }
 
 #[cfg(all(test, target_os = "linux"))]

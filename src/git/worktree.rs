@@ -207,6 +207,29 @@ fn retry_while_another_is_added<T>(mut add: impl FnMut() -> gix::Result<T>) -> g
 ///
 /// Callers save any work first (SPEC §2.2).
 pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
+    move_aside(repo, linked).map(drop)
+}
+
+/// A worktree directory moved aside by [`move_aside`]: deleted in the
+/// background when dropped, so a caller can finish its own work first without
+/// a 100,000-file delete competing for the disk and the cores.
+#[must_use = "dropping it starts the delete"]
+pub struct Aside(Option<PathBuf>);
+
+impl Drop for Aside {
+    fn drop(&mut self) {
+        if let Some(aside) = self.0.take() {
+            if !crate::checks::delete_in_background(&aside) {
+                // Best effort: what is left is an interrupted removal for `sweep`.
+                let _ = std::fs::remove_dir_all(&aside);
+            }
+        }
+    }
+}
+
+/// The first half of [`remove`]: the worktree is gone from its path and from
+/// git's list of worktrees; its files are deleted when the returned [`Aside`] is dropped.
+pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
     let aside = aside_path(&linked.path);
     let moved = match std::fs::rename(&linked.path, &aside) {
         Ok(()) => true,
@@ -218,13 +241,10 @@ pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
             ))
         }
     };
+    let aside = Aside(moved.then_some(aside));
     remove_admin(linked)?;
-    if moved && !crate::checks::delete_in_background(&aside) {
-        std::fs::remove_dir_all(&aside)
-            .context(|| format!("could not delete '{}'", aside.display()))?;
-    }
     let _ = repo;
-    Ok(())
+    Ok(aside)
 }
 
 /// Deletes only the administrative entry of a worktree (`git worktree prune` for one entry).

@@ -182,9 +182,11 @@ pub fn remove(
             }
         }
     }
-    if let Some(linked) = &linked {
-        worktree::remove(repo, linked)?;
-    }
+    // Deleted in the background once the record says removed (when `_aside` is dropped).
+    let _aside = match &linked {
+        Some(linked) => Some(worktree::move_aside(repo, linked)?),
+        None => None,
+    };
     // The worktree is gone now, so finish even if another command (drop, a hook) appended an
     // event meanwhile: retry against the record's new tip, saving any branch commits it brought.
     let mut current = record;
