@@ -129,26 +129,20 @@ pub fn remove(
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
     let mut attempts = Vec::new();
-    if let Some(linked) = &linked {
-        let clean = |wt: &Repo| -> Result<bool> {
-            // The cheap check first: a clean worktree needs no snapshot (SPEC §10: remove is fast).
-            match wt.head_commit()? {
-                Some(head) => super::summary::worktree_is_clean(
-                    repo,
-                    &linked.path,
-                    head,
-                    &mut Default::default(),
-                ),
-                None => Ok(false),
-            }
+    if let Some(linked) = linked.as_ref().filter(|l| l.exists()) {
+        // The cheap check first: a clean worktree needs no snapshot (SPEC §10: remove is fast).
+        // Its HEAD is the tip of the branch `worktree::list` read, without opening it.
+        let head = match &linked.branch {
+            Some(branch) => repo.find_ref(branch)?,
+            None => worktree::head_of(&linked.path)?,
         };
-        let wt = if linked.exists() {
-            Some(worktree::open_at(&linked.path)?)
-        } else {
-            None
-        };
-        if let Some(wt) = wt.as_ref().filter(|wt| !clean(wt).unwrap_or(false)) {
-            let state = snapshot::read(wt)?;
+        let clean = head.is_some_and(|head| {
+            super::summary::worktree_is_clean(repo, &linked.path, head, &mut Default::default())
+                .unwrap_or(false)
+        });
+        if !clean {
+            let wt = worktree::open_at(&linked.path)?;
+            let state = snapshot::read(&wt)?;
             if state.is_dirty() {
                 if !force {
                     return Ok(Err(Dirty {
