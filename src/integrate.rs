@@ -370,26 +370,13 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
         return Ok(Outcome::Refused(refusal));
     }
-    let mut new_tip = pending
-        .iter()
-        .rev()
-        .find_map(|p| p.commits.last().copied())
-        .unwrap_or(old_tip);
-
     // 3. Where the target is checked out, make sure the update would not overwrite anything.
     let checked_out = checked_out_at(repo, &target, &linked)?;
-    // The paths the update changes there, found once for the look ahead and the update.
-    let mut target_changes = target_changes_of(repo, &checked_out, old_tip, new_tip)?;
-    if let Some(refusal) = check_targets(
-        repo,
-        &checked_out,
-        &target_changes,
-        old_tip,
-        new_tip,
-        &target,
-    )? {
-        return Ok(Outcome::Refused(refusal));
-    }
+    let (mut new_tip, mut target_changes) =
+        match plan_target_update(repo, &pending, old_tip, &checked_out, &target)? {
+            Ok(plan) => plan,
+            Err(refusal) => return Ok(Outcome::Refused(refusal)),
+        };
 
     // 4. Checks of the frozen contracts, in each task worktree; the run (or the skip) is recorded.
     for i in 0..pending.len() {
@@ -450,22 +437,11 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
             return Ok(Outcome::Refused(refusal));
         }
-        new_tip = pending
-            .iter()
-            .rev()
-            .find_map(|p| p.commits.last().copied())
-            .unwrap_or(old_tip);
-        target_changes = target_changes_of(repo, &checked_out, old_tip, new_tip)?;
-        if let Some(refusal) = check_targets(
-            repo,
-            &checked_out,
-            &target_changes,
-            old_tip,
-            new_tip,
-            &target,
-        )? {
-            return Ok(Outcome::Refused(refusal));
-        }
+        (new_tip, target_changes) =
+            match plan_target_update(repo, &pending, old_tip, &checked_out, &target)? {
+                Ok(plan) => plan,
+                Err(refusal) => return Ok(Outcome::Refused(refusal)),
+            };
     }
 
     // 5. One transaction: target, notes, records, task branches.
@@ -654,6 +630,28 @@ fn merge_all(
 }
 
 /// Returns what moving a checked-out target from `old` to `new` changes (nothing to find when it is not checked out).
+/// The target's new tip after the merged `pending` tasks, and the paths moving
+/// it from `old_tip` changes where it is checked out (found once for the look
+/// ahead and the update); `Err` when that update would overwrite a local change.
+fn plan_target_update(
+    repo: &Repo,
+    pending: &[Pending],
+    old_tip: ObjectId,
+    checked_out: &[PathBuf],
+    target: &str,
+) -> Result<std::result::Result<(ObjectId, twoway::Changes), Refusal>> {
+    let new_tip = pending
+        .iter()
+        .rev()
+        .find_map(|p| p.commits.last().copied())
+        .unwrap_or(old_tip);
+    let changes = target_changes_of(repo, checked_out, old_tip, new_tip)?;
+    match check_targets(repo, checked_out, &changes, old_tip, new_tip, target)? {
+        Some(refusal) => Ok(Err(refusal)),
+        None => Ok(Ok((new_tip, changes))),
+    }
+}
+
 fn target_changes_of(
     repo: &Repo,
     checked_out: &[PathBuf],
