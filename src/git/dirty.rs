@@ -17,7 +17,7 @@
 //! unchanged index is only `lstat`s, without decoding the index. A big one is
 //! scanned on several threads.
 
-use super::{lstat, ObjectId};
+use super::{lstat, read_small, ObjectId};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::object::tree::EntryKind;
@@ -47,18 +47,23 @@ impl Pending {
     }
 }
 
-/// Looks at the worktree at `path`, whose HEAD is `head_commit`, for uncommitted changes.
+/// Looks at the worktree at `path`, whose private git dir is `git_dir` and
+/// whose HEAD is `head_commit`, for uncommitted changes.
 ///
 /// `head_tree()` and `head_entries(tree)` (the flattened HEAD tree in path order)
 /// are only called when the index changed since the last clean look.
 pub fn quick_check(
     path: &Path,
+    git_dir: Option<&Path>,
     head_commit: ObjectId,
     ignores: &IgnoreFiles,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Quick {
-    match look(path, head_commit, ignores, head_tree, head_entries) {
+    let Some(git_dir) = git_dir else {
+        return Quick::NeedsFull(None);
+    };
+    match look(path, git_dir, head_commit, ignores, head_tree, head_entries) {
         Some(q) => q,
         None => Quick::NeedsFull(None),
     }
@@ -66,12 +71,12 @@ pub fn quick_check(
 
 fn look(
     path: &Path,
+    git_dir: &Path,
     head_commit: ObjectId,
     ignores: &IgnoreFiles,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Option<Quick> {
-    let git_dir = git_dir_of(path)?;
     let index_path = git_dir.join("index");
     let index_meta = gix::index::fs::Metadata::from_path_no_follow(&index_path).ok()?;
     let index_stat = Stat::from_fs(&index_meta).ok()?;
@@ -412,7 +417,7 @@ fn remember(
     ignores: &IgnoreFiles,
     index: &gix::index::File,
 ) -> Option<()> {
-    let git_dir = git_dir_of(path)?;
+    let git_dir = DotGit::read(path).git_dir?;
     let index_stat = stat_of(index.path())?;
     let dir = lstat::Root::open(path)?;
     let root = dir.itself()?.stat;
@@ -726,28 +731,37 @@ fn file_hash(path: &BStr, stat: &Stat) -> u64 {
     )
 }
 
-/// Reads a small file with nothing but `open`, `read`s and `close`: `std::fs::read`
-/// also asks for its size and position first, two more syscalls per worktree for `list`.
-fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::with_capacity(8192);
-    std::fs::File::open(path)?
-        .take(u64::MAX)
-        .read_to_end(&mut out)?;
-    Ok(out)
+/// A worktree's `.git`, read once: `list` asks whether a task's worktree is
+/// there and then where its private git dir is.
+pub struct DotGit {
+    /// Whether `<worktree>/.git` exists.
+    pub exists: bool,
+    /// The private git dir it names (the `.git` directory itself in a main worktree).
+    git_dir: Option<PathBuf>,
 }
 
-/// Returns the private git dir of the worktree at `path` (from its `.git` file or directory).
-///
-/// One `open` and one `read`: `list` asks this of every worktree.
-fn git_dir_of(path: &Path) -> Option<PathBuf> {
-    let dot_git = path.join(".git");
-    let text = match read_small(&dot_git) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => return Some(dot_git),
-        Err(_) => return None,
-    };
-    let text = String::from_utf8(text).ok()?;
+impl DotGit {
+    /// Reads `<path>/.git`: one `open`, one `read`.
+    pub fn read(path: &Path) -> DotGit {
+        let dot_git = path.join(".git");
+        let (exists, git_dir) = match read_small(&dot_git) {
+            Ok(text) => (true, gitdir_line(path, &text)),
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => (true, Some(dot_git)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None),
+            Err(_) => (dot_git.exists(), None),
+        };
+        DotGit { exists, git_dir }
+    }
+
+    /// The private git dir, if `.git` names one.
+    pub fn git_dir(&self) -> Option<&Path> {
+        self.git_dir.as_deref()
+    }
+}
+
+/// The directory a `.git` file's `gitdir:` line names, relative ones against the worktree at `path`.
+fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
+    let text = std::str::from_utf8(text).ok()?;
     let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
     Some(if dir.is_relative() {
         super::normalize(&path.join(dir))

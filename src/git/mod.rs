@@ -12,6 +12,7 @@ pub mod lstat;
 pub mod merge;
 pub mod note;
 pub mod objects;
+pub mod refread;
 pub mod refs;
 pub mod renames;
 pub mod staged;
@@ -316,6 +317,33 @@ pub fn is_executable(meta: &std::fs::Metadata) -> bool {
         let _ = meta;
         false
     }
+}
+
+/// Reads a small file with one `open`, one `read` and a `close`.
+///
+/// `std::fs::read` first asks for the file's size and position, and reads once more
+/// to see the end: `list` reads a few small files for each of a thousand tasks. A read
+/// that does not fill the buffer is a regular file's end; a file that does fill it is
+/// read on until a read returns nothing.
+pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut out = vec![0; 4096];
+    let mut len = 0;
+    loop {
+        let n = match file.read(&mut out[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        len += n;
+        if n == 0 || len < out.len() {
+            break;
+        }
+        out.resize(out.len() * 2, 0);
+    }
+    out.truncate(len);
+    Ok(out)
 }
 
 /// Removes `.` and `..` components without touching the file system.

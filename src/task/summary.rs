@@ -4,7 +4,8 @@ use super::{layout, Mode, Status, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
-use crate::git::dirty::Quick;
+use crate::git::dirty::{DotGit, Quick};
+use crate::git::refread::RefReader;
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::cache::StateCache;
 use std::cell::RefCell;
@@ -44,7 +45,7 @@ pub enum Dirty {
 /// Lookups are lazy: `status` reads three refs, not every ref of the
 /// repository, and `list` reads each task's refs on the thread summarising it.
 pub struct RefMap<'r> {
-    repo: &'r Repo,
+    reader: RefReader<'r>,
     seen: RefCell<HashMap<String, Option<ObjectId>>>,
 }
 
@@ -52,7 +53,7 @@ impl<'r> RefMap<'r> {
     /// Looks refs up in `repo`.
     pub fn new(repo: &'r Repo) -> RefMap<'r> {
         RefMap {
-            repo,
+            reader: RefReader::new(repo),
             seen: RefCell::new(HashMap::new()),
         }
     }
@@ -62,7 +63,7 @@ impl<'r> RefMap<'r> {
         if let Some(id) = self.seen.borrow().get(name) {
             return Ok(*id);
         }
-        let id = self.repo.ref_target(name)?;
+        let id = self.reader.target(name)?;
         self.seen.borrow_mut().insert(name.to_owned(), id);
         Ok(id)
     }
@@ -79,7 +80,8 @@ pub fn summarize(
     cache: &mut objects::FlatCache,
 ) -> Result<Summary> {
     let id = s.task_id();
-    let worktree_exists = Path::new(&s.worktree).join(".git").exists();
+    let dot_git = DotGit::read(Path::new(&s.worktree));
+    let worktree_exists = dot_git.exists;
     let base_commit = refs
         .get(&layout::base_ref(&id))?
         .or_else(|| s.base_commit.parse().ok());
@@ -120,7 +122,8 @@ pub fn summarize(
         _ if !look => None,
         Dirty::Quick => match head {
             Some(h) if s.mode == Mode::Worktree => {
-                Some(!worktree_is_clean(repo, Path::new(&s.worktree), h, cache)?)
+                let path = Path::new(&s.worktree);
+                Some(!clean_at(repo, path, dot_git.git_dir(), h, cache)?)
             }
             _ => Some(full_dirty(s)?),
         },
@@ -246,9 +249,21 @@ pub fn worktree_is_clean(
     head: ObjectId,
     cache: &mut objects::FlatCache,
 ) -> Result<bool> {
+    clean_at(repo, path, DotGit::read(path).git_dir(), head, cache)
+}
+
+/// [`worktree_is_clean`] for a worktree whose `.git` was read already.
+fn clean_at(
+    repo: &Repo,
+    path: &Path,
+    git_dir: Option<&Path>,
+    head: ObjectId,
+    cache: &mut objects::FlatCache,
+) -> Result<bool> {
     let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
     match crate::git::dirty::quick_check(
         path,
+        git_dir,
         head,
         repo.ignore_files(),
         || objects::commit_tree(repo, head).ok(),

@@ -97,13 +97,22 @@ fn same_ignore_files_here_and_in_git_task(repo: &TestRepo) {
 /// a change made afterwards is still seen.
 #[test]
 fn a_fresh_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::dirty::{quick_check, Quick};
+    use git_task::git::dirty::{quick_check, DotGit, Quick};
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("fresh", &[]);
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
-    let look = || quick_check(&wt, head, git_repo.ignore_files(), || None, |_| None);
+    let look = || {
+        quick_check(
+            &wt,
+            DotGit::read(&wt).git_dir(),
+            head,
+            git_repo.ignore_files(),
+            || None,
+            |_| None,
+        )
+    };
     assert!(
         matches!(look(), Quick::Clean),
         "the memo written by start is used"
@@ -123,7 +132,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
 /// directory changed; a file that stops being tracked while it stays on disk is untracked, and seen.
 #[test]
 fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
-    use git_task::git::dirty::{quick_check, Quick};
+    use git_task::git::dirty::{quick_check, DotGit, Quick};
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("c", &[]);
@@ -133,7 +142,16 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
-    let look = || quick_check(&wt, head, git_repo.ignore_files(), || Some(tree), |_| None);
+    let look = || {
+        quick_check(
+            &wt,
+            DotGit::read(&wt).git_dir(),
+            head,
+            git_repo.ignore_files(),
+            || Some(tree),
+            |_| None,
+        )
+    };
     assert!(
         matches!(look(), Quick::Clean),
         "an in-place edit, committed, needs no full status"
@@ -144,7 +162,14 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
     assert!(matches!(
-        quick_check(&wt, head, git_repo.ignore_files(), || Some(tree), |_| None),
+        quick_check(
+            &wt,
+            DotGit::read(&wt).git_dir(),
+            head,
+            git_repo.ignore_files(),
+            || Some(tree),
+            |_| None
+        ),
         Quick::NeedsFull(_)
     ));
     assert_eq!(dirty(&repo, "c"), true, "README.md is untracked now");

@@ -192,3 +192,37 @@ fn list_finds_packed_and_loose_task_refs() {
         ]
     );
 }
+
+/// `list` reads refs the way git does: a loose ref wins over its packed copy, a ref only in
+/// packed-refs is found, and a symbolic base branch is followed to its target.
+#[test]
+fn list_reads_refs_as_git_does() {
+    let repo = TestRepo::new();
+    let a = repo.start("a", &[]);
+    repo.start("b", &[]);
+    repo.git(repo.root(), &["symbolic-ref", "refs/heads/trunk", "refs/heads/main"]);
+    repo.start("c", &["--base", "trunk"]);
+    repo.git(repo.root(), &["pack-refs", "--all"]);
+    assert!(!repo.root().join(".git/refs/heads/task/a").exists(), "git packed the branch");
+    // A commit after packing writes a loose ref newer than the packed one.
+    repo.write(&a, "src/a.rs", "// a\n");
+    repo.git(&a, &["add", "src/a.rs"]);
+    repo.git(&a, &["commit", "-q", "-m", "a"]);
+    assert!(repo.root().join(".git/refs/heads/task/a").exists());
+    // The base moves on through the symbolic name.
+    repo.write(repo.root(), "more.txt", "more\n");
+    repo.git(repo.root(), &["add", "more.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "more"]);
+
+    let j = repo.task_root(&["list", "--json"]).ok().json();
+    let tasks = j["tasks"].as_array().unwrap();
+    let ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    for t in tasks {
+        let branch = t["branch"].as_str().unwrap();
+        assert_eq!(t["head"], rev(&repo, branch).as_str(), "{t}");
+        assert_eq!(t["behind"], 1, "{t}");
+    }
+    assert_eq!(tasks[0]["ahead"], 1, "the loose ref's commit is counted");
+    assert_eq!(tasks[2]["base_tip"], rev(&repo, "main").as_str(), "trunk is followed to main");
+}
