@@ -200,10 +200,16 @@ fn list_reads_refs_as_git_does() {
     let repo = TestRepo::new();
     let a = repo.start("a", &[]);
     repo.start("b", &[]);
-    repo.git(repo.root(), &["symbolic-ref", "refs/heads/trunk", "refs/heads/main"]);
+    repo.git(
+        repo.root(),
+        &["symbolic-ref", "refs/heads/trunk", "refs/heads/main"],
+    );
     repo.start("c", &["--base", "trunk"]);
     repo.git(repo.root(), &["pack-refs", "--all"]);
-    assert!(!repo.root().join(".git/refs/heads/task/a").exists(), "git packed the branch");
+    assert!(
+        !repo.root().join(".git/refs/heads/task/a").exists(),
+        "git packed the branch"
+    );
     // A commit after packing writes a loose ref newer than the packed one.
     repo.write(&a, "src/a.rs", "// a\n");
     repo.git(&a, &["add", "src/a.rs"]);
@@ -224,5 +230,9 @@ fn list_reads_refs_as_git_does() {
         assert_eq!(t["behind"], 1, "{t}");
     }
     assert_eq!(tasks[0]["ahead"], 1, "the loose ref's commit is counted");
-    assert_eq!(tasks[2]["base_tip"], rev(&repo, "main").as_str(), "trunk is followed to main");
+    assert_eq!(
+        tasks[2]["base_tip"],
+        rev(&repo, "main").as_str(),
+        "trunk is followed to main"
+    );
 }

@@ -477,8 +477,20 @@ fn merge_command_accepts_a_patch_task() {
 /// of the index, then `git write-tree`), with git as the oracle: staged, unstaged, deleted,
 /// intent-to-add, executable, symlinked and untracked files, and every kind of ignore rule
 /// (`.gitignore` at any depth, `info/exclude`, `core.excludesFile`).
+///
+/// Run at the top of the worktree, the status walks paths relative to it; from a
+/// subdirectory, absolute ones: both must see the same.
 #[test]
 fn snapshot_trees_match_a_temporary_index_snapshot() {
+    snapshot_matches_git_from(".");
+}
+
+#[test]
+fn snapshot_trees_match_a_temporary_index_snapshot_from_a_subdirectory() {
+    snapshot_matches_git_from("deep/other");
+}
+
+fn snapshot_matches_git_from(cwd: &str) {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     repo.write(&root, ".gitignore", "*.log\n");
@@ -534,7 +546,8 @@ fn snapshot_trees_match_a_temporary_index_snapshot() {
     std::fs::remove_file(&tmp_index).unwrap();
 
     let before = picture(&repo, &root);
-    repo.task_root(&["start", "--mode", "patch", "oracle"]).ok();
+    repo.task(&root.join(cwd), &["start", "--mode", "patch", "oracle"])
+        .ok();
     assert_eq!(picture(&repo, &root), before, "start changed the worktree");
     let snap = "refs/tasks/oracle/snapshot";
     assert_eq!(
