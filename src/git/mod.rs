@@ -3,6 +3,7 @@
 //! Everything that writes (refs, objects, worktrees, index) lives in the
 //! submodules; nothing outside `git/` calls gix's write APIs.
 
+pub mod cachetree;
 pub mod cli;
 pub mod config;
 pub mod diff;

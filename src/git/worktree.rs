@@ -171,9 +171,14 @@ pub fn add(
     if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(Error::repo_msg("interrupted while checking out"));
     }
-    index
-        .write(Default::default())
-        .context(|| "could not write the worktree index".into())?;
+    // With the tree ids of its directories, as git's own checkout writes it: the first
+    // commit (and its hook) then reads only the trees it changes.
+    match super::cachetree::of_tree(repo, tree).ok().flatten() {
+        Some(cache) => super::cachetree::write_index(repo, &index, &cache)?,
+        None => index
+            .write(Default::default())
+            .context(|| "could not write the worktree index".into())?,
+    }
     super::dirty::remember_index(path, tip, repo.ignore_files(), &index);
     Ok(())
 }

@@ -911,3 +911,51 @@ fn reset_of_a_dropped_task_makes_it_active_again() {
         ["started", "provisioned", "dropped", "reset"]
     );
 }
+
+/// The new worktree's index records every directory's tree id, as git's own checkout does
+/// (`git read-tree HEAD` as the oracle), also in a sparse worktree; git commits on it as usual.
+#[test]
+fn the_worktree_index_has_the_cache_tree_git_would_write() {
+    let repo = TestRepo::new();
+    for f in ["a/b/deep.txt", "a-b/dash.txt", "ab/x.txt", "c/d/e/f.txt"] {
+        repo.write(repo.root(), f, &format!("{f}\n"));
+    }
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "dirs"]);
+    for (id, extra) in [
+        ("full", &[][..]),
+        ("thin", &["--sparse", "--allow", "src/**"][..]),
+    ] {
+        let wt = repo.start(id, extra);
+        let git_dir = PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"]).trim());
+        let oracle = git_dir.join("oracle-index");
+        let out = repo
+            .command("git", &wt)
+            .env("GIT_INDEX_FILE", &oracle)
+            .args(["read-tree", "HEAD"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let tree = |path: &std::path::Path| {
+            let index =
+                gix::index::File::at(path, gix::hash::Kind::Sha1, false, Default::default())
+                    .unwrap();
+            (index.tree().cloned(), index.entries().len())
+        };
+        let (ours, entries) = tree(&git_dir.join("index"));
+        assert!(ours.is_some(), "{id}: the index has a cache tree");
+        assert_eq!(ours, tree(&oracle).0, "{id}");
+        assert_eq!(ours.unwrap().num_entries, Some(entries as u32), "{id}");
+        std::fs::remove_file(&oracle).unwrap();
+        assert_eq!(repo.git(&wt, &["status", "--porcelain"]), "", "{id}");
+        repo.write(&wt, "src/lib.rs", "pub fn changed() {}\n");
+        repo.git(&wt, &["commit", "-q", "-am", "change"]);
+        assert_eq!(
+            repo.git(&wt, &["diff", "--name-only", "HEAD~1", "HEAD"])
+                .trim(),
+            "src/lib.rs",
+            "{id}"
+        );
+    }
+    repo.fsck();
+}
