@@ -465,7 +465,6 @@ pub fn set_index_entries(
 /// single index entry. The entries are only skipped over (their lengths are in their flags), in
 /// one buffered pass; nothing is allocated per entry.
 pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<ObjectId>> {
-    use std::io::{BufRead, Read};
     let io = |e: std::io::Error| {
         Error::repo(format!("could not read the index '{}'", path.display()), e)
     };
@@ -474,75 +473,158 @@ pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<Obj
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(e)),
     };
-    let len = file.metadata().map_err(io)?.len();
-    let hash_len = hash.len_in_bytes() as u64;
-    let mut r = std::io::BufReader::with_capacity(1 << 18, file);
-    let mut header = [0u8; 12];
-    r.read_exact(&mut header).map_err(io)?;
-    if &header[..4] != b"DIRC" {
+    let mut chunks = Chunks::new(file);
+    root_in_index(&mut chunks, hash).map_err(io)
+}
+
+/// Reads a file front to back through a window of at least the bytes asked for,
+/// so that entries are skipped inside the buffer instead of read one by one.
+struct Chunks {
+    file: std::fs::File,
+    buf: Vec<u8>,
+    /// The window is `buf[lo..hi]`.
+    lo: usize,
+    hi: usize,
+    /// Whether a read returned nothing: no use asking again.
+    eof: bool,
+}
+
+impl Chunks {
+    const SIZE: usize = 1 << 18;
+
+    fn new(file: std::fs::File) -> Chunks {
+        Chunks {
+            file,
+            buf: vec![0; Self::SIZE],
+            lo: 0,
+            hi: 0,
+            eof: false,
+        }
+    }
+
+    /// The next `n` or more bytes, fewer only at the end of the file.
+    fn window(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        use std::io::Read;
+        if self.hi - self.lo < n && !self.eof {
+            self.buf.copy_within(self.lo..self.hi, 0);
+            self.hi -= self.lo;
+            self.lo = 0;
+            if self.buf.len() < n {
+                self.buf.resize(n.max(Self::SIZE), 0);
+            }
+            while self.hi < n {
+                match self.file.read(&mut self.buf[self.hi..]) {
+                    Ok(0) => {
+                        self.eof = true;
+                        break;
+                    }
+                    Ok(k) => self.hi += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.lo..self.hi])
+    }
+
+    /// Moves past `n` bytes of the window.
+    fn consume(&mut self, n: usize) {
+        self.lo += n;
+    }
+}
+
+/// Finds the cached root tree of the index read by `chunks` (see [`cached_root_tree`]):
+/// `None` when the index has none, or is not one this can read.
+fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<Option<ObjectId>> {
+    let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    // The longest entry path stored with its length; longer ones end at their NUL.
+    const NAME_MAX: usize = 0x0fff;
+    let header = chunks.window(12)?;
+    if header.len() < 12 || &header[..4] != b"DIRC" {
         return Ok(None);
     }
-    let version = u32::from_be_bytes(header[4..8].try_into().expect("4 bytes"));
-    let entries = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
+    let (version, entries) = (be32(header, 4), be32(header, 8));
     if !(2..=4).contains(&version) {
         return Ok(None);
     }
-    let mut pos: u64 = 12;
-    let mut fixed = [0u8; 62];
+    chunks.consume(12);
     for _ in 0..entries {
-        r.read_exact(&mut fixed).map_err(io)?;
-        let flags = u16::from_be_bytes([fixed[60], fixed[61]]);
-        let mut size = 62u64;
-        if flags & 0x4000 != 0 {
-            r.seek_relative(2).map_err(io)?;
-            size += 2;
+        let w = chunks.window(64 + NAME_MAX + 8)?;
+        if w.len() < 62 {
+            return Ok(None);
         }
-        if version == 4 {
+        let flags = u16::from_be_bytes([w[60], w[61]]);
+        let name = if flags & 0x4000 != 0 { 64 } else { 62 };
+        let size = if version == 4 {
             // A varint (bytes of the previous path to drop), then the rest of the path up to NUL.
-            loop {
-                let mut b = [0u8; 1];
-                r.read_exact(&mut b).map_err(io)?;
-                size += 1;
-                if b[0] & 0x80 == 0 {
-                    break;
-                }
+            let Some(varint) = w
+                .get(name..)
+                .and_then(|r| r.iter().position(|b| b & 0x80 == 0))
+            else {
+                return Ok(None);
+            };
+            let rest = name + varint + 1;
+            match position_of_nul(chunks, rest)? {
+                Some(nul) => nul + 1,
+                None => return Ok(None),
             }
-            let mut skipped = Vec::new();
-            size += r.read_until(0, &mut skipped).map_err(io)? as u64;
         } else {
-            let name_len = u64::from(flags & 0x0fff);
-            let name_len = if name_len < 0x0fff {
-                r.seek_relative(name_len as i64).map_err(io)?;
-                name_len
-            } else {
-                let mut skipped = Vec::new();
-                r.read_until(0, &mut skipped).map_err(io)? as u64 - 1
+            let name_len = match usize::from(flags & 0x0fff) {
+                NAME_MAX => match position_of_nul(chunks, name)? {
+                    Some(nul) => nul - name,
+                    None => return Ok(None),
+                },
+                n => n,
             };
             // Entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
-            let padded = (size + name_len + 8) & !7;
-            let consumed = size + name_len + u64::from(name_len >= 0x0fff);
-            r.seek_relative((padded - consumed) as i64).map_err(io)?;
-            size = padded;
-        }
-        pos += size;
+            (name + name_len + 8) & !7
+        };
+        chunks.consume(size);
     }
-    while pos + 8 + hash_len <= len {
-        let mut ext = [0u8; 8];
-        r.read_exact(&mut ext).map_err(io)?;
-        let ext_len = u64::from(u32::from_be_bytes(ext[4..8].try_into().expect("4 bytes")));
-        match &ext[..4] {
+    let hash_len = hash.len_in_bytes();
+    loop {
+        let w = chunks.window(8 + hash_len)?;
+        if w.len() < 8 + hash_len {
+            return Ok(None);
+        }
+        let (signature, len) = ([w[0], w[1], w[2], w[3]], be32(w, 4) as usize);
+        chunks.consume(8);
+        match &signature {
             b"TREE" => {
-                let mut body = vec![0u8; ext_len as usize];
-                r.read_exact(&mut body).map_err(io)?;
-                return Ok(parse_tree_root(&body, hash));
+                let body = chunks.window(len)?;
+                return Ok(body.get(..len).and_then(|b| parse_tree_root(b, hash)));
             }
             // A split index: the entries live in another file; let gix put it together.
             b"link" => return Ok(None),
-            _ => r.seek_relative(ext_len as i64).map_err(io)?,
+            _ => {
+                // Skipped in windows of at most a chunk: an extension can be large.
+                let mut left = len;
+                while left > 0 {
+                    let step = chunks.window(left.min(Chunks::SIZE))?.len().min(left);
+                    if step == 0 {
+                        return Ok(None);
+                    }
+                    chunks.consume(step);
+                    left -= step;
+                }
+            }
         }
-        pos += 8 + ext_len;
     }
-    Ok(None)
+}
+
+/// The offset of the first NUL at or after `from` in the window, growing it as needed.
+fn position_of_nul(chunks: &mut Chunks, from: usize) -> std::io::Result<Option<usize>> {
+    let mut want = from + 256;
+    loop {
+        let w = chunks.window(want)?;
+        if let Some(i) = w.get(from..).and_then(|r| r.iter().position(|&b| b == 0)) {
+            return Ok(Some(from + i));
+        }
+        if w.len() < want {
+            return Ok(None);
+        }
+        want *= 2;
+    }
 }
 
 /// Parses the first record of a `TREE` extension body: `<name>\0<entry count> <subtrees>\n<id>`.

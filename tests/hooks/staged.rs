@@ -299,3 +299,54 @@ fn the_cached_root_tree_is_what_git_would_commit() {
         );
     }
 }
+
+/// An index of several hundred kilobytes is read in chunks: entries, long paths among them
+/// and the extensions are found across chunk boundaries, in every index version.
+#[test]
+fn the_cached_root_tree_is_found_in_a_big_index() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    let blob = repo.git(&root, &["rev-parse", "HEAD:src/lib.rs"]);
+    let blob = blob.trim();
+    let mut info = String::new();
+    for i in 0..6000 {
+        info.push_str(&format!(
+            "100644 {blob}\tbulk/d{:02}/file-{i:05}.rs\n",
+            i % 97
+        ));
+        if i % 50 == 0 {
+            // Longer than the 12-bit length field: it ends at its NUL.
+            let long = format!("long/{i:05}/{}", vec!["p".repeat(199); 21].join("/"));
+            info.push_str(&format!("100644 {blob}\t{long}\n"));
+        }
+    }
+    let mut cmd = repo.command("git", &root);
+    cmd.args(["update-index", "--index-info"])
+        .stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(info.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    for version in ["2", "3", "4"] {
+        repo.git(&root, &["update-index", "--index-version", version]);
+        let tree = repo.git(&root, &["write-tree"]);
+        let size = std::fs::metadata(root.join(".git/index")).unwrap().len();
+        assert!(
+            size > 3 << 18,
+            "version {version}: {size} bytes is several chunks"
+        );
+        let repo_ = Repo::from_gix(gix::open(&root).unwrap()).unwrap();
+        let known =
+            staged::cached_root_tree(&repo_.inner.index_path(), repo_.inner.object_hash()).unwrap();
+        assert_eq!(
+            known.map(|t| t.to_string()),
+            Some(tree),
+            "version {version}"
+        );
+    }
+}
