@@ -60,29 +60,37 @@ fn node(repo: &Repo, name: &[u8], id: ObjectId) -> Result<Option<Tree>> {
 }
 
 /// Writes `index` to its file with `cache` as its cache tree, under the index lock.
+///
+/// Streamed through a buffer into the lock file and the checksum, so that a big
+/// index is never held twice in memory.
 pub fn write_index(repo: &Repo, index: &gix::index::File, cache: &Tree) -> Result<()> {
+    use std::io::Write;
     let path = index.path();
     let err = |what: &str| format!("could not {what} the index '{}'", path.display());
-    let mut bytes = Vec::with_capacity(index.entries().len() * 96 + 4096);
-    let options = gix::index::write::Options {
-        extensions: gix::index::write::Extensions::None,
-        skip_hash: false,
-    };
-    gix::index::State::write_to(index, &mut bytes, options).context(|| err("encode"))?;
-    cache.write_to(&mut bytes).context(|| err("encode"))?;
-    let mut hasher = gix::hash::hasher(repo.inner.object_hash());
-    hasher.update(&bytes);
-    let checksum = hasher.try_finalize().context(|| err("hash"))?;
-    let mut lock = gix::lock::File::acquire_to_update_resource(
+    let lock = gix::lock::File::acquire_to_update_resource(
         path,
         gix::lock::acquire::Fail::Immediately,
         None,
         0,
     )
     .context(|| err("lock"))?;
-    use std::io::Write;
-    lock.write_all(&bytes)
-        .and_then(|()| lock.write_all(checksum.as_slice()))
+    let mut hashed = gix::hash::io::Write::new(lock, repo.inner.object_hash());
+    let options = gix::index::write::Options {
+        extensions: gix::index::write::Extensions::None,
+        skip_hash: false,
+    };
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut hashed);
+        gix::index::State::write_to(index, &mut out, options).context(|| err("write"))?;
+        cache.write_to(&mut out).context(|| err("write"))?;
+        out.flush().context(|| err("write"))?;
+    }
+    let gix::hash::io::Write {
+        hash,
+        inner: mut lock,
+    } = hashed;
+    let checksum = hash.try_finalize().context(|| err("hash"))?;
+    lock.write_all(checksum.as_slice())
         .context(|| err("write"))?;
     lock.commit()
         .map_err(|e| Error::repo(err("replace"), e.error))?;
