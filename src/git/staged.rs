@@ -527,8 +527,14 @@ impl Chunks {
         Ok(&self.buf[self.lo..self.hi])
     }
 
-    /// Moves past `n` bytes of the window.
+    /// How many bytes the window holds now.
+    fn available(&self) -> usize {
+        self.hi - self.lo
+    }
+
+    /// Moves past `n` bytes of the window (no more than it holds).
     fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.available());
         self.lo += n;
     }
 }
@@ -579,6 +585,9 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
             // Entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
             (name + name_len + 8) & !7
         };
+        if size > chunks.available() {
+            return Ok(None);
+        }
         chunks.consume(size);
     }
     let hash_len = hash.len_in_bytes();
@@ -641,4 +650,28 @@ fn parse_tree_root(body: &[u8], hash: gix::hash::Kind) -> Option<ObjectId> {
     }
     let id = body.get(nl + 1..nl + 1 + hash.len_in_bytes())?;
     ObjectId::try_from(id).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cached_root_tree;
+
+    /// An index cut short (a disk full, a copy in progress) has no cached tree: the
+    /// caller falls back to gix, which reports the damage.
+    #[test]
+    fn a_truncated_index_has_no_cached_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        let mut entry = vec![0u8; 62];
+        entry[61] = 100; // a 100-byte path, of which only 5 bytes are there
+        for cut in [4, 12, 40, 62, 67] {
+            let mut bytes = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
+            bytes.extend_from_slice(&entry);
+            bytes.extend_from_slice(b"short");
+            bytes.truncate(cut);
+            std::fs::write(&path, &bytes).unwrap();
+            let found = cached_root_tree(&path, gix::hash::Kind::Sha1).unwrap();
+            assert_eq!(found, None, "cut at {cut}");
+        }
+    }
 }
