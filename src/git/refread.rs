@@ -9,7 +9,7 @@
 //! gix instead, so the answers are gix's.
 
 use super::{read_small, ObjectId, Repo};
-use crate::error::{Context, Result};
+use crate::error::Result;
 use std::cell::OnceCell;
 
 /// Reads refs of one repository, `packed-refs` loaded at most once.
@@ -51,13 +51,8 @@ impl<'r> RefReader<'r> {
                 let packed = self
                     .packed
                     .get_or_init(|| {
-                        self.repo
-                            .inner
-                            .refs
-                            .cached_packed_buffer()
-                            .context(|| "could not read packed-refs".into())
-                            .ok()
-                            .flatten()
+                        // Unreadable: gix is asked instead, and reports the error.
+                        self.repo.inner.refs.cached_packed_buffer().ok().flatten()
                     })
                     .as_ref()?;
                 Some(packed.try_find(name).ok()??.target())

@@ -93,26 +93,35 @@ fn same_ignore_files_here_and_in_git_task(repo: &TestRepo) {
     );
 }
 
+/// The quick look at the worktree `wt`, whose HEAD is `head` (with tree `tree`, if known).
+fn quick_look(
+    wt: &std::path::Path,
+    repo: &git_task::git::Repo,
+    head: git_task::git::ObjectId,
+    tree: Option<git_task::git::ObjectId>,
+) -> git_task::git::dirty::Quick {
+    use git_task::git::dirty::{quick_check, DotGit};
+    quick_check(
+        wt,
+        DotGit::read(wt).git_dir(),
+        head,
+        repo.ignore_files(),
+        || tree,
+        |_| None,
+    )
+}
+
 /// `start` remembers its fresh checkout as clean, so the first look needs no full status;
 /// a change made afterwards is still seen.
 #[test]
 fn a_fresh_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::dirty::{quick_check, DotGit, Quick};
+    use git_task::git::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("fresh", &[]);
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
-    let look = || {
-        quick_check(
-            &wt,
-            DotGit::read(&wt).git_dir(),
-            head,
-            git_repo.ignore_files(),
-            || None,
-            |_| None,
-        )
-    };
+    let look = || quick_look(&wt, &git_repo, head, None);
     assert!(
         matches!(look(), Quick::Clean),
         "the memo written by start is used"
@@ -132,7 +141,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
 /// directory changed; a file that stops being tracked while it stays on disk is untracked, and seen.
 #[test]
 fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
-    use git_task::git::dirty::{quick_check, DotGit, Quick};
+    use git_task::git::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("c", &[]);
@@ -142,16 +151,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
-    let look = || {
-        quick_check(
-            &wt,
-            DotGit::read(&wt).git_dir(),
-            head,
-            git_repo.ignore_files(),
-            || Some(tree),
-            |_| None,
-        )
-    };
+    let look = || quick_look(&wt, &git_repo, head, Some(tree));
     assert!(
         matches!(look(), Quick::Clean),
         "an in-place edit, committed, needs no full status"
@@ -162,14 +162,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let head = git_repo.head_commit().unwrap().unwrap();
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
     assert!(matches!(
-        quick_check(
-            &wt,
-            DotGit::read(&wt).git_dir(),
-            head,
-            git_repo.ignore_files(),
-            || Some(tree),
-            |_| None
-        ),
+        quick_look(&wt, &git_repo, head, Some(tree)),
         Quick::NeedsFull(_)
     ));
     assert_eq!(dirty(&repo, "c"), true, "README.md is untracked now");

@@ -84,10 +84,15 @@ fn read_staged(dir: &Path) -> Vec<(char, String)> {
 }
 
 fn root_tree_known(dir: &Path) -> bool {
+    cached_root(dir).is_some()
+}
+
+/// The root of the cached tree of the index of the repository at `dir`, as git-task reads it.
+fn cached_root(dir: &Path) -> Option<String> {
     let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
     staged::cached_root_tree(&repo.inner.index_path(), repo.inner.object_hash())
         .unwrap()
-        .is_some()
+        .map(|t| t.to_string())
 }
 
 fn letter(kind: git_task::git::diff::ChangeKind) -> char {
@@ -289,14 +294,7 @@ fn the_cached_root_tree_is_what_git_would_commit() {
             "version {version}: staging invalidates the root"
         );
         let tree = repo.git(&root, &["write-tree"]);
-        let repo_ = Repo::from_gix(gix::open(&root).unwrap()).unwrap();
-        let known =
-            staged::cached_root_tree(&repo_.inner.index_path(), repo_.inner.object_hash()).unwrap();
-        assert_eq!(
-            known.map(|t| t.to_string()),
-            Some(tree),
-            "version {version}"
-        );
+        assert_eq!(cached_root(&root), Some(tree), "version {version}");
     }
 }
 
@@ -340,13 +338,6 @@ fn the_cached_root_tree_is_found_in_a_big_index() {
             size > 3 << 18,
             "version {version}: {size} bytes is several chunks"
         );
-        let repo_ = Repo::from_gix(gix::open(&root).unwrap()).unwrap();
-        let known =
-            staged::cached_root_tree(&repo_.inner.index_path(), repo_.inner.object_hash()).unwrap();
-        assert_eq!(
-            known.map(|t| t.to_string()),
-            Some(tree),
-            "version {version}"
-        );
+        assert_eq!(cached_root(&root), Some(tree), "version {version}");
     }
 }
