@@ -288,6 +288,9 @@ measure() {
         fi
         for s in "${order[@]}"; do
             "prep_$s" "$i"
+            # What the preparation wrote (a copied repository, a checkout) goes to disk
+            # now, not in the background during the timed command.
+            sync
             c=$("cmd_$s" "$i")
             if ((i == 1)); then
                 printf '%s\t%s\t%s\t%s\n' "$key" "$size" "$s" "$c" >>"$RAW/commands.tsv"
@@ -365,8 +368,7 @@ scenario_remove() {
 scenario_commit() {
     local n=$1 v
     # A 100,000-file commit varies by a fifth from run to run (it writes a 10 MB index),
-    # several times the hook's own cost: at least 15 runs, and prepare ends with a sync so
-    # that its writes are not still going to disk during the timed commit.
+    # several times the hook's own cost: at least 15 runs.
     local RUNS=$((RUNS < 15 ? 15 : RUNS))
     # SPEC §10 sets the hook's target at 100,000 files; smaller sizes are shown for reference.
     if ((n >= 100000)); then
@@ -398,7 +400,6 @@ scenario_commit() {
         git -C "$wt" reset -q --hard "${START[$1]}"
         touch_files "$wt" "commit $2 $1" "${FILES[@]}"
         git -C "$wt" add -- "${FILES[@]}"
-        sync
     }
     for v in hooks empty none; do
         eval "prep_$v() { commit_prep $v \"\$1\"; }
