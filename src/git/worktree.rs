@@ -232,6 +232,17 @@ impl Drop for Aside {
     }
 }
 
+impl Aside {
+    /// Deletes the moved-aside files now, before returning: for a rollback, which
+    /// must leave nothing behind when it reports that everything was removed.
+    pub fn delete_now(mut self) -> Result<()> {
+        match self.0.take() {
+            Some(aside) => delete_dir_shared(&aside),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The first half of [`remove`]: the worktree is gone from its path and from
 /// git's list of worktrees; its files are deleted when the returned [`Aside`] is dropped.
 pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {

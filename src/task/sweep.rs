@@ -77,7 +77,8 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
                     attempts.push(a);
                 }
             }
-            worktree::remove(repo, linked)?;
+            // Deleted before returning: the start reports that it removed everything.
+            worktree::move_aside(repo, linked)?.delete_now()?;
         } else if path.exists() && is_empty_dir(&path) {
             let _ = std::fs::remove_dir(&path);
         }
