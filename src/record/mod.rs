@@ -256,30 +256,12 @@ pub fn append(
     details: serde_json::Value,
     extra: Vec<Update>,
 ) -> std::result::Result<Record, RefError> {
-    let id = state.task_id();
-    let commit = event_commit(
-        repo,
-        Some(record.tip),
-        state,
-        &record.contract_text,
-        event,
-        &details,
-    )
-    .map_err(RefError::Other)?;
-    let mut updates = vec![Update::update(
-        layout::record_ref(&id),
-        record.tip,
-        commit,
-        format!("git-task: {event} {id}"),
-    )];
+    let (update, next) =
+        prepare_append(repo, record, event, state, details).map_err(RefError::Other)?;
+    let mut updates = vec![update];
     updates.extend(extra);
     refs::apply(repo, updates)?;
-    Ok(Record {
-        state: state.clone(),
-        contract: record.contract.clone(),
-        contract_text: record.contract_text.clone(),
-        tip: commit,
-    })
+    Ok(next)
 }
 
 /// Prepares appending `event` to the record without moving any ref: returns the

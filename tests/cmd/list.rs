@@ -4,6 +4,16 @@ use super::support::*;
 use crate::common::TestRepo;
 use std::path::PathBuf;
 
+/// Each listed task's id and status, in order.
+fn ids_and_statuses(list: &serde_json::Value) -> Vec<(&str, &str)> {
+    list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap(), t["status"].as_str().unwrap()))
+        .collect()
+}
+
 #[test]
 fn list_of_no_tasks() {
     let repo = TestRepo::new();
@@ -86,23 +96,9 @@ fn list_hides_removed_tasks_unless_all() {
         .collect();
     assert_eq!(ids, ["kept"]);
     let j = repo.task_root(&["list", "--all", "--json"]).ok().json();
-    let rows: Vec<(String, String)> = j["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["id"].as_str().unwrap().into(),
-                t["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
     assert_eq!(
-        rows,
-        [
-            ("gone".into(), "removed".into()),
-            ("kept".into(), "active".into())
-        ]
+        ids_and_statuses(&j),
+        [("gone", "removed"), ("kept", "active")]
     );
 }
 
@@ -173,23 +169,9 @@ fn list_finds_packed_and_loose_task_refs() {
     repo.start("loose", &[]);
     std::fs::create_dir_all(repo.root().join(".git/refs/tasks/not-a-task")).unwrap();
     let list = repo.task_root(&["list", "--json"]).ok().json();
-    let tasks: Vec<(String, String)> = list["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["id"].as_str().unwrap().to_owned(),
-                t["status"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
     assert_eq!(
-        tasks,
-        [
-            ("loose".to_owned(), "active".to_owned()),
-            ("packed".to_owned(), "dropped".to_owned())
-        ]
+        ids_and_statuses(&list),
+        [("loose", "active"), ("packed", "dropped")]
     );
 }
 
