@@ -52,21 +52,27 @@ pub fn resolve_link(link: &str, target: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-/// Returns the text of `.task-policy.toml` on the task's base branch (its current tip), if any.
-pub fn policy_text(repo: &Repo, record: &Record) -> Result<Option<String>> {
-    let tip = match &record.state.base_branch {
-        Some(branch) => repo.find_ref(branch)?,
-        None => None,
-    };
-    let tip = match tip {
-        Some(t) => t,
-        None => match record.state.base_commit.parse::<ObjectId>() {
-            Ok(id) => id,
-            Err(_) => return Ok(None),
-        },
-    };
-    Ok(objects::read_blob_at(repo, tip, POLICY_FILE)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+/// Returns the current tip of the task's base branch (its base commit when it has no branch).
+pub fn base_tip(repo: &Repo, record: &Record) -> Result<Option<ObjectId>> {
+    if let Some(branch) = &record.state.base_branch {
+        if let Some(tip) = repo.find_ref(branch)? {
+            return Ok(Some(tip));
+        }
+    }
+    Ok(record.state.base_commit.parse::<ObjectId>().ok())
+}
+
+/// Returns the policies that count for a task: `.task-policy.toml` at `tip` (the base
+/// branch's or the merge target's current tip) and the one frozen at start.
+pub fn policies(repo: &Repo, record: &Record, tip: Option<ObjectId>) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    if let Some(tip) = tip {
+        if let Some(b) = objects::read_blob_at(repo, tip, POLICY_FILE)? {
+            out.push(String::from_utf8_lossy(&b).into_owned());
+        }
+    }
+    out.extend(record.policy_text.clone());
+    Ok(out)
 }
 
 /// Returns the branch level of a task whose files are `tree` (`NotApplicable` in patch mode).
@@ -84,10 +90,21 @@ pub fn branch_file_in_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Resu
 
 /// Builds the effective contract of a task: policy ∩ frozen ∩ branch file.
 pub fn effective(repo: &Repo, record: &Record, branch: &BranchFile) -> Result<Effective> {
-    let policy = policy_text(repo, record)?;
-    Effective::new(
+    effective_at(repo, record, branch, base_tip(repo, record)?)
+}
+
+/// Builds the effective contract of a task with the policy at `tip` (a merge target's tip).
+pub fn effective_at(
+    repo: &Repo,
+    record: &Record,
+    branch: &BranchFile,
+    tip: Option<ObjectId>,
+) -> Result<Effective> {
+    let policies = policies(repo, record, tip)?;
+    let policies: Vec<&str> = policies.iter().map(String::as_str).collect();
+    Effective::with_policies(
         &record.state.id,
-        policy.as_deref(),
+        &policies,
         &record.contract,
         branch,
         repo.ignore_case(),
@@ -128,6 +145,24 @@ pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdic
         staged: false,
     };
     Ok(contract::judge(&contract, &judged, &ctx))
+}
+
+/// Judges the change from tree `before` to tree `after` against `contract` (the merge gate:
+/// a landing, or one replayed commit); the repair restores from `source`.
+pub fn judge_change(
+    repo: &Repo,
+    contract: &Effective,
+    before: ObjectId,
+    after: ObjectId,
+    source: &str,
+) -> Result<Verdict> {
+    let changed = diff::tree_to_tree(repo, before, after)?;
+    let judged = to_judged(repo, &changed)?;
+    let ctx = RepairContext {
+        source: source.to_owned(),
+        staged: false,
+    };
+    Ok(contract::judge(contract, &judged, &ctx))
 }
 
 /// What a commit made now would contain: HEAD, the index, and the staged changes between them.
@@ -215,7 +250,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
             None => BranchFile::Deleted,
         }
     };
-    let own = own_changes(repo, &staged.changes)?;
+    let own = own_changes(repo, record, &staged.changes)?;
     let judged = to_judged(repo, &own)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
@@ -225,42 +260,31 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     Ok(contract::judge(&contract, &judged, &ctx))
 }
 
-/// Returns the changes the commit makes itself: while a merge is being concluded (`MERGE_HEAD`
-/// exists, as after `git merge` stopped on a conflict), a path whose staged entry is exactly the
-/// merged commit's is taken from that commit, not written by the task, and is left out.
-///
-/// A merge without conflicts runs no `pre-commit` at all, so this opens no new way around the
-/// hook; the merge gate judges the whole task either way.
-fn own_changes(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<ChangedPath>> {
-    let Ok(text) = std::fs::read_to_string(repo.git_dir().join("MERGE_HEAD")) else {
+/// Returns the staged changes that are the task's own (SPEC §7.2): a path whose staged entry
+/// is exactly what the base branch's current tip holds arrived from the base (a `git merge` of
+/// the base, a `git task sync`), so it is not the task's. A path whose staged entry differs from
+/// both HEAD and the base's tip is the task's, even when it restores an older version of the
+/// base's work. Nothing the task can write (`MERGE_HEAD`, its own refs) decides this.
+fn own_changes(repo: &Repo, record: &Record, changes: &[ChangedPath]) -> Result<Vec<ChangedPath>> {
+    if record.state.mode == Mode::Patch || changes.is_empty() {
+        return Ok(changes.to_vec());
+    }
+    let Some(tip) = base_tip(repo, record)? else {
         return Ok(changes.to_vec());
     };
-    let mut merged = Vec::new();
-    for line in text.lines() {
-        if let Ok(commit) = line.trim().parse::<ObjectId>() {
-            let tree = objects::commit_tree(repo, commit)?;
-            merged.push(
-                repo.inner
-                    .find_tree(tree)
-                    .map_err(|e| crate::Error::repo(format!("could not read tree {tree}"), e))?,
-            );
-        }
-    }
+    let tree = objects::commit_tree(repo, tip)?;
+    let tree = repo
+        .inner
+        .find_tree(tree)
+        .map_err(|e| crate::Error::repo(format!("could not read tree {tree}"), e))?;
     let mut own = Vec::with_capacity(changes.len());
     for c in changes {
-        let mut taken = false;
-        for tree in &merged {
-            let entry = tree
-                .lookup_entry_by_path(&c.path)
-                .map_err(|e| crate::Error::repo(format!("could not look up '{}'", c.path), e))?
-                .filter(|e| !e.mode().is_tree())
-                .map(|e| (e.mode().kind(), e.object_id()));
-            if entry == c.new {
-                taken = true;
-                break;
-            }
-        }
-        if !taken {
+        let entry = tree
+            .lookup_entry_by_path(&c.path)
+            .map_err(|e| crate::Error::repo(format!("could not look up '{}'", c.path), e))?
+            .filter(|e| !e.mode().is_tree())
+            .map(|e| (e.mode().kind(), e.object_id()));
+        if entry != c.new {
             own.push(c.clone());
         }
     }

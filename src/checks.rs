@@ -54,6 +54,18 @@ pub fn run_captured(
     env: &[(&str, String)],
     timeout: Duration,
 ) -> Result<Outcome> {
+    run_captured_echo(command, dir, env, timeout, false)
+}
+
+/// Like [`run_captured`]; with `echo`, the output also streams to stderr as it comes
+/// (the merge gate's checks on a terminal, SPEC §7.5).
+pub fn run_captured_echo(
+    command: &str,
+    dir: &Path,
+    env: &[(&str, String)],
+    timeout: Duration,
+    echo: bool,
+) -> Result<Outcome> {
     let start = Instant::now();
     let mut child = shell(command, dir, env)
         .stdin(Stdio::null())
@@ -61,8 +73,8 @@ pub fn run_captured(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::repo(format!("could not run '{command}'"), e))?;
-    let out = Reader::spawn(child.stdout.take().expect("stdout was piped"));
-    let err = Reader::spawn(child.stderr.take().expect("stderr was piped"));
+    let out = Reader::spawn(child.stdout.take().expect("stdout was piped"), echo);
+    let err = Reader::spawn(child.stderr.take().expect("stderr was piped"), echo);
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child
@@ -101,7 +113,7 @@ struct Reader {
 }
 
 impl Reader {
-    fn spawn(mut pipe: impl Read + Send + 'static) -> Reader {
+    fn spawn(mut pipe: impl Read + Send + 'static, echo: bool) -> Reader {
         let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let (tx, done) = std::sync::mpsc::channel();
         let shared = buf.clone();
@@ -110,10 +122,16 @@ impl Reader {
             loop {
                 match pipe.read(&mut chunk) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => shared
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend_from_slice(&chunk[..n]),
+                    Ok(n) => {
+                        if echo {
+                            use std::io::Write;
+                            let _ = std::io::stderr().write_all(&chunk[..n]);
+                        }
+                        shared
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .extend_from_slice(&chunk[..n])
+                    }
                 }
             }
             let _ = tx.send(());

@@ -103,6 +103,8 @@ pub struct Options {
     pub no_checks: bool,
     /// Message of the squash or merge commit, instead of one built from the task's commits.
     pub message: Option<String>,
+    /// Stream the checks' output to stderr as they run (a terminal is watching).
+    pub stream_checks: bool,
 }
 
 /// The checks of one task: what ran and how it went.
@@ -159,16 +161,40 @@ pub struct Landed {
 /// Why a merge was refused; nothing landed.
 #[derive(Clone, Debug)]
 pub enum Refusal {
-    /// The task's whole diff breaks its contract.
+    /// What the landing would change breaks the task's contract or the target's policy.
     Violation(Verdict),
-    /// The task worktree holds uncommitted work that the merge would not carry.
-    TaskDirty {
+    /// The task worktree holds uncommitted work; only the branch tip lands.
+    UncommittedWork {
         task: String,
         worktree: String,
         paths: Vec<String>,
     },
-    /// A check failed or timed out.
-    ChecksFailed { task: String, checks: ChecksRun },
+    /// The task worktree is not on the task branch (detached, or on another branch).
+    NotOnBranch {
+        task: String,
+        worktree: String,
+        branch: String,
+        head: String,
+    },
+    /// The record's frozen contract does not match the digest written at start.
+    RecordTampered {
+        task: String,
+        why: String,
+        allowed: Vec<String>,
+    },
+    /// A commit that would become reachable from the target holds a path git would never write.
+    UnsafeHistory {
+        task: String,
+        commit: String,
+        path: String,
+    },
+    /// A check failed or timed out on the landing tree.
+    ChecksFailed {
+        task: String,
+        checks: ChecksRun,
+        /// The temporary checkout of the landing tree the checks ran in, kept for inspection.
+        checkout: Option<String>,
+    },
     /// The in-memory merge onto the target conflicts.
     Conflict {
         task: String,
@@ -196,9 +222,13 @@ pub enum Outcome {
 /// A task that is about to land.
 struct Pending {
     record: Record,
+    /// The task branch's tip: the task is exactly this commit (SPEC §7.1).
     tip: ObjectId,
     worktree: Option<worktree::Linked>,
+    /// The commits its landing makes (none when it changes nothing).
     commits: Vec<ObjectId>,
+    /// The target's tree once this task (and those before it) landed.
+    landed_tree: Option<ObjectId>,
     checks: Option<ChecksRun>,
 }
 
@@ -269,10 +299,10 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         }));
     }
 
-    // The target: --into, else the base branch all pending tasks share.
+    // The target: --into (a branch, nothing else), else the base branch all pending tasks share.
     let target =
         match &opts.into {
-            Some(b) => full_branch(b),
+            Some(b) => resolve_into(repo, b)?,
             None => {
                 let mut target: Option<String> = None;
                 for rec in &records {
@@ -301,14 +331,25 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
                 target.expect("at least one pending task")
             }
         };
-    let old_tip = repo.find_ref(&target)?.ok_or_else(|| {
+    let mut old_tip = repo.find_ref(&target)?.ok_or_else(|| {
         Error::input(format!("branch '{}' does not exist", short(&target))).hint(format!(
             "create it first: git branch {} <start>",
             short(&target)
         ))
     })?;
 
-    // 1. Judge every task over its whole diff; refuse uncommitted work.
+    // Trust nothing the task can move with git: the record must be the one frozen at start.
+    for rec in &records {
+        if let Some(why) = record::frozen::verify(repo, rec)? {
+            return Ok(Outcome::Refused(Refusal::RecordTampered {
+                task: rec.state.id.clone(),
+                why,
+                allowed: rec.contract.allowed.clone(),
+            }));
+        }
+    }
+
+    // 1. The task is its branch tip: its worktree must be on the branch, with nothing uncommitted.
     let linked = worktree::list(repo)?;
     let mut pending = Vec::new();
     for rec in records {
@@ -325,124 +366,59 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             ))
             .hint("run 'git task sweep' to repair the task")
         })?;
-        let (tree, dirty) = match wt.as_ref().filter(|w| w.exists()) {
-            Some(w) => {
-                let wt_repo = worktree::open_at(&w.path)?;
-                // Hot path: a clean worktree on the branch tip is judged by the tip's tree.
-                if wt_repo.head_commit()? == Some(tip)
-                    && crate::task::summary::worktree_is_clean(
-                        repo,
-                        &w.path,
-                        tip,
-                        &mut Default::default(),
-                    )?
-                {
-                    (objects::commit_tree(repo, tip)?, None)
-                } else {
-                    let state = crate::snapshot::read(&wt_repo)?;
-                    let dirty = state.is_dirty().then(|| state.changed.clone());
-                    (state.worktree_tree, dirty)
-                }
+        if let Some(w) = wt.as_ref().filter(|w| w.exists()) {
+            if let Some(refusal) = task_worktree_refusal(repo, &rec, w, tip)? {
+                return Ok(Outcome::Refused(refusal));
             }
-            None => (objects::commit_tree(repo, tip)?, None),
-        };
-        let verdict = changes::judge_tree(repo, &rec, tree)?;
-        if !verdict.is_clean() {
-            return Ok(Outcome::Refused(Refusal::Violation(verdict)));
-        }
-        if let Some(paths) = dirty {
-            return Ok(Outcome::Refused(Refusal::TaskDirty {
-                task: id.to_string(),
-                worktree: rec.state.worktree.clone(),
-                paths,
-            }));
         }
         pending.push(Pending {
             record: rec,
             tip,
             worktree: wt,
             commits: Vec::new(),
+            landed_tree: None,
             checks: None,
         });
     }
 
-    // 2. Merge in memory, chained in the given order (a conflict refuses before any check runs).
-    if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
-        return Ok(Outcome::Refused(refusal));
-    }
-    // 3. Where the target is checked out, make sure the update would not overwrite anything.
+    // 2–5. Compute the landing on the target's tip, judge it, check it; if the target moved
+    // meanwhile, start again on its new tip. The lock is held from the last look to the update.
     let checked_out = checked_out_at(repo, &target, &linked)?;
-    let (mut new_tip, mut target_changes) =
-        match plan_target_update(repo, &pending, old_tip, &checked_out, &target)? {
-            Ok(plan) => plan,
-            Err(refusal) => return Ok(Outcome::Refused(refusal)),
-        };
-
-    // 4. Checks of the frozen contracts, in each task worktree; the run (or the skip) is recorded.
-    for i in 0..pending.len() {
-        let p = &pending[i];
-        let id = p.record.state.task_id();
-        let run = run_checks(
-            &p.record,
-            p.worktree.as_ref().map(|w| w.path.as_path()),
-            opts.no_checks,
-        )?;
-        if !run.passed {
-            // A failure is recorded now, with the passes of the tasks before it; a pass is
-            // otherwise recorded with the merge, in its transaction.
-            for before in &pending[..i] {
-                let run = before
-                    .checks
-                    .as_ref()
-                    .expect("checks ran for the tasks before");
-                record::append(
-                    repo,
-                    &before.record,
-                    event::CHECKS,
-                    &before.record.state,
-                    checks_details(run),
-                    Vec::new(),
-                )?;
-            }
-            record::append(
-                repo,
-                &p.record,
-                event::CHECKS,
-                &p.record.state,
-                checks_details(&run),
-                Vec::new(),
-            )?;
-            return Ok(Outcome::Refused(Refusal::ChecksFailed {
-                task: id.to_string(),
-                checks: run,
-            }));
-        }
-        pending[i].checks = Some(run);
-    }
-
-    // From here to the worktree update, merges into this branch by other git-task processes wait:
-    // they would otherwise race on the checked-out worktree's index.
-    let lock = BranchLock::acquire(repo, &target)?;
-    let mut old_tip = old_tip;
-    let current = repo.find_ref(&target)?.ok_or_else(|| {
-        Error::repo_msg(format!(
-            "branch '{}' was deleted while merging",
-            short(&target)
-        ))
-    })?;
-    if current != old_tip {
-        // The target moved while the checks ran: merge again onto its new tip (the checks stay valid:
-        // they ran on the tasks' content, which did not change).
-        old_tip = current;
-        if let Err(refusal) = merge_all(repo, &mut pending, old_tip, &target, opts)? {
+    let mut rounds = 0;
+    let (lock, new_tip, target_changes) = loop {
+        if let Err(refusal) = land_and_judge(repo, &mut pending, old_tip, &target, opts)? {
             return Ok(Outcome::Refused(refusal));
         }
-        (new_tip, target_changes) =
+        let (new_tip, changes) =
             match plan_target_update(repo, &pending, old_tip, &checked_out, &target)? {
                 Ok(plan) => plan,
                 Err(refusal) => return Ok(Outcome::Refused(refusal)),
             };
-    }
+        if let Some(refusal) = check_all(repo, &mut pending, old_tip, opts)? {
+            return Ok(Outcome::Refused(refusal));
+        }
+        // Merges into this branch by other git-task processes wait from here to the worktree update.
+        let lock = BranchLock::acquire(repo, &target)?;
+        let current = repo.find_ref(&target)?.ok_or_else(|| {
+            Error::repo_msg(format!(
+                "branch '{}' was deleted while merging",
+                short(&target)
+            ))
+        })?;
+        if current == old_tip {
+            break (lock, new_tip, changes);
+        }
+        drop(lock);
+        rounds += 1;
+        if rounds >= 10 {
+            return Err(Error::repo_msg(format!(
+                "'{}' kept moving while merging; nothing was merged",
+                short(&target)
+            ))
+            .hint("run the merge again"));
+        }
+        old_tip = current;
+    };
 
     // 5. One transaction: target, notes, records, task branches.
     let mut updates = Vec::new();
@@ -595,8 +571,60 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     }))
 }
 
-/// Merges every pending task in memory, chained in order onto `onto`; sets each task's commits.
-fn merge_all(
+/// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists; anything else is bad input.
+fn resolve_into(repo: &Repo, name: &str) -> Result<String> {
+    let full = full_branch(name);
+    let valid = full.starts_with("refs/heads/")
+        && gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
+    if !valid || repo.find_ref(&full)?.is_none() {
+        return Err(Error::input(format!("--into '{name}' is not a branch"))
+            .hint("--into takes the name of an existing branch; 'git branch' lists them"));
+    }
+    Ok(full)
+}
+
+/// Refuses a task whose worktree is not on its branch or holds uncommitted work: only the
+/// branch tip lands (SPEC §7.1), so anything else would be lost or judged in place of it.
+fn task_worktree_refusal(
+    repo: &Repo,
+    rec: &Record,
+    w: &worktree::Linked,
+    tip: ObjectId,
+) -> Result<Option<Refusal>> {
+    let wt_repo = worktree::open_at(&w.path)?;
+    let head_ref = wt_repo.head_branch()?;
+    if head_ref.as_deref() != Some(rec.state.branch.as_str()) {
+        let head = match (head_ref, wt_repo.head_commit()?) {
+            (Some(name), _) => short(&name).to_owned(),
+            (None, Some(commit)) => format!("detached at {}", &commit.to_string()[..12]),
+            (None, None) => "nothing".to_owned(),
+        };
+        return Ok(Some(Refusal::NotOnBranch {
+            task: rec.state.id.clone(),
+            worktree: w.path.display().to_string(),
+            branch: rec.state.branch_short().to_owned(),
+            head,
+        }));
+    }
+    // Hot path: a clean worktree on the tip.
+    if wt_repo.head_commit()? == Some(tip)
+        && crate::task::summary::worktree_is_clean(repo, &w.path, tip, &mut Default::default())?
+    {
+        return Ok(None);
+    }
+    let state = crate::snapshot::read(&wt_repo)?;
+    Ok(state.is_dirty().then(|| Refusal::UncommittedWork {
+        task: rec.state.id.clone(),
+        worktree: w.path.display().to_string(),
+        paths: state.changed.clone(),
+    }))
+}
+
+/// Computes the landing of every pending task in memory, chained in order onto `onto`, and
+/// judges it (SPEC §7.2–7.3): the task's changes are exactly what its landing changes on the
+/// target; with `--rebase` each replayed commit is judged on its own too, and with `--merge`
+/// every commit that would become reachable must hold only paths git would write.
+fn land_and_judge(
     repo: &Repo,
     pending: &mut [Pending],
     onto: ObjectId,
@@ -604,19 +632,15 @@ fn merge_all(
     opts: &Options,
 ) -> Result<std::result::Result<(), Refusal>> {
     let mut cur = onto;
+    let mut cur_tree = objects::commit_tree(repo, onto)?;
     for p in pending.iter_mut() {
         let id = p.record.state.task_id();
-        let result = match opts.strategy {
+        let landing = match opts.strategy {
             Strategy::Squash | Strategy::Merge => land_whole(repo, &id, cur, p.tip, target, opts)?,
             Strategy::Rebase => replay(repo, cur, p.tip, target)?,
         };
-        match result {
-            Ok(commits) => {
-                if let Some(last) = commits.last() {
-                    cur = *last;
-                }
-                p.commits = commits;
-            }
+        let commits = match landing {
+            Ok(commits) => commits,
             Err(paths) => {
                 return Ok(Err(Refusal::Conflict {
                     task: id.to_string(),
@@ -624,9 +648,120 @@ fn merge_all(
                     paths,
                 }))
             }
+        };
+        let branch =
+            changes::branch_file_in_tree(repo, &p.record, objects::commit_tree(repo, p.tip)?)?;
+        // The policy that counts: the target's, at the tip the landing is computed on, and the frozen one.
+        let contract = changes::effective_at(repo, &p.record, &branch, Some(onto))?;
+        let source = onto.to_string();
+        let new_tree = match commits.last() {
+            Some(c) => objects::commit_tree(repo, *c)?,
+            None => cur_tree,
+        };
+        let mut steps = vec![(cur_tree, new_tree)];
+        if opts.strategy == Strategy::Rebase {
+            let mut before = cur_tree;
+            for c in &commits {
+                let after = objects::commit_tree(repo, *c)?;
+                steps.push((before, after));
+                before = after;
+            }
         }
+        for (before, after) in steps {
+            let verdict = changes::judge_change(repo, &contract, before, after, &source)?;
+            if !verdict.is_clean() {
+                return Ok(Err(Refusal::Violation(verdict)));
+            }
+        }
+        if opts.strategy == Strategy::Merge {
+            if let Some((commit, path)) = unsafe_in_history(repo, cur, p.tip)? {
+                return Ok(Err(Refusal::UnsafeHistory {
+                    task: id.to_string(),
+                    commit: commit.to_string(),
+                    path,
+                }));
+            }
+        }
+        if let Some(last) = commits.last() {
+            cur = *last;
+        }
+        cur_tree = new_tree;
+        p.commits = commits;
+        p.landed_tree = Some(new_tree);
     }
     Ok(Ok(()))
+}
+
+/// Returns the first path git would refuse to write that a commit reachable from `tip` but not
+/// from `hidden` introduces (each commit compared with its first parent, or the empty tree).
+fn unsafe_in_history(
+    repo: &Repo,
+    hidden: ObjectId,
+    tip: ObjectId,
+) -> Result<Option<(ObjectId, String)>> {
+    for (commit, parents) in objects::commits_between(repo, hidden, tip)? {
+        let before = match parents.first() {
+            Some(p) => objects::commit_tree(repo, *p)?,
+            None => objects::empty_tree(repo),
+        };
+        let after = objects::commit_tree(repo, commit)?;
+        for c in crate::git::diff::tree_to_tree(repo, before, after)? {
+            if !crate::git::pathsafe::is_safe_path(c.path.as_bytes()) {
+                return Ok(Some((commit, c.path)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Runs every pending task's frozen checks on its landing tree; a failure is recorded and refuses.
+fn check_all(
+    repo: &Repo,
+    pending: &mut [Pending],
+    onto: ObjectId,
+    opts: &Options,
+) -> Result<Option<Refusal>> {
+    for i in 0..pending.len() {
+        let p = &pending[i];
+        let tree = match p.landed_tree {
+            Some(t) => t,
+            None => objects::commit_tree(repo, onto)?,
+        };
+        let (run, checkout) = run_checks_on_landing(repo, &p.record, tree, onto, opts)?;
+        if !run.passed {
+            // A failure is recorded now, with the passes of the tasks before it; a pass is
+            // otherwise recorded with the merge, in its transaction.
+            for before in &pending[..i] {
+                let run = before
+                    .checks
+                    .as_ref()
+                    .expect("checks ran for the tasks before");
+                record::append(
+                    repo,
+                    &before.record,
+                    event::CHECKS,
+                    &before.record.state,
+                    checks_details(run),
+                    Vec::new(),
+                )?;
+            }
+            record::append(
+                repo,
+                &p.record,
+                event::CHECKS,
+                &p.record.state,
+                checks_details(&run),
+                Vec::new(),
+            )?;
+            return Ok(Some(Refusal::ChecksFailed {
+                task: p.record.state.id.clone(),
+                checks: run,
+                checkout: checkout.map(|c| c.display().to_string()),
+            }));
+        }
+        pending[i].checks = Some(run);
+    }
+    Ok(None)
 }
 
 /// Returns what moving a checked-out target from `old` to `new` changes (nothing to find when it is not checked out).
@@ -805,46 +940,76 @@ fn own_commits(repo: &Repo, onto: ObjectId, tip: ObjectId) -> Result<Vec<CommitI
     Ok(out)
 }
 
-/// Runs the frozen contract's checks (never the branch file's) in `dir`, stopping at the first failure.
-pub fn run_checks(rec: &Record, dir: Option<&Path>, skip: bool) -> Result<ChecksRun> {
+/// Runs the frozen contract's checks (never the branch file's) on `tree`, the target's tree once
+/// the task landed, in a clean temporary checkout of it (SPEC §7.5), stopping at the first failure.
+///
+/// Ignored files the checks need (`node_modules/`…) are copied from the *main* worktree as the
+/// target's `.worktreeinclude` names them, never from the task's worktree. The checkout is
+/// deleted after a pass and kept (its path returned) after a failure.
+fn run_checks_on_landing(
+    repo: &Repo,
+    rec: &Record,
+    tree: ObjectId,
+    onto: ObjectId,
+    opts: &Options,
+) -> Result<(ChecksRun, Option<PathBuf>)> {
     let commands = rec.contract.check_commands();
-    if skip || commands.is_empty() {
-        return Ok(ChecksRun {
-            skipped: skip,
-            passed: true,
-            commands: Vec::new(),
-        });
+    if opts.no_checks || commands.is_empty() {
+        return Ok((
+            ChecksRun {
+                skipped: opts.no_checks,
+                passed: true,
+                commands: Vec::new(),
+            },
+            None,
+        ));
     }
-    let Some(dir) = dir.filter(|d| d.is_dir()) else {
-        return Err(Error::input(format!(
-            "task '{}' has no worktree to run its checks in",
-            rec.state.id
-        ))
-        .hint(format!(
-            "skip them (recorded): git task merge {} --no-checks",
-            rec.state.id
-        )));
-    };
-    let env = task_env(&rec.state);
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("git-task-check-{}-", rec.state.id))
+        .tempdir()
+        .map_err(|e| Error::repo("could not make a temporary directory for the checks", e))?;
+    worktree::checkout_tree(repo, tree, dir.path())?;
+    if let Some(include) = objects::read_blob_at(repo, onto, crate::task::copy::WORKTREE_INCLUDE)? {
+        let globs = crate::task::copy::parse_include(&String::from_utf8_lossy(&include));
+        let main = repo.main_worktree()?;
+        if !globs.is_empty() && main.join(".git").exists() {
+            let main = worktree::open_at(&main)?;
+            crate::task::copy::copy_ignored(&main, dir.path(), Some(&globs), &mut |_, _| {})?;
+        }
+    }
+    let mut env = task_env(&rec.state);
+    for (k, v) in env.iter_mut() {
+        if *k == "GIT_TASK_WORKTREE" {
+            *v = dir.path().display().to_string();
+        }
+    }
     let timeout = rec.contract.check_timeout();
     let mut out = Vec::new();
     for command in commands {
-        let outcome = checks::run_captured(command, dir, &env, timeout)?;
+        let outcome =
+            checks::run_captured_echo(command, dir.path(), &env, timeout, opts.stream_checks)?;
         let ok = outcome.ok();
         out.push(outcome);
         if !ok {
-            return Ok(ChecksRun {
-                skipped: false,
-                passed: false,
-                commands: out,
-            });
+            let kept = dir.keep();
+            return Ok((
+                ChecksRun {
+                    skipped: false,
+                    passed: false,
+                    commands: out,
+                },
+                Some(kept),
+            ));
         }
     }
-    Ok(ChecksRun {
-        skipped: false,
-        passed: true,
-        commands: out,
-    })
+    Ok((
+        ChecksRun {
+            skipped: false,
+            passed: true,
+            commands: out,
+        },
+        None,
+    ))
 }
 
 /// Returns the worktrees (main or linked) where `branch` is checked out.

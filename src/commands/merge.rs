@@ -2,6 +2,7 @@
 
 use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::contract::judge::shell_quote;
 use crate::integrate::{self, Landed, Options, Outcome, Refusal, Strategy};
 use crate::output::{escape, Out, Palette, Report};
 use crate::task::TaskId;
@@ -151,7 +152,7 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 text,
             }
         }
-        Refusal::TaskDirty {
+        Refusal::UncommittedWork {
             task,
             worktree,
             paths,
@@ -159,24 +160,93 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             let mut text = error_line(
                 p,
                 &format!(
-                    "task '{task}' has uncommitted changes in '{worktree}': {}; nothing was merged",
+                    "task '{task}' has uncommitted work in '{worktree}': {}; only its branch tip lands, so nothing was merged",
                     list(&paths)
                 ),
             );
             text.push_str(&hint_line(
                 p,
                 &format!(
-                    "commit them first: git task commit {task}   (or: git -C {worktree} commit)"
+                    "commit it first: git task commit {task}   (or: git -C {} commit)",
+                    shell_quote(&worktree)
                 ),
             ));
             text.push_str(&hint_line(
                 p,
                 &format!("then merge again: git task merge {task}"),
             ));
-            let value = serde_json::json!({ "kind": "uncommitted_changes", "task": task, "worktree": worktree, "paths": paths });
+            let value = serde_json::json!({ "kind": "uncommitted_work", "task": task, "worktree": worktree, "paths": paths });
             Refused { value, text }
         }
-        Refusal::ChecksFailed { task, checks } => {
+        Refusal::NotOnBranch {
+            task,
+            worktree,
+            branch,
+            head,
+        } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "the worktree of task '{task}' ('{worktree}') is not on its branch '{branch}' but on {}; nothing was merged",
+                    escape(&head)
+                ),
+            );
+            text.push_str(&hint_line(
+                p,
+                &format!(
+                    "return it to the branch: git -C {} switch {}",
+                    shell_quote(&worktree),
+                    shell_quote(&branch)
+                ),
+            ));
+            text.push_str(&hint_line(
+                p,
+                &format!("then merge again: git task merge {task}"),
+            ));
+            let value = serde_json::json!({ "kind": "worktree_not_on_branch", "task": task, "worktree": worktree, "branch": branch, "head": head });
+            Refused { value, text }
+        }
+        Refusal::RecordTampered { task, why, allowed } => {
+            let mut text = error_line(p, &format!("{}; nothing was merged", escape(&why)));
+            let allowed = if allowed.is_empty() {
+                "any path not forbidden".to_owned()
+            } else {
+                allowed.join(", ")
+            };
+            text.push_str(&hint_line(
+                p,
+                &format!(
+                    "the contract frozen at start allows: {allowed}; the record of '{task}' (refs/tasks/{task}/record) was moved or rewritten by hand"
+                ),
+            ));
+            text.push_str(&hint_line(
+                p,
+                &format!("see what happened with: git log -g refs/tasks/{task}/record"),
+            ));
+            let value = serde_json::json!({ "kind": "record_tampered", "task": task, "reason": why, "allowed": allowed });
+            Refused { value, text }
+        }
+        Refusal::UnsafeHistory { task, commit, path } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "commit {} of task '{task}' holds the path '{}', which git would never write; nothing was merged",
+                    short_id(&commit),
+                    escape(&path)
+                ),
+            );
+            text.push_str(&hint_line(
+                p,
+                &format!("land the task without its history: git task merge {task} --squash"),
+            ));
+            let value = serde_json::json!({ "kind": "unsafe_path", "task": task, "commit": commit, "violations": [{ "file": path, "reason": "unsafe_path", "rule": "git's verify_path" }] });
+            Refused { value, text }
+        }
+        Refusal::ChecksFailed {
+            task,
+            checks,
+            checkout,
+        } => {
             let mut text = String::new();
             if let Some(last) = checks.commands.last() {
                 text.push_str(&last.output);
@@ -201,9 +271,14 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                     ),
                 ));
             }
+            if let Some(dir) = &checkout {
+                text.push_str(&hint_line(
+                    p,
+                    &format!("the checks ran on the tree that would land, checked out in '{dir}' (kept for inspection)"),
+                ));
+            }
             text.push_str(&hint_line(p, &format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit, and merge again")));
-            let value =
-                serde_json::json!({ "kind": "checks_failed", "task": task, "checks": checks });
+            let value = serde_json::json!({ "kind": "checks_failed", "task": task, "checks": checks, "checkout": checkout });
             Refused { value, text }
         }
         Refusal::Conflict { task, into, paths } => {
@@ -314,6 +389,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         keep: args.keep,
         no_checks: args.no_checks,
         message: args.message.clone(),
+        stream_checks: ctx.out.progress_enabled(),
     };
     match integrate::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
         Outcome::Landed(landed) => emit(

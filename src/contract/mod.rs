@@ -96,8 +96,24 @@ impl Effective {
         branch: &BranchFile,
         ignore_case: bool,
     ) -> crate::Result<Effective> {
+        let policies: Vec<&str> = policy.into_iter().collect();
+        Self::with_policies(task, &policies, frozen, branch, ignore_case)
+    }
+
+    /// Builds the effective contract with several policy levels (the target's current
+    /// `.task-policy.toml` and the one frozen at start): each must be kept, so the narrower wins.
+    pub fn with_policies(
+        task: &str,
+        policies: &[&str],
+        frozen: &ContractFile,
+        branch: &BranchFile,
+        ignore_case: bool,
+    ) -> crate::Result<Effective> {
         let mut levels = Vec::new();
-        if let Some(text) = policy {
+        for (i, text) in policies.iter().enumerate() {
+            if policies[..i].contains(text) {
+                continue;
+            }
             let file = ContractFile::parse(text, file::POLICY_FILE)?;
             levels.push(Rules::new(
                 Level::Policy,

@@ -54,7 +54,10 @@ fn git(worktree: &Path) -> Command {
         cmd.env_remove(var);
     }
     // Never wait for an editor or a terminal prompt (SPEC §2.5).
-    cmd.env("GIT_TERMINAL_PROMPT", "0")
+    // Objects are what they are: no replace refs, no grafts (SPEC §7.4), as in process.
+    cmd.env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_GRAFT_FILE", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
         .stdin(Stdio::null());
     cmd

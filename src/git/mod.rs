@@ -13,6 +13,7 @@ pub mod lstat;
 pub mod merge;
 pub mod note;
 pub mod objects;
+pub mod pathsafe;
 pub mod refread;
 pub mod refs;
 pub mod renames;
@@ -45,6 +46,17 @@ pub const LOCAL_ENV: &[&str] = &[
     "GIT_CONFIG_COUNT",
 ];
 
+/// How git-task opens every repository: objects are read as stored, with replace refs
+/// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
+/// or the hooks see (SPEC §7.4).
+pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
+    const NO_REPLACE: &str = "core.useReplaceRefs=false";
+    let mut map = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    map.full = map.full.config_overrides([NO_REPLACE]);
+    map.reduced = map.reduced.config_overrides([NO_REPLACE]);
+    map
+}
+
 /// An open repository, seen from one worktree (or from inside a hook).
 pub struct Repo {
     /// The gix handle; core modules read through it, writes go through `git/*`.
@@ -57,7 +69,13 @@ pub struct Repo {
 impl Repo {
     /// Opens the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends.
     pub fn discover(dir: &Path) -> Result<Repo> {
-        let inner = gix::discover_with_environment_overrides(dir).map_err(|e| {
+        let inner = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir,
+            Default::default(),
+            open_options(),
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| {
             Error::repo_msg(format!(
                 "not a git repository (or any of the parent directories): '{}'",
                 dir.display()

@@ -227,3 +227,27 @@ pub fn flatten_tree(
     cache.insert(tree, out.clone());
     Ok(out)
 }
+
+/// Returns every commit reachable from `tip` but not from `hidden`, with its parents.
+pub fn commits_between(
+    repo: &Repo,
+    hidden: ObjectId,
+    tip: ObjectId,
+) -> Result<Vec<(ObjectId, Vec<ObjectId>)>> {
+    if hidden == tip {
+        return Ok(Vec::new());
+    }
+    let walk = repo
+        .inner
+        .rev_walk([tip])
+        .with_hidden([hidden])
+        .all()
+        .context(|| format!("could not walk {hidden}..{tip}"))?;
+    let mut out = Vec::new();
+    for info in walk {
+        let info =
+            info.map_err(|e| crate::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        out.push((info.id, info.parent_ids.iter().copied().collect()));
+    }
+    Ok(out)
+}

@@ -329,8 +329,8 @@ pub fn delete_dir_shared(path: &Path) -> Result<()> {
 
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.
 pub fn open_at(path: &Path) -> Result<Repo> {
-    let inner =
-        gix::open(path).context(|| format!("could not open the worktree '{}'", path.display()))?;
+    let inner = gix::open_opts(path, super::open_options().full)
+        .context(|| format!("could not open the worktree '{}'", path.display()))?;
     Repo::from_gix(inner)
 }
 
@@ -379,4 +379,41 @@ mod tests {
         assert!(!is_leftover_removal(".alpha.removing-"));
         assert!(!is_leftover_removal("alpha.removing-1-2"));
     }
+}
+
+/// Writes the files of `tree` into the empty directory `dir`: a plain checkout with no git
+/// administration (the merge gate runs checks there, on exactly the tree that would land).
+pub fn checkout_tree(repo: &Repo, tree: ObjectId, dir: &Path) -> Result<()> {
+    let mut index = repo
+        .inner
+        .index_from_tree(&tree)
+        .context(|| format!("could not build an index of tree {tree}"))?;
+    let mut options = repo
+        .inner
+        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
+        .context(|| "could not prepare the checkout".into())?;
+    options.destination_is_initially_empty = true;
+    let objects = repo
+        .inner
+        .objects
+        .clone()
+        .into_arc()
+        .context(|| "could not open the object database".into())?;
+    let outcome = gix::worktree::state::checkout(
+        &mut index,
+        dir,
+        objects,
+        &gix::progress::Discard,
+        &gix::progress::Discard,
+        &gix::interrupt::IS_INTERRUPTED,
+        options,
+    )
+    .context(|| format!("could not check out tree {tree} into '{}'", dir.display()))?;
+    if let Some((path, e)) = outcome.errors.first().map(|e| (&e.path, &e.error)) {
+        return Err(Error::repo_msg(format!(
+            "could not check out '{path}' into '{}': {e}",
+            dir.display()
+        )));
+    }
+    Ok(())
 }

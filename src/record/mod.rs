@@ -15,6 +15,7 @@ use crate::task::{layout, TaskId, TaskState};
 use gix::object::tree::EntryKind;
 
 pub mod cache;
+pub mod frozen;
 
 /// Names of the events (SPEC §4).
 pub mod event {
@@ -51,6 +52,8 @@ pub struct Record {
     pub contract: ContractFile,
     /// The frozen contract exactly as stored (for digests).
     pub contract_text: String,
+    /// The base's `.task-policy.toml` frozen at start, if it had one.
+    pub policy_text: Option<String>,
     /// The record ref's current commit.
     pub tip: ObjectId,
 }
@@ -68,6 +71,7 @@ pub struct Event {
 
 const STATE_FILE: &str = "task.toml";
 const CONTRACT_FILE: &str = "contract.toml";
+const POLICY_FILE: &str = "policy.toml";
 
 /// Reads the record of `id`; `None` if the task does not exist.
 pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
@@ -121,10 +125,13 @@ pub fn read_at(repo: &Repo, tip: ObjectId) -> Result<Record> {
         .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {CONTRACT_FILE}")))?;
     let contract = ContractFile::parse(&contract_text, CONTRACT_FILE)
         .map_err(|e| Error::repo_msg(format!("record commit {tip}: {e}")))?;
+    let policy_text = objects::read_blob_in_tree(repo, tree, POLICY_FILE)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
     Ok(Record {
         state,
         contract,
         contract_text,
+        policy_text,
         tip,
     })
 }
@@ -133,10 +140,11 @@ fn event_commit(
     repo: &Repo,
     parent: Option<ObjectId>,
     state: &TaskState,
-    contract_text: &str,
+    frozen: (&str, Option<&str>),
     event: &str,
     details: &serde_json::Value,
 ) -> Result<ObjectId> {
+    let (contract_text, policy_text) = frozen;
     let state_blob = objects::write_blob(
         repo,
         toml::to_string(state)
@@ -144,14 +152,15 @@ fn event_commit(
             .as_bytes(),
     )?;
     let contract_blob = objects::write_blob(repo, contract_text.as_bytes())?;
-    let tree = objects::edit_tree(
-        repo,
-        objects::empty_tree(repo),
-        &[
-            TreeEdit::Upsert(STATE_FILE, EntryKind::Blob, state_blob),
-            TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, contract_blob),
-        ],
-    )?;
+    let mut edits = vec![
+        TreeEdit::Upsert(STATE_FILE, EntryKind::Blob, state_blob),
+        TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, contract_blob),
+    ];
+    if let Some(policy) = policy_text {
+        let policy_blob = objects::write_blob(repo, policy.as_bytes())?;
+        edits.push(TreeEdit::Upsert(POLICY_FILE, EntryKind::Blob, policy_blob));
+    }
+    let tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
     let mut body = serde_json::Map::new();
     body.insert("event".into(), event.into());
     body.insert("task".into(), state.id.clone().into());
@@ -218,8 +227,19 @@ fn start_event(
         }
     }
     let parent = previous.map(|p| p.tip);
-    let commit = event_commit(repo, parent, state, contract_text, event::STARTED, &details)
+    // The base's policy is frozen with the contract: the gate counts it beside the target's current one.
+    let policy = match state.base_commit.parse::<ObjectId>() {
+        Ok(base) => objects::read_blob_at(repo, base, crate::contract::file::POLICY_FILE)
+            .map_err(RefError::Other)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()),
+        Err(_) => None,
+    };
+    let frozen = (contract_text, policy.as_deref());
+    let commit = event_commit(repo, parent, state, frozen, event::STARTED, &details)
         .map_err(RefError::Other)?;
+    // The digest goes outside refs before any ref names the record (SPEC §7.4).
+    let digest = frozen::digest(repo, state, contract_text, policy.as_deref());
+    frozen::write(repo, state, commit, digest).map_err(RefError::Other)?;
     let name = layout::record_ref(&id);
     let update = match parent {
         Some(old) => Update::update(name, old, commit, format!("git-task: start {id} again")),
@@ -280,7 +300,7 @@ pub fn prepare_append(
         repo,
         Some(record.tip),
         state,
-        &record.contract_text,
+        (&record.contract_text, record.policy_text.as_deref()),
         event,
         &details,
     )?;
@@ -294,6 +314,7 @@ pub fn prepare_append(
         state: state.clone(),
         contract: record.contract.clone(),
         contract_text: record.contract_text.clone(),
+        policy_text: record.policy_text.clone(),
         tip: commit,
     };
     Ok((update, next))

@@ -126,7 +126,7 @@ fn no_verify_violation_is_refused() {
     repo.fsck();
 }
 
-/// Uncommitted work in the task worktree is judged too.
+/// Uncommitted work in the task worktree never lands: the task is its branch tip (SPEC §7.1).
 #[test]
 fn uncommitted_violation_is_refused() {
     let repo = TestRepo::new();
@@ -134,8 +134,8 @@ fn uncommitted_violation_is_refused() {
     let wt = repo.start("t1", &["--allow", "src/**"]);
     repo.write(&wt, "docs/x.md", "not allowed\n");
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
-    assert_eq!(json["kind"], "contract_violation");
-    assert_eq!(json["violations"][0]["reason"], "not_allowed");
+    assert_eq!(json["kind"], "uncommitted_work");
+    assert_eq!(json["paths"], serde_json::json!(["docs/x.md"]));
     assert_eq!(main_tip(&repo), before);
 }
 
@@ -147,7 +147,7 @@ fn uncommitted_work_is_refused() {
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
     let run = repo.task_root(&["merge", "t1"]).code(1);
-    assert!(run.stderr.contains("uncommitted changes"), "{run}");
+    assert!(run.stderr.contains("uncommitted work"), "{run}");
     assert!(run.stderr.contains("src/lib.rs"), "{run}");
     assert_eq!(main_tip(&repo), before);
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { 2 }\n");
@@ -708,7 +708,7 @@ fn staged_or_untracked_work_is_refused() {
     repo.write(&wt, "README.md", "# staged\n");
     repo.git(&wt, &["add", "README.md"]);
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
-    assert_eq!(json["kind"], "uncommitted_changes");
+    assert_eq!(json["kind"], "uncommitted_work");
     assert_eq!(json["paths"], serde_json::json!(["README.md"]));
     repo.git(&wt, &["reset", "-q", "--hard"]);
     repo.write(&wt, "scratch.txt", "untracked\n");
@@ -1090,7 +1090,7 @@ fn same_size_edit_among_racily_clean_task_files_is_found() {
     repo.write(&wt, "many/f149.txt", "FILE 149\n");
 
     let run = repo.task_root(&["merge", "t1"]).code(1);
-    assert!(run.stderr.contains("uncommitted changes"), "{run}");
+    assert!(run.stderr.contains("uncommitted work"), "{run}");
     assert!(run.stderr.contains("many/f149.txt"), "{run}");
     assert_eq!(main_tip(&repo), before);
 

@@ -1,0 +1,106 @@
+//! What the gate trusts of a record, checked against a digest kept outside refs (SPEC §7.4).
+//!
+//! An agent can point `refs/tasks/<id>/record` at any commit it makes with git
+//! plumbing, so the record alone cannot prove which contract was frozen at
+//! start. When a task's life begins, `start` writes the digest of the parts the
+//! gate relies on (frozen contract, frozen policy, task branch, base branch,
+//! mode) to `<common dir>/git-task/frozen/<id>/<started event commit>`, before
+//! the record ref is created. The gate finds the latest `started` event of the
+//! record it reads and compares: a missing file or another digest is
+//! `record_tampered`. A file per `started` commit lets two racing starts of one
+//! id each write their own, so the loser cannot overwrite the winner's.
+//!
+//! Records made before digests existed have no `frozen/<id>` directory at all;
+//! they are not refused (nothing proves them, nothing contradicts them).
+
+use super::Record;
+use crate::error::{Context, Result};
+use crate::git::{objects, ObjectId, Repo};
+use crate::task::{layout, TaskId, TaskState};
+use std::path::PathBuf;
+
+fn dir(repo: &Repo, id: &TaskId) -> PathBuf {
+    repo.common_dir()
+        .join("git-task")
+        .join("frozen")
+        .join(id.as_str())
+}
+
+/// The digest of what the gate trusts in a record.
+pub fn digest(
+    repo: &Repo,
+    state: &TaskState,
+    contract_text: &str,
+    policy_text: Option<&str>,
+) -> ObjectId {
+    let text = format!(
+        "contract\0{contract_text}\0policy\0{}\0branch\0{}\0base\0{}\0mode\0{}\0",
+        policy_text.unwrap_or("\u{1}none"),
+        state.branch,
+        state.base_branch.as_deref().unwrap_or("\u{1}none"),
+        state.mode,
+    );
+    gix::objs::compute_hash(
+        repo.inner.object_hash(),
+        gix::objs::Kind::Blob,
+        text.as_bytes(),
+    )
+    .expect("hashing a buffer in memory cannot fail")
+}
+
+/// Writes the digest for the `started` event commit `started` (before any ref points to it).
+pub fn write(repo: &Repo, state: &TaskState, started: ObjectId, digest: ObjectId) -> Result<()> {
+    let dir = dir(repo, &state.task_id());
+    std::fs::create_dir_all(&dir).context(|| format!("could not create '{}'", dir.display()))?;
+    let path = dir.join(started.to_string());
+    let tmp = dir.join(format!("{started}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, format!("{digest}\n"))
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .context(|| format!("could not write '{}'", path.display()))
+}
+
+/// Returns why `record` cannot be trusted, or `None` when its frozen parts match the digest written at start.
+pub fn verify(repo: &Repo, record: &Record) -> Result<Option<String>> {
+    let id = record.state.task_id();
+    let dir = dir(repo, &id);
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let started = latest_start(repo, record.tip)?;
+    let Some(started) = started else {
+        return Ok(Some(format!(
+            "the record of '{id}' ({}) has no 'started' event",
+            layout::record_ref(&id)
+        )));
+    };
+    let expected = match std::fs::read_to_string(dir.join(started.to_string())) {
+        Ok(text) => text.trim().to_owned(),
+        Err(_) => {
+            return Ok(Some(format!(
+                "the record of '{id}' does not descend from the start git-task recorded"
+            )))
+        }
+    };
+    let actual = digest(
+        repo,
+        &record.state,
+        &record.contract_text,
+        record.policy_text.as_deref(),
+    );
+    Ok((actual.to_string() != expected).then(|| {
+        format!("the frozen contract, policy or branches in the record of '{id}' were changed after start")
+    }))
+}
+
+/// Returns the latest `started` event commit at or below `tip`, following first parents.
+fn latest_start(repo: &Repo, tip: ObjectId) -> Result<Option<ObjectId>> {
+    let mut next = Some(tip);
+    while let Some(commit) = next {
+        let message = objects::commit_message(repo, commit)?;
+        if message.split('\n').next() == Some(super::event::STARTED) {
+            return Ok(Some(commit));
+        }
+        next = objects::commit_parents(repo, commit)?.first().copied();
+    }
+    Ok(None)
+}
