@@ -180,7 +180,8 @@ pub enum Refusal {
     RecordTampered {
         task: String,
         why: String,
-        allowed: Vec<String>,
+        /// The allowed globs frozen at start (`None`: that contract could not be found).
+        allowed: Option<Vec<String>>,
     },
     /// A commit that would become reachable from the target holds a path git would never write.
     UnsafeHistory {
@@ -340,11 +341,11 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
 
     // Trust nothing the task can move with git: the record must be the one frozen at start.
     for rec in &records {
-        if let Some(why) = record::frozen::verify(repo, rec)? {
+        if let Some(t) = record::frozen::verify(repo, rec)? {
             return Ok(Outcome::Refused(Refusal::RecordTampered {
                 task: rec.state.id.clone(),
-                why,
-                allowed: rec.contract.allowed.clone(),
+                why: t.why,
+                allowed: t.frozen_allowed,
             }));
         }
     }

@@ -208,15 +208,19 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
         }
         Refusal::RecordTampered { task, why, allowed } => {
             let mut text = error_line(p, &format!("{}; nothing was merged", escape(&why)));
-            let allowed = if allowed.is_empty() {
-                "any path not forbidden".to_owned()
-            } else {
-                allowed.join(", ")
+            let shown = match &allowed {
+                Some(globs) if globs.is_empty() => "any path not forbidden".to_owned(),
+                Some(globs) => globs
+                    .iter()
+                    .map(|g| escape(g).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => "(it could not be found)".to_owned(),
             };
             text.push_str(&hint_line(
                 p,
                 &format!(
-                    "the contract frozen at start allows: {allowed}; the record of '{task}' (refs/tasks/{task}/record) was moved or rewritten by hand"
+                    "the contract frozen at start allows: {shown}; the record of '{task}' (refs/tasks/{task}/record) was moved or rewritten by hand"
                 ),
             ));
             text.push_str(&hint_line(

@@ -59,27 +59,38 @@ pub fn write(repo: &Repo, state: &TaskState, started: ObjectId, digest: ObjectId
         .context(|| format!("could not write '{}'", path.display()))
 }
 
-/// Returns why `record` cannot be trusted, or `None` when its frozen parts match the digest written at start.
-pub fn verify(repo: &Repo, record: &Record) -> Result<Option<String>> {
+/// A record that does not match what was frozen at start.
+#[derive(Clone, Debug)]
+pub struct Tampered {
+    /// What does not match.
+    pub why: String,
+    /// The `allowed` globs of the contract really frozen at start, when it can still be found.
+    pub frozen_allowed: Option<Vec<String>>,
+}
+
+/// Returns how `record` cannot be trusted, or `None` when its frozen parts match the digest written at start.
+pub fn verify(repo: &Repo, record: &Record) -> Result<Option<Tampered>> {
     let id = record.state.task_id();
     let dir = dir(repo, &id);
     if !dir.is_dir() {
         return Ok(None);
     }
-    let started = latest_start(repo, record.tip)?;
-    let Some(started) = started else {
-        return Ok(Some(format!(
+    let tampered = |why: String| {
+        Ok(Some(Tampered {
+            why,
+            frozen_allowed: genuine_allowed(repo, &dir),
+        }))
+    };
+    let Some(started) = latest_start(repo, record.tip)? else {
+        return tampered(format!(
             "the record of '{id}' ({}) has no 'started' event",
             layout::record_ref(&id)
-        )));
+        ));
     };
-    let expected = match std::fs::read_to_string(dir.join(started.to_string())) {
-        Ok(text) => text.trim().to_owned(),
-        Err(_) => {
-            return Ok(Some(format!(
-                "the record of '{id}' does not descend from the start git-task recorded"
-            )))
-        }
+    let Ok(expected) = std::fs::read_to_string(dir.join(started.to_string())) else {
+        return tampered(format!(
+            "the record of '{id}' does not descend from the start git-task recorded"
+        ));
     };
     let actual = digest(
         repo,
@@ -87,9 +98,37 @@ pub fn verify(repo: &Repo, record: &Record) -> Result<Option<String>> {
         &record.contract_text,
         record.policy_text.as_deref(),
     );
-    Ok((actual.to_string() != expected).then(|| {
-        format!("the frozen contract, policy or branches in the record of '{id}' were changed after start")
-    }))
+    if actual.to_string() == expected.trim() {
+        return Ok(None);
+    }
+    tampered(format!(
+        "the frozen contract, policy or branches in the record of '{id}' were changed after start"
+    ))
+}
+
+/// Returns the allowed globs of the latest genuine start whose digest is on file.
+fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
+    let mut starts: Vec<(std::time::SystemTime, ObjectId, String)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let id = e.file_name().to_str()?.parse::<ObjectId>().ok()?;
+            let when = e.metadata().ok()?.modified().ok()?;
+            let digest = std::fs::read_to_string(e.path()).ok()?;
+            Some((when, id, digest.trim().to_owned()))
+        })
+        .collect();
+    starts.sort();
+    starts.into_iter().rev().find_map(|(_, started, digest)| {
+        let rec = super::read_at(repo, started).ok()?;
+        let actual = self::digest(
+            repo,
+            &rec.state,
+            &rec.contract_text,
+            rec.policy_text.as_deref(),
+        );
+        (actual.to_string() == digest).then_some(rec.contract.allowed)
+    })
 }
 
 /// Returns the latest `started` event commit at or below `tip`, following first parents.

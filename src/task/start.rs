@@ -156,13 +156,49 @@ struct Base {
 fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
     match base {
         Some(spec) => {
+            // A short name that is several refs at once (a tag and a branch both called `rel`)
+            // would start from one and merge into the other: refuse it, naming each.
+            if !spec.starts_with("refs/") {
+                let mut found = Vec::new();
+                for full in [
+                    format!("refs/{spec}"),
+                    format!("refs/tags/{spec}"),
+                    format!("refs/heads/{spec}"),
+                    format!("refs/remotes/{spec}"),
+                ] {
+                    let valid =
+                        gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes()))
+                            .is_ok();
+                    if valid && repo.ref_target(&full)?.is_some() {
+                        found.push(full);
+                    }
+                }
+                if found.len() > 1 {
+                    return Err(Error::input(format!(
+                        "--base '{spec}' is ambiguous: it names {}",
+                        found.join(" and ")
+                    ))
+                    .hint(format!(
+                        "spell out the one you mean, e.g. --base {}",
+                        found
+                            .iter()
+                            .find(|f| f.starts_with("refs/heads/"))
+                            .unwrap_or(&found[0])
+                    )));
+                }
+            }
             let commit = repo.rev_parse_commit(spec)?;
             let full = if spec.starts_with("refs/heads/") {
                 spec.to_owned()
             } else {
                 format!("refs/heads/{spec}")
             };
-            let branch = repo.find_ref(&full)?.map(|_| full);
+            let valid =
+                gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
+            let branch = match valid {
+                true => repo.find_ref(&full)?.map(|_| full),
+                false => None,
+            };
             Ok(Base { commit, branch })
         }
         None => {

@@ -25,5 +25,6 @@ mod start;
 mod status;
 mod sweep;
 
+mod gate_attacks;
 mod merge;
 mod sync;

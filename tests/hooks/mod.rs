@@ -1,5 +1,6 @@
 //! The hooks through real git: `git commit`, `git switch` and `git worktree add` with the shims installed.
 
+mod base_merge;
 mod staged;
 
 use crate::common::{bin, Run, TestRepo};
