@@ -156,6 +156,9 @@ pub struct Landed {
     pub updated_worktrees: Vec<String>,
     /// Things that went wrong after the merge landed (a worktree that could not be deleted).
     pub warnings: Vec<String>,
+    /// Where to `cd`: the merge was run from inside a worktree it removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leave_cwd: Option<String>,
 }
 
 /// Why a merge was refused; nothing landed.
@@ -297,6 +300,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             tasks: already,
             updated_worktrees: Vec::new(),
             warnings,
+            leave_cwd: None,
         }));
     }
 
@@ -407,6 +411,14 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             ))
         })?;
         if current == old_tip {
+            // Work made in a task worktree while the checks ran would be deleted with it unlanded.
+            for p in &pending {
+                if let Some(w) = p.worktree.as_ref().filter(|w| w.exists()) {
+                    if let Some(refusal) = task_worktree_refusal(repo, &p.record, w, p.tip)? {
+                        return Ok(Outcome::Refused(refusal));
+                    }
+                }
+            }
             break (lock, new_tip, changes);
         }
         drop(lock);
@@ -545,9 +557,17 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
 
     // 7. Clean up: the task worktrees go, unless kept.
     let mut warnings = Vec::new();
+    let mut leave = None;
     if !keep {
+        let cwd = std::env::current_dir().ok();
         for (p, r) in pending.iter().zip(results.iter_mut()) {
             if let Some(w) = &p.worktree {
+                if cwd.as_deref().is_some_and(|c| c.starts_with(&w.path)) {
+                    // This process stands in the worktree it removes: step out first.
+                    let main = repo.main_worktree()?;
+                    let _ = std::env::set_current_dir(&main);
+                    leave = Some(main.display().to_string());
+                }
                 match worktree::remove(repo, w) {
                     Ok(()) => r.removed = true,
                     Err(e) => warnings.push(format!(
@@ -569,6 +589,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         tasks,
         updated_worktrees: updated,
         warnings,
+        leave_cwd: leave,
     }))
 }
 

@@ -111,6 +111,12 @@ impl Report for MergeReport {
         for w in &self.landed.warnings {
             out.warn(w);
         }
+        if let Some(dir) = &self.landed.leave_cwd {
+            out.note(format_args!(
+                "The worktree you ran this from is gone: cd {}",
+                shell_quote(dir)
+            ));
+        }
         Ok(())
     }
 }

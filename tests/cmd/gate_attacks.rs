@@ -449,3 +449,38 @@ fn failed_check_keeps_its_checkout() {
     std::fs::remove_dir_all(dir).unwrap();
     assert_eq!(tip(&repo, "main"), before);
 }
+
+/// `merge` run from inside the task's own worktree completes and says where to go.
+#[test]
+fn merge_from_inside_the_task_worktree_completes() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "task work");
+    let run = repo.task(&wt.join("src"), &["merge"]).ok();
+    assert!(run.stderr.contains("cd "), "{run}");
+    assert!(!wt.exists(), "the worktree is removed");
+    assert_eq!(show(&repo, "main", "src/lib.rs"), "pub fn lib() { 1 }");
+    assert!(repo.refs("refs/heads/task/").is_empty());
+    let wl = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    assert!(!wl.contains("repo.tasks/t1"), "{wl}");
+    repo.fsck();
+}
+
+/// Work written into the task worktree while the merge runs (here by a check) did not land:
+/// the merge refuses rather than delete it with the worktree.
+#[test]
+fn work_made_during_the_merge_is_kept() {
+    let repo = TestRepo::new();
+    let before = tip(&repo, "main");
+    let wt_path = repo.task_dir("t1");
+    let late = wt_path.join("late.txt");
+    let check = format!("echo late > '{}'", late.display());
+    let wt = repo.start("t1", &["--check", &check]);
+    assert_eq!(wt, wt_path);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "task work");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_refused_unchanged(&repo, &json, "uncommitted_work", &before);
+    assert_eq!(std::fs::read_to_string(&late).unwrap(), "late\n");
+}

@@ -35,12 +35,18 @@ fn base_merge_is_not_blamed_but_restoring_old_base_work_is() {
     repo.git(&wt, &["commit", "-q", "-am", "task work"]);
     // The base changes the same file (a conflict) and, twice, a forbidden one.
     repo.write(repo.root(), "src/store/mod.rs", "pub fn store() { 2 }\n");
-    repo.git(repo.root(), &["commit", "-q", "--no-verify", "-am", "base v2"]);
+    repo.git(
+        repo.root(),
+        &["commit", "-q", "--no-verify", "-am", "base v2"],
+    );
     repo.write(repo.root(), "src/lib.rs", "pub fn lib() { base }\n");
     repo.write(repo.root(), "src/store/mod.rs", "pub fn store() { 3 }\n");
     repo.write(repo.root(), "docs/new.md", "new\n");
     repo.git(repo.root(), &["add", "-A"]);
-    repo.git(repo.root(), &["commit", "-q", "--no-verify", "-m", "base work"]);
+    repo.git(
+        repo.root(),
+        &["commit", "-q", "--no-verify", "-m", "base work"],
+    );
     let merge = repo.git_run(&wt, &["merge", "-q", "main"]);
     assert_ne!(merge.code, 0, "the merge conflicts: {merge}");
     repo.write(&wt, "src/lib.rs", "pub fn lib() { both }\n");
