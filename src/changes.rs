@@ -133,7 +133,22 @@ pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
 }
 
 /// Judges a task's tree `tree` (committed work, or the worktree state) against its contract.
+///
+/// In worktree mode this is what the merge gate would see (SPEC §7.3): `tree`, as if committed
+/// on the task branch, landed on the base branch's current tip; the task's changes are what that
+/// landing changes there (when it would conflict: what the task changed since the common
+/// ancestor). It never depends on `refs/tasks/<id>/base`, which the task can move.
 pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdict> {
+    if record.state.mode == Mode::Worktree {
+        if let Some(target) = base_tip(repo, record)? {
+            let head = repo.find_ref(&record.state.branch)?;
+            let (before, after) = landing_trees(repo, target, head, tree)?;
+            let branch = branch_file_in_tree(repo, record, tree)?;
+            let contract = effective_at(repo, record, &branch, Some(target))?;
+            let source = repair_source(repo, target, head)?;
+            return judge_change(repo, &contract, before, after, &source.to_string());
+        }
+    }
     let base = task_base(repo, record)?;
     let base_tree = objects::commit_tree(repo, base)?;
     let changed = diff::tree_to_tree(repo, base_tree, tree)?;
@@ -145,6 +160,46 @@ pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdic
         staged: false,
     };
     Ok(contract::judge(&contract, &judged, &ctx))
+}
+
+/// Returns the commit a task's repair restores from: the common ancestor of the task and the
+/// target, so the repair never hands the task the base's newer work (after a merge of the base,
+/// that ancestor is the target's tip, and restoring from it undoes a revert of the base's work).
+pub fn repair_source(repo: &Repo, target: ObjectId, head: Option<ObjectId>) -> Result<ObjectId> {
+    Ok(match head {
+        Some(head) => objects::merge_base(repo, target, head)?.unwrap_or(target),
+        None => target,
+    })
+}
+
+/// Returns `(before, after)`: the target's tree at `target` and its tree once `tree`, committed on
+/// top of `head`, would land there by a 3-way merge; or, when that merge conflicts, the common
+/// ancestor's tree and `tree`.
+fn landing_trees(
+    repo: &Repo,
+    target: ObjectId,
+    head: Option<ObjectId>,
+    tree: ObjectId,
+) -> Result<(ObjectId, ObjectId)> {
+    let target_tree = objects::commit_tree(repo, target)?;
+    let Some(head) = head else {
+        return Ok((target_tree, tree));
+    };
+    if objects::merge_base(repo, target, head)? == Some(target) {
+        return Ok((target_tree, tree));
+    }
+    let ancestor = crate::git::merge::ancestor_tree(repo, target, head)?;
+    let merged = crate::git::merge::merge_trees(
+        repo,
+        ancestor,
+        target_tree,
+        tree,
+        ["base", "target", "task"],
+    )?;
+    Ok(match merged.tree {
+        Some(result) => (target_tree, result),
+        None => (ancestor, tree),
+    })
 }
 
 /// Judges the change from tree `before` to tree `after` against `contract` (the merge gate:

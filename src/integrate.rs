@@ -675,7 +675,7 @@ fn land_and_judge(
             changes::branch_file_in_tree(repo, &p.record, objects::commit_tree(repo, p.tip)?)?;
         // The policy that counts: the target's, at the tip the landing is computed on, and the frozen one.
         let contract = changes::effective_at(repo, &p.record, &branch, Some(onto))?;
-        let source = onto.to_string();
+        let source = changes::repair_source(repo, onto, Some(p.tip))?.to_string();
         let new_tree = match commits.last() {
             Some(c) => objects::commit_tree(repo, *c)?,
             None => cur_tree,

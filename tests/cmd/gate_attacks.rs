@@ -150,6 +150,9 @@ fn base_ref_moved_by_hand_changes_nothing() {
     commit_all(&repo, &wt, "forbidden");
     // The agent points its base ref at its own tip: base..tip is empty.
     repo.git(&wt, &["update-ref", "refs/tasks/t1/base", "HEAD"]);
+    // `check` agrees with the gate: it judges what would land, not base..tip.
+    let json = repo.task_root(&["check", "t1", "--json"]).code(1).json();
+    assert_eq!(json["violations"][0]["file"], "src/store/mod.rs", "{json}");
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_refused_unchanged(&repo, &json, "contract_violation", &before);
     assert_eq!(json["violations"][0]["file"], "src/store/mod.rs");
@@ -483,4 +486,48 @@ fn work_made_during_the_merge_is_kept() {
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_refused_unchanged(&repo, &json, "uncommitted_work", &before);
     assert_eq!(std::fs::read_to_string(&late).unwrap(), "late\n");
+}
+
+/// The repair restores from the common ancestor of task and base, never the base's newer work.
+#[test]
+fn repair_never_hands_the_task_the_bases_newer_work() {
+    let repo = TestRepo::new();
+    let lines = |first: &str, last: &str| format!("{first}\n2\n3\n4\n5\n6\n7\n8\n{last}\n");
+    repo.write(repo.root(), "src/store/mod.rs", &lines("1", "9"));
+    commit_all(&repo, repo.root(), "store");
+    let start = tip(&repo, "main");
+    let wt = repo.start("t1", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", &lines("task", "9"));
+    commit_all(&repo, &wt, "forbidden");
+    repo.write(repo.root(), "src/store/mod.rs", &lines("1", "newer"));
+    commit_all(&repo, repo.root(), "base work");
+    let newer = tip(&repo, "main");
+    for args in [
+        &["check", "t1", "--json"][..],
+        &["merge", "t1", "--json"][..],
+    ] {
+        let json = repo.task_root(args).code(1).json();
+        let repair = json["repair"].as_str().unwrap_or_else(|| panic!("{json}"));
+        assert!(repair.contains(&start), "{args:?}: {repair}");
+        assert!(!repair.contains(&newer), "{args:?}: {repair}");
+    }
+    // Following the repair makes the merge land, and the base keeps its newer work.
+    let source = format!("--source={start}");
+    repo.git(
+        &wt,
+        &[
+            "restore",
+            &source,
+            "--staged",
+            "--worktree",
+            "--",
+            "src/store/mod.rs",
+        ],
+    );
+    commit_all(&repo, &wt, "repair");
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(
+        show(&repo, "main", "src/store/mod.rs"),
+        lines("1", "newer").trim_end()
+    );
 }
