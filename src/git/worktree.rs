@@ -358,29 +358,6 @@ pub fn sparse_patterns(globs: &[String]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A directory this process moved aside is being deleted in the background;
-    /// one moved aside by another process and still there is a leftover.
-    #[test]
-    fn only_removals_of_other_processes_are_leftovers() {
-        let own = aside_path(Path::new("/tmp/x.tasks/alpha"));
-        let own = own.file_name().unwrap().to_str().unwrap();
-        assert!(own.starts_with(".alpha.removing-"), "{own}");
-        assert!(!is_leftover_removal(own));
-        let other = format!(
-            ".alpha.removing-{}-12345",
-            std::process::id().wrapping_add(1)
-        );
-        assert!(is_leftover_removal(&other));
-        assert!(!is_leftover_removal("alpha"));
-        assert!(!is_leftover_removal(".alpha.removing-"));
-        assert!(!is_leftover_removal("alpha.removing-1-2"));
-    }
-}
-
 /// Writes the files of `tree` into the empty directory `dir`: a plain checkout with no git
 /// administration (the merge gate runs checks there, on exactly the tree that would land).
 pub fn checkout_tree(repo: &Repo, tree: ObjectId, dir: &Path) -> Result<()> {
@@ -416,4 +393,27 @@ pub fn checkout_tree(repo: &Repo, tree: ObjectId, dir: &Path) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory this process moved aside is being deleted in the background;
+    /// one moved aside by another process and still there is a leftover.
+    #[test]
+    fn only_removals_of_other_processes_are_leftovers() {
+        let own = aside_path(Path::new("/tmp/x.tasks/alpha"));
+        let own = own.file_name().unwrap().to_str().unwrap();
+        assert!(own.starts_with(".alpha.removing-"), "{own}");
+        assert!(!is_leftover_removal(own));
+        let other = format!(
+            ".alpha.removing-{}-12345",
+            std::process::id().wrapping_add(1)
+        );
+        assert!(is_leftover_removal(&other));
+        assert!(!is_leftover_removal("alpha"));
+        assert!(!is_leftover_removal(".alpha.removing-"));
+        assert!(!is_leftover_removal("alpha.removing-1-2"));
+    }
 }

@@ -98,7 +98,7 @@ pub fn verify(repo: &Repo, record: &Record) -> Result<Option<Tampered>> {
         &record.contract_text,
         record.policy_text.as_deref(),
     );
-    if actual.to_string() == expected.trim() {
+    if expected.trim().parse::<ObjectId>().ok() == Some(actual) {
         return Ok(None);
     }
     tampered(format!(
@@ -127,7 +127,7 @@ fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
             &rec.contract_text,
             rec.policy_text.as_deref(),
         );
-        (actual.to_string() == digest).then_some(rec.contract.allowed)
+        (digest.parse::<ObjectId>().ok() == Some(actual)).then_some(rec.contract.allowed)
     })
 }
 
