@@ -531,3 +531,32 @@ fn repair_never_hands_the_task_the_bases_newer_work() {
         lines("1", "newer").trim_end()
     );
 }
+
+/// On a terminal the checks' output streams to stderr as they run (here under `script`, a pty).
+#[test]
+fn check_output_streams_on_a_terminal() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        if std::env::var_os("CI").is_some() {
+            panic!("util-linux 'script' is needed for this test");
+        }
+        eprintln!("SKIPPED check_output_streams_on_a_terminal: no 'script' program");
+        return;
+    }
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &["--check", "echo streamed-check-output"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "task work");
+    let line = format!("{} merge t1", crate::common::bin().display());
+    let mut cmd = repo.command("script", repo.root());
+    cmd.args(["-qec", &line, "/dev/null"]);
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("streamed-check-output"), "{text}");
+    // Without a terminal the output is kept for --json and not printed.
+    let wt2 = repo.start("t2", &["--check", "echo quiet-check-output"]);
+    repo.write(&wt2, "README.md", "# two\n");
+    commit_all(&repo, &wt2, "task work");
+    let run = repo.task_root(&["merge", "t2"]).ok();
+    assert!(!run.stderr.contains("quiet-check-output"), "{run}");
+}
