@@ -307,7 +307,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     // The target: --into (a branch, nothing else), else the base branch all pending tasks share.
     let target =
         match &opts.into {
-            Some(b) => resolve_into(repo, b)?,
+            Some(b) => resolve_into(repo, settings, b)?,
             None => {
                 let mut target: Option<String> = None;
                 for rec in &records {
@@ -593,14 +593,26 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     }))
 }
 
-/// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists; anything else is bad input.
-fn resolve_into(repo: &Repo, name: &str) -> Result<String> {
+/// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists and is not a live
+/// task's own branch (whose contract would not judge what lands there); anything else is bad input.
+fn resolve_into(repo: &Repo, settings: &Settings, name: &str) -> Result<String> {
     let full = full_branch(name);
     let valid = full.starts_with("refs/heads/")
         && gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
     if !valid || repo.find_ref(&full)?.is_none() {
         return Err(Error::input(format!("--into '{name}' is not a branch"))
             .hint("--into takes the name of an existing branch; 'git branch' lists them"));
+    }
+    let prefix = format!("refs/heads/{}", settings.branch_prefix);
+    if let Some(owner) = layout::id_from_branch(&prefix, &full) {
+        if record::load(repo, &owner)?
+            .is_some_and(|r| r.state.status.is_live() && r.state.branch == full)
+        {
+            return Err(Error::input(format!(
+                "--into '{name}' is the branch of live task '{owner}'"
+            ))
+            .hint("merge into a base or umbrella branch instead: --into <branch>"));
+        }
     }
     Ok(full)
 }

@@ -268,6 +268,7 @@ fn into_accepts_branches_only() {
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "task work");
     repo.git(repo.root(), &["tag", "v1"]);
+    repo.start("t2", &[]);
     let main = tip(&repo, "main");
     let refs_before = crate::cmd::support::all_refs(&repo);
     for into in [
@@ -278,6 +279,7 @@ fn into_accepts_branches_only() {
         "HEAD",
         "refs/remotes/x",
         "no-such",
+        "task/t2",
     ] {
         let run = repo.task_root(&["merge", "t1", "--into", into]).code(2);
         assert!(run.stderr.contains("error:"), "{into}: {run}");
@@ -535,7 +537,11 @@ fn repair_never_hands_the_task_the_bases_newer_work() {
 /// On a terminal the checks' output streams to stderr as they run (here under `script`, a pty).
 #[test]
 fn check_output_streams_on_a_terminal() {
-    if std::process::Command::new("script").arg("--version").output().is_err() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         if std::env::var_os("CI").is_some() {
             panic!("util-linux 'script' is needed for this test");
         }
