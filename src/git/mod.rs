@@ -13,6 +13,7 @@ pub mod lstat;
 pub mod merge;
 pub mod note;
 pub mod objects;
+pub mod pathsafe;
 pub mod refread;
 pub mod refs;
 pub mod renames;
