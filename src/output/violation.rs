@@ -77,12 +77,9 @@ mod tests {
         let ctx = RepairContext {
             source: "HEAD".into(),
             staged: true,
+            root: None,
         };
-        let changes = [Change {
-            path: "src/db/x y.rs".into(),
-            kind: ChangeKind::Modified,
-            link_target: None,
-        }];
+        let changes = [Change::file("src/db/x y.rs", ChangeKind::Modified)];
         let text = super::render(&judge(&e, &changes, &ctx), &super::Palette::default());
         assert!(
             text.starts_with("error: task 't': 1 contract violation\n"),
