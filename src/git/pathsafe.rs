@@ -102,6 +102,32 @@ pub fn check_changes(changes: &[super::diff::ChangedPath], what: &str) -> Result
     }
 }
 
+/// Refuses to write (or delete) `path` under `workdir` when the path is unsafe, or when one of its
+/// parent directories on disk is a symlink or a file (a write would land wherever it points, as
+/// git's `has_symlink_leading_path` guards against). Missing parents are fine.
+pub fn check_write(workdir: &std::path::Path, path: &str, what: &str) -> Result<()> {
+    if !is_safe_path(path.as_bytes()) {
+        return Err(refusal(path, what));
+    }
+    let mut dir = workdir.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    for part in &parts[..parts.len() - 1] {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(crate::Error::negative(format!(
+                    "refusing to write '{}' from {what}: '{}' is not a directory (a symlink would lead elsewhere)",
+                    display(path.as_bytes()),
+                    display(dir.strip_prefix(workdir).unwrap_or(&dir).to_string_lossy().as_bytes())
+                )))
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
 /// Walks the whole of `tree` and returns the first unsafe path in it (escaped for display).
 ///
 /// Subtrees already in `seen` are skipped (they were checked before); every tree
