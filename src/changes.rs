@@ -345,6 +345,20 @@ pub fn judge_commit(
 pub fn judge_task(repo: &Repo, record: &Record) -> Result<Verdict> {
     let path = std::path::Path::new(&record.state.worktree);
     let tree = if path.join(".git").exists() {
+        // SPEC §5: files on disk cannot hold `..` or `.git`, but the branch can (`git mktree`):
+        // a tip with a path git refuses is judged as it is (no snapshot could even be written).
+        if record.state.mode == Mode::Worktree {
+            if let Some(tip) = repo.find_ref(&record.state.branch)? {
+                let tip_tree = objects::commit_tree(repo, tip)?;
+                let base_tree = objects::commit_tree(repo, task_base(repo, record)?)?;
+                if diff::tree_to_tree(repo, base_tree, tip_tree)?
+                    .iter()
+                    .any(|c| c.unsafe_path)
+                {
+                    return judge_tree(repo, record, tip_tree);
+                }
+            }
+        }
         let wt = crate::git::worktree::open_at(path)?;
         crate::snapshot::read(&wt)?.worktree_tree
     } else {
