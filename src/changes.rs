@@ -2,8 +2,8 @@
 //! the branch's contract file, and the effective contract of a task.
 
 use crate::contract::file::{CONTRACT_FILE, POLICY_FILE};
-use crate::contract::judge::RepairContext;
 use crate::contract::judge::Link;
+use crate::contract::judge::RepairContext;
 use crate::contract::{self, BranchFile, Change, Effective, Verdict};
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
@@ -386,7 +386,10 @@ mod tests {
             dir: None,
         };
         assert_eq!(resolve_link("src/link", "db/x.rs"), inside("src/db/x.rs"));
-        assert_eq!(resolve_link("src/link", "../secrets/k"), inside("secrets/k"));
+        assert_eq!(
+            resolve_link("src/link", "../secrets/k"),
+            inside("secrets/k")
+        );
         assert_eq!(resolve_link("link", "./a/./b"), inside("a/b"));
         assert_eq!(resolve_link("src/d", ".."), inside(""));
         assert_eq!(

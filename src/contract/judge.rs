@@ -227,7 +227,9 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
 fn protected(path: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     if name.eq_ignore_ascii_case(POLICY_FILE) {
-        return Some(format!("{POLICY_FILE} is changed on the base branch by a person"));
+        return Some(format!(
+            "{POLICY_FILE} is changed on the base branch by a person"
+        ));
     }
     if name.eq_ignore_ascii_case(CONTRACT_FILE) && path != CONTRACT_FILE {
         return Some(format!("only the task's own root {CONTRACT_FILE}"));
@@ -265,7 +267,11 @@ fn link_escape(contract: &Effective, link: &Link) -> Option<String> {
         let hit = maybe_file
             .then(|| level.forbidden.first_match(target))
             .flatten()
-            .or_else(|| maybe_dir.then(|| level.forbidden.first_below(target)).flatten());
+            .or_else(|| {
+                maybe_dir
+                    .then(|| level.forbidden.first_below(target))
+                    .flatten()
+            });
         if let Some(rule) = hit {
             return Some(format!("{rule} (symlink to {shown})"));
         }
@@ -565,7 +571,12 @@ mod tests {
             reasons(&e, &[flagged]),
             vec![("a/b".into(), Reason::UnsafePath)]
         );
-        for p in [".task-policy.toml", "a/.task-policy.toml", "sub/.task-contract.toml", "X/.Task-Policy.TOML"] {
+        for p in [
+            ".task-policy.toml",
+            "a/.task-policy.toml",
+            "sub/.task-contract.toml",
+            "X/.Task-Policy.TOML",
+        ] {
             for kind in [ChangeKind::Added, ChangeKind::Modified, ChangeKind::Deleted] {
                 assert_eq!(
                     reasons(&e, &[ch(p, kind)]),

@@ -136,17 +136,15 @@ impl Recorder {
 
 impl gix::diff::tree::Visit for Recorder {
     fn pop_front_tracked_path_and_set_current(&mut self) {
-        let (path, parts) = self
-            .queue
-            .pop_front()
-            .expect("every parent is queued once");
+        let (path, parts) = self.queue.pop_front().expect("every parent is queued once");
         self.path = path;
         self.parts = parts;
     }
 
     fn push_back_tracked_path_component(&mut self, component: &BStr) {
         self.push(component);
-        self.queue.push_back((self.path.clone(), self.parts.clone()));
+        self.queue
+            .push_back((self.path.clone(), self.parts.clone()));
     }
 
     fn push_path_component(&mut self, component: &BStr) {
@@ -159,15 +157,14 @@ impl gix::diff::tree::Visit for Recorder {
         }
     }
 
-    fn visit(
-        &mut self,
-        change: gix::diff::tree::visit::Change,
-    ) -> gix::diff::tree::visit::Action {
+    fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
         let mut leaf_unsafe = self.parts.last().is_some_and(|p| p.1);
         // `.gitmodules` (any spelling) must not be a symlink.
         if !leaf_unsafe && change.entry_mode().is_link() {
             let start = self.parts.last().map_or(0, |p| p.0);
-            let name = self.path[start..].strip_prefix(b"/").unwrap_or(&self.path[start..]);
+            let name = self.path[start..]
+                .strip_prefix(b"/")
+                .unwrap_or(&self.path[start..]);
             leaf_unsafe = !super::pathsafe::is_safe_component(name, true);
         }
         let any = leaf_unsafe || self.parts.iter().any(|p| p.1);

@@ -38,9 +38,9 @@ pub fn is_safe_component(name: &[u8], link: bool) -> bool {
     // NTFS treats `\` as a separator: `.git\hooks` and `..\x` reach what `.git` and `..` do
     // (git's `is_ntfs_dotgit` stops at either separator).
     if name.contains(&b'\\') {
-        return name.split(|b| *b == b'\\').all(|piece| {
-            gix::validate::path::component(BStr::new(piece), None, OPTIONS).is_ok()
-        });
+        return name
+            .split(|b| *b == b'\\')
+            .all(|piece| gix::validate::path::component(BStr::new(piece), None, OPTIONS).is_ok());
     }
     true
 }
