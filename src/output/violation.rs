@@ -55,7 +55,12 @@ pub fn render(verdict: &Verdict, palette: &Palette) -> String {
         ));
     }
     for line in verdict.repair.lines() {
-        out.push_str(&format!("{} {line}\n", "hint:".style(palette.hint)));
+        // Paths in the commands are shell-quoted without control characters; rules may hold any.
+        out.push_str(&format!(
+            "{} {}\n",
+            "hint:".style(palette.hint),
+            super::escape(line)
+        ));
     }
     out
 }

@@ -484,3 +484,18 @@ fn tamper_hint_names_the_frozen_allowed_paths() {
     assert!(shell.status.success(), "{command}");
     assert_eq!(repo.read(&wt, ".task-contract.toml"), text);
 }
+
+/// Error, warning and hint text never carries a raw control character, whatever the file names.
+#[test]
+fn error_messages_escape_file_names() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    repo.write(&wt, "\x1b]0;owned\x07title.txt", "x\n");
+    let run = repo.task_root(&["remove", "t"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        !run.stderr.contains('\x1b') && !run.stderr.contains('\x07'),
+        "{run}"
+    );
+    assert!(run.stderr.contains("\\x1b]0;owned\\x07title.txt"), "{run}");
+}
