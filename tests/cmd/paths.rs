@@ -497,3 +497,33 @@ fn error_messages_escape_file_names() {
     );
     assert!(run.stderr.contains("\\x1b]0;owned\\x07title.txt"), "{run}");
 }
+
+/// The hook's auto-revert never writes or deletes through a symlinked directory: a path staged
+/// by hand below a link to a directory outside the worktree is left alone there.
+#[test]
+fn auto_revert_does_not_follow_a_symlinked_parent() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    let wt = hooked_task(&repo, &["--forbid", "src/d/**"]);
+    let outside = repo.base().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("x"), "precious\n").unwrap();
+    let blob = super::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "x\n");
+    repo.git(
+        &wt,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{blob},src/d/x"),
+        ],
+    );
+    std::os::unix::fs::symlink(&outside, wt.join("src/d")).unwrap();
+    let run = repo.git_run(&wt, &["commit", "-q", "-m", "sneaky"]);
+    assert_ne!(run.code, 0, "{run}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("x")).unwrap(),
+        "precious\n",
+        "{run}"
+    );
+}
