@@ -2,6 +2,7 @@
 //! the branch's contract file, and the effective contract of a task.
 
 use crate::contract::file::{CONTRACT_FILE, POLICY_FILE};
+use crate::contract::judge::Link;
 use crate::contract::judge::RepairContext;
 use crate::contract::{self, BranchFile, Change, Effective, Verdict};
 use crate::error::Result;
@@ -12,15 +13,46 @@ use crate::task::{layout, Mode};
 use gix::object::tree::EntryKind;
 
 /// Turns tree changes into judge input, resolving symlink targets to repository paths.
+///
+/// Whether a link's target is a directory is not known here (it is taken as one that may be):
+/// prefer [`to_judged_in`] with the tree the changes lead to.
 pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
+    to_judged_in(repo, changes, None)
+}
+
+/// Turns tree changes into judge input; a symlink's target is looked up in `tree` (the tree the
+/// changes lead to) to tell a directory from a file (SPEC §5 `symlink_escape`).
+pub fn to_judged_in(
+    repo: &Repo,
+    changes: &[ChangedPath],
+    tree: Option<ObjectId>,
+) -> Result<Vec<Change>> {
     let mut out = Vec::with_capacity(changes.len());
+    let mut in_tree = None;
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
                 let blob = repo.inner.find_blob(id).map_err(|e| {
                     crate::Error::repo(format!("could not read link '{}'", c.path), e)
                 })?;
-                resolve_link(&c.path, &String::from_utf8_lossy(&blob.data))
+                let mut link = resolve_link(&c.path, &String::from_utf8_lossy(&blob.data));
+                if let (Link::Inside { path, dir }, Some(tree)) = (&mut link, tree) {
+                    if in_tree.is_none() {
+                        in_tree = Some(repo.inner.find_tree(tree).map_err(|e| {
+                            crate::Error::repo(format!("could not read tree {tree}"), e)
+                        })?);
+                    }
+                    let t = in_tree.as_ref().expect("set above");
+                    *dir = if path.is_empty() {
+                        Some(true)
+                    } else {
+                        t.lookup_entry_by_path(path.as_str())
+                            .ok()
+                            .flatten()
+                            .map(|e| e.mode().is_tree())
+                    };
+                }
+                Some(link)
             }
             _ => None,
         };
@@ -28,15 +60,17 @@ pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
             path: c.path.clone(),
             kind: c.kind,
             link_target,
+            unsafe_path: c.unsafe_path,
         });
     }
     Ok(out)
 }
 
-/// Resolves a symlink's target relative to the link's directory; `None` if it leaves the repository.
-pub fn resolve_link(link: &str, target: &str) -> Option<String> {
+/// Resolves a symlink's target lexically from the link's directory (SPEC §5): a repository
+/// path (`""` for the root), or [`Link::Outside`] when it is absolute or climbs above the root.
+pub fn resolve_link(link: &str, target: &str) -> Link {
     if target.starts_with('/') {
-        return None;
+        return Link::Outside(target.to_owned());
     }
     let mut parts: Vec<&str> = link.split('/').collect();
     parts.pop();
@@ -44,12 +78,17 @@ pub fn resolve_link(link: &str, target: &str) -> Option<String> {
         match part {
             "" | "." => {}
             ".." => {
-                parts.pop()?;
+                if parts.pop().is_none() {
+                    return Link::Outside(target.to_owned());
+                }
             }
             p => parts.push(p),
         }
     }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    Link::Inside {
+        path: parts.join("/"),
+        dir: None,
+    }
 }
 
 /// Returns the current tip of the task's base branch (its base commit when it has no branch).
@@ -132,6 +171,12 @@ pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
         .map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
 }
 
+/// Returns the task's worktree, where its repair commands act (`git -C`), when it exists.
+pub fn worktree_root(record: &Record) -> Option<String> {
+    let path = std::path::Path::new(&record.state.worktree);
+    (!record.state.worktree.is_empty() && path.is_dir()).then(|| record.state.worktree.clone())
+}
+
 /// Judges a task's tree `tree` (committed work, or the worktree state) against its contract.
 ///
 /// In worktree mode this is what the merge gate would see (SPEC §7.3): `tree`, as if committed
@@ -146,18 +191,20 @@ pub fn judge_tree(repo: &Repo, record: &Record, tree: ObjectId) -> Result<Verdic
             let branch = branch_file_in_tree(repo, record, tree)?;
             let contract = effective_at(repo, record, &branch, Some(target))?;
             let source = repair_source(repo, target, head)?;
-            return judge_change(repo, &contract, before, after, &source.to_string());
+            let root = worktree_root(record);
+            return judge_change(repo, &contract, before, after, &source.to_string(), root);
         }
     }
     let base = task_base(repo, record)?;
     let base_tree = objects::commit_tree(repo, base)?;
     let changed = diff::tree_to_tree(repo, base_tree, tree)?;
-    let judged = to_judged(repo, &changed)?;
+    let judged = to_judged_in(repo, &changed, Some(tree))?;
     let branch = branch_file_in_tree(repo, record, tree)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
         source: base.to_string(),
         staged: false,
+        root: worktree_root(record),
     };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
@@ -210,12 +257,14 @@ pub fn judge_change(
     before: ObjectId,
     after: ObjectId,
     source: &str,
+    root: Option<String>,
 ) -> Result<Verdict> {
     let changed = diff::tree_to_tree(repo, before, after)?;
-    let judged = to_judged(repo, &changed)?;
+    let judged = to_judged_in(repo, &changed, Some(after))?;
     let ctx = RepairContext {
         source: source.to_owned(),
         staged: false,
+        root,
     };
     Ok(contract::judge(contract, &judged, &ctx))
 }
@@ -306,11 +355,15 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
         }
     };
     let own = own_changes(repo, record, &staged.changes)?;
-    let judged = to_judged(repo, &own)?;
+    let judged = to_judged_in(repo, &own, staged.tree)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
         source: "HEAD".into(),
         staged: true,
+        root: repo
+            .workdir()
+            .and_then(|w| std::path::absolute(w).ok())
+            .map(|w| w.to_string_lossy().into_owned()),
     };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
@@ -339,7 +392,9 @@ fn own_changes(repo: &Repo, record: &Record, changes: &[ChangedPath]) -> Result<
             .map_err(|e| crate::Error::repo(format!("could not look up '{}'", c.path), e))?
             .filter(|e| !e.mode().is_tree())
             .map(|e| (e.mode().kind(), e.object_id()));
-        if entry != c.new {
+        // A path git would never write is always judged, whoever's it is.
+        let unsafe_path = c.unsafe_path || !crate::git::pathsafe::is_safe_path(c.path.as_bytes());
+        if entry != c.new || unsafe_path {
             own.push(c.clone());
         }
     }
@@ -359,12 +414,13 @@ pub fn judge_commit(
     tree: ObjectId,
 ) -> Result<Verdict> {
     let changed = diff::tree_to_tree(repo, parent_tree, tree)?;
-    let judged = to_judged(repo, &changed)?;
+    let judged = to_judged_in(repo, &changed, Some(tree))?;
     let branch = branch_file_in_tree(repo, record, tree)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
         source: "HEAD".into(),
         staged: true,
+        root: worktree_root(record),
     };
     Ok(contract::judge(&contract, &judged, &ctx))
 }
@@ -373,6 +429,20 @@ pub fn judge_commit(
 pub fn judge_task(repo: &Repo, record: &Record) -> Result<Verdict> {
     let path = std::path::Path::new(&record.state.worktree);
     let tree = if path.join(".git").exists() {
+        // SPEC §5: files on disk cannot hold `..` or `.git`, but the branch can (`git mktree`):
+        // a tip with a path git refuses is judged as it is (no snapshot could even be written).
+        if record.state.mode == Mode::Worktree {
+            if let Some(tip) = repo.find_ref(&record.state.branch)? {
+                let tip_tree = objects::commit_tree(repo, tip)?;
+                let base_tree = objects::commit_tree(repo, task_base(repo, record)?)?;
+                if diff::tree_to_tree(repo, base_tree, tip_tree)?
+                    .iter()
+                    .any(|c| c.unsafe_path)
+                {
+                    return judge_tree(repo, record, tip_tree);
+                }
+            }
+        }
         let wt = crate::git::worktree::open_at(path)?;
         crate::snapshot::read(&wt)?.worktree_tree
     } else {
@@ -394,16 +464,29 @@ mod tests {
     #[test]
     fn link_targets_resolve_inside_the_repository() {
         use super::resolve_link;
+        use crate::contract::judge::Link;
+        let inside = |p: &str| Link::Inside {
+            path: p.into(),
+            dir: None,
+        };
+        assert_eq!(resolve_link("src/link", "db/x.rs"), inside("src/db/x.rs"));
         assert_eq!(
-            resolve_link("src/link", "db/x.rs").as_deref(),
-            Some("src/db/x.rs")
+            resolve_link("src/link", "../secrets/k"),
+            inside("secrets/k")
+        );
+        assert_eq!(resolve_link("link", "./a/./b"), inside("a/b"));
+        assert_eq!(resolve_link("src/d", ".."), inside(""));
+        assert_eq!(
+            resolve_link("link", "../outside"),
+            Link::Outside("../outside".into())
         );
         assert_eq!(
-            resolve_link("src/link", "../secrets/k").as_deref(),
-            Some("secrets/k")
+            resolve_link("a/link", "/etc/passwd"),
+            Link::Outside("/etc/passwd".into())
         );
-        assert_eq!(resolve_link("link", "./a/./b").as_deref(), Some("a/b"));
-        assert_eq!(resolve_link("link", "../outside"), None);
-        assert_eq!(resolve_link("a/link", "/etc/passwd"), None);
+        assert_eq!(
+            resolve_link("a/link", "../../x"),
+            Link::Outside("../../x".into())
+        );
     }
 }

@@ -371,6 +371,15 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             ))
             .hint("run 'git task sweep' to repair the task")
         })?;
+        // A path git would never write, anywhere in the task's new history, is refused first:
+        // git cannot even show it in the worktree, which would otherwise look merely dirty.
+        if let Some((commit, path)) = unsafe_in_history(repo, old_tip, tip)? {
+            return Ok(Outcome::Refused(Refusal::UnsafeHistory {
+                task: id.to_string(),
+                commit: commit.to_string(),
+                path,
+            }));
+        }
         if let Some(w) = wt.as_ref().filter(|w| w.exists()) {
             if let Some(refusal) = task_worktree_refusal(repo, &rec, w, tip)? {
                 return Ok(Outcome::Refused(refusal));
@@ -702,18 +711,10 @@ fn land_and_judge(
             }
         }
         for (before, after) in steps {
-            let verdict = changes::judge_change(repo, &contract, before, after, &source)?;
+            let root = changes::worktree_root(&p.record);
+            let verdict = changes::judge_change(repo, &contract, before, after, &source, root)?;
             if !verdict.is_clean() {
                 return Ok(Err(Refusal::Violation(verdict)));
-            }
-        }
-        if opts.strategy == Strategy::Merge {
-            if let Some((commit, path)) = unsafe_in_history(repo, cur, p.tip)? {
-                return Ok(Err(Refusal::UnsafeHistory {
-                    task: id.to_string(),
-                    commit: commit.to_string(),
-                    path,
-                }));
             }
         }
         if let Some(last) = commits.last() {
@@ -740,7 +741,7 @@ fn unsafe_in_history(
         };
         let after = objects::commit_tree(repo, commit)?;
         for c in crate::git::diff::tree_to_tree(repo, before, after)? {
-            if !crate::git::pathsafe::is_safe_path(c.path.as_bytes()) {
+            if c.unsafe_path || !crate::git::pathsafe::is_safe_path(c.path.as_bytes()) {
                 return Ok(Some((commit, c.path)));
             }
         }

@@ -240,16 +240,17 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             let mut text = error_line(
                 p,
                 &format!(
-                    "commit {} of task '{task}' holds the path '{}', which git would never write; nothing was merged",
+                    "unsafe_path: commit {} of task '{task}' holds the path '{}', which git would never write; nothing was merged",
                     short_id(&commit),
                     escape(&path)
                 ),
             );
             text.push_str(&hint_line(
                 p,
-                &format!("land the task without its history: git task merge {task} --squash"),
+                "rewrite the task's history without that path (reset the branch to a commit before it and redo the work), then merge again",
             ));
-            let value = serde_json::json!({ "kind": "unsafe_path", "task": task, "commit": commit, "violations": [{ "file": path, "reason": "unsafe_path", "rule": "git's verify_path" }] });
+            let repair = format!("Commit {commit} adds '{path}', a path git would never write; rewrite the task's history without it (e.g. reset the branch to a commit before it and redo the work), then merge again.");
+            let value = serde_json::json!({ "kind": "contract_violation", "task": task, "commit": commit, "violations": [{ "file": path, "reason": "unsafe_path", "rule": "git's verify_path" }], "repair": repair });
             Refused { value, text }
         }
         Refusal::ChecksFailed {

@@ -79,11 +79,14 @@ impl Report for StatusReport {
             if c.allowed.is_empty() {
                 "(any path not forbidden)".to_owned()
             } else {
-                c.allowed.join(" ")
+                crate::output::escape(&c.allowed.join(" ")).into_owned()
             }
         ))?;
         if !c.forbidden.is_empty() {
-            out.line(format_args!("  forbidden  {}", c.forbidden.join(" ")))?;
+            out.line(format_args!(
+                "  forbidden  {}",
+                crate::output::escape(&c.forbidden.join(" "))
+            ))?;
         }
         if c.allow_new_files == Some(false) {
             out.line("  no new files")?;

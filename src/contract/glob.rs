@@ -16,6 +16,9 @@ pub struct Patterns {
     /// For each glob in `set`, the index of the rule it came from.
     owner: Vec<usize>,
     rules: Vec<String>,
+    /// Each glob as written after expansion, for [`Patterns::first_below`].
+    globs: Vec<String>,
+    ignore_case: bool,
 }
 
 impl Patterns {
@@ -23,6 +26,7 @@ impl Patterns {
     pub fn new(rules: &[String], ignore_case: bool) -> Result<Patterns, String> {
         let mut builder = GlobSetBuilder::new();
         let mut owner = Vec::new();
+        let mut globs = Vec::new();
         for (i, rule) in rules.iter().enumerate() {
             for glob in expand(rule) {
                 let compiled = GlobBuilder::new(&glob)
@@ -33,6 +37,7 @@ impl Patterns {
                     .map_err(|e| format!("'{rule}': {}", e.kind()))?;
                 builder.add(compiled);
                 owner.push(i);
+                globs.push(glob);
             }
         }
         let set = builder.build().map_err(|e| e.to_string())?;
@@ -40,6 +45,8 @@ impl Patterns {
             set,
             owner,
             rules: rules.to_vec(),
+            globs,
+            ignore_case,
         })
     }
 
@@ -65,6 +72,51 @@ impl Patterns {
     /// Returns whether any rule matches `path`.
     pub fn is_match(&self, path: &str) -> bool {
         self.set.is_match(path)
+    }
+
+    /// Returns the first rule (as written) that could match some path strictly below the
+    /// directory `dir` (`""`: the root), erring on the side of "could" (a component that cannot
+    /// be compiled on its own is assumed to match). Used for a symlink to a directory (SPEC §5 `symlink_escape`).
+    pub fn first_below(&self, dir: &str) -> Option<&str> {
+        let parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        let hit = self.globs.iter().position(|glob| {
+            let mut globs = glob.split('/');
+            for part in &parts {
+                match globs.next() {
+                    None => return false,
+                    Some("**") => return true,
+                    Some(g) if g.contains(['*', '?', '[', '{', '\\']) => {
+                        let one = GlobBuilder::new(g)
+                            .literal_separator(true)
+                            .case_insensitive(self.ignore_case)
+                            .backslash_escape(true)
+                            .build();
+                        if one.is_ok_and(|one| !one.compile_matcher().is_match(part)) {
+                            return false;
+                        }
+                    }
+                    Some(g) if self.ignore_case && g.eq_ignore_ascii_case(part) => {}
+                    Some(g) if g == *part => {}
+                    Some(_) => return false,
+                }
+            }
+            // The directory is a prefix of the glob: it names something below.
+            globs.next().is_some()
+        })?;
+        Some(self.rules[self.owner[hit]].as_str())
+    }
+
+    /// Returns whether the rules match every path below the directory `dir`, probed with
+    /// unlikely names at several depths (a rule like `src/*` covers `src/x` but not `src/x/y`).
+    pub fn covers_below(&self, dir: &str) -> bool {
+        let mut path = dir.trim_end_matches('/').to_owned();
+        (1..=5).all(|_| {
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str("\u{1}probe");
+            self.set.is_match(&path)
+        })
     }
 }
 
@@ -177,6 +229,30 @@ mod tests {
         assert_eq!(p.first_match("docs/a.md"), Some("docs/"));
         assert_eq!(p.first_match("x/a.md"), Some("*.md"));
         assert_eq!(p.first_match("x/a.rs"), None);
+    }
+
+    #[test]
+    fn what_lies_below_a_directory() {
+        let p = Patterns::new(
+            &["secret/**".into(), "src/db".into(), "*.lock".into()],
+            false,
+        )
+        .unwrap();
+        assert_eq!(p.first_below("secret"), Some("secret/**"));
+        assert_eq!(p.first_below("src"), Some("src/db"));
+        assert_eq!(p.first_below("src/db/x"), Some("src/db"));
+        assert_eq!(p.first_below(""), Some("secret/**"));
+        assert_eq!(p.first_below("docs"), Some("*.lock"));
+        let p = Patterns::new(&["secret/**".into(), "/a/*.rs".into()], false).unwrap();
+        assert_eq!(p.first_below("docs"), None);
+        assert_eq!(p.first_below("a"), Some("/a/*.rs"));
+        assert_eq!(p.first_below("a/b"), None);
+        let allowed = Patterns::new(&["src/**".into(), "docs/*.md".into()], false).unwrap();
+        assert!(allowed.covers_below("src"));
+        assert!(allowed.covers_below("src/a"));
+        assert!(!allowed.covers_below("docs"));
+        assert!(!allowed.covers_below(""));
+        assert!(!allowed.covers_below("secret"));
     }
 
     #[test]

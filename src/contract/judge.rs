@@ -3,7 +3,7 @@
 //! One implementation serves the pre-commit hook (staged changes), `check`
 //! and the merge gate (the whole task), so they can never disagree.
 
-use super::file::CONTRACT_FILE;
+use super::file::{CONTRACT_FILE, POLICY_FILE};
 use super::Effective;
 use crate::git::diff::ChangeKind;
 
@@ -14,8 +14,32 @@ pub struct Change {
     pub path: String,
     /// Added, modified or deleted (a rename is a deletion plus an addition).
     pub kind: ChangeKind,
-    /// For a symlink that is added or changed: its target, resolved to a repository-relative path.
-    pub link_target: Option<String>,
+    /// For a symlink that is added or changed: where it points.
+    pub link_target: Option<Link>,
+    /// A component of the raw path is one git refuses (SPEC §5 path safety).
+    pub unsafe_path: bool,
+}
+
+/// Where a symlink points, resolved lexically from its own directory (SPEC §5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// A repository-relative path (`""`: the root); `dir` says whether it is a directory in the
+    /// tree being judged (`None`: unknown, or absent, so it may become one).
+    Inside { path: String, dir: Option<bool> },
+    /// An absolute target, or one that climbs above the root: the raw target text.
+    Outside(String),
+}
+
+impl Change {
+    /// A change of an ordinary file (no symlink), its path taken as safe.
+    pub fn file(path: impl Into<String>, kind: ChangeKind) -> Change {
+        Change {
+            path: path.into(),
+            kind,
+            link_target: None,
+            unsafe_path: false,
+        }
+    }
 }
 
 /// Why a path breaks the contract.
@@ -34,6 +58,12 @@ pub enum Reason {
     TooManyFiles,
     /// The branch's contract file is looser than the frozen one, or was deleted.
     ContractTampered,
+    /// A path component git refuses: `.`, `..`, `.git` in any spelling, an empty one.
+    UnsafePath,
+    /// A `.task-policy.toml` (any depth) or a `.task-contract.toml` other than the root one.
+    Protected,
+    /// A symlink that points outside the repository or at a path the task may not change.
+    SymlinkEscape,
 }
 
 impl std::fmt::Display for Reason {
@@ -45,6 +75,9 @@ impl std::fmt::Display for Reason {
             Reason::DeletionDisallowed => "deletion_disallowed",
             Reason::TooManyFiles => "too_many_files",
             Reason::ContractTampered => "contract_tampered",
+            Reason::UnsafePath => "unsafe_path",
+            Reason::Protected => "protected",
+            Reason::SymlinkEscape => "symlink_escape",
         })
     }
 }
@@ -67,6 +100,9 @@ pub struct RepairContext {
     pub source: String,
     /// Whether the changes being judged are staged (pre-commit, `check --staged`).
     pub staged: bool,
+    /// The worktree the repair commands act on, named with `git -C` so they work from any
+    /// directory (`None`: commands as run from the top of the worktree).
+    pub root: Option<String>,
 }
 
 /// The judgement of a set of changes (SPEC §5 report).
@@ -143,14 +179,24 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
             rule,
         })
     };
+    // SPEC §5: never judged allowed, whatever the rules say.
+    if change.unsafe_path || !crate::git::pathsafe::is_safe_path(path.as_bytes()) {
+        return violation(
+            Reason::UnsafePath,
+            "a path component git refuses (., .., .git, empty)".into(),
+        );
+    }
+    if let Some(rule) = protected(path) {
+        return violation(Reason::Protected, rule);
+    }
     for level in &contract.levels {
         if let Some(rule) = level.forbidden.first_match(path) {
             return violation(Reason::Forbidden, rule.to_owned());
         }
-        if let Some(target) = &change.link_target {
-            if let Some(rule) = level.forbidden.first_match(target) {
-                return violation(Reason::Forbidden, format!("{rule} (symlink to '{target}')"));
-            }
+    }
+    if let Some(link) = &change.link_target {
+        if let Some(rule) = link_escape(contract, link) {
+            return violation(Reason::SymlinkEscape, rule);
         }
     }
     for level in &contract.levels {
@@ -175,6 +221,80 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
     None
 }
 
+/// Returns the rule when `path` is a protected file (SPEC §5): a `.task-policy.toml` at any depth,
+/// or a `.task-contract.toml` anywhere but the root. Names compare without case, as a
+/// case-insensitive file system would see them.
+fn protected(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name.eq_ignore_ascii_case(POLICY_FILE) {
+        return Some(format!(
+            "{POLICY_FILE} is changed on the base branch by a person"
+        ));
+    }
+    if name.eq_ignore_ascii_case(CONTRACT_FILE) && path != CONTRACT_FILE {
+        return Some(format!("only the task's own root {CONTRACT_FILE}"));
+    }
+    None
+}
+
+/// Returns why a symlink's target is out of the task's reach (SPEC §5 `symlink_escape`).
+///
+/// A target that is (or may become) a directory escapes when anything below it would be
+/// refused: a forbidden rule that could match below it, or an `allowed` list that does not
+/// cover everything below it.
+fn link_escape(contract: &Effective, link: &Link) -> Option<String> {
+    let (target, dir) = match link {
+        Link::Outside(raw) => {
+            return Some(if raw.starts_with('/') {
+                format!("absolute target '{raw}'")
+            } else {
+                format!("target '{raw}' leaves the repository")
+            })
+        }
+        Link::Inside { path, dir } => (path.as_str(), *dir),
+    };
+    let shown = if target.is_empty() {
+        "the repository root".to_owned()
+    } else {
+        format!("'{target}'")
+    };
+    if !target.is_empty() && !crate::git::pathsafe::is_safe_path(target.as_bytes()) {
+        return Some(format!("target {shown} is a path git refuses"));
+    }
+    let maybe_dir = dir != Some(false);
+    let maybe_file = dir != Some(true) && !target.is_empty();
+    for level in &contract.levels {
+        let hit = maybe_file
+            .then(|| level.forbidden.first_match(target))
+            .flatten()
+            .or_else(|| {
+                maybe_dir
+                    .then(|| level.forbidden.first_below(target))
+                    .flatten()
+            });
+        if let Some(rule) = hit {
+            return Some(format!("{rule} (symlink to {shown})"));
+        }
+        if let Some(rule) = protected(target) {
+            return Some(format!("{rule} (symlink to {shown})"));
+        }
+    }
+    for level in &contract.levels {
+        if level.allowed.is_empty() {
+            continue;
+        }
+        let ok = (!maybe_file || level.allowed.is_match(target))
+            && (!maybe_dir || level.allowed.covers_below(target));
+        if !ok {
+            return Some(format!(
+                "allowed = [{}] (symlink to {shown})",
+                quoted_list(level.allowed.rules())
+            ));
+        }
+    }
+    None
+}
+
 fn quoted_list(items: &[String]) -> String {
     items
         .iter()
@@ -183,13 +303,32 @@ fn quoted_list(items: &[String]) -> String {
         .join(", ")
 }
 
-/// Quotes a path for a POSIX shell.
+/// Quotes a path for a POSIX shell. A string with control characters (a name can carry a
+/// terminal escape sequence) is written in `$'...'` form with `\xNN` escapes, so the command
+/// still works when pasted and prints nothing a terminal would act on.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c))
     {
         s.to_owned()
+    } else if s.chars().any(char::is_control) {
+        let mut out = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
@@ -221,11 +360,16 @@ fn repair_text(
     scope.push('.');
     lines.push(scope);
     let kind_of = |file: &str| changes.iter().find(|c| c.path == file).map(|c| c.kind);
+    // SPEC §6: every command printed works from wherever the user stands.
+    let git = match &ctx.root {
+        Some(root) => format!("git -C {}", shell_quote(root)),
+        None => "git".to_owned(),
+    };
     let mut restore = Vec::new();
     let mut added = Vec::new();
     for v in violations {
         match v.reason {
-            Reason::TooManyFiles | Reason::ContractTampered => {}
+            Reason::TooManyFiles | Reason::ContractTampered | Reason::UnsafePath => {}
             _ => match kind_of(&v.file) {
                 Some(ChangeKind::Added) => added.push(shell_quote(&v.file)),
                 _ => restore.push(shell_quote(&v.file)),
@@ -237,14 +381,14 @@ fn repair_text(
     }
     if !restore.is_empty() {
         lines.push(format!(
-            "  git restore --source={} --staged --worktree -- {}",
+            "  {git} restore --source={} --staged --worktree -- {}",
             ctx.source,
             restore.join(" ")
         ));
     }
     if !added.is_empty() {
         lines.push(format!(
-            "  git rm -r -q --cached -- {}   # then move or delete these new files",
+            "  {git} rm -r -q --cached -- {}   # then move or delete these new files",
             added.join(" ")
         ));
     }
@@ -252,8 +396,18 @@ fn repair_text(
         .iter()
         .any(|v| v.reason == Reason::ContractTampered)
     {
+        let file = match &ctx.root {
+            Some(root) => shell_quote(&format!("{}/{CONTRACT_FILE}", root.trim_end_matches('/'))),
+            None => CONTRACT_FILE.to_owned(),
+        };
         lines.push(format!(
-            "Restore the contract with: git show refs/tasks/{}/record:contract.toml > {CONTRACT_FILE} && git add {CONTRACT_FILE}",
+            "Restore the contract with: {git} show refs/tasks/{}/record:contract.toml > {file} && {git} add {CONTRACT_FILE}",
+            contract.task
+        ));
+    }
+    if violations.iter().any(|v| v.reason == Reason::UnsafePath) {
+        lines.push(format!(
+            "Paths git refuses (., .., .git) come from hand-made trees: drop the commits that add them, or start over with 'git task reset {}' (it saves the work first).",
             contract.task
         ));
     }
@@ -282,17 +436,14 @@ mod tests {
     }
 
     fn ch(path: &str, kind: ChangeKind) -> Change {
-        Change {
-            path: path.into(),
-            kind,
-            link_target: None,
-        }
+        Change::file(path, kind)
     }
 
     fn reasons(e: &Effective, changes: &[Change]) -> Vec<(String, Reason)> {
         let ctx = RepairContext {
             source: "HEAD".into(),
             staged: true,
+            root: None,
         };
         judge(e, changes, &ctx)
             .violations
@@ -344,20 +495,114 @@ mod tests {
     fn symlink_into_forbidden_path_is_forbidden() {
         let e = eff("version = 1\nforbidden = [\"src/db/**\"]\n");
         let link = Change {
-            path: "src/link".into(),
-            kind: ChangeKind::Added,
-            link_target: Some("src/db/secret.rs".into()),
+            link_target: Some(Link::Inside {
+                path: "src/db/secret.rs".into(),
+                dir: Some(false),
+            }),
+            ..ch("src/link", ChangeKind::Added)
         };
         let ctx = RepairContext {
             source: "HEAD".into(),
             staged: true,
+            root: None,
         };
         let v = judge(&e, &[link], &ctx);
         assert_eq!(v.violations.len(), 1);
-        assert_eq!(v.violations[0].reason, Reason::Forbidden);
+        assert_eq!(v.violations[0].reason, Reason::SymlinkEscape);
         assert!(v.violations[0]
             .rule
             .contains("symlink to 'src/db/secret.rs'"));
+    }
+
+    fn link(path: &str, target: Link) -> Change {
+        Change {
+            link_target: Some(target),
+            ..ch(path, ChangeKind::Added)
+        }
+    }
+
+    fn inside(path: &str, dir: Option<bool>) -> Link {
+        Link::Inside {
+            path: path.into(),
+            dir,
+        }
+    }
+
+    #[test]
+    fn symlinks_that_escape() {
+        let e = eff("version = 1\nallowed = [\"src/**\"]\nforbidden = [\"src/secret/**\"]\n");
+        let escape = |c: Change| reasons(&e, &[c]) == vec![(c_path(), Reason::SymlinkEscape)];
+        fn c_path() -> String {
+            "src/l".into()
+        }
+        assert!(escape(link("src/l", Link::Outside("/etc/passwd".into()))));
+        assert!(escape(link("src/l", Link::Outside("../../x".into()))));
+        assert!(escape(link("src/l", inside("docs/a.md", Some(false)))));
+        assert!(escape(link("src/l", inside("src/secret", Some(true)))));
+        assert!(escape(link("src/l", inside("src/secret", None))));
+        assert!(escape(link("src/l", inside("", Some(true)))));
+        assert!(escape(link("src/l", inside(".git/hooks", None))));
+        // A directory above a forbidden one reaches it too.
+        assert!(escape(link("src/l", inside("src", Some(true)))));
+        assert_eq!(
+            reasons(&e, &[link("src/l", inside("src/api/x.rs", Some(false)))]),
+            vec![]
+        );
+        assert_eq!(
+            reasons(&e, &[link("src/l", inside("src/api", Some(true)))]),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn unsafe_and_protected_paths() {
+        let e = eff("version = 1\n");
+        for bad in ["../evil", ".git/hooks/pre-commit", "a/.GIT/x", "a//b"] {
+            assert_eq!(
+                reasons(&e, &[ch(bad, ChangeKind::Added)]),
+                vec![(bad.into(), Reason::UnsafePath)]
+            );
+        }
+        let flagged = Change {
+            unsafe_path: true,
+            ..ch("a/b", ChangeKind::Added)
+        };
+        assert_eq!(
+            reasons(&e, &[flagged]),
+            vec![("a/b".into(), Reason::UnsafePath)]
+        );
+        for p in [
+            ".task-policy.toml",
+            "a/.task-policy.toml",
+            "sub/.task-contract.toml",
+            "X/.Task-Policy.TOML",
+        ] {
+            for kind in [ChangeKind::Added, ChangeKind::Modified, ChangeKind::Deleted] {
+                assert_eq!(
+                    reasons(&e, &[ch(p, kind)]),
+                    vec![(p.into(), Reason::Protected)]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn repair_commands_name_the_worktree_and_escape_control_characters() {
+        let e = eff("version = 1\nforbidden = [\"x*\"]\n");
+        let ctx = RepairContext {
+            source: "HEAD".into(),
+            staged: true,
+            root: Some("/tmp/my repo".into()),
+        };
+        let v = judge(&e, &[ch("x\x1b[31m", ChangeKind::Modified)], &ctx);
+        assert!(
+            v.repair.contains(
+                "git -C '/tmp/my repo' restore --source=HEAD --staged --worktree -- $'x\\x1b[31m'"
+            ),
+            "{}",
+            v.repair
+        );
+        assert!(!v.repair.contains('\x1b'));
     }
 
     #[test]
@@ -400,6 +645,7 @@ mod tests {
         let ctx = RepairContext {
             source: "HEAD".into(),
             staged: true,
+            root: None,
         };
         let v = judge(
             &e,

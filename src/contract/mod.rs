@@ -160,10 +160,14 @@ impl Effective {
     }
 
     /// Returns the allowed globs of the narrowest level that restricts them (empty: anything not forbidden).
+    ///
+    /// A tampered branch file is left out: its `allowed` is not what the task may change, the
+    /// frozen contract's is (the hint must not tell the agent `**`).
     pub fn allowed_summary(&self) -> Vec<String> {
         self.levels
             .iter()
             .rev()
+            .filter(|l| !(l.level == Level::Branch && self.tampered.is_some()))
             .find(|l| !l.file.allowed.is_empty())
             .map(|l| l.file.allowed.clone())
             .unwrap_or_default()

@@ -2,7 +2,9 @@
 
 use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use gix::bstr::{BStr, BString};
 use gix::object::tree::EntryKind;
+use std::collections::VecDeque;
 
 /// How one path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -27,6 +29,9 @@ pub struct ChangedPath {
     pub old: Option<(EntryKind, ObjectId)>,
     /// Entry kind after (`None` when deleted).
     pub new: Option<(EntryKind, ObjectId)>,
+    /// A component of the raw path is one git refuses (`..`, `.git`, a name holding `/`: SPEC §5,
+    /// [`super::pathsafe`]); `path` is lossy and cannot tell.
+    pub unsafe_path: bool,
 }
 
 /// Returns every path that differs between two trees, without rename detection, sorted by path.
@@ -48,7 +53,7 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
         .inner
         .find_tree(new)
         .context(|| format!("could not read tree {new}"))?;
-    let mut recorder = gix::diff::tree::Recorder::default();
+    let mut recorder = Recorder::default();
     gix::diff::tree(
         gix::objs::TreeRefIter::from_bytes(&old_tree.data, old.kind()),
         gix::objs::TreeRefIter::from_bytes(&new_tree.data, new.kind()),
@@ -57,73 +62,114 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
         &mut recorder,
     )
     .context(|| format!("could not diff {old} and {new}"))?;
-    use gix::diff::tree::recorder::Change as C;
-    for change in recorder.records {
-        match change {
+    use gix::diff::tree::visit::Change as C;
+    for (change, path, unsafe_path, leaf_unsafe) in recorder.records {
+        let path = path.to_string();
+        let (old_entry, new_entry) = match change {
             C::Addition {
-                entry_mode,
-                oid,
-                path,
-                ..
-            } => {
-                if entry_mode.is_tree() {
-                    continue;
-                }
-                out.push(ChangedPath {
-                    path: path.to_string(),
-                    kind: ChangeKind::Added,
-                    old: None,
-                    new: Some((entry_mode.kind(), oid)),
-                });
-            }
+                entry_mode, oid, ..
+            } => (None, Some((entry_mode, oid))),
             C::Deletion {
-                entry_mode,
-                oid,
-                path,
-                ..
-            } => {
-                if entry_mode.is_tree() {
-                    continue;
-                }
-                out.push(ChangedPath {
-                    path: path.to_string(),
-                    kind: ChangeKind::Deleted,
-                    old: Some((entry_mode.kind(), oid)),
-                    new: None,
-                });
-            }
+                entry_mode, oid, ..
+            } => (Some((entry_mode, oid)), None),
             C::Modification {
                 previous_entry_mode,
                 previous_oid,
                 entry_mode,
                 oid,
-                path,
-            } => {
-                match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
-                    (true, true) => continue,
-                    (false, false) => out.push(ChangedPath {
-                        path: path.to_string(),
-                        kind: ChangeKind::Modified,
-                        old: Some((previous_entry_mode.kind(), previous_oid)),
-                        new: Some((entry_mode.kind(), oid)),
-                    }),
-                    // A file became a directory or the reverse: the file side is a deletion or an addition.
-                    (true, false) => out.push(ChangedPath {
-                        path: path.to_string(),
-                        kind: ChangeKind::Added,
-                        old: None,
-                        new: Some((entry_mode.kind(), oid)),
-                    }),
-                    (false, true) => out.push(ChangedPath {
-                        path: path.to_string(),
-                        kind: ChangeKind::Deleted,
-                        old: Some((previous_entry_mode.kind(), previous_oid)),
-                        new: None,
-                    }),
-                }
-            }
-        }
+            } => (
+                Some((previous_entry_mode, previous_oid)),
+                Some((entry_mode, oid)),
+            ),
+        };
+        // Trees are not changes of their own, except an unsafe name (an empty `..` tree has no files
+        // to carry the verdict). A file that became a directory or the reverse: the file side counts.
+        let keep = |e: &Option<(gix::objs::tree::EntryMode, ObjectId)>| {
+            e.filter(|(m, _)| !m.is_tree() || leaf_unsafe)
+                .map(|(m, id)| (m.kind(), id))
+        };
+        let (before, after) = (keep(&old_entry), keep(&new_entry));
+        let kind = match (before, after) {
+            (None, None) => continue,
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Deleted,
+            (Some(_), Some(_)) => ChangeKind::Modified,
+        };
+        out.push(ChangedPath {
+            path,
+            kind,
+            old: before,
+            new: after,
+            unsafe_path,
+        });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// A tree-diff delegate like gix's `Recorder` that also keeps, for every change, whether a
+/// component of its raw path is unsafe ([`super::pathsafe`]). It keeps empty names and names
+/// holding `/` as components of their own, which a joined path cannot show.
+#[derive(Default)]
+struct Recorder {
+    /// The current path.
+    path: BString,
+    /// Per component of `path`: where it starts (its `/` included) and whether it is unsafe.
+    parts: Vec<(usize, bool)>,
+    queue: VecDeque<(BString, Vec<(usize, bool)>)>,
+    /// (change, path, any component unsafe, the last component unsafe).
+    records: Vec<(gix::diff::tree::visit::Change, BString, bool, bool)>,
+}
+
+impl Recorder {
+    fn push(&mut self, name: &BStr) {
+        let start = self.path.len();
+        if !self.parts.is_empty() {
+            self.path.push(b'/');
+        }
+        self.path.extend_from_slice(name);
+        // Whether it is a symlink is only known at the change: see `visit`.
+        self.parts
+            .push((start, !super::pathsafe::is_safe_component(name, false)));
+    }
+}
+
+impl gix::diff::tree::Visit for Recorder {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        let (path, parts) = self.queue.pop_front().expect("every parent is queued once");
+        self.path = path;
+        self.parts = parts;
+    }
+
+    fn push_back_tracked_path_component(&mut self, component: &BStr) {
+        self.push(component);
+        self.queue
+            .push_back((self.path.clone(), self.parts.clone()));
+    }
+
+    fn push_path_component(&mut self, component: &BStr) {
+        self.push(component);
+    }
+
+    fn pop_path_component(&mut self) {
+        if let Some((start, _)) = self.parts.pop() {
+            self.path.truncate(start);
+        }
+    }
+
+    fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
+        let mut leaf_unsafe = self.parts.last().is_some_and(|p| p.1);
+        // `.gitmodules` (any spelling) must not be a symlink.
+        if !leaf_unsafe && change.entry_mode().is_link() {
+            let start = self.parts.last().map_or(0, |p| p.0);
+            let name = self.path[start..]
+                .strip_prefix(b"/")
+                .unwrap_or(&self.path[start..]);
+            leaf_unsafe = !super::pathsafe::is_safe_component(name, true);
+        }
+        let any = leaf_unsafe || self.parts.iter().any(|p| p.1);
+        self.records
+            .push((change, self.path.clone(), any, leaf_unsafe));
+        std::ops::ControlFlow::Continue(())
+    }
 }

@@ -37,6 +37,8 @@ pub fn apply(
 ) -> Result<Vec<String>> {
     let workdir = wt.require_workdir()?.to_path_buf();
     let changes = tree_to_tree(wt, current, target)?;
+    // SPEC §5: a path git refuses is never written (nor deleted) by git-task.
+    super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)?;
     // Deletions first: a file may have to make room for a directory of the same name.
     for c in changes.iter().filter(|c| c.new.is_none()) {
@@ -54,7 +56,9 @@ pub fn apply(
 /// Checks, without changing anything, that `apply` from `current` to `target` finds nothing in its way.
 pub fn check(wt: &Repo, current: ObjectId, target: ObjectId) -> Result<()> {
     let workdir = wt.require_workdir()?.to_path_buf();
-    check_blockers(&workdir, &tree_to_tree(wt, current, target)?)
+    let changes = tree_to_tree(wt, current, target)?;
+    super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
+    check_blockers(&workdir, &changes)
 }
 
 /// Writes the index of `wt` from `index`, with stat information for entries equal to `worktree`.

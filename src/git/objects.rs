@@ -73,10 +73,17 @@ pub fn edit_tree(repo: &Repo, tree: ObjectId, edits: &[TreeEdit<'_>]) -> Result<
             }
         }
     }
-    Ok(editor
-        .write()
-        .context(|| "could not write a tree".into())?
-        .detach())
+    match editor.write() {
+        Ok(id) => Ok(id.detach()),
+        Err(e) => {
+            // gix refuses to write a tree with a name git refuses: say which path, as `unsafe_path`.
+            let mut seen = std::collections::HashSet::new();
+            if let Ok(Some(bad)) = super::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen) {
+                return Err(super::pathsafe::refusal(&bad, &format!("tree {tree}")));
+            }
+            Err(crate::Error::repo("could not write a tree", e))
+        }
+    }
 }
 
 /// Returns the empty tree's id.

@@ -263,6 +263,8 @@ impl Walk<'_> {
             let base = String::from_utf8_lossy(prefix).into_owned();
             for mut change in super::diff::tree_to_tree(self.repo, old, sparse_tree)? {
                 change.path = format!("{base}{}", change.path);
+                let dir = prefix.strip_suffix(b"/").unwrap_or(prefix);
+                change.unsafe_path |= !dir.is_empty() && !super::pathsafe::is_safe_path(dir);
                 self.out.push(change);
             }
             return Ok(());
@@ -292,6 +294,8 @@ impl Walk<'_> {
         old: Option<(EntryKind, ObjectId)>,
         new: Option<(EntryKind, ObjectId)>,
     ) {
+        let link = new.is_some_and(|(k, _)| k == EntryKind::Link);
+        let unsafe_path = !super::pathsafe::is_safe_entry(&path, link);
         let path = String::from_utf8_lossy(&path).into_owned();
         // A conflicted path has several stages; it is one change.
         if self.out.last().is_some_and(|last| last.path == path) {
@@ -302,6 +306,7 @@ impl Walk<'_> {
             kind,
             old,
             new,
+            unsafe_path,
         });
     }
 }

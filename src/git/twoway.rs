@@ -67,12 +67,16 @@ pub enum Update {
 pub struct Changes(Vec<ChangedPath>);
 
 /// Finds what moving a worktree from commit `old` to commit `new` changes (for [`is_certainly_safe`] and [`update`]).
+///
+/// A path git refuses (SPEC §5) is an error (`unsafe_path`): such a tree is never written to disk.
 pub fn changes(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Changes> {
-    Ok(Changes(tree_to_tree(
+    let changes = tree_to_tree(
         repo,
         objects::commit_tree(repo, old)?,
         objects::commit_tree(repo, new)?,
-    )?))
+    )?;
+    super::pathsafe::check_changes(&changes, &format!("commit {new}"))?;
+    Ok(Changes(changes))
 }
 
 /// Returns `true` when moving the worktree at `worktree` (with its branch at

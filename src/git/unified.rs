@@ -40,12 +40,14 @@ pub fn trees(
                     kind: ChangeKind::Deleted,
                     old: Some(o),
                     new: None,
+                    unsafe_path: c.unsafe_path,
                 };
                 let made = ChangedPath {
                     path: c.path.clone(),
                     kind: ChangeKind::Added,
                     old: None,
                     new: Some(n),
+                    unsafe_path: c.unsafe_path,
                 };
                 file(repo, &gone, &mut out)?;
                 file(repo, &made, &mut out)?;

@@ -108,7 +108,8 @@ fn offending_paths(verdict: &Verdict) -> Vec<String> {
     let mut paths: Vec<String> = verdict
         .violations
         .iter()
-        .filter(|v| v.reason != Reason::TooManyFiles)
+        // A path git refuses is never touched on disk (SPEC §5): `../x` would be outside.
+        .filter(|v| !matches!(v.reason, Reason::TooManyFiles | Reason::UnsafePath))
         .map(|v| v.file.clone())
         .collect();
     paths.sort();
@@ -203,6 +204,7 @@ fn restore_file(
     path: &str,
     entry: Option<(EntryKind, ObjectId)>,
 ) -> Result<()> {
+    crate::git::pathsafe::check_write(workdir, path, "HEAD")?;
     let full = workdir.join(path);
     let remove = |full: &Path| match std::fs::symlink_metadata(full) {
         Ok(m) if m.is_dir() => Ok(()),

@@ -19,6 +19,16 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Like [`escape`], but keeps newlines: for messages whose lines are laid out on purpose
+/// (`error:`, `warning:`, `hint:` text), which may quote repository-controlled names.
+pub fn escape_keep_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text.split('\n').map(escape).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -26,5 +36,9 @@ mod tests {
         assert_eq!(super::escape("plain/path.rs"), "plain/path.rs");
         assert_eq!(super::escape("a\nb"), "a\\nb");
         assert_eq!(super::escape("\x1b[31mred"), "\\x1b[31mred");
+        assert_eq!(
+            super::escape_keep_lines("a\x1b[0m\nb\r"),
+            "a\\x1b[0m\nb\\x0d"
+        );
     }
 }

@@ -8,7 +8,7 @@ mod style;
 pub mod table;
 pub mod violation;
 
-pub use escape::escape;
+pub use escape::{escape, escape_keep_lines};
 pub use style::{use_color, Palette};
 
 use std::cell::RefCell;
@@ -120,8 +120,9 @@ impl Out {
         use owo_colors::OwoColorize;
         let _ = writeln!(
             self.stderr.borrow_mut(),
-            "{} {text}",
-            "warning:".style(self.err_palette.warning)
+            "{} {}",
+            "warning:".style(self.err_palette.warning),
+            escape_keep_lines(&text.to_string())
         );
     }
 
@@ -136,8 +137,9 @@ impl Out {
         use owo_colors::OwoColorize;
         let _ = writeln!(
             self.stderr.borrow_mut(),
-            "{} {text}",
-            "hint:".style(self.err_palette.hint)
+            "{} {}",
+            "hint:".style(self.err_palette.hint),
+            escape_keep_lines(&text.to_string())
         );
     }
 
@@ -146,8 +148,9 @@ impl Out {
         use owo_colors::OwoColorize;
         let _ = writeln!(
             self.stderr.borrow_mut(),
-            "{} {err}",
-            "error:".style(self.err_palette.error)
+            "{} {}",
+            "error:".style(self.err_palette.error),
+            escape_keep_lines(&err.to_string())
         );
         for hint in err.hints() {
             self.write_hint(hint);

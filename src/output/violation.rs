@@ -55,7 +55,12 @@ pub fn render(verdict: &Verdict, palette: &Palette) -> String {
         ));
     }
     for line in verdict.repair.lines() {
-        out.push_str(&format!("{} {line}\n", "hint:".style(palette.hint)));
+        // Paths in the commands are shell-quoted without control characters; rules may hold any.
+        out.push_str(&format!(
+            "{} {}\n",
+            "hint:".style(palette.hint),
+            super::escape(line)
+        ));
     }
     out
 }
@@ -77,12 +82,9 @@ mod tests {
         let ctx = RepairContext {
             source: "HEAD".into(),
             staged: true,
+            root: None,
         };
-        let changes = [Change {
-            path: "src/db/x y.rs".into(),
-            kind: ChangeKind::Modified,
-            link_target: None,
-        }];
+        let changes = [Change::file("src/db/x y.rs", ChangeKind::Modified)];
         let text = super::render(&judge(&e, &changes, &ctx), &super::Palette::default());
         assert!(
             text.starts_with("error: task 't': 1 contract violation\n"),

@@ -285,6 +285,12 @@ pub fn start(
         }
     }
     let base = resolve_base(repo, opts.base.as_deref())?;
+    // SPEC §5: a base whose tree holds a path git refuses is never checked out.
+    let base_tree = objects::commit_tree(repo, base.commit)?;
+    let mut seen = std::collections::HashSet::new();
+    if let Some(bad) = crate::git::pathsafe::unsafe_path_in_tree(repo, base_tree, &mut seen)? {
+        return Err(crate::git::pathsafe::refusal(&bad, &format!("base {}", base.commit)).into());
+    }
     let id = match &opts.id {
         Some(id) => id.clone(),
         None => {

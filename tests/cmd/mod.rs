@@ -6,6 +6,7 @@ mod diff;
 mod dirty;
 mod patch;
 mod patch_support;
+mod paths;
 mod provision;
 mod revert;
 

@@ -55,7 +55,7 @@ fn forbidden_path_is_refused_and_recorded() {
     );
     assert!(
         run.stderr
-            .contains("git restore --source=HEAD --staged --worktree -- src/store/mod.rs"),
+            .contains(" restore --source=HEAD --staged --worktree -- src/store/mod.rs"),
         "{run}"
     );
     let last = events(&repo, "t").pop().unwrap();
@@ -99,7 +99,7 @@ fn new_file_is_refused_when_new_files_are_off() {
         "new_file_disallowed",
     );
     assert!(
-        run.stderr.contains("git rm -r -q --cached -- src/new.rs"),
+        run.stderr.contains(" rm -r -q --cached -- src/new.rs"),
         "{run}"
     );
 }
