@@ -219,6 +219,7 @@ pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
 /// background when dropped, so a caller can finish its own work first without
 /// a 100,000-file delete competing for the disk and the cores.
 #[must_use = "dropping it starts the delete"]
+#[derive(Debug)]
 pub struct Aside(Option<PathBuf>);
 
 impl Drop for Aside {
@@ -325,6 +326,17 @@ pub fn delete_dir_shared(path: &Path) -> Result<()> {
             }
         }
     }
+}
+
+/// Returns the repository opened again from the main worktree (or the common dir) when `repo`
+/// was opened through `linked`'s administrative directory: deleting that worktree takes the
+/// paths `repo` reads objects and refs through with it.
+pub fn reopen_outside(repo: &Repo, linked: &Linked) -> Result<Option<Repo>> {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
+    if canon(repo.git_dir()) != canon(&linked.git_dir) {
+        return Ok(None);
+    }
+    open_at(&repo.main_worktree()?).map(Some)
 }
 
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.

@@ -16,6 +16,7 @@ mod support;
 mod drop;
 mod exec;
 mod global;
+mod lifecycle;
 mod list;
 mod log;
 mod path;

@@ -1,0 +1,293 @@
+//! The lifecycle core (issue 12): every discard saves first, commands run from inside a task's
+//! own worktree finish or refuse whole, and input that cannot be honoured is refused.
+
+use super::support::*;
+use crate::common::TestRepo;
+use std::path::{Path, PathBuf};
+
+/// Returns the commits reachable from every attempt ref of `id` (`git rev-list`).
+fn saved_commits(repo: &TestRepo, id: &str) -> String {
+    let attempts = repo.refs(&format!("refs/tasks/{id}/attempts"));
+    if attempts.is_empty() {
+        return String::new();
+    }
+    let mut args = vec!["rev-list"];
+    args.extend(attempts.iter().map(String::as_str));
+    repo.git(repo.root(), &args)
+}
+
+/// Returns the files of every attempt of `id`, as `git ls-tree -r --name-only` lines.
+fn saved_files(repo: &TestRepo, id: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in repo.refs(&format!("refs/tasks/{id}/attempts")) {
+        out.extend(
+            repo.git(repo.root(), &["ls-tree", "-r", "--name-only", &a])
+                .lines()
+                .map(str::to_owned),
+        );
+    }
+    out
+}
+
+fn commit_in(repo: &TestRepo, wt: &Path, file: &str, text: &str) -> String {
+    repo.write(wt, file, text);
+    repo.git(wt, &["add", "-A"]);
+    repo.git(wt, &["commit", "-q", "-m", &format!("edit {file}")]);
+    repo.git(wt, &["rev-parse", "HEAD"])
+}
+
+/// `merge --keep`, more commits in the kept worktree, then `remove`: the new commits are saved.
+#[test]
+fn remove_after_merge_keep_saves_the_commits_made_since() {
+    let repo = TestRepo::new();
+    let wt = repo.start("kept", &[]);
+    commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    repo.task_root(&["merge", "kept", "--keep", "--no-checks"])
+        .ok();
+    let later = commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 2 }\n");
+
+    let run = repo.task_root(&["remove", "kept"]).ok();
+    assert!(
+        saved_commits(&repo, "kept").contains(&later),
+        "the commit made after the merge is saved: {run}"
+    );
+    assert!(run.stderr.contains("refs/tasks/kept/attempts/"), "{run}");
+    repo.fsck();
+}
+
+/// `remove --force` on a worktree whose HEAD is detached saves its commits, not only its dirty files.
+#[test]
+fn remove_force_of_a_detached_head_saves_its_commits() {
+    let repo = TestRepo::new();
+    let wt = repo.start("det", &[]);
+    let on_branch = commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 3 }\n");
+    repo.git(&wt, &["checkout", "-q", "--detach", "HEAD~1"]);
+    let detached = commit_in(&repo, &wt, "src/other.rs", "// detached\n");
+    repo.write(&wt, "README.md", "# dirty\n");
+
+    let run = repo.task_root(&["remove", "--force", "det"]).ok();
+    let saved = saved_commits(&repo, "det");
+    assert!(
+        saved.contains(&detached),
+        "the detached commit is saved: {run}"
+    );
+    assert!(
+        saved.contains(&on_branch),
+        "the branch's commit is saved: {run}"
+    );
+    assert!(saved_files(&repo, "det").contains(&"README.md".to_owned()));
+    repo.fsck();
+}
+
+/// A file whose name is not valid UTF-8 is dirty work: refused without --force, saved with it.
+#[cfg(target_os = "linux")]
+#[test]
+fn remove_sees_and_saves_a_non_utf8_file_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    let wt = repo.start("bytes", &[]);
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(wt.join(name), "latin-1 name\n").unwrap();
+
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["remove", "bytes"]);
+    assert_eq!(run.code, 1, "refused as dirty: {run}");
+    assert_eq!(all_refs(&repo), before, "nothing changed");
+    assert!(wt.join(name).exists());
+
+    repo.task_root(&["remove", "--force", "bytes"]).ok();
+    let attempts = repo.refs("refs/tasks/bytes/attempts");
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    let listed = repo
+        .command("git", repo.root())
+        .args(["ls-tree", "-r", "-z", "--name-only", &attempts[0]])
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(
+        listed.split(|b| *b == 0).any(|n| n == b"caf\xe9.txt"),
+        "saved under its own bytes: {}",
+        String::from_utf8_lossy(&listed)
+    );
+    repo.fsck();
+}
+
+/// A nested repository in the task worktree is refused without --force and moved aside with it.
+#[test]
+fn remove_moves_a_nested_repository_aside_instead_of_deleting_it() {
+    let repo = TestRepo::new();
+    let wt = repo.start("nest", &[]);
+    let nested = wt.join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    repo.git(&nested, &["init", "-q", "-b", "main"]);
+    repo.write(&nested, "a.txt", "nested history\n");
+    repo.git(&nested, &["add", "-A"]);
+    repo.git(&nested, &["commit", "-q", "-m", "nested commit"]);
+    let nested_head = repo.git(&nested, &["rev-parse", "HEAD"]);
+
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["remove", "nest"]);
+    assert_eq!(run.code, 1, "refused: {run}");
+    assert!(run.stderr.contains("vendor/lib"), "{run}");
+    assert_eq!(all_refs(&repo), before, "nothing changed");
+    assert!(nested.join(".git").is_dir());
+
+    let run = repo.task_root(&["remove", "--force", "nest"]).ok();
+    let attic = repo.root().join(".git/git-task/attic/nest");
+    assert!(run.stderr.contains(&attic.display().to_string()), "{run}");
+    let moved: Vec<PathBuf> = walk_git_dirs(&attic);
+    assert_eq!(moved.len(), 1, "{moved:?}\n{run}");
+    let repo_dir = moved[0].parent().unwrap();
+    assert_eq!(repo.git(repo_dir, &["rev-parse", "HEAD"]), nested_head);
+    assert_eq!(repo.read(repo_dir, "a.txt"), "nested history\n");
+    assert!(!wt.exists());
+    assert_eq!(record_status(&repo, "nest"), "removed");
+}
+
+fn walk_git_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_name() == ".git" {
+            out.push(p);
+        } else if p.is_dir() {
+            out.extend(walk_git_dirs(&p));
+        }
+    }
+    out
+}
+
+/// `remove --force` says how many ignored files it deletes, and how large they are.
+#[test]
+fn remove_force_reports_the_ignored_files_it_deletes() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", "*.log\ntarget/\n");
+    repo.git(repo.root(), &["add", ".gitignore"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "ignore"]);
+    let wt = repo.start("ign", &[]);
+    repo.write(&wt, "build.log", "0123456789");
+    repo.write(&wt, "target/a.o", "01234");
+    repo.write(&wt, "target/b.o", "01234");
+    repo.write(&wt, "README.md", "# dirty\n");
+
+    let run = repo.task_root(&["remove", "--force", "ign"]).ok();
+    assert!(
+        run.stderr.contains("3 ignored files") && run.stderr.contains("20 bytes"),
+        "{run}"
+    );
+    assert!(!wt.exists());
+}
+
+/// `remove` run from inside the task's own worktree finishes whole and says where to go.
+#[test]
+fn remove_from_inside_the_worktree_finishes_and_says_where_to_cd() {
+    let repo = TestRepo::new();
+    let wt = repo.start("inside", &[]);
+    std::fs::create_dir_all(wt.join("src/deep")).unwrap();
+    let run = repo.task(&wt.join("src"), &["remove", "inside"]).ok();
+    assert!(!wt.exists(), "{run}");
+    assert!(repo.refs("refs/heads/task").is_empty(), "{run}");
+    assert_eq!(record_status(&repo, "inside"), "removed");
+    assert!(
+        run.stderr
+            .contains(&format!("cd {}", repo.root().display())),
+        "{run}"
+    );
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    repo.fsck();
+}
+
+/// `start --reset` run from inside the task's own worktree finishes whole.
+#[test]
+fn start_reset_from_inside_the_worktree_finishes() {
+    let repo = TestRepo::new();
+    let wt = repo.start("again", &[]);
+    let c = commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 4 }\n");
+    let run = repo.task(&wt, &["start", "again", "--reset"]).ok();
+    assert!(saved_commits(&repo, "again").contains(&c), "{run}");
+    assert_eq!(record_status(&repo, "again"), "active");
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.porcelain(&wt), "");
+    assert!(repo.worktrees().contains(&wt));
+    repo.fsck();
+}
+
+/// `reset` from a directory of the worktree that the reset deletes finishes and says where to go.
+#[test]
+fn reset_from_a_directory_it_deletes_finishes() {
+    let repo = TestRepo::new();
+    let wt = repo.start("gone", &[]);
+    commit_in(&repo, &wt, "newdir/x.txt", "x\n");
+    let run = repo.task(&wt.join("newdir"), &["reset"]).ok();
+    assert!(!wt.join("newdir").exists(), "{run}");
+    assert!(
+        run.stderr.contains(&format!("cd {}", wt.display())),
+        "{run}"
+    );
+    assert_eq!(repo.porcelain(&wt), "");
+}
+
+/// `start` of an existing task with another contract is refused; the same contract is a no-op.
+#[test]
+fn start_of_an_existing_task_with_another_contract_is_refused() {
+    let repo = TestRepo::new();
+    repo.start("fence", &["--allow", "src/**"]);
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["start", "fence", "--allow", "**"]).code(2);
+    assert!(run.stderr.contains("--reset"), "{run}");
+    assert_eq!(all_refs(&repo), before);
+    repo.task_root(&["start", "fence", "--allow", "src/**"])
+        .ok();
+    repo.task_root(&["start", "fence"]).ok();
+    assert_eq!(all_refs(&repo), before);
+
+    // --reset replaces the contract.
+    repo.task_root(&["start", "fence", "--allow", "docs/**", "--reset"])
+        .ok();
+    let frozen = show(&repo, "refs/tasks/fence/record", "contract.toml");
+    assert!(frozen.contains("docs/**"), "{frozen}");
+    let branch_file = show(&repo, "task/fence", ".task-contract.toml");
+    assert!(branch_file.contains("docs/**"), "{branch_file}");
+}
+
+/// `start` of a merged task's id never prints a path that does not exist.
+#[test]
+fn start_of_a_merged_id_prints_no_missing_path() {
+    let repo = TestRepo::new();
+    let wt = repo.start("done", &[]);
+    commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 5 }\n");
+    repo.task_root(&["merge", "done", "--no-checks"]).ok();
+    let run = repo.task_root(&["start", "done"]).ok();
+    assert!(Path::new(run.out()).is_dir(), "{run}");
+    assert_eq!(record_status(&repo, "done"), "active");
+    let log = repo.task_root(&["log", "done"]).ok();
+    assert!(
+        log.stdout.contains("merged"),
+        "the old life stays readable: {log}"
+    );
+    repo.fsck();
+}
+
+/// `--path` inside the main worktree or inside `.git` is refused before anything is written.
+#[test]
+fn start_refuses_a_path_inside_the_main_worktree_or_git_dir() {
+    let repo = TestRepo::new();
+    for path in [
+        repo.root().join("sub/wt"),
+        repo.root().join(".git/wt"),
+        repo.root().to_path_buf(),
+    ] {
+        let run = repo
+            .task_root(&["start", "p", "--path", path.to_str().unwrap()])
+            .code(2);
+        assert!(run.stderr.starts_with("error: "), "{run}");
+        assert_nothing_written(&repo);
+    }
+    repo.git(repo.root(), &["config", "task.worktreeDir", "inner"]);
+    let run = repo.task_root(&["start", "p"]).code(2);
+    assert!(run.stderr.contains("task.worktreeDir"), "{run}");
+    assert_nothing_written(&repo);
+}
