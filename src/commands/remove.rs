@@ -117,7 +117,13 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
             };
             let result = emit(ctx, &report, Done::Ok);
             // The worktree's files (ignored ones included) are deleted only now, after the report.
-            drop(done.aside);
+            if let Some(mut aside) = done.aside {
+                if let Err(e) = aside.start_delete() {
+                    ctx.out.warn(format_args!("{e}"));
+                    ctx.out
+                        .hint("the task is removed; 'git task sweep' deletes what is left");
+                }
+            }
             result
         }
         Ok(Removed::AlreadyGone(record)) => {

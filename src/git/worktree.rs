@@ -224,16 +224,28 @@ pub struct Aside(Option<PathBuf>);
 
 impl Drop for Aside {
     fn drop(&mut self) {
-        if let Some(aside) = self.0.take() {
-            if !crate::checks::delete_in_background(&aside) {
-                // Best effort: what is left is an interrupted removal for `sweep`.
-                let _ = std::fs::remove_dir_all(&aside);
-            }
-        }
+        // Best effort: what is left is an interrupted removal for `sweep`.
+        let _ = self.start_delete();
     }
 }
 
 impl Aside {
+    /// Starts deleting the moved-aside files in the background (deleting them now when no
+    /// background process can start); an error says what could not be deleted.
+    pub fn start_delete(&mut self) -> Result<()> {
+        match self.0.take() {
+            Some(aside) if !crate::checks::delete_in_background(&aside) => {
+                delete_moved_aside(&aside)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Returns where the worktree's files were moved to, until their delete starts.
+    pub fn path(&self) -> Option<&Path> {
+        self.0.as_deref()
+    }
+
     /// Deletes the moved-aside files now, before returning: for a rollback, which
     /// must leave nothing behind when it reports that everything was removed.
     pub fn delete_now(mut self) -> Result<()> {
@@ -304,6 +316,50 @@ pub fn is_leftover_removal(name: &str) -> bool {
     match rest.split_once('-') {
         Some((pid, _)) => pid.parse::<u32>().ok() != Some(std::process::id()),
         None => false,
+    }
+}
+
+/// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its name
+/// says so), and also where the task left directories without write permission (a Go
+/// module cache does), which `rm -rf` cannot empty.
+pub fn delete_moved_aside(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !(name.starts_with('.') && name.contains(".removing-")) {
+        return Err(Error::input(format!(
+            "'{}' is not a worktree moved aside by git-task",
+            path.display()
+        )));
+    }
+    if delete_dir_shared(path).is_ok() {
+        return Ok(());
+    }
+    make_writable(path);
+    delete_dir_shared(path)
+}
+
+/// Gives the owner write and search permission on every directory below `path`.
+fn make_writable(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if !meta.is_dir() {
+            return;
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o700));
+        }
+        if let Ok(entries) = std::fs::read_dir(path) {
+            for e in entries.flatten() {
+                make_writable(&e.path());
+            }
+        }
     }
 }
 

@@ -291,3 +291,110 @@ fn start_refuses_a_path_inside_the_main_worktree_or_git_dir() {
     assert!(run.stderr.contains("task.worktreeDir"), "{run}");
     assert_nothing_written(&repo);
 }
+
+/// Returns the directories `remove` moved aside in the tasks folder (`.<id>.removing-*`).
+fn moved_aside(repo: &TestRepo) -> Vec<PathBuf> {
+    std::fs::read_dir(repo.base().join("repo.tasks"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().contains(".removing-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The background delete after `remove` survives the end of the terminal's process group.
+#[cfg(unix)]
+#[test]
+fn background_delete_survives_the_terminal_closing() {
+    use std::os::unix::process::CommandExt;
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", "cache/\n");
+    repo.git(repo.root(), &["add", ".gitignore"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "ignore"]);
+    let wt = repo.start("bg", &[]);
+    for d in 0..40 {
+        for f in 0..100 {
+            repo.write(&wt, &format!("cache/{d}/{f}.bin"), "x");
+        }
+    }
+    // A terminal's job: its own process group, which the terminal's end kills whole.
+    let mut cmd = task_command(&repo, repo.root(), &["remove", "bg"]);
+    cmd.process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pgid = child.id();
+    let run = collect(child).ok();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .status();
+    let start = std::time::Instant::now();
+    while !moved_aside(&repo).is_empty() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the moved-aside copy is left: {:?}\n{run}",
+            moved_aside(&repo)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!wt.exists());
+}
+
+/// A directory `remove` cannot delete is a warning; the task is still removed consistently.
+#[test]
+fn remove_warns_about_a_directory_it_could_not_delete() {
+    let repo = TestRepo::new();
+    repo.start("scr", &[]);
+    let scratch = repo.root().join(".git/git-task/scratch/scr");
+    std::fs::create_dir_all(scratch.parent().unwrap()).unwrap();
+    // Not a directory: deleting it as one fails.
+    std::fs::write(&scratch, "in the way\n").unwrap();
+    let run = repo.task_root(&["remove", "scr"]).ok();
+    assert!(run.stderr.contains("warning: "), "{run}");
+    assert!(run.stderr.contains(&scratch.display().to_string()), "{run}");
+    assert_eq!(record_status(&repo, "scr"), "removed");
+    assert!(repo.refs("refs/heads/task").is_empty());
+}
+
+/// No module of `src/task/` imports a sibling that imports it back.
+#[test]
+fn task_modules_import_no_sibling_that_imports_them_back() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/task");
+    let mut imports = std::collections::BTreeMap::new();
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".rs")
+                .map(str::to_owned)
+        })
+        .filter(|n| n != "mod")
+        .collect();
+    for n in &names {
+        let text = std::fs::read_to_string(dir.join(format!("{n}.rs"))).unwrap();
+        let used: Vec<String> = names
+            .iter()
+            .filter(|m| *m != n)
+            .filter(|m| {
+                text.contains(&format!("super::{m}::"))
+                    || text.contains(&format!("crate::task::{m}::"))
+                    || text.contains(&format!("super::{m}}}"))
+                    || text.contains(&format!("super::{m},"))
+            })
+            .cloned()
+            .collect();
+        imports.insert(n.clone(), used);
+    }
+    for (a, used) in &imports {
+        for b in used {
+            assert!(
+                !imports[b].contains(a),
+                "src/task/{a}.rs and src/task/{b}.rs import each other"
+            );
+        }
+    }
+}
