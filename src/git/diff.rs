@@ -36,6 +36,33 @@ pub struct ChangedPath {
 /// with it loads the whole index for attributes (a 100,000-entry index costs
 /// more than the diff itself).
 pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<ChangedPath>> {
+    Ok(tree_to_tree_raw(repo, old, new)?
+        .into_iter()
+        .map(|c| ChangedPath {
+            path: c.path.to_string(),
+            kind: c.kind,
+            old: c.old,
+            new: c.new,
+        })
+        .collect())
+}
+
+/// One changed path with its name as git's bytes (which need not be UTF-8): for
+/// writing to disk, where a lossy name would miss the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawChange {
+    /// Repository-relative path with `/`, as stored in the tree.
+    pub path: gix::bstr::BString,
+    /// How it changed.
+    pub kind: ChangeKind,
+    /// Entry kind before (`None` when added).
+    pub old: Option<(EntryKind, ObjectId)>,
+    /// Entry kind after (`None` when deleted).
+    pub new: Option<(EntryKind, ObjectId)>,
+}
+
+/// [`tree_to_tree`] with the paths as git's bytes.
+pub fn tree_to_tree_raw(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<RawChange>> {
     let mut out = Vec::new();
     if old == new {
         return Ok(out);
@@ -69,8 +96,8 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
                 if entry_mode.is_tree() {
                     continue;
                 }
-                out.push(ChangedPath {
-                    path: path.to_string(),
+                out.push(RawChange {
+                    path,
                     kind: ChangeKind::Added,
                     old: None,
                     new: Some((entry_mode.kind(), oid)),
@@ -85,8 +112,8 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
                 if entry_mode.is_tree() {
                     continue;
                 }
-                out.push(ChangedPath {
-                    path: path.to_string(),
+                out.push(RawChange {
+                    path,
                     kind: ChangeKind::Deleted,
                     old: Some((entry_mode.kind(), oid)),
                     new: None,
@@ -101,21 +128,21 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
             } => {
                 match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
                     (true, true) => continue,
-                    (false, false) => out.push(ChangedPath {
-                        path: path.to_string(),
+                    (false, false) => out.push(RawChange {
+                        path,
                         kind: ChangeKind::Modified,
                         old: Some((previous_entry_mode.kind(), previous_oid)),
                         new: Some((entry_mode.kind(), oid)),
                     }),
                     // A file became a directory or the reverse: the file side is a deletion or an addition.
-                    (true, false) => out.push(ChangedPath {
-                        path: path.to_string(),
+                    (true, false) => out.push(RawChange {
+                        path,
                         kind: ChangeKind::Added,
                         old: None,
                         new: Some((entry_mode.kind(), oid)),
                     }),
-                    (false, true) => out.push(ChangedPath {
-                        path: path.to_string(),
+                    (false, true) => out.push(RawChange {
+                        path,
                         kind: ChangeKind::Deleted,
                         old: Some((previous_entry_mode.kind(), previous_oid)),
                         new: None,

@@ -398,3 +398,26 @@ fn task_modules_import_no_sibling_that_imports_them_back() {
         }
     }
 }
+
+/// `reset` saves a file whose name is not UTF-8 and leaves the worktree matching its branch.
+#[cfg(target_os = "linux")]
+#[test]
+fn reset_saves_and_clears_a_non_utf8_file_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    let wt = repo.start("rbytes", &[]);
+    let name = std::ffi::OsStr::from_bytes(b"na\xefve.txt");
+    std::fs::write(wt.join(name), "latin-1 name\n").unwrap();
+    let run = repo.task_root(&["reset", "rbytes"]).ok();
+    let attempts = repo.refs("refs/tasks/rbytes/attempts");
+    assert_eq!(attempts.len(), 1, "{run}");
+    let listed = repo
+        .command("git", repo.root())
+        .args(["ls-tree", "-r", "-z", "--name-only", &attempts[0]])
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(listed.split(|b| *b == 0).any(|n| n == b"na\xefve.txt"));
+    assert!(!wt.join(name).exists(), "{run}");
+    assert_eq!(repo.porcelain(&wt), "");
+}
