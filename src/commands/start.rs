@@ -147,9 +147,10 @@ impl Report for StartReport {
                 self.task.style(p.id),
                 self.status
             ));
-            out.hint(
-                "its record stays for history ('git task log'); start new work under another id",
-            );
+            out.hint(format_args!(
+                "its record stays for history ('git task log'); to start it again, remove it first ('git task remove {}') or use another id",
+                self.task
+            ));
         } else {
             out.note(format_args!(
                 "Task '{}' already exists ({}); nothing changed",

@@ -219,6 +219,25 @@ fn check_same_contract(id: &TaskId, current: &Record, spec: &ContractSpec) -> Re
     )))
 }
 
+/// Refuses a `start` of an existing worktree-mode task with a `--path` other than its worktree.
+fn check_same_path(id: &TaskId, current: &Record, path: Option<&Path>) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let wanted = git::absolute(path);
+    if current.state.mode != Mode::Worktree || wanted == Path::new(&current.state.worktree) {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "task '{id}' already exists, with its worktree at '{}', not '{}'",
+        current.state.worktree,
+        wanted.display()
+    ))
+    .hint(format!(
+        "leave out --path to use it, or remove the task first: git task remove {id}"
+    )))
+}
+
 /// Returns whether `record` is of a merged task whose branch and worktree are both gone.
 fn merged_and_gone(repo: &Repo, record: &Record) -> Result<bool> {
     let s = &record.state;
@@ -347,6 +366,7 @@ pub fn start(
                 }
                 Some(current) => {
                     check_same_contract(id, &current, &opts.contract)?;
+                    check_same_path(id, &current, opts.path.as_deref())?;
                     return Ok(Started::Existing(current));
                 }
                 None => {}

@@ -421,3 +421,18 @@ fn reset_saves_and_clears_a_non_utf8_file_name() {
     assert!(!wt.join(name).exists(), "{run}");
     assert_eq!(repo.porcelain(&wt), "");
 }
+
+/// `start` of an existing task with another `--path` is refused instead of printing the old place.
+#[test]
+fn start_of_an_existing_task_with_another_path_is_refused() {
+    let repo = TestRepo::new();
+    let wt = repo.start("here", &[]);
+    let elsewhere = repo.base().join("elsewhere");
+    let run = repo
+        .task_root(&["start", "here", "--path", elsewhere.to_str().unwrap()])
+        .code(2);
+    assert!(run.stderr.contains(&wt.display().to_string()), "{run}");
+    assert!(!elsewhere.exists());
+    repo.task_root(&["start", "here", "--path", wt.to_str().unwrap()])
+        .ok();
+}
