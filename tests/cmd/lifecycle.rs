@@ -75,6 +75,23 @@ fn remove_force_of_a_detached_head_saves_its_commits() {
         saved.contains(&on_branch),
         "the branch's commit is saved: {run}"
     );
+    // One commit, the one shape: parent 1 HEAD, parent 2 the index, then the other tip no safe ref reaches.
+    let attempts = repo.refs("refs/tasks/det/attempts");
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    let parents = repo.git(
+        repo.root(),
+        &["rev-list", "--parents", "-n", "1", &attempts[0]],
+    );
+    let parents: Vec<&str> = parents.split(' ').skip(1).collect();
+    assert_eq!(parents.len(), 3, "HEAD, the index, the branch: {parents:?}");
+    assert_eq!(parents[0], detached);
+    assert_eq!(
+        rev(&repo, &format!("{}^{{tree}}", parents[1])),
+        rev(&repo, &format!("{detached}^{{tree}}")),
+        "parent 2 is the index (nothing staged)"
+    );
+    assert_eq!(parents[2], on_branch);
+    assert_eq!(show(&repo, &attempts[0], "README.md"), "# dirty");
     assert!(saved_files(&repo, "det").contains(&"README.md".to_owned()));
     repo.fsck();
 }
@@ -435,4 +452,23 @@ fn start_of_an_existing_task_with_another_path_is_refused() {
     assert!(!elsewhere.exists());
     repo.task_root(&["start", "here", "--path", wt.to_str().unwrap()])
         .ok();
+}
+
+/// `start --reset` keeps a repository nested in the worktree: it is neither deleted nor lost.
+#[test]
+fn start_reset_keeps_a_nested_repository() {
+    let repo = TestRepo::new();
+    let wt = repo.start("keepnest", &[]);
+    commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 6 }\n");
+    let nested = wt.join("vendor/dep");
+    std::fs::create_dir_all(&nested).unwrap();
+    repo.git(&nested, &["init", "-q", "-b", "main"]);
+    repo.write(&nested, "d.txt", "dep\n");
+    repo.git(&nested, &["add", "-A"]);
+    repo.git(&nested, &["commit", "-q", "-m", "dep"]);
+    let head = repo.git(&nested, &["rev-parse", "HEAD"]);
+    let run = repo.task_root(&["start", "keepnest", "--reset"]).ok();
+    assert_eq!(repo.git(&nested, &["rev-parse", "HEAD"]), head, "{run}");
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.refs("refs/tasks/keepnest/attempts").len(), 1, "{run}");
 }
