@@ -25,6 +25,8 @@ struct ResetReport {
     attempt: Option<SavedAttempt>,
     base: String,
     files: Vec<String>,
+    /// False when the task was already at its base and nothing was done.
+    changed: bool,
     /// Where the user should `cd`, when the reset deleted or replaced their directory.
     cd: Option<String>,
 }
@@ -34,7 +36,7 @@ impl Report for ResetReport {
         if let Some(a) = &self.attempt {
             out.note(format_args!("Saved {} as {}", a.what, a.name));
         }
-        if self.attempt.is_none() && self.files.is_empty() {
+        if !self.changed {
             out.note(format_args!(
                 "Task '{}' is already at its base {}; nothing to do",
                 self.task,
@@ -79,6 +81,7 @@ pub fn run(ctx: &Ctx, args: &ResetArgs) -> CmdResult {
             attempt: done.attempt,
             base: done.base.to_string(),
             files: done.files,
+            changed: done.changed,
             cd: done.cd.map(|p| p.display().to_string()),
         },
         Done::Ok,

@@ -238,6 +238,24 @@ fn check_same_path(id: &TaskId, current: &Record, path: Option<&Path>) -> Result
     )))
 }
 
+/// Refuses to report a merged task whose worktree is gone (its branch was kept): the path would not exist.
+fn check_merged_worktree_exists(id: &TaskId, current: &Record) -> Result<()> {
+    let s = &current.state;
+    if s.status != Status::Merged
+        || s.mode != Mode::Worktree
+        || Path::new(&s.worktree).join(".git").exists()
+    {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "task '{id}' was merged and its worktree '{}' is gone",
+        s.worktree
+    ))
+    .hint(format!(
+        "to start it again, remove it first (unmerged commits are saved): git task remove {id}"
+    )))
+}
+
 /// Returns whether `record` is of a merged task whose branch and worktree are both gone.
 fn merged_and_gone(repo: &Repo, record: &Record) -> Result<bool> {
     let s = &record.state;
@@ -367,6 +385,7 @@ pub fn start(
                 Some(current) => {
                     check_same_contract(id, &current, &opts.contract)?;
                     check_same_path(id, &current, opts.path.as_deref())?;
+                    check_merged_worktree_exists(id, &current)?;
                     return Ok(Started::Existing(current));
                 }
                 None => {}

@@ -472,3 +472,20 @@ fn start_reset_keeps_a_nested_repository() {
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.refs("refs/tasks/keepnest/attempts").len(), 1, "{run}");
 }
+
+/// A merged task whose kept worktree was deleted by hand is refused, not printed as a missing path.
+#[test]
+fn start_of_a_merged_id_whose_kept_worktree_is_gone_is_refused() {
+    let repo = TestRepo::new();
+    let wt = repo.start("kept2", &[]);
+    commit_in(&repo, &wt, "src/lib.rs", "pub fn lib() { 7 }\n");
+    repo.task_root(&["merge", "kept2", "--keep", "--no-checks"])
+        .ok();
+    std::fs::remove_dir_all(&wt).unwrap();
+    let run = repo.task_root(&["start", "kept2"]).code(2);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(run.stderr.contains("git task remove kept2"), "{run}");
+    repo.task_root(&["remove", "kept2"]).ok();
+    let run = repo.task_root(&["start", "kept2"]).ok();
+    assert!(Path::new(run.out()).is_dir(), "{run}");
+}
