@@ -198,12 +198,32 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
 /// spawned, which then leaves the terminal's session and lowers its priority, so
 /// neither closing the terminal nor the user's next command stops or competes with
 /// it. Returns false if that could not start.
+///
+/// The child inherits an exclusive `flock` on the directory, taken here before it
+/// is spawned, and holds it until it exits: `sweep` tells a delete in progress
+/// from one that died by that lock ([`crate::git::worktree::deletion_in_progress`]),
+/// with no window between this process ending and the child starting.
 pub fn delete_in_background(path: &Path) -> bool {
     if !cfg!(unix) {
         return false;
     }
     let Ok(exe) = std::env::current_exe() else {
         return false;
+    };
+    #[cfg(unix)]
+    let _lock = {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        if rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            // Another delete holds it already.
+            return true;
+        }
+        // Inherited by the child (and only by it: closed here once it is spawned).
+        if rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).is_err() {
+            return false;
+        }
+        dir
     };
     let mut cmd = Command::new(exe);
     cmd.args(["delete-aside", "--"])

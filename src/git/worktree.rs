@@ -319,6 +319,35 @@ pub fn is_leftover_removal(name: &str) -> bool {
     }
 }
 
+/// Returns whether a delete is working on the moved-aside directory at `path`: the
+/// background delete holds an exclusive `flock` on it until it exits
+/// ([`crate::checks::delete_in_background`]).
+pub fn deletion_in_progress(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        // Dropping `dir` releases the lock again when it was free.
+        rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Whether the directory at `path` is a removal that was interrupted: named like one
+/// ([`is_leftover_removal`]) and no delete holds its lock.
+pub fn is_leftover_removal_at(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    is_leftover_removal(&name) && !deletion_in_progress(path)
+}
+
 /// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its name
 /// says so), and also where the task left directories without write permission (a Go
 /// module cache does), which `rm -rf` cannot empty.

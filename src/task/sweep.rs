@@ -375,7 +375,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
-            if worktree::is_leftover_removal(&name) {
+            if worktree::is_leftover_removal_at(&path) {
                 let repair = Repair {
                     problem: "interrupted_removal",
                     task: None,

@@ -489,3 +489,23 @@ fn start_of_a_merged_id_whose_kept_worktree_is_gone_is_refused() {
     let run = repo.task_root(&["start", "kept2"]).ok();
     assert!(Path::new(run.out()).is_dir(), "{run}");
 }
+
+/// `sweep` leaves alone a moved-aside worktree whose background delete is still running
+/// (it holds the directory's lock), and finishes one whose delete died.
+#[cfg(unix)]
+#[test]
+fn sweep_leaves_a_delete_in_progress_alone() {
+    let repo = TestRepo::new();
+    repo.start("other", &[]);
+    let aside = repo.base().join("repo.tasks/.gone.removing-4000000000-1");
+    repo.write(&aside, "f.txt", "x");
+    let dir = std::fs::File::open(&aside).unwrap();
+    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(j["repairs"], serde_json::json!([]), "{j}");
+    assert!(aside.exists());
+    drop(dir);
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(j["repairs"][0]["problem"], "interrupted_removal", "{j}");
+    assert!(!aside.exists());
+}
