@@ -28,6 +28,13 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
+    // The background delete of a removed worktree needs no repository (and must not hold one open).
+    if let crate::cli::Command::DeleteAside(args) = &cli.command {
+        return match crate::commands::delete_aside::run(args) {
+            crate::commands::Done::Ok => ExitCode::SUCCESS,
+            _ => ExitCode::from(1),
+        };
+    }
     let no_color = std::env::var_os("NO_COLOR");
     let early_out = || {
         let err_color = use_color(std::io::stderr().is_terminal(), no_color.as_deref(), None);

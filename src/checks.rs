@@ -211,25 +211,54 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
     Ok(status.code().unwrap_or(1))
 }
 
-/// Starts deleting `path` in a detached background process, at a low priority
-/// (`nice`) so it does not slow down what the user runs next; returns false if
-/// that could not start.
+/// Starts deleting `path` (a directory moved aside) in a detached background process:
+/// git-task's own `delete-aside`, in a process group of its own from the moment it is
+/// spawned, which then leaves the terminal's session and lowers its priority, so
+/// neither closing the terminal nor the user's next command stops or competes with
+/// it. Returns false if that could not start.
+///
+/// The child inherits an exclusive `flock` on the directory, taken here before it
+/// is spawned, and holds it until it exits: `sweep` tells a delete in progress
+/// from one that died by that lock ([`crate::git::worktree::deletion_in_progress`]),
+/// with no window between this process ending and the child starting.
 pub fn delete_in_background(path: &Path) -> bool {
     if !cfg!(unix) {
         return false;
     }
-    let spawn = |program: &str, args: &[&str]| {
-        Command::new(program)
-            .args(args)
-            .args(["rm", "-rf", "--"])
-            .arg(path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .is_ok()
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
     };
-    spawn("nice", &["-n", "10"]) || spawn("env", &[])
+    #[cfg(unix)]
+    let _lock = {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        if rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            // Another delete holds it already.
+            return true;
+        }
+        // Inherited by the child (and only by it: closed here once it is spawned).
+        if rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).is_err() {
+            return false;
+        }
+        dir
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(["delete-aside", "--"])
+        .arg(path)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for var in crate::git::LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn().is_ok()
 }
 
 #[cfg(all(test, target_os = "linux"))]

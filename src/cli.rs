@@ -52,6 +52,8 @@ pub enum Command {
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
     Hook(hook::HookArgs),
+    #[command(hide = true)]
+    DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
 }

@@ -6,6 +6,7 @@
 //! `git` (the gix adapter). Core modules never print.
 
 pub mod app;
+pub mod attempt;
 pub mod autocommit;
 pub mod changes;
 pub mod checkpoint;

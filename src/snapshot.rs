@@ -5,11 +5,9 @@
 //! its index.
 
 use crate::error::{Context, Error, Result};
-use crate::git::objects::{self, TreeEdit};
-use crate::git::refs::{self, RefError, Update};
+use crate::git::objects;
 use crate::git::{staged, ObjectId, Repo};
-use crate::task::{layout, TaskId};
-use gix::bstr::ByteSlice;
+use gix::bstr::{BStr, BString, ByteSlice};
 use gix::object::tree::EntryKind;
 use std::collections::BTreeMap;
 
@@ -24,14 +22,20 @@ pub struct WorktreeState {
     pub index_tree: ObjectId,
     /// The tree of the files on disk, untracked non-ignored files included.
     pub worktree_tree: ObjectId,
-    /// Paths that differ between HEAD and the worktree (staged, unstaged or untracked).
+    /// Paths that differ between HEAD and the worktree (staged, unstaged or untracked),
+    /// for display (a name that is not UTF-8 is shown lossily; the trees hold its bytes).
     pub changed: Vec<String>,
+    /// Untracked directories that are repositories of their own (they hold a `.git`):
+    /// their files are not in `worktree_tree`, and deleting them would lose their history.
+    pub nested: Vec<BString>,
 }
 
 impl WorktreeState {
     /// Returns whether anything differs from HEAD, untracked files included.
     pub fn is_dirty(&self) -> bool {
-        self.worktree_tree != self.head_tree || self.index_tree != self.head_tree
+        self.worktree_tree != self.head_tree
+            || self.index_tree != self.head_tree
+            || !self.nested.is_empty()
     }
 }
 
@@ -61,24 +65,32 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
         )
     };
     // path -> new entry (None = removed), first for the index, then for the worktree.
-    let mut staged: BTreeMap<String, Option<(EntryKind, ObjectId)>> = BTreeMap::new();
-    let mut on_disk: BTreeMap<String, Option<(EntryKind, ObjectId)>> = BTreeMap::new();
+    // Paths are bytes: a file name that is not UTF-8 is saved under its own name.
+    let mut staged: BTreeMap<BString, Option<(EntryKind, ObjectId)>> = BTreeMap::new();
+    let mut on_disk: BTreeMap<BString, Option<(EntryKind, ObjectId)>> = BTreeMap::new();
+    let mut nested = Vec::new();
     for change in staged::changes(repo, &index, head.map(|_| head_tree))? {
-        staged.insert(change.path, change.new);
+        staged.insert(change.path.into(), change.new);
     }
     for (path, seen) in worktree_changes(repo, &index)? {
         let entry = match seen {
             Seen::Removed => None,
-            Seen::Changed => hash_file(repo, &workdir, &path)?,
+            Seen::Changed => hash_file_bytes(repo, &workdir, path.as_ref())?,
+            Seen::Repository => {
+                nested.push(path);
+                continue;
+            }
         };
         on_disk.insert(path, entry);
     }
-    let to_edits = |map: &BTreeMap<String, Option<(EntryKind, ObjectId)>>| -> Vec<(String, Option<(EntryKind, ObjectId)>)> {
-        map.iter().map(|(p, e)| (p.clone(), *e)).collect()
-    };
-    let index_tree = apply(repo, head_tree, &to_edits(&staged))?;
-    let worktree_tree = apply(repo, index_tree, &to_edits(&on_disk))?;
-    let mut changed: Vec<String> = staged.keys().chain(on_disk.keys()).cloned().collect();
+    let index_tree = objects::edit_tree_bytes(repo, head_tree, &staged)?;
+    let worktree_tree = objects::edit_tree_bytes(repo, index_tree, &on_disk)?;
+    let mut changed: Vec<String> = staged
+        .keys()
+        .chain(on_disk.keys())
+        .chain(nested.iter())
+        .map(|p| p.to_str_lossy().into_owned())
+        .collect();
     changed.sort();
     changed.dedup();
     Ok(WorktreeState {
@@ -87,6 +99,7 @@ pub fn read(repo: &Repo) -> Result<WorktreeState> {
         index_tree,
         worktree_tree,
         changed,
+        nested,
     })
 }
 
@@ -96,6 +109,8 @@ enum Seen {
     Removed,
     /// A tracked file differs from its entry, or an untracked (non-ignored) file: hash what is on disk.
     Changed,
+    /// An untracked directory that is a repository of its own.
+    Repository,
 }
 
 /// Lists the tracked files that differ from `index` on disk and the untracked, non-ignored files.
@@ -107,11 +122,11 @@ enum Seen {
 /// `.gitmodules` entry, and would compare HEAD's tree with the index, which
 /// [`staged::changes`] does much more cheaply. Submodules are not looked
 /// into, as before (their changes were ignored).
-fn worktree_changes(repo: &Repo, index: &gix::index::File) -> Result<Vec<(String, Seen)>> {
+fn worktree_changes(repo: &Repo, index: &gix::index::File) -> Result<Vec<(BString, Seen)>> {
     use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
     use gix::status::plumbing::index_as_worktree_with_renames::{Entry, VisitEntry};
 
-    struct Collect(Vec<(String, Seen)>);
+    struct Collect(Vec<(BString, Seen)>);
     impl<'index> VisitEntry<'index> for Collect {
         type ContentChange = ();
         type SubmoduleStatus = ();
@@ -121,19 +136,23 @@ fn worktree_changes(repo: &Repo, index: &gix::index::File) -> Result<Vec<(String
                     rela_path, status, ..
                 } => match status {
                     EntryStatus::Change(Change::Removed) => {
-                        self.0.push((rela_path.to_string(), Seen::Removed));
+                        self.0.push((rela_path.to_owned(), Seen::Removed));
                     }
                     EntryStatus::Change(Change::SubmoduleModification(())) => {}
                     EntryStatus::NeedsUpdate(_) => {}
                     EntryStatus::Conflict { .. }
                     | EntryStatus::Change(_)
                     | EntryStatus::IntentToAdd => {
-                        self.0.push((rela_path.to_string(), Seen::Changed));
+                        self.0.push((rela_path.to_owned(), Seen::Changed));
                     }
                 },
                 Entry::DirectoryContents { entry, .. } => {
                     if matches!(entry.status, gix::dir::entry::Status::Untracked) {
-                        self.0.push((entry.rela_path.to_string(), Seen::Changed));
+                        let seen = match entry.disk_kind {
+                            Some(gix::dir::entry::Kind::Repository) => Seen::Repository,
+                            _ => Seen::Changed,
+                        };
+                        self.0.push((entry.rela_path, seen));
                     }
                 }
                 Entry::Rewrite { .. } => {}
@@ -201,31 +220,24 @@ fn relative_to_cwd(repo: &Repo) -> Option<gix::Repository> {
     Some(here)
 }
 
-fn apply(
-    repo: &Repo,
-    tree: ObjectId,
-    edits: &[(String, Option<(EntryKind, ObjectId)>)],
-) -> Result<ObjectId> {
-    if edits.is_empty() {
-        return Ok(tree);
-    }
-    let edits: Vec<TreeEdit<'_>> = edits
-        .iter()
-        .map(|(path, e)| match e {
-            Some((kind, id)) => TreeEdit::Upsert(path.as_str(), *kind, *id),
-            None => TreeEdit::Remove(path.as_str()),
-        })
-        .collect();
-    objects::edit_tree(repo, tree, &edits)
-}
-
 /// Writes the file at `path` (relative to `workdir`) as a blob; `None` if it is gone.
 pub fn hash_file(
     repo: &Repo,
     workdir: &std::path::Path,
     path: &str,
 ) -> Result<Option<(EntryKind, ObjectId)>> {
-    let full = workdir.join(path);
+    hash_file_bytes(repo, workdir, path.into())
+}
+
+/// Like [`hash_file`], for a path given as git's bytes (a name need not be UTF-8).
+pub fn hash_file_bytes(
+    repo: &Repo,
+    workdir: &std::path::Path,
+    path: &BStr,
+) -> Result<Option<(EntryKind, ObjectId)>> {
+    let rel = gix::path::from_bstr(path)
+        .map_err(|e| Error::repo(format!("could not read '{path}'"), e))?;
+    let full = workdir.join(rel);
     let meta = match std::fs::symlink_metadata(&full) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -250,34 +262,6 @@ pub fn hash_file(
         EntryKind::Blob
     };
     Ok(Some((kind, objects::write_blob(repo, &bytes)?)))
-}
-
-/// Saves `tree` (with `parents`) as the next free `refs/tasks/<id>/attempts/<n>` and returns `(n, ref, commit)`.
-pub fn save_attempt(
-    repo: &Repo,
-    id: &TaskId,
-    tree: ObjectId,
-    parents: &[ObjectId],
-    why: &str,
-) -> Result<(u32, String, ObjectId)> {
-    let message = format!("git-task: attempt of {id}: {why}\n\nTask-Id: {id}\n");
-    let commit = objects::write_own_commit(repo, tree, parents, &message)?;
-    let mut n = next_number(repo, &layout::task_prefix(id), "attempts/")?;
-    loop {
-        let name = layout::attempt_ref(id, n);
-        match refs::apply(
-            repo,
-            vec![Update::create(
-                name.clone(),
-                commit,
-                format!("git-task: save attempt of {id}"),
-            )],
-        ) {
-            Ok(()) => return Ok((n, name, commit)),
-            Err(RefError::Conflict(_)) if n < 100_000 => n += 1,
-            Err(e) => return Err(e.into()),
-        }
-    }
 }
 
 /// Returns one more than the highest `<n>` under `<prefix><kind><n>`, starting at 1.

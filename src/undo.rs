@@ -49,15 +49,7 @@ impl What {
     }
 }
 
-/// A saved attempt.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct SavedAttempt {
-    /// `refs/tasks/<id>/attempts/<n>`.
-    #[serde(rename = "ref")]
-    pub name: String,
-    /// Its commit.
-    pub commit: String,
-}
+pub use crate::attempt::SavedAttempt;
 
 /// What an undo did.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -268,27 +260,26 @@ fn carry_out(
     })
 }
 
-/// Saves a worktree state as the task's next attempt: files as the tree, parents HEAD and a commit of the index.
+/// Saves a worktree state as the task's next attempt ([`crate::attempt`]: files as the tree, parents HEAD and a commit of the index).
 pub fn save_state(
     repo: &Repo,
     id: &crate::task::TaskId,
     state: &snapshot::WorktreeState,
     why: &str,
 ) -> Result<SavedAttempt> {
-    let mut parents: Vec<ObjectId> = state.head.into_iter().collect();
-    if state.index_tree != state.worktree_tree {
-        parents.push(objects::write_commit(
-            repo,
-            state.index_tree,
-            &parents.clone(),
-            &format!("index of task {id} before {why}\n"),
-        )?);
-    }
-    let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, why)?;
-    Ok(SavedAttempt {
-        name,
-        commit: commit.to_string(),
-    })
+    let workdir = state_path(repo);
+    let saved = crate::attempt::Saved {
+        why,
+        worktree: Some((&workdir, state)),
+        always: true,
+        ..Default::default()
+    };
+    Ok(crate::attempt::Attempt::save(repo, id, &saved)?
+        .expect("an attempt with `always` and a worktree is always written"))
+}
+
+fn state_path(repo: &Repo) -> std::path::PathBuf {
+    repo.workdir().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// Refuses (before anything changes) when HEAD is no longer on the branch the patch-mode task started on.
@@ -431,69 +422,24 @@ pub struct ResetDone {
     pub files: Vec<String>,
 }
 
-/// Puts the task back to its base (or onto `onto`), saving its work first; appends `reset`.
-pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDone> {
+/// Puts a patch-mode task back to its snapshot (or onto `onto`), saving its work first; appends `reset`.
+///
+/// Called by [`crate::task::reset::reset`], the one reset.
+pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Result<ResetDone> {
     let id = record.state.task_id();
     let w = work::open(repo, record)?;
     let old_base = repo.find_ref(&layout::base_ref(&id))?;
-    let new_base = match onto {
-        Some(rev) => repo.rev_parse_commit(rev)?,
-        None => w.origin,
-    };
+    let new_base = onto.unwrap_or(w.origin);
     let base_tree = objects::commit_tree(repo, new_base)?;
     let cur = &w.state;
     let mut updates = Vec::new();
     let why = format!("reset of {id}");
     let (target, attempt) = match w.mode {
+        // The one worktree-mode reset is `task::reset`.
         Mode::Worktree => {
-            let branch = w.wt.head_branch()?;
-            if branch.as_deref() != Some(record.state.branch.as_str()) {
-                return Err(Error::input(format!(
-                    "the worktree of task '{id}' is not on its branch '{}'",
-                    record.state.branch_short()
-                ))
-                .hint(format!(
-                    "switch back: git -C {} switch {}",
-                    record.state.worktree,
-                    record.state.branch_short()
-                )));
-            }
-            let tip = cur
-                .head
-                .ok_or_else(|| Error::repo_msg(format!("task branch of '{id}' has no commit")))?;
-            // The fresh first commit: the base plus the frozen contract, as `start` makes it.
-            let tree =
-                crate::task::start::first_commit_tree(repo, new_base, &record.contract_text)?;
-            let first_parents = objects::commit_parents(repo, tip)?;
-            let already = first_parents == vec![new_base]
-                && objects::commit_tree(repo, tip)? == tree
-                && cur.worktree_tree == tree
-                && cur.index_tree == tree;
-            if already {
-                return Ok(ResetDone {
-                    attempt: None,
-                    base: new_base.to_string(),
-                    files: Vec::new(),
-                });
-            }
-            inplace::check(&w.wt, cur.worktree_tree, tree)?;
-            let attempt = save_state(repo, &id, cur, &why)?;
-            let first =
-                crate::task::start::first_commit(repo, &id, new_base, &record.contract_text)?;
-            updates.push(Update::update(
-                record.state.branch.clone(),
-                tip,
-                first,
-                format!("git-task: reset {id}"),
-            ));
-            (
-                Target {
-                    index: tree,
-                    files: tree,
-                    head: None,
-                },
-                Some(attempt),
-            )
+            return Err(Error::input(format!(
+                "task '{id}' works in its own worktree; reset it with 'git task reset {id}'"
+            )))
         }
         Mode::Patch => {
             let snap = w.snapshot.expect("patch mode has a snapshot");
@@ -539,6 +485,7 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
                         index_tree: base_tree,
                         worktree_tree: base_tree,
                         changed: Vec::new(),
+                        nested: Vec::new(),
                     };
                     let snap_commit = crate::patch::write_snapshot(repo, &id, &clean)?;
                     updates.push(Update::update(
@@ -577,7 +524,7 @@ pub fn reset(repo: &Repo, record: &Record, onto: Option<&str>) -> Result<ResetDo
     state.base_commit = new_base.to_string();
     let details = serde_json::json!({
         "base": new_base.to_string(),
-        "onto": onto,
+        "onto": onto.map(|o| o.to_string()),
         "attempt": attempt.as_ref().map(|a| a.name.clone()),
     });
     record::append(repo, record, event::RESET, &state, details, updates).map_err(Error::from)?;

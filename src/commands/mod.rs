@@ -4,6 +4,7 @@ pub mod changes;
 pub mod check;
 pub mod checkpoint;
 pub mod commit;
+pub mod delete_aside;
 pub mod diff;
 pub mod drop;
 pub mod exec;
@@ -62,6 +63,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Check(args) => check::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
         Command::Hook(args) => hook::run(ctx, args),
+        // Handled by `app::run` before a repository is opened; here only for completeness.
+        Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
     }

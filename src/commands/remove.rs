@@ -1,9 +1,11 @@
 //! `git task remove`: delete a task's worktree and branch, saving work first.
 
 use crate::app::Ctx;
+use crate::attempt::SavedAttempt;
 use crate::commands::{emit, CmdResult, Done};
+use crate::git::ignored::Ignored;
 use crate::output::{Out, Report};
-use crate::task::remove::{self, Attempt, Removed};
+use crate::task::remove::{self, Removed};
 use crate::task::TaskId;
 
 /// Delete a task's worktree and branch (the record stays)
@@ -23,7 +25,37 @@ struct RemoveReport {
     task: String,
     removed: bool,
     existed: bool,
-    attempts: Vec<Attempt>,
+    attempts: Vec<SavedAttempt>,
+    /// Where repositories nested in the worktree were moved to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attic: Option<String>,
+    /// Ignored files deleted with the worktree.
+    #[serde(skip_serializing_if = "is_none_ignored")]
+    ignored: Ignored,
+    /// Where the user should `cd`: they stood in the removed worktree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cd: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+}
+
+fn is_none_ignored(i: &Ignored) -> bool {
+    i.files == 0
+}
+
+/// Writes a size for people: bytes, KiB, MiB or GiB.
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 impl Report for RemoveReport {
@@ -42,24 +74,58 @@ impl Report for RemoveReport {
         for a in &self.attempts {
             out.note(format_args!("Saved {} as {}", a.what, a.name));
         }
+        if let Some(attic) = &self.attic {
+            out.note(format_args!(
+                "Moved the repositories nested in the worktree to '{attic}'"
+            ));
+        }
+        if self.ignored.files > 0 {
+            let s = if self.ignored.files == 1 { "" } else { "s" };
+            out.note(format_args!(
+                "Deleting {} ignored file{s} ({}) with the worktree",
+                self.ignored.files,
+                size(self.ignored.bytes)
+            ));
+        }
+        for w in &self.warnings {
+            out.warn(w);
+        }
         out.note(format_args!("Removed task '{}'", self.task));
+        if let Some(dir) = &self.cd {
+            out.hint(format_args!(
+                "your directory was removed with the task: cd {dir}"
+            ));
+        }
         Ok(())
     }
 }
 
 pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
     match remove::remove(&ctx.repo, &ctx.settings, &args.id, args.force)? {
-        Ok(Removed::Done { attempts, .. }) => emit(
-            ctx,
-            &RemoveReport {
+        Ok(Removed::Done(done)) => {
+            let done = *done;
+            let report = RemoveReport {
                 kind: "remove",
                 task: args.id.to_string(),
                 removed: true,
                 existed: true,
-                attempts,
-            },
-            Done::Ok,
-        ),
+                attempts: done.attempts,
+                attic: done.attic.map(|a| a.display().to_string()),
+                ignored: done.ignored,
+                cd: done.cd.map(|p| p.display().to_string()),
+                warnings: done.warnings,
+            };
+            let result = emit(ctx, &report, Done::Ok);
+            // The worktree's files (ignored ones included) are deleted only now, after the report.
+            if let Some(mut aside) = done.aside {
+                if let Err(e) = aside.start_delete() {
+                    ctx.out.warn(format_args!("{e}"));
+                    ctx.out
+                        .hint("the task is removed; 'git task sweep' deletes what is left");
+                }
+            }
+            result
+        }
         Ok(Removed::AlreadyGone(record)) => {
             let existed = record.is_some();
             emit(
@@ -70,6 +136,10 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
                     removed: false,
                     existed,
                     attempts: Vec::new(),
+                    attic: None,
+                    ignored: Ignored::default(),
+                    cd: None,
+                    warnings: Vec::new(),
                 },
                 Done::Ok,
             )
@@ -88,6 +158,12 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
                     String::new()
                 }
             ));
+            if !dirty.nested.is_empty() {
+                err = err.hint(format!(
+                    "{} holds a repository of its own; with --force it is moved into the task's attic under the git dir, never deleted",
+                    dirty.nested.join(", ")
+                ));
+            }
             err = err
                 .hint(format!("commit them in the worktree, or see them with 'git -C {} status'", dirty.path))
                 .hint(format!("or remove anyway (the changes are saved as an attempt): git task remove --force {}", dirty.id));

@@ -1,10 +1,11 @@
 //! `git task reset`: put a task back to its base (or onto a new one), saving its work first.
 
 use crate::app::Ctx;
+use crate::attempt::SavedAttempt;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
+use crate::task::reset::{self, ResetOptions};
 use crate::task::TaskId;
-use crate::undo::{self, ResetDone};
 
 /// Put a task back to its base, or onto a new base, saving its work first
 #[derive(clap::Args, Debug)]
@@ -21,43 +22,67 @@ pub struct ResetArgs {
 struct ResetReport {
     kind: &'static str,
     task: String,
-    #[serde(flatten)]
-    done: ResetDone,
+    attempt: Option<SavedAttempt>,
+    base: String,
+    files: Vec<String>,
+    /// False when the task was already at its base and nothing was done.
+    changed: bool,
+    /// Where the user should `cd`, when the reset deleted or replaced their directory.
+    cd: Option<String>,
 }
 
 impl Report for ResetReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        match &self.done.attempt {
-            Some(a) => {
-                out.note(format_args!("Saved the discarded work as {}", a.name));
-                out.note(format_args!(
-                    "Reset task '{}' to {}",
-                    self.task,
-                    &self.done.base[..12]
-                ));
-                out.line(&a.name)
-            }
-            None => {
-                out.note(format_args!(
-                    "Task '{}' is already at its base {}; nothing to do",
-                    self.task,
-                    &self.done.base[..12]
-                ));
-                Ok(())
-            }
+        if let Some(a) = &self.attempt {
+            out.note(format_args!("Saved {} as {}", a.what, a.name));
+        }
+        if !self.changed {
+            out.note(format_args!(
+                "Task '{}' is already at its base {}; nothing to do",
+                self.task,
+                &self.base[..12]
+            ));
+        } else {
+            out.note(format_args!(
+                "Reset task '{}' to {}",
+                self.task,
+                &self.base[..12]
+            ));
+        }
+        if let Some(dir) = &self.cd {
+            out.hint(format_args!(
+                "your directory was replaced by the reset: cd {dir}"
+            ));
+        }
+        match &self.attempt {
+            Some(a) => out.line(&a.name),
+            None => Ok(()),
         }
     }
 }
 
 pub fn run(ctx: &Ctx, args: &ResetArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
-    let done = undo::reset(&ctx.repo, &record, args.onto.as_deref())?;
+    let onto = args
+        .onto
+        .as_deref()
+        .map(|rev| ctx.repo.rev_parse_commit(rev))
+        .transpose()?;
+    let opts = ResetOptions {
+        onto,
+        ..ResetOptions::default()
+    };
+    let done = reset::reset(&ctx.repo, &ctx.settings, &record, &opts)?;
     emit(
         ctx,
         &ResetReport {
             kind: "reset",
             task: record.state.id,
-            done,
+            attempt: done.attempt,
+            base: done.base.to_string(),
+            files: done.files,
+            changed: done.changed,
+            cd: done.cd.map(|p| p.display().to_string()),
         },
         Done::Ok,
     )

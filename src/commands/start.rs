@@ -1,10 +1,10 @@
 //! `git task start`: create a task with its worktree, branch and contract.
 
 use crate::app::Ctx;
+use crate::attempt::SavedAttempt;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Record;
-use crate::task::remove::Attempt;
 use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
 use crate::task::{Status, TaskId};
 use owo_colors::OwoColorize;
@@ -80,7 +80,10 @@ pub struct StartReport {
     worktree: String,
     record: String,
     reset: bool,
-    attempts: Vec<Attempt>,
+    attempts: Vec<SavedAttempt>,
+    /// Where the user should `cd`, when the reset replaced their directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cd: Option<String>,
 }
 
 impl StartReport {
@@ -99,6 +102,7 @@ impl StartReport {
             record: crate::task::layout::record_ref(&s.task_id()),
             reset: false,
             attempts: Vec::new(),
+            cd: None,
         }
     }
 }
@@ -116,6 +120,11 @@ impl Report for StartReport {
                 self.task.style(p.id),
                 &self.base[..12.min(self.base.len())]
             ));
+            if let Some(dir) = &self.cd {
+                out.hint(format_args!(
+                    "your directory was replaced by the reset: cd {dir}"
+                ));
+            }
         } else if self.created && self.mode == crate::task::Mode::Patch {
             out.note(format_args!(
                 "Started patch-mode task '{}' in this worktree on {}; its snapshot is refs/tasks/{}/snapshot",
@@ -138,9 +147,10 @@ impl Report for StartReport {
                 self.task.style(p.id),
                 self.status
             ));
-            out.hint(
-                "its record stays for history ('git task log'); start new work under another id",
-            );
+            out.hint(format_args!(
+                "its record stays for history ('git task log'); to start it again, remove it first ('git task remove {}') or use another id",
+                self.task
+            ));
         } else {
             out.note(format_args!(
                 "Task '{}' already exists ({}); nothing changed",
@@ -227,9 +237,11 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         Ok(Started::Created(record)) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
         Ok(Started::Existing(record)) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
         Ok(Started::Reset(done)) => {
+            let done = *done;
             let mut report = StartReport::new(&done.record, false);
             report.reset = true;
-            report.attempts = done.attempts;
+            report.attempts = done.attempt.into_iter().collect();
+            report.cd = done.cd.map(|p| p.display().to_string());
             match done.setup.filter(|o| !o.ok()) {
                 None => emit(ctx, &report, Done::Ok),
                 Some(failed) => {
@@ -286,19 +298,14 @@ fn run_patch(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         Started::Created(record) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
         Started::Existing(record) if args.reset && record.state.status.is_live() => {
             // A patch-mode task resets in place: its worktree is the user's.
-            let done = crate::undo::reset(&ctx.repo, &record, None)?;
-            let record = crate::record::load_existing(&ctx.repo, &record.state.task_id())?;
-            let mut report = StartReport::new(&record, false);
+            let opts = crate::task::reset::ResetOptions {
+                from_start: true,
+                ..Default::default()
+            };
+            let done = crate::task::reset::reset(&ctx.repo, &ctx.settings, &record, &opts)?;
+            let mut report = StartReport::new(&done.record, false);
             report.reset = true;
-            report.attempts = done
-                .attempt
-                .into_iter()
-                .map(|a| crate::task::remove::Attempt {
-                    name: a.name,
-                    commit: a.commit,
-                    what: "the task's work".into(),
-                })
-                .collect();
+            report.attempts = done.attempt.into_iter().collect();
             emit(ctx, &report, Done::Ok)
         }
         Started::Existing(record) => emit(ctx, &StartReport::new(&record, false), Done::Ok),

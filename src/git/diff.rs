@@ -41,6 +41,36 @@ pub struct ChangedPath {
 /// with it loads the whole index for attributes (a 100,000-entry index costs
 /// more than the diff itself).
 pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<ChangedPath>> {
+    Ok(tree_to_tree_raw(repo, old, new)?
+        .into_iter()
+        .map(|c| ChangedPath {
+            path: c.path.to_string(),
+            kind: c.kind,
+            old: c.old,
+            new: c.new,
+            unsafe_path: c.unsafe_path,
+        })
+        .collect())
+}
+
+/// One changed path with its name as git's bytes (which need not be UTF-8): for
+/// writing to disk, where a lossy name would miss the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawChange {
+    /// Repository-relative path with `/`, as stored in the tree.
+    pub path: BString,
+    /// How it changed.
+    pub kind: ChangeKind,
+    /// Entry kind before (`None` when added).
+    pub old: Option<(EntryKind, ObjectId)>,
+    /// Entry kind after (`None` when deleted).
+    pub new: Option<(EntryKind, ObjectId)>,
+    /// A component of the raw path is one git refuses ([`super::pathsafe`]).
+    pub unsafe_path: bool,
+}
+
+/// [`tree_to_tree`] with the paths as git's bytes.
+pub fn tree_to_tree_raw(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<RawChange>> {
     let mut out = Vec::new();
     if old == new {
         return Ok(out);
@@ -64,7 +94,6 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
     .context(|| format!("could not diff {old} and {new}"))?;
     use gix::diff::tree::visit::Change as C;
     for (change, path, unsafe_path, leaf_unsafe) in recorder.records {
-        let path = path.to_string();
         let (old_entry, new_entry) = match change {
             C::Addition {
                 entry_mode, oid, ..
@@ -95,7 +124,7 @@ pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<Cha
             (Some(_), None) => ChangeKind::Deleted,
             (Some(_), Some(_)) => ChangeKind::Modified,
         };
-        out.push(ChangedPath {
+        out.push(RawChange {
             path,
             kind,
             old: before,

@@ -18,7 +18,7 @@
 //! Ignored files are never read or written: the current and target trees
 //! never contain them.
 
-use super::diff::{tree_to_tree, ChangeKind, ChangedPath};
+use super::diff::{tree_to_tree, tree_to_tree_raw, ChangeKind, ChangedPath};
 use super::{ObjectId, Repo};
 use crate::error::{Context, Error, Result};
 use gix::object::tree::EntryKind;
@@ -36,17 +36,28 @@ pub fn apply(
     index: ObjectId,
 ) -> Result<Vec<String>> {
     let workdir = wt.require_workdir()?.to_path_buf();
-    let changes = tree_to_tree(wt, current, target)?;
+    let raw = tree_to_tree_raw(wt, current, target)?;
+    let changes: Vec<ChangedPath> = raw
+        .iter()
+        .map(|c| ChangedPath {
+            path: c.path.to_string(),
+            kind: c.kind,
+            old: c.old,
+            new: c.new,
+            unsafe_path: c.unsafe_path,
+        })
+        .collect();
     // SPEC §5: a path git refuses is never written (nor deleted) by git-task.
     super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)?;
+    // Files are written under their names' own bytes: a lossy name would miss the file.
     // Deletions first: a file may have to make room for a directory of the same name.
-    for c in changes.iter().filter(|c| c.new.is_none()) {
-        delete(&workdir, &c.path)?;
+    for c in raw.iter().filter(|c| c.new.is_none()) {
+        delete(&workdir, on_disk(c.path.as_ref())?)?;
     }
-    for c in &changes {
+    for c in &raw {
         if let Some((kind, id)) = c.new {
-            write_entry(wt, &workdir, &c.path, kind, id)?;
+            write_entry(wt, &workdir, on_disk(c.path.as_ref())?, kind, id)?;
         }
     }
     write_index(wt, index, target)?;
@@ -153,8 +164,14 @@ fn blocked(what: &str, path: &str) -> Error {
     .hint(format!("move '{what}' away, then run the command again"))
 }
 
-fn delete(workdir: &Path, path: &str) -> Result<()> {
-    let full = workdir.join(path);
+/// Returns a tree path as a relative path on disk.
+fn on_disk(path: &gix::bstr::BStr) -> Result<&Path> {
+    gix::path::from_byte_slice(path).map_err(|e| Error::repo(format!("bad path '{path}'"), e))
+}
+
+fn delete(workdir: &Path, rel: &Path) -> Result<()> {
+    let full = workdir.join(rel);
+    let path = rel.display();
     match std::fs::symlink_metadata(&full) {
         Ok(m) if m.is_dir() => {
             // A gitlink's directory: remove it only when empty.
@@ -182,8 +199,9 @@ fn remove_empty_parents(workdir: &Path, full: &Path) {
     }
 }
 
-fn write_entry(wt: &Repo, workdir: &Path, path: &str, kind: EntryKind, id: ObjectId) -> Result<()> {
-    let full = workdir.join(path);
+fn write_entry(wt: &Repo, workdir: &Path, rel: &Path, kind: EntryKind, id: ObjectId) -> Result<()> {
+    let full = workdir.join(rel);
+    let path = rel.display();
     if let Some(parent) = full.parent() {
         std::fs::create_dir_all(parent)
             .context(|| format!("could not create the directory of '{path}'"))?;

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod dirty;
+pub mod ignored;
 pub mod inplace;
 pub mod lstat;
 pub mod merge;
@@ -415,4 +416,24 @@ fn committer_identity(repo: &gix::Repository) -> Option<(gix::bstr::BString, gix
             "gitoxide.committer.emailFallback",
         ])?,
     ))
+}
+
+/// Returns whether the process's current directory is `path` or a directory below it.
+pub fn cwd_inside(path: &Path) -> bool {
+    let Ok(cwd) = std::env::current_dir() else {
+        return false;
+    };
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
+    canon(&cwd).starts_with(canon(path))
+}
+
+/// Moves the process out of `path` into `to` when its current directory is inside `path`
+/// (about to be deleted or replaced); returns `to` then, so the caller can tell the user to `cd` there.
+pub fn leave_if_inside(path: &Path, to: &Path) -> Result<Option<PathBuf>> {
+    if !cwd_inside(path) {
+        return Ok(None);
+    }
+    std::env::set_current_dir(to)
+        .map_err(|e| Error::repo(format!("could not change to '{}'", to.display()), e))?;
+    Ok(Some(to.to_path_buf()))
 }

@@ -86,6 +86,64 @@ pub fn edit_tree(repo: &Repo, tree: ObjectId, edits: &[TreeEdit<'_>]) -> Result<
     }
 }
 
+/// Writes a copy of `tree` with each path (git's bytes, which need not be UTF-8) set to
+/// its entry, or removed where the entry is `None`.
+pub fn edit_tree_bytes(
+    repo: &Repo,
+    tree: ObjectId,
+    edits: &std::collections::BTreeMap<gix::bstr::BString, Option<(EntryKind, ObjectId)>>,
+) -> Result<ObjectId> {
+    if edits.is_empty() {
+        return Ok(tree);
+    }
+    let mut editor = repo
+        .inner
+        .edit_tree(tree)
+        .context(|| format!("could not edit tree {tree}"))?;
+    for (path, entry) in edits {
+        match entry {
+            Some((kind, id)) => {
+                editor
+                    .upsert(path, *kind, *id)
+                    .context(|| format!("could not add '{path}' to a tree"))?;
+            }
+            None => {
+                editor
+                    .remove(path)
+                    .context(|| format!("could not remove '{path}' from a tree"))?;
+            }
+        }
+    }
+    Ok(editor
+        .write()
+        .context(|| "could not write a tree".into())?
+        .detach())
+}
+
+/// Returns the commits reachable from `tips` but from none of `hidden`, newest first, at most `limit`.
+pub fn commits_not_reachable(
+    repo: &Repo,
+    tips: &[ObjectId],
+    hidden: &[ObjectId],
+    limit: usize,
+) -> Result<Vec<ObjectId>> {
+    if tips.is_empty() {
+        return Ok(Vec::new());
+    }
+    let walk = repo
+        .inner
+        .rev_walk(tips.iter().copied())
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .context(|| "could not walk the history".into())?;
+    let mut out = Vec::new();
+    for info in walk.take(limit) {
+        let info = info.context(|| "could not walk the history".into())?;
+        out.push(info.id);
+    }
+    Ok(out)
+}
+
 /// Returns the empty tree's id.
 pub fn empty_tree(repo: &Repo) -> ObjectId {
     repo.inner.empty_tree().id

@@ -219,20 +219,33 @@ pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
 /// background when dropped, so a caller can finish its own work first without
 /// a 100,000-file delete competing for the disk and the cores.
 #[must_use = "dropping it starts the delete"]
+#[derive(Debug)]
 pub struct Aside(Option<PathBuf>);
 
 impl Drop for Aside {
     fn drop(&mut self) {
-        if let Some(aside) = self.0.take() {
-            if !crate::checks::delete_in_background(&aside) {
-                // Best effort: what is left is an interrupted removal for `sweep`.
-                let _ = std::fs::remove_dir_all(&aside);
-            }
-        }
+        // Best effort: what is left is an interrupted removal for `sweep`.
+        let _ = self.start_delete();
     }
 }
 
 impl Aside {
+    /// Starts deleting the moved-aside files in the background (deleting them now when no
+    /// background process can start); an error says what could not be deleted.
+    pub fn start_delete(&mut self) -> Result<()> {
+        match self.0.take() {
+            Some(aside) if !crate::checks::delete_in_background(&aside) => {
+                delete_moved_aside(&aside)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Returns where the worktree's files were moved to, until their delete starts.
+    pub fn path(&self) -> Option<&Path> {
+        self.0.as_deref()
+    }
+
     /// Deletes the moved-aside files now, before returning: for a rollback, which
     /// must leave nothing behind when it reports that everything was removed.
     pub fn delete_now(mut self) -> Result<()> {
@@ -306,6 +319,79 @@ pub fn is_leftover_removal(name: &str) -> bool {
     }
 }
 
+/// Returns whether a delete is working on the moved-aside directory at `path`: the
+/// background delete holds an exclusive `flock` on it until it exits
+/// ([`crate::checks::delete_in_background`]).
+pub fn deletion_in_progress(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        // Dropping `dir` releases the lock again when it was free.
+        rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Whether the directory at `path` is a removal that was interrupted: named like one
+/// ([`is_leftover_removal`]) and no delete holds its lock.
+pub fn is_leftover_removal_at(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    is_leftover_removal(&name) && !deletion_in_progress(path)
+}
+
+/// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its name
+/// says so), and also where the task left directories without write permission (a Go
+/// module cache does), which `rm -rf` cannot empty.
+pub fn delete_moved_aside(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !(name.starts_with('.') && name.contains(".removing-")) {
+        return Err(Error::input(format!(
+            "'{}' is not a worktree moved aside by git-task",
+            path.display()
+        )));
+    }
+    if delete_dir_shared(path).is_ok() {
+        return Ok(());
+    }
+    make_writable(path);
+    delete_dir_shared(path)
+}
+
+/// Gives the owner write and search permission on every directory below `path`.
+fn make_writable(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if !meta.is_dir() {
+            return;
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o700));
+        }
+        if let Ok(entries) = std::fs::read_dir(path) {
+            for e in entries.flatten() {
+                make_writable(&e.path());
+            }
+        }
+    }
+}
+
 /// Deletes a directory that may also be being deleted by someone else at the
 /// same time (a background delete of an earlier `remove`): what vanishes under
 /// us is not an error.
@@ -325,6 +411,17 @@ pub fn delete_dir_shared(path: &Path) -> Result<()> {
             }
         }
     }
+}
+
+/// Returns the repository opened again from the main worktree (or the common dir) when `repo`
+/// was opened through `linked`'s administrative directory: deleting that worktree takes the
+/// paths `repo` reads objects and refs through with it.
+pub fn reopen_outside(repo: &Repo, linked: &Linked) -> Result<Option<Repo>> {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
+    if canon(repo.git_dir()) != canon(&linked.git_dir) {
+        return Ok(None);
+    }
+    open_at(&repo.main_worktree()?).map(Some)
 }
 
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.

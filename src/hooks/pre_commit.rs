@@ -156,7 +156,7 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
     let attempt_tree = objects::edit_tree(repo, index_tree, &disk_edits)?;
     let mut attempt_parents = parents.clone();
     attempt_parents.push(index_commit);
-    let (_, attempt, commit) = crate::snapshot::save_attempt(
+    let (attempt, commit) = crate::attempt::write(
         repo,
         &id,
         attempt_tree,

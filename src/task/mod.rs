@@ -1,8 +1,10 @@
 //! What a task is: its id, mode, status and where it lives.
 
+pub mod branch;
 pub mod copy;
 pub mod id;
 pub mod layout;
+pub mod liveness;
 pub mod remove;
 pub mod reset;
 pub mod resolve;

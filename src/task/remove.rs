@@ -1,36 +1,50 @@
 //! Removing a task's worktree and branch, saving any work first (SPEC §2.2).
+//!
+//! Everything that would be lost is saved before anything is deleted: the
+//! worktree's uncommitted state and every commit no safe ref reaches, as one
+//! attempt ([`crate::attempt`]); repositories nested in the worktree are moved
+//! whole into the task's attic. Ignored files are counted so the report can say
+//! what goes with the worktree. A `remove` run from inside the worktree first
+//! moves the process to the main worktree and tells the user to `cd` there.
 
-use super::{layout, Mode, Status, TaskId};
+use super::{Mode, Status, TaskId};
+use crate::attempt::{self, Attempt, Saved, SavedAttempt};
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::git::refs::{self, RefError, Update};
-use crate::git::{objects, worktree, ObjectId, Repo};
+use crate::git::ignored::{self, Ignored};
+use crate::git::refs::{RefError, Update};
+use crate::git::{worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::snapshot;
-use std::path::Path;
-
-/// A ref that holds saved work.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Attempt {
-    /// `refs/tasks/<id>/attempts/<n>`.
-    #[serde(rename = "ref")]
-    pub name: String,
-    /// The commit it points to.
-    pub commit: String,
-    /// What was saved.
-    pub what: String,
-}
+use std::path::{Path, PathBuf};
 
 /// What `remove` did.
 #[derive(Debug)]
 pub enum Removed {
-    /// The task was removed; these attempts hold what would otherwise be lost.
-    Done {
-        record: Record,
-        attempts: Vec<Attempt>,
-    },
+    /// The task was removed.
+    Done(Box<RemoveDone>),
     /// It was already removed (or never existed).
-    AlreadyGone(Option<Record>),
+    AlreadyGone(Option<Box<Record>>),
+}
+
+/// A finished removal.
+#[derive(Debug)]
+pub struct RemoveDone {
+    /// The record after the `removed` event.
+    pub record: Record,
+    /// Attempts holding what would otherwise be lost.
+    pub attempts: Vec<SavedAttempt>,
+    /// Where the repositories nested in the worktree were moved to, if any.
+    pub attic: Option<PathBuf>,
+    /// The ignored files deleted with the worktree.
+    pub ignored: Ignored,
+    /// Where the process moved to because its directory was inside the worktree: the user should `cd` there.
+    pub cd: Option<PathBuf>,
+    /// Things that did not work but leave the task consistently removed.
+    pub warnings: Vec<String>,
+    /// The worktree's files, moved aside: deleted in the background when this is dropped
+    /// (after the report is printed).
+    pub aside: Option<worktree::Aside>,
 }
 
 /// Why `remove` refused.
@@ -41,52 +55,27 @@ pub struct Dirty {
     pub path: String,
     /// Paths with changes.
     pub changed: Vec<String>,
+    /// Repositories nested in the worktree (a subset of `changed`).
+    pub nested: Vec<String>,
 }
 
-/// Saves the uncommitted state of the worktree at `path`, if any, as an attempt of `id`.
-pub fn save_dirty_worktree(
+/// Saves what discarding the task's worktree (at `path`, if it is there) and branch would lose.
+///
+/// `state` is the worktree's state when it was read (it is dirty); the worktree's
+/// HEAD, when it differs from the branch, is saved too.
+fn save_work(
     repo: &Repo,
-    id: &TaskId,
-    path: &Path,
+    record: &Record,
+    path: Option<&Path>,
+    state: Option<&snapshot::WorktreeState>,
+    head: Option<ObjectId>,
     why: &str,
-) -> Result<Option<Attempt>> {
-    let wt = worktree::open_at(path)?;
-    let state = snapshot::read(&wt)?;
-    if !state.is_dirty() {
-        return Ok(None);
-    }
-    let parents: Vec<ObjectId> = state.head.into_iter().collect();
-    let (_, name, commit) = snapshot::save_attempt(repo, id, state.worktree_tree, &parents, why)?;
-    Ok(Some(Attempt {
-        name,
-        commit: commit.to_string(),
-        what: format!("uncommitted changes in '{}'", path.display()),
-    }))
-}
-
-/// Saves the tip of a task branch as an attempt when it holds commits beyond the first (contract) commit.
-pub fn save_branch_commits(
-    repo: &Repo,
-    id: &TaskId,
-    tip: ObjectId,
-    base: Option<ObjectId>,
-    why: &str,
-) -> Result<Option<Attempt>> {
-    let parents = objects::commit_parents(repo, tip)?;
-    // Only the contract commit on top of the base: nothing of the task's own is on the branch.
-    if parents.len() == 1 && Some(parents[0]) == base {
-        return Ok(None);
-    }
-    if Some(tip) == base {
-        return Ok(None);
-    }
-    let tree = objects::commit_tree(repo, tip)?;
-    let (_, name, commit) = snapshot::save_attempt(repo, id, tree, &[tip], why)?;
-    Ok(Some(Attempt {
-        name,
-        commit: commit.to_string(),
-        what: "commits of the task branch".into(),
-    }))
+) -> Result<Option<SavedAttempt>> {
+    let mut saved = Saved::for_record(repo, record, why)?;
+    saved.worktree = path.zip(state);
+    saved.commits.extend(head);
+    saved.commits.extend(repo.find_ref(&record.state.branch)?);
+    Attempt::save(repo, &record.state.task_id(), &saved)
 }
 
 /// Removes the worktree and branch of a task. A dirty worktree is refused unless `force`.
@@ -101,10 +90,10 @@ pub fn remove(
         return Ok(Ok(Removed::AlreadyGone(None)));
     };
     if record.state.status == Status::Removed {
-        return Ok(Ok(Removed::AlreadyGone(Some(record))));
+        return Ok(Ok(Removed::AlreadyGone(Some(Box::new(record)))));
     }
     if record.state.status == Status::Provisioning {
-        if !super::start::provisioning_is_abandoned(&record.state) {
+        if !super::liveness::provisioning_is_abandoned(&record.state) {
             return Err(
                 Error::input(format!("task '{id}' is still being started")).hint(format!(
                     "wait for 'git task start {id}' to finish, then remove it"
@@ -113,7 +102,15 @@ pub fn remove(
         }
         // A start that died: undo it the way sweep would, saving any work.
         return match super::sweep::roll_back_abandoned(repo, settings, &record)? {
-            Some(attempts) => Ok(Ok(Removed::Done { record, attempts })),
+            Some(attempts) => Ok(Ok(Removed::Done(Box::new(RemoveDone {
+                record,
+                attempts,
+                attic: None,
+                ignored: Ignored::default(),
+                cd: None,
+                warnings: Vec::new(),
+                aside: None,
+            })))),
             None => Err(
                 Error::repo_msg(format!("task '{id}' changed while it was being removed"))
                     .hint(format!("run 'git task remove {id}' again")),
@@ -129,6 +126,8 @@ pub fn remove(
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
     let mut attempts = Vec::new();
+    let mut attic = None;
+    let mut ignored = Ignored::default();
     if let Some(linked) = linked.as_ref().filter(|l| l.exists()) {
         // The cheap check first: a clean worktree needs no snapshot (SPEC §10: remove is fast).
         // Its HEAD is the tip of the branch `worktree::list` read, without opening it.
@@ -140,44 +139,53 @@ pub fn remove(
             super::summary::worktree_is_clean(repo, &linked.path, head, &mut Default::default())
                 .unwrap_or(false)
         });
-        if !clean {
-            let wt = worktree::open_at(&linked.path)?;
-            let state = snapshot::read(&wt)?;
-            if state.is_dirty() {
-                if !force {
-                    return Ok(Err(Dirty {
-                        id: id.clone(),
-                        path: linked.path.display().to_string(),
-                        changed: state.changed,
-                    }));
-                }
-                let parents: Vec<ObjectId> = state.head.into_iter().collect();
-                let (_, name, commit) = snapshot::save_attempt(
-                    repo,
-                    id,
-                    state.worktree_tree,
-                    &parents,
-                    "remove --force",
-                )?;
-                attempts.push(Attempt {
-                    name,
-                    commit: commit.to_string(),
-                    what: format!("uncommitted changes in '{}'", linked.path.display()),
-                });
+        let wt = worktree::open_at(&linked.path)?;
+        let state = match clean {
+            true => None,
+            false => Some(snapshot::read(&wt)?).filter(|s| s.is_dirty()),
+        };
+        if let Some(state) = &state {
+            if !force {
+                return Ok(Err(Dirty {
+                    id: id.clone(),
+                    path: linked.path.display().to_string(),
+                    changed: state.changed.clone(),
+                    nested: state.nested.iter().map(|n| n.to_string()).collect(),
+                }));
             }
         }
+        let why = if force { "remove --force" } else { "remove" };
+        let head = wt.head_commit()?;
+        attempts.extend(save_work(
+            repo,
+            &record,
+            Some(&linked.path),
+            state.as_ref(),
+            head,
+            why,
+        )?);
+        if let Some(state) = &state {
+            // SPEC §2.2: a nested repository's history cannot go into a commit; it is moved, never deleted.
+            attic = attempt::move_nested_aside(repo, id, &linked.path, &state.nested)?;
+        }
+        ignored = ignored::count(&wt).unwrap_or_default();
+    } else {
+        attempts.extend(save_work(repo, &record, None, None, None, "remove")?);
     }
+    // Leave the worktree before it goes, so that nothing after this runs in a deleted directory,
+    // and write through the main repository, not through the worktree's administrative files.
+    let cd = match &linked {
+        Some(l) => crate::git::leave_if_inside(&l.path, &repo.main_worktree()?)?,
+        None => None,
+    };
+    let outside = match &linked {
+        Some(l) => worktree::reopen_outside(repo, l)?,
+        None => None,
+    };
+    let repo = outside.as_ref().unwrap_or(repo);
     let tip = repo.find_ref(&record.state.branch)?;
-    if let Some(tip) = tip {
-        if record.state.status != Status::Merged && attempts.is_empty() {
-            let base = repo.find_ref(&layout::base_ref(id))?;
-            if let Some(a) = save_branch_commits(repo, id, tip, base, "remove")? {
-                attempts.push(a);
-            }
-        }
-    }
-    // Deleted in the background once the record says removed (when `_aside` is dropped).
-    let _aside = match &linked {
+    // Deleted in the background once the record says removed and the report is printed.
+    let aside = match &linked {
         Some(linked) => Some(worktree::move_aside(repo, linked)?),
         None => None,
     };
@@ -188,13 +196,8 @@ pub fn remove(
     let mut tries = 0;
     let record = loop {
         let branch_tip = repo.find_ref(&current.state.branch)?;
-        if branch_tip != saved_tip && current.state.status != Status::Merged {
-            if let Some(tip) = branch_tip {
-                let base = repo.find_ref(&layout::base_ref(id))?;
-                if let Some(a) = save_branch_commits(repo, id, tip, base, "remove")? {
-                    attempts.push(a);
-                }
-            }
+        if branch_tip != saved_tip {
+            attempts.extend(save_work(repo, &current, None, None, None, "remove")?);
             saved_tip = branch_tip;
         }
         let mut state = current.state.clone();
@@ -210,21 +213,37 @@ pub fn remove(
             })
             .into_iter()
             .collect();
-        let details = serde_json::json!({ "previous_status": previous, "attempts": attempts });
+        let details = serde_json::json!({
+            "previous_status": previous,
+            "attempts": attempts,
+            "attic": attic.as_ref().map(|a| a.display().to_string()),
+            "ignored": ignored,
+        });
         match record::append(repo, &current, event::REMOVED, &state, details, extra) {
             Ok(record) => break record,
             Err(RefError::Conflict(_)) if tries < 10 => {
                 tries += 1;
                 match record::load(repo, id)? {
                     Some(r) if r.state.status != Status::Removed => current = r,
-                    other => return Ok(Ok(Removed::AlreadyGone(other))),
+                    other => return Ok(Ok(Removed::AlreadyGone(other.map(Box::new)))),
                 }
             }
             Err(e) => return Err(e.into()),
         }
     };
-    remove_scratch(repo, id);
-    Ok(Ok(Removed::Done { record, attempts }))
+    let mut warnings = Vec::new();
+    if let Err(e) = remove_scratch(repo, id) {
+        warnings.push(e.to_string());
+    }
+    Ok(Ok(Removed::Done(Box::new(RemoveDone {
+        record,
+        attempts,
+        attic,
+        ignored,
+        cd,
+        warnings,
+        aside,
+    }))))
 }
 
 /// Returns the per-task scratch directory (under the common git dir, outside every worktree).
@@ -235,70 +254,15 @@ pub fn scratch_dir(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
         .join(id.as_str())
 }
 
-fn remove_scratch(repo: &Repo, id: &TaskId) {
-    let _ = std::fs::remove_dir_all(scratch_dir(repo, id));
-}
-
-/// Deletes the refs of a start that never finished (branch, base, record), expecting their current values.
-pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
-    let id = record.state.task_id();
-    let mut updates = Vec::new();
-    if let Some(tip) = repo.find_ref(&record.state.branch)? {
-        if record.state.mode == Mode::Worktree {
-            updates.push(Update::delete(
-                record.state.branch.clone(),
-                tip,
-                format!("git-task: roll back {id}"),
-            ));
-        }
-    }
-    if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
-        updates.push(Update::delete(
-            layout::base_ref(&id),
-            base,
-            format!("git-task: roll back {id}"),
-        ));
-    }
-    if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
-        updates.push(Update::delete(
-            layout::snapshot_ref(&id),
-            snap,
-            format!("git-task: roll back {id}"),
-        ));
-    }
-    match record::before_current_start(repo, record)? {
-        // A removed task that was being started again: back to how it was, history kept.
-        Some(earlier) => {
-            if let Ok(base) = earlier.state.base_commit.parse() {
-                updates.retain(|u| u.name != layout::base_ref(&id));
-                let current = repo.find_ref(&layout::base_ref(&id))?;
-                match current {
-                    Some(now) if now == base => {}
-                    Some(now) => updates.push(Update::update(
-                        layout::base_ref(&id),
-                        now,
-                        base,
-                        format!("git-task: roll back {id}"),
-                    )),
-                    None => updates.push(Update::create(
-                        layout::base_ref(&id),
-                        base,
-                        format!("git-task: roll back {id}"),
-                    )),
-                }
-            }
-            updates.push(Update::update(
-                layout::record_ref(&id),
-                record.tip,
-                earlier.tip,
-                format!("git-task: roll back {id}"),
-            ));
-        }
-        None => updates.push(Update::delete(
-            layout::record_ref(&id),
-            record.tip,
-            format!("git-task: roll back {id}"),
+/// Deletes the task's scratch directory; a failure is reported, not fatal (the task is removed).
+fn remove_scratch(repo: &Repo, id: &TaskId) -> Result<()> {
+    let dir = scratch_dir(repo, id);
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::repo(
+            format!("could not delete the scratch directory '{}'", dir.display()),
+            e,
         )),
     }
-    refs::commit(repo, updates)
 }

@@ -1,54 +1,75 @@
-//! Putting a worktree-mode task back to its base (or a new base), saving its work first.
+//! Putting a task back to its base (or onto a new base), saving its work first:
+//! the one reset, used by `git task reset` and `git task start --reset`.
 //!
-//! Order (SPEC §2.2, §2.7): first the work is saved as attempts (uncommitted
-//! changes, untracked files included, and the task's own commits); then one
-//! ref transaction moves the branch to a fresh contract commit on the base,
-//! moves `refs/tasks/<id>/base` and appends `reset` to the record, each with
-//! its expected old value; only then is the worktree replaced: removed and
-//! added again at the same path, so it matches the branch without an in-place
-//! checkout. A crash before the transaction changes nothing but the attempt
-//! refs; a crash after it leaves a task whose worktree `sweep` recognises.
+//! Order (SPEC §2.2, §2.7): first everything the reset discards is saved as one
+//! attempt ([`crate::attempt`]: uncommitted changes, untracked files included,
+//! and the task's own commits); then one ref transaction moves the branch to a
+//! fresh contract commit on the base, moves `refs/tasks/<id>/base` and appends
+//! `reset` to the record, each with its expected old value; only then does the
+//! worktree follow. A worktree that is there and on its branch is brought to
+//! the new commit in place (only the files that differ are written; ignored
+//! files and nested repositories stay), after checking nothing blocks it; one
+//! that is missing, or whose HEAD left the branch, is made again. A crash
+//! before the transaction changes nothing but the attempt refs.
+//!
+//! `--reset` may also replace the task's contract (`start --reset --allow ...`):
+//! the new contract is frozen into the `reset` event and committed as the
+//! branch's new first commit.
+//!
+//! Patch-mode tasks reset in place through [`crate::undo::reset_patch`].
 
-use super::remove::{save_branch_commits, save_dirty_worktree, Attempt};
 use super::{layout, Mode, Status};
+use crate::attempt::{Attempt, Saved, SavedAttempt};
 use crate::config::Settings;
+use crate::contract::file::ContractFile;
 use crate::error::{Error, Result};
 use crate::git::refs::Update;
-use crate::git::{worktree, ObjectId, Repo};
+use crate::git::{inplace, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
+use crate::snapshot;
 use std::path::PathBuf;
+
+/// How to reset.
+#[derive(Clone, Debug, Default)]
+pub struct ResetOptions {
+    /// The new base (default: the task's base).
+    pub onto: Option<ObjectId>,
+    /// A new contract text replacing the frozen one (already validated).
+    pub contract: Option<String>,
+    /// Called as `start --reset`: the event is recorded even when nothing changes, and the setup runs.
+    pub from_start: bool,
+}
 
 /// What `reset` did.
 #[derive(Debug)]
 pub struct ResetDone {
-    /// The record after the `reset` event.
+    /// The record after the `reset` event (unchanged when nothing was done).
     pub record: Record,
-    /// Work saved before it was discarded.
-    pub attempts: Vec<Attempt>,
+    /// The work saved before it was discarded.
+    pub attempt: Option<SavedAttempt>,
     /// The commit the task now starts from.
     pub base: ObjectId,
-    /// The setup command run in the new worktree, if any, and what it did.
+    /// Files written or deleted in the worktree.
+    pub files: Vec<String>,
+    /// Whether anything changed (false: the task was already at its base).
+    pub changed: bool,
+    /// The setup command run in the worktree, if any, and what it did.
     pub setup: Option<crate::checks::Outcome>,
+    /// Where the user should `cd`: the process's directory was deleted or replaced by the reset.
+    pub cd: Option<PathBuf>,
 }
 
-/// Resets the task of `record` to its base, or to `onto` (which becomes its new base).
+/// Resets the task of `record` to its base, or onto `opts.onto` (which becomes its new base).
 ///
-/// Fails with an input error for patch-mode tasks and for tasks that are not
-/// active or dropped; a dropped task becomes active again.
+/// Fails with an input error for tasks that are not active or dropped; a dropped task becomes active again.
 pub fn reset(
     repo: &Repo,
     settings: &Settings,
     record: &Record,
-    onto: Option<ObjectId>,
+    opts: &ResetOptions,
 ) -> Result<ResetDone> {
     let s = &record.state;
     let id = s.task_id();
-    if s.mode != Mode::Worktree {
-        return Err(Error::input(format!(
-            "task '{id}' works in patch mode; it has no branch to reset"
-        ))
-        .hint(format!("undo its changes with 'git task revert {id}'")));
-    }
     match s.status {
         Status::Active | Status::Dropped => {}
         Status::Provisioning => return Err(Error::input(format!(
@@ -65,33 +86,45 @@ pub fn reset(
             .hint("start a new task under another id"))
         }
     }
+    if s.mode == Mode::Patch {
+        if opts.contract.is_some() {
+            return Err(Error::input(format!(
+                "task '{id}' works in patch mode; its contract cannot be replaced"
+            ))
+            .hint(format!("accept or undo its work ('git task merge {id}' or 'git task revert {id}'), then start a new task")));
+        }
+        let done = crate::undo::reset_patch(repo, record, opts.onto)?;
+        let record = record::load_existing(repo, &id)?;
+        let base = done
+            .base
+            .parse()
+            .map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?;
+        return Ok(ResetDone {
+            record,
+            changed: done.attempt.is_some() || !done.files.is_empty(),
+            attempt: done.attempt,
+            base,
+            files: done.files,
+            setup: None,
+            cd: None,
+        });
+    }
+
+    let contract_text = opts.contract.as_deref().unwrap_or(&record.contract_text);
+    let new_contract = match &opts.contract {
+        Some(text) if *text != record.contract_text => Some(ContractFile::parse(
+            text,
+            crate::contract::file::CONTRACT_FILE,
+        )?),
+        _ => None,
+    };
     let path = PathBuf::from(&s.worktree);
     let linked = worktree::list(repo)?
         .into_iter()
         .find(|w| w.path == path || w.branch.as_deref() == Some(s.branch.as_str()));
-
-    // SPEC §2.2: save before discarding.
     let tip = repo.find_ref(&s.branch)?;
     let old_base = repo.find_ref(&layout::base_ref(&id))?;
-    let mut attempts = Vec::new();
-    let mut head_saved = None;
-    if let Some(linked) = linked.as_ref().filter(|l| l.exists()) {
-        if let Some(a) = save_dirty_worktree(repo, &id, &linked.path, "reset")? {
-            head_saved = worktree::head_of(&linked.path)?;
-            attempts.push(a);
-        }
-    }
-    if let Some(tip) = tip {
-        // A dirty-worktree attempt whose parent is the tip already holds the branch's commits.
-        if head_saved != Some(tip) {
-            if let Some(a) = save_branch_commits(repo, &id, tip, old_base, "reset")? {
-                attempts.push(a);
-            }
-        }
-    }
-
-    // The branch starts over: one fresh contract commit (the frozen contract) on the base.
-    let base = match onto {
+    let base = match opts.onto {
         Some(commit) => commit,
         None => match old_base {
             Some(b) => b,
@@ -101,8 +134,64 @@ pub fn reset(
                 .map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?,
         },
     };
-    let first = super::start::first_commit(repo, &id, base, &record.contract_text)?;
+    let tree = super::branch::first_commit_tree(repo, base, contract_text)?;
 
+    // The worktree as it is: brought along in place when it is there and on its branch.
+    let present = linked.as_ref().filter(|l| l.exists());
+    let (wt, state) = match present {
+        Some(l) => {
+            let wt = worktree::open_at(&l.path)?;
+            let state = snapshot::read(&wt)?;
+            (Some(wt), Some(state))
+        }
+        None => (None, None),
+    };
+    let in_place = match &wt {
+        Some(wt) => wt.head_branch()?.as_deref() == Some(s.branch.as_str()),
+        None => false,
+    };
+    if let (Some(state), false) = (&state, in_place) {
+        // Made again means deleted first: never with a repository of its own inside.
+        if !state.nested.is_empty() {
+            let nested: Vec<String> = state.nested.iter().map(|n| n.to_string()).collect();
+            return Err(Error::input(format!(
+                "the worktree of task '{id}' holds repositories of its own: {}",
+                nested.join(", ")
+            ))
+            .hint(format!("move them out of '{}' first, or remove the task with 'git task remove --force {id}' (they are moved into its attic)", path.display())));
+        }
+    }
+    if !opts.from_start && new_contract.is_none() && in_place && old_base == Some(base) {
+        if let (Some(tip), Some(state)) = (tip, &state) {
+            let already = objects::commit_parents(repo, tip)? == vec![base]
+                && objects::commit_tree(repo, tip)? == tree
+                && state.worktree_tree == tree
+                && state.index_tree == tree;
+            if already {
+                return Ok(ResetDone {
+                    record: record.clone(),
+                    attempt: None,
+                    base,
+                    files: Vec::new(),
+                    changed: false,
+                    setup: None,
+                    cd: None,
+                });
+            }
+        }
+    }
+    if let (true, Some(wt), Some(state)) = (in_place, &wt, &state) {
+        inplace::check(wt, state.worktree_tree, tree)?;
+    }
+
+    // SPEC §2.2: save before discarding.
+    let mut saved = Saved::for_record(repo, record, "reset")?;
+    saved.worktree = present.map(|l| l.path.as_path()).zip(state.as_ref());
+    saved.commits.extend(tip);
+    let attempt = Attempt::save(repo, &id, &saved)?;
+
+    // The branch starts over: one fresh contract commit on the base.
+    let first = super::branch::first_commit(repo, &id, base, contract_text)?;
     let message = format!("git-task: reset {id}");
     let mut extra = vec![match tip {
         Some(tip) => Update::update(s.branch.clone(), tip, first, message.clone()),
@@ -118,35 +207,67 @@ pub fn reset(
         Some(_) => {}
         None => extra.push(Update::create(layout::base_ref(&id), base, message.clone())),
     }
-    let mut state = s.clone();
-    state.status = Status::Active;
-    state.base_commit = base.to_string();
+    let mut state_after = s.clone();
+    state_after.status = Status::Active;
+    state_after.base_commit = base.to_string();
+    state_after.contract_commit = Some(first.to_string());
     let details = serde_json::json!({
         "base": base.to_string(),
+        "onto": opts.onto.map(|o| o.to_string()),
         "previous_head": tip.map(|t| t.to_string()),
-        "attempts": attempts,
+        "attempts": attempt.iter().collect::<Vec<_>>(),
+        "contract_replaced": new_contract.is_some(),
     });
-    let record = record::append(repo, record, event::RESET, &state, details, extra)?;
+    // A replaced contract is frozen into this event's commit.
+    let mut from = record.clone();
+    if let Some(contract) = new_contract {
+        from.contract = contract;
+        from.contract_text = contract_text.to_owned();
+    }
+    let record = record::append(repo, &from, event::RESET, &state_after, details, extra)?;
 
-    // The worktree follows the branch: replaced, not checked out in place.
-    if let Some(linked) = &linked {
-        worktree::remove(repo, linked)?;
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
-    }
-    worktree::add(
-        repo,
-        &path,
-        &s.branch,
-        None,
-        &gix::interrupt::IS_INTERRUPTED,
-    )?;
+    // The worktree follows the branch.
+    let cwd = std::env::current_dir().ok();
+    let was_inside = crate::git::cwd_inside(&path);
+    let mut recreated = false;
+    let files = match (in_place, &wt, &state) {
+        (true, Some(wt), Some(state)) => inplace::apply(wt, state.worktree_tree, tree, tree)?,
+        _ => {
+            let mut outside = None;
+            if let Some(linked) = &linked {
+                crate::git::leave_if_inside(&linked.path, &repo.main_worktree()?)?;
+                outside = worktree::reopen_outside(repo, linked)?;
+                worktree::remove(repo, linked)?;
+            }
+            let repo = outside.as_ref().unwrap_or(repo);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    Error::repo(format!("could not create '{}'", parent.display()), e)
+                })?;
+            }
+            worktree::add(
+                repo,
+                &path,
+                &s.branch,
+                None,
+                &gix::interrupt::IS_INTERRUPTED,
+            )?;
+            recreated = true;
+            Vec::new()
+        }
+    };
+    // Where the user stood may be gone (a directory the task made) or replaced (a worktree made again).
+    let cd = match (was_inside, cwd) {
+        (true, Some(cwd)) if recreated || !cwd.is_dir() => {
+            let _ = std::env::set_current_dir(&path);
+            Some(path.clone())
+        }
+        _ => None,
+    };
     crate::hooks::run_post_checkout(repo, &path, &first.to_string())?;
-    let setup = match state.setup.as_deref().or(settings.setup.as_deref()) {
-        Some(cmd) => {
-            let env = super::start::task_env(&state);
+    let setup = match state_after.setup.as_deref().or(settings.setup.as_deref()) {
+        Some(cmd) if opts.from_start || recreated => {
+            let env = super::branch::task_env(&state_after);
             Some(crate::checks::run_captured(
                 cmd,
                 &path,
@@ -154,12 +275,15 @@ pub fn reset(
                 std::time::Duration::from_secs(3600),
             )?)
         }
-        None => None,
+        _ => None,
     };
     Ok(ResetDone {
         record,
-        attempts,
+        attempt,
         base,
+        files,
+        changed: true,
         setup,
+        cd,
     })
 }

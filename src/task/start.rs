@@ -13,15 +13,16 @@
 //! `reset.rs`); a removed task is started again on the same record, and rolling
 //! that back restores the record as it was.
 
+pub use super::branch::{first_commit, first_commit_tree, task_env};
+pub use super::liveness::{process_is_gone, provisioning_is_abandoned};
 use super::{layout, now, Mode, Status, TaskId, TaskState};
 use crate::config::Settings;
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
 use crate::error::{Error, Result};
-use crate::git::objects::{self, TreeEdit};
+use crate::git::objects;
 use crate::git::refs::{RefError, Update};
 use crate::git::{self, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
-use gix::object::tree::EntryKind;
 use std::path::{Path, PathBuf};
 
 /// Where the contract of a new task comes from.
@@ -70,7 +71,7 @@ pub enum Started {
     /// The task already existed; nothing changed.
     Existing(Record),
     /// The task already existed and was reset (`--reset`).
-    Reset(super::reset::ResetDone),
+    Reset(Box<super::reset::ResetDone>),
 }
 
 /// A setup command failed; everything was rolled back.
@@ -221,32 +222,158 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
     }
 }
 
+/// Returns whether any contract option was given to `start`.
+fn contract_given(spec: &ContractSpec) -> bool {
+    spec.file.is_some()
+        || !spec.allow.is_empty()
+        || !spec.forbid.is_empty()
+        || spec.no_new_files
+        || spec.no_deletions
+        || !spec.checks.is_empty()
+}
+
+/// Refuses a `start` of an existing task whose contract options differ from its frozen contract.
+///
+/// Without contract options a repeated `start` just reports the task; with the same ones it is
+/// the same no-op; with others it would silently keep the old contract, so it is refused.
+fn check_same_contract(id: &TaskId, current: &Record, spec: &ContractSpec) -> Result<()> {
+    if !contract_given(spec) {
+        return Ok(());
+    }
+    let wanted = contract_text(id, spec)?;
+    let same = wanted == current.contract_text
+        || ContractFile::parse(&wanted, CONTRACT_FILE).ok().as_ref() == Some(&current.contract);
+    if same {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "task '{id}' already exists with another contract"
+    ))
+    .hint(format!("see its contract with 'git task status {id}'"))
+    .hint(format!(
+        "to replace it, start the task over (its work is saved as an attempt first): git task start {id} --reset <contract options>"
+    )))
+}
+
+/// Refuses a `start` of an existing worktree-mode task with a `--path` other than its worktree.
+fn check_same_path(id: &TaskId, current: &Record, path: Option<&Path>) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let wanted = git::absolute(path);
+    if current.state.mode != Mode::Worktree || wanted == Path::new(&current.state.worktree) {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "task '{id}' already exists, with its worktree at '{}', not '{}'",
+        current.state.worktree,
+        wanted.display()
+    ))
+    .hint(format!(
+        "leave out --path to use it, or remove the task first: git task remove {id}"
+    )))
+}
+
+/// Refuses to report a merged task whose worktree is gone (its branch was kept): the path would not exist.
+fn check_merged_worktree_exists(id: &TaskId, current: &Record) -> Result<()> {
+    let s = &current.state;
+    if s.status != Status::Merged
+        || s.mode != Mode::Worktree
+        || Path::new(&s.worktree).join(".git").exists()
+    {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "task '{id}' was merged and its worktree '{}' is gone",
+        s.worktree
+    ))
+    .hint(format!(
+        "to start it again, remove it first (unmerged commits are saved): git task remove {id}"
+    )))
+}
+
+/// Returns whether `record` is of a merged task whose branch and worktree are both gone.
+fn merged_and_gone(repo: &Repo, record: &Record) -> Result<bool> {
+    let s = &record.state;
+    Ok(s.status == Status::Merged
+        && s.mode == Mode::Worktree
+        && repo.find_ref(&s.branch)?.is_none()
+        && !Path::new(&s.worktree).join(".git").exists())
+}
+
+/// Returns `path` with symbolic links resolved as far as it exists (the rest appended as is).
+fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canon) = existing.canonicalize() {
+            let mut out = canon;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_owned()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Refuses a worktree place inside the main worktree, inside the git dir, or inside another worktree:
+/// git-task never puts anything in the user's tree (SPEC §4), and git cannot nest worktrees sanely.
+fn check_worktree_place(repo: &Repo, path: &Path, from_flag: bool) -> Result<()> {
+    let place = resolved(path);
+    let mut forbidden: Vec<(PathBuf, &str)> = vec![
+        (resolved(repo.common_dir()), "the repository's git dir"),
+        (resolved(repo.git_dir()), "the repository's git dir"),
+    ];
+    if let Ok(main) = repo.main_worktree() {
+        if repo.workdir().is_some() || main != repo.common_dir() {
+            forbidden.push((resolved(&main), "the main worktree"));
+        }
+    }
+    for l in worktree::list(repo)? {
+        forbidden.push((resolved(&l.path), "another worktree"));
+    }
+    for (dir, what) in &forbidden {
+        if place.starts_with(dir) {
+            let source = match from_flag {
+                true => format!("--path '{}'", path.display()),
+                false => format!(
+                    "'{}' (from {})",
+                    path.display(),
+                    crate::config::WORKTREE_DIR
+                ),
+            };
+            let mut err = Error::input(format!("{source} lies inside {what} '{}'", dir.display()));
+            err = match from_flag {
+                true => {
+                    err.hint("choose a directory outside the repository, e.g. --path ../<name>")
+                }
+                false => err.hint(format!(
+                    "set it to a directory outside the repository: git config {} ../<repo>.tasks",
+                    crate::config::WORKTREE_DIR
+                )),
+            };
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
 /// Returns whether `path` is free for a new worktree: absent, or an empty directory.
 fn path_is_free(path: &Path) -> bool {
     match std::fs::read_dir(path) {
         Ok(mut entries) => entries.next().is_none(),
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     }
-}
-
-/// Returns the process id recorded for a task that is being provisioned, if that process is gone.
-pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
-    if state.status != Status::Provisioning {
-        return false;
-    }
-    if state.pid == std::process::id() {
-        return false;
-    }
-    if Path::new("/proc/self").is_dir() {
-        return process_is_gone(state.pid);
-    }
-    now() - state.created > 3600
-}
-
-/// Returns whether process `pid` has ended (false when that cannot be told, e.g. without `/proc`).
-pub fn process_is_gone(pid: u32) -> bool {
-    let proc_dir = Path::new("/proc");
-    proc_dir.join("self").is_dir() && !proc_dir.join(pid.to_string()).exists()
 }
 
 /// Starts a task (worktree mode); `progress(done, total)` reports files copied by `--copy-ignored`.
@@ -268,6 +395,9 @@ pub fn start(
                 Some(current) if current.state.status == Status::Removed => {
                     previous = Some(current)
                 }
+                // A merged task whose worktree and branch are gone starts a new life on its
+                // record, as a removed one does; its earlier life stays in `git task log`.
+                Some(current) if merged_and_gone(repo, &current)? => previous = Some(current),
                 Some(_) if rolled_back => {}
                 Some(current) if opts.reset => {
                     let onto = opts
@@ -275,11 +405,25 @@ pub fn start(
                         .as_deref()
                         .map(|rev| repo.rev_parse_commit(rev))
                         .transpose()?;
-                    return Ok(Started::Reset(super::reset::reset(
-                        repo, settings, &current, onto,
-                    )?));
+                    let contract = match contract_given(&opts.contract) {
+                        true => Some(contract_text(id, &opts.contract)?),
+                        false => None,
+                    };
+                    let reset = super::reset::ResetOptions {
+                        onto,
+                        contract,
+                        from_start: true,
+                    };
+                    return Ok(Started::Reset(Box::new(super::reset::reset(
+                        repo, settings, &current, &reset,
+                    )?)));
                 }
-                Some(current) => return Ok(Started::Existing(current)),
+                Some(current) => {
+                    check_same_contract(id, &current, &opts.contract)?;
+                    check_same_path(id, &current, opts.path.as_deref())?;
+                    check_merged_worktree_exists(id, &current)?;
+                    return Ok(Started::Existing(current));
+                }
                 None => {}
             }
         }
@@ -330,6 +474,7 @@ pub fn start(
         Some(p) => git::absolute(p),
         None => layout::worktree_path(&settings.worktree_dir, &id),
     };
+    check_worktree_place(repo, &path, opts.path.is_some())?;
     let branch = layout::branch_ref(&settings.branch_prefix, &id);
     let taken_branch = repo.find_ref(&branch)?.is_some();
     let taken_path = !path_is_free(&path);
@@ -536,45 +681,4 @@ fn provision(
         Vec::new(),
     )
     .map_err(|e| StartError::Other(e.into()))
-}
-
-/// Returns the tree of a task branch's first commit: the base's tree plus the contract file.
-pub fn first_commit_tree(repo: &Repo, base: ObjectId, contract_text: &str) -> Result<ObjectId> {
-    let base_tree = objects::commit_tree(repo, base)?;
-    let blob = objects::write_blob(repo, contract_text.as_bytes())?;
-    objects::edit_tree(
-        repo,
-        base_tree,
-        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
-    )
-}
-
-/// Writes the first commit of a task branch: the contract file added on top of `base`.
-pub fn first_commit(
-    repo: &Repo,
-    id: &TaskId,
-    base: ObjectId,
-    contract_text: &str,
-) -> Result<ObjectId> {
-    let tree = first_commit_tree(repo, base, contract_text)?;
-    objects::write_commit(
-        repo,
-        tree,
-        &[base],
-        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
-    )
-}
-
-/// Returns the environment a task's commands run with (`exec`, setup, checks).
-pub fn task_env(state: &TaskState) -> Vec<(&'static str, String)> {
-    vec![
-        ("GIT_TASK_ID", state.id.clone()),
-        ("GIT_TASK_BASE", state.base_commit.clone()),
-        (
-            "GIT_TASK_BASE_BRANCH",
-            state.base_branch_short().unwrap_or_default().to_owned(),
-        ),
-        ("GIT_TASK_BRANCH", state.branch_short().to_owned()),
-        ("GIT_TASK_WORKTREE", state.worktree.clone()),
-    ]
 }

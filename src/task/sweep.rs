@@ -16,8 +16,11 @@
 //!   removal (`.<id>.removing-*`) are deleted;
 //! - stale lock files under `refs/tasks/` and the task branches.
 
-use super::remove::{save_branch_commits, save_dirty_worktree, Attempt};
 use super::{layout, Mode, Status, TaskId};
+use crate::attempt::{
+    save_commits as save_branch_commits, save_worktree as save_dirty_worktree,
+    SavedAttempt as Attempt,
+};
 use crate::config::Settings;
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
@@ -51,7 +54,7 @@ pub fn roll_back_abandoned(
     settings: &Settings,
     record: &Record,
 ) -> Result<Option<Vec<Attempt>>> {
-    if !super::start::provisioning_is_abandoned(&record.state) {
+    if !super::liveness::provisioning_is_abandoned(&record.state) {
         return Ok(None);
     }
     match record::load(repo, &record.state.task_id())? {
@@ -89,7 +92,7 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
             }
         }
     }
-    super::remove::delete_task_refs(repo, record)?;
+    delete_task_refs(repo, record)?;
     let _ = settings;
     Ok(attempts)
 }
@@ -139,7 +142,7 @@ pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
         let (Ok(id), Ok(pid)) = (TaskId::parse(id), pid.parse::<u32>()) else {
             continue;
         };
-        if !super::start::process_is_gone(pid) {
+        if !super::liveness::process_is_gone(pid) {
             continue;
         }
         if let Ok(Some(record)) = record::load(repo, &id) {
@@ -192,7 +195,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
 
     // 1. Starts that never finished.
     for r in &records {
-        if super::start::provisioning_is_abandoned(&r.state) {
+        if super::liveness::provisioning_is_abandoned(&r.state) {
             let mut repair = Repair {
                 problem: "unfinished_start",
                 task: Some(r.state.id.clone()),
@@ -312,8 +315,8 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 worktree::remove(repo, l)?;
             }
             let tree = objects::commit_tree(repo, tip)?;
-            let (_, aname, commit) =
-                snapshot::save_attempt(repo, &id, tree, &[tip], "sweep: branch without record")?;
+            let (aname, commit) =
+                crate::attempt::write(repo, &id, tree, &[tip], "sweep: branch without record")?;
             repair.attempts.push(Attempt {
                 name: aname,
                 commit: commit.to_string(),
@@ -372,7 +375,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
-            if worktree::is_leftover_removal(&name) {
+            if worktree::is_leftover_removal_at(&path) {
                 let repair = Repair {
                     problem: "interrupted_removal",
                     task: None,
@@ -412,7 +415,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     repair.action = format!("deleted the empty directory '{}'", path.display());
                 } else {
                     let tree = tree_of_directory(repo, &path)?;
-                    let (_, aname, commit) = snapshot::save_attempt(
+                    let (aname, commit) = crate::attempt::write(
                         repo,
                         &id,
                         tree,
@@ -513,4 +516,68 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
             out.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
+}
+
+/// Deletes the refs of a start that never finished (branch, base, record), expecting their current values.
+pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
+    let id = record.state.task_id();
+    let mut updates = Vec::new();
+    if let Some(tip) = repo.find_ref(&record.state.branch)? {
+        if record.state.mode == Mode::Worktree {
+            updates.push(Update::delete(
+                record.state.branch.clone(),
+                tip,
+                format!("git-task: roll back {id}"),
+            ));
+        }
+    }
+    if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
+        updates.push(Update::delete(
+            layout::base_ref(&id),
+            base,
+            format!("git-task: roll back {id}"),
+        ));
+    }
+    if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
+        updates.push(Update::delete(
+            layout::snapshot_ref(&id),
+            snap,
+            format!("git-task: roll back {id}"),
+        ));
+    }
+    match record::before_current_start(repo, record)? {
+        // A removed task that was being started again: back to how it was, history kept.
+        Some(earlier) => {
+            if let Ok(base) = earlier.state.base_commit.parse() {
+                updates.retain(|u| u.name != layout::base_ref(&id));
+                let current = repo.find_ref(&layout::base_ref(&id))?;
+                match current {
+                    Some(now) if now == base => {}
+                    Some(now) => updates.push(Update::update(
+                        layout::base_ref(&id),
+                        now,
+                        base,
+                        format!("git-task: roll back {id}"),
+                    )),
+                    None => updates.push(Update::create(
+                        layout::base_ref(&id),
+                        base,
+                        format!("git-task: roll back {id}"),
+                    )),
+                }
+            }
+            updates.push(Update::update(
+                layout::record_ref(&id),
+                record.tip,
+                earlier.tip,
+                format!("git-task: roll back {id}"),
+            ));
+        }
+        None => updates.push(Update::delete(
+            layout::record_ref(&id),
+            record.tip,
+            format!("git-task: roll back {id}"),
+        )),
+    }
+    refs::commit(repo, updates)
 }

@@ -17,6 +17,7 @@ mod support;
 mod drop;
 mod exec;
 mod global;
+mod lifecycle;
 mod list;
 mod log;
 mod path;

@@ -1,0 +1,50 @@
+//! The task branch's first commit (the base plus the frozen contract file) and the
+//! environment a task's commands run with: shared by `start` and `reset`.
+
+use super::{TaskId, TaskState};
+use crate::contract::file::CONTRACT_FILE;
+use crate::error::Result;
+use crate::git::objects::{self, TreeEdit};
+use crate::git::{ObjectId, Repo};
+use gix::object::tree::EntryKind;
+
+/// Returns the tree of a task branch's first commit: the base's tree plus the contract file.
+pub fn first_commit_tree(repo: &Repo, base: ObjectId, contract_text: &str) -> Result<ObjectId> {
+    let base_tree = objects::commit_tree(repo, base)?;
+    let blob = objects::write_blob(repo, contract_text.as_bytes())?;
+    objects::edit_tree(
+        repo,
+        base_tree,
+        &[TreeEdit::Upsert(CONTRACT_FILE, EntryKind::Blob, blob)],
+    )
+}
+
+/// Writes the first commit of a task branch: the contract file added on top of `base`.
+pub fn first_commit(
+    repo: &Repo,
+    id: &TaskId,
+    base: ObjectId,
+    contract_text: &str,
+) -> Result<ObjectId> {
+    let tree = first_commit_tree(repo, base, contract_text)?;
+    objects::write_commit(
+        repo,
+        tree,
+        &[base],
+        &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
+    )
+}
+
+/// Returns the environment a task's commands run with (`exec`, setup, checks).
+pub fn task_env(state: &TaskState) -> Vec<(&'static str, String)> {
+    vec![
+        ("GIT_TASK_ID", state.id.clone()),
+        ("GIT_TASK_BASE", state.base_commit.clone()),
+        (
+            "GIT_TASK_BASE_BRANCH",
+            state.base_branch_short().unwrap_or_default().to_owned(),
+        ),
+        ("GIT_TASK_BRANCH", state.branch_short().to_owned()),
+        ("GIT_TASK_WORKTREE", state.worktree.clone()),
+    ]
+}
