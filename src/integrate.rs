@@ -523,6 +523,22 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             worktree: p.record.state.worktree.clone(),
         });
     }
+    // A journal entry per checked-out target, written before the refs move: a merge killed
+    // from here on leaves that worktree for `task::recover` to finish or undo.
+    let mut journals = Vec::new();
+    if new_tip != old_tip {
+        for path in &checked_out {
+            journals.push(crate::task::recover::Journal::begin(
+                repo,
+                crate::task::recover::Step::Checkout {
+                    worktree: path.clone(),
+                    branch: target.clone(),
+                    old: old_tip.to_string(),
+                    new: new_tip.to_string(),
+                },
+            )?);
+        }
+    }
     match refs::apply(repo, updates.clone()) {
         Ok(()) => {}
         Err(RefError::Conflict(msg)) => {
@@ -564,6 +580,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         }
     }
 
+    drop(journals);
     drop(lock);
 
     // 7. Clean up: the task worktrees go, unless kept.

@@ -39,6 +39,9 @@ pub struct Repair {
     pub action: String,
     /// Work saved before anything was deleted.
     pub attempts: Vec<Attempt>,
+    /// Why the repair could not be made; `None` when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Rolls back a start whose process died, if its record is still exactly as `record` shows it.
@@ -181,6 +184,16 @@ fn is_empty_dir(path: &Path) -> bool {
 /// Finds (and unless `dry_run`, repairs) every half-made state.
 pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repair>> {
     let mut repairs = Vec::new();
+    // 0. Steps a killed command journaled: finished or undone first.
+    for r in super::recover::recover(repo, dry_run) {
+        repairs.push(Repair {
+            problem: r.problem,
+            task: r.task,
+            action: r.action,
+            attempts: r.attempts,
+            error: r.error,
+        });
+    }
     let linked = worktree::list(repo)?;
     let ids = record::all_ids(repo)?;
     let mut records = Vec::new();
@@ -199,6 +212,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 action: "rolled back the start: deleted its worktree, branch, base ref and record"
                     .into(),
                 attempts: Vec::new(),
+                error: None,
             };
             if !dry_run {
                 match roll_back_abandoned(repo, settings, r)? {
@@ -235,6 +249,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 s.branch_short()
             ),
             attempts: Vec::new(),
+            error: None,
         };
         if !dry_run {
             for l in linked
@@ -298,6 +313,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 name.trim_start_matches("refs/heads/")
             ),
             attempts: Vec::new(),
+            error: None,
         };
         if !dry_run {
             for l in linked
@@ -351,6 +367,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             task: Some(id.to_string()),
             action: format!("task '{id}' is {}, but worktree '{}' is still there: saved its changes and deleted it", r.state.status, l.path.display()),
             attempts: Vec::new(),
+            error: None,
         };
         if !dry_run {
             if l.exists() {
@@ -378,6 +395,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     task: None,
                     action: format!("deleted '{}'", path.display()),
                     attempts: Vec::new(),
+                    error: None,
                 };
                 if !dry_run {
                     worktree::delete_dir_shared(&path)?;
@@ -406,6 +424,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     path.display()
                 ),
                 attempts: Vec::new(),
+                error: None,
             };
             if !dry_run {
                 if is_empty_dir(&path) {
@@ -445,6 +464,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 task: None,
                 action: format!("deleted stale lock '{}'", lock.display()),
                 attempts: Vec::new(),
+                error: None,
             };
             if !dry_run {
                 let _ = std::fs::remove_file(&lock);

@@ -24,6 +24,7 @@ mod scratch;
 mod start;
 mod status;
 mod sweep;
+mod torture;
 
 mod merge;
 mod sync;
