@@ -21,5 +21,8 @@ BIN_DIR=$(mktemp -d)
 trap 'rm -rf "$BIN_DIR"' EXIT
 cp "target/$PROFILE/git-task" "$BIN_DIR/git-task"
 GIT_TASK_TORTURE_BIN="$BIN_DIR/git-task" GIT_TASK_TORTURE_N="$N" GIT_TASK_TORTURE_FILES="$FILES" \
-    cargo test --locked --test cli torture -- --nocapture --test-threads=1 2>&1 |
-    grep -E '^torture|^test |panicked|failures' || true
+    cargo test --locked --test cli torture -- --nocapture --test-threads=1 >target/torture.log 2>&1 ||
+    status=$?
+grep -E '^torture: [a-z-]+: ' target/torture.log || true
+echo "details: target/torture.log"
+exit "${status:-0}"

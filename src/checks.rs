@@ -200,9 +200,13 @@ pub fn delete_in_background(path: &Path) -> bool {
     if !cfg!(unix) {
         return false;
     }
+    // In a session of its own (`setsid`), so closing the terminal does not end it;
+    // failing that, at least in a process group of its own.
     let spawn = |program: &str, args: &[&str]| {
-        Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        cmd.args(args)
             .args(["rm", "-rf", "--"])
             .arg(path)
             .stdin(Stdio::null())
@@ -211,7 +215,7 @@ pub fn delete_in_background(path: &Path) -> bool {
             .spawn()
             .is_ok()
     };
-    spawn("nice", &["-n", "10"]) || spawn("env", &[])
+    spawn("setsid", &["nice", "-n", "10"]) || spawn("nice", &["-n", "10"]) || spawn("env", &[])
 }
 
 #[cfg(all(test, target_os = "linux"))]

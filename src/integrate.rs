@@ -589,7 +589,11 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         for (p, r) in pending.iter().zip(results.iter_mut()) {
             if let Some(w) = &p.worktree {
                 match worktree::remove(repo, w) {
-                    Ok(()) => r.removed = true,
+                    Ok(()) => {
+                        r.removed = true;
+                        let scratch = crate::task::remove::scratch_dir(repo, &p.record.state.task_id());
+                        let _ = std::fs::remove_dir_all(scratch);
+                    }
                     Err(e) => warnings.push(format!(
                         "could not remove the worktree of '{}': {e}",
                         p.record.state.id

@@ -239,8 +239,12 @@ impl Torture {
             let run = self.task(&wt, &["revert", id, "--json"]);
             let _ = run;
             let _ = self.task(&wt, &["merge", id, "--no-checks"]);
-            self.repo.git(&wt, &["reset", "-q", "--hard"]);
-            self.repo.git(&wt, &["clean", "-qfd"]);
+            for args in [&["reset", "-q", "--hard"][..], &["clean", "-qfd"][..]] {
+                let run = self.repo.git_run(&wt, args);
+                if run.code != 0 {
+                    return Err(format!("clean-up 'git {args:?}' failed:\n{run}"));
+                }
+            }
             return Ok(());
         }
         let run = self.task(self.repo.root(), &["remove", id, "--force"]);
