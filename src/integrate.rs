@@ -591,7 +591,8 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
                 match worktree::remove(repo, w) {
                     Ok(()) => {
                         r.removed = true;
-                        let scratch = crate::task::remove::scratch_dir(repo, &p.record.state.task_id());
+                        let scratch =
+                            crate::task::remove::scratch_dir(repo, &p.record.state.task_id());
                         let _ = std::fs::remove_dir_all(scratch);
                     }
                     Err(e) => warnings.push(format!(

@@ -236,15 +236,18 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 Some(r.state.id.clone()),
                 "rolled back the start: deleted its worktree, branch, base ref and record".into(),
             );
-            run_repair(&mut repairs, plan, dry_run, |repair| {
-                match roll_back_abandoned(repo, settings, r)? {
+            run_repair(
+                &mut repairs,
+                plan,
+                dry_run,
+                |repair| match roll_back_abandoned(repo, settings, r)? {
                     Some(attempts) => {
                         repair.attempts = attempts;
                         Ok(true)
                     }
                     None => Ok(false),
-                }
-            });
+                },
+            );
         }
     }
 
@@ -275,8 +278,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 ),
             );
             run_repair(&mut repairs, plan, dry_run, |_| {
-                let details =
-                    serde_json::json!({ "from": tip.worktree, "to": s.worktree });
+                let details = serde_json::json!({ "from": tip.worktree, "to": s.worktree });
                 record::append(repo, r, event::MOVED, s, details, Vec::new())?;
                 Ok(true)
             });

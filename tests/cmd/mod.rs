@@ -19,6 +19,7 @@ mod global;
 mod list;
 mod log;
 mod path;
+mod recover;
 mod remove;
 mod scratch;
 mod start;
