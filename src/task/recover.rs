@@ -51,6 +51,8 @@ pub enum Step {
         files: Option<String>,
         index: String,
     },
+    /// A ref transaction takes these lock files.
+    RefLocks { locks: Vec<PathBuf> },
 }
 
 /// A journal entry as stored.
@@ -202,6 +204,20 @@ fn describe(entry: &Entry) -> Recovered {
             attempts: Vec::new(),
             error: None,
         },
+        Step::RefLocks { locks } => Recovered {
+            problem: "interrupted_ref_update",
+            task: None,
+            action: format!(
+                "a ref update was killed holding its locks: delete {}",
+                locks
+                    .iter()
+                    .map(|l| format!("'{}'", l.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            attempts: Vec::new(),
+            error: None,
+        },
         Step::InPlace { task, worktree, .. } => Recovered {
             problem: "interrupted_in_place_update",
             task: Some(task.clone()),
@@ -222,6 +238,25 @@ fn oid(text: &str) -> Result<ObjectId> {
 
 fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<String> {
     match &entry.step {
+        Step::RefLocks { locks } => {
+            let mut deleted = Vec::new();
+            for lock in locks {
+                match std::fs::remove_file(lock) {
+                    Ok(()) => deleted.push(format!("'{}'", lock.display())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(Error::repo(
+                            format!("could not delete '{}'", lock.display()),
+                            e,
+                        ))
+                    }
+                }
+            }
+            Ok(match deleted.is_empty() {
+                true => "no lock was left".into(),
+                false => format!("deleted {}", deleted.join(", ")),
+            })
+        }
         Step::Checkout {
             worktree,
             branch,
