@@ -184,3 +184,63 @@ fn an_interrupted_checkout_of_the_base_is_finished_from_the_journal() {
     assert_eq!(problems(&j), Vec::<String>::new());
     repo.fsck();
 }
+
+/// A command killed mid ref transaction leaves its lock files; the next command deletes them
+/// from the journal instead of failing with "changed meanwhile" until they are a minute old.
+#[test]
+fn the_next_command_deletes_ref_locks_a_killed_transaction_left() {
+    let repo = TestRepo::new();
+    repo.start("locked", &[]);
+    let dead = 4_000_000_002u32;
+    let common = repo.root().join(".git");
+    let locks = [
+        common.join("refs/tasks/locked/record.lock"),
+        common.join("refs/heads/task/locked.lock"),
+    ];
+    for l in &locks {
+        std::fs::write(l, "").unwrap();
+    }
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "ref_locks", "locks": locks,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    repo.task_root(&["remove", "locked"]).ok();
+    assert!(locks.iter().all(|l| !l.exists()));
+    assert_eq!(record_status(&repo, "locked"), "removed");
+    assert!(!common.join(format!("git-task/journal/{dead}.0.json")).exists());
+}
+
+/// A commit killed between moving the branch and writing the index: the index follows the branch.
+#[test]
+fn an_interrupted_index_write_is_finished_from_the_journal() {
+    let repo = TestRepo::new();
+    let wt = repo.start("idx", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 5; }\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-qm", "work"]);
+    let head_tree = repo.git(&wt, &["rev-parse", "HEAD^{tree}"]);
+    // The index as it was before the commit, and the index lock the killed process held.
+    repo.git(&wt, &["reset", "-q", "--soft", "HEAD"]);
+    repo.git(&wt, &["read-tree", "HEAD~1"]);
+    let git_dir = PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"]));
+    std::fs::write(git_dir.join("index.lock"), "").unwrap();
+    let dead = 4_000_000_003u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "in_place", "task": "idx",
+        "worktree": wt, "files": null, "index": head_tree,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    assert_ne!(repo.porcelain(&wt), "");
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_in_place_update"], "{j}");
+    assert!(!git_dir.join("index.lock").exists());
+    assert_eq!(repo.porcelain(&wt), "");
+}
