@@ -321,6 +321,17 @@ pub fn settle(
     };
     let index_path = wt.inner.index_path();
     let stale_lock = index_path.with_file_name("index.lock");
+    // A `git read-tree` the killed process started may still be finishing: give a fresh lock a moment.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::fs::metadata(&stale_lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < std::time::Duration::from_secs(3))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     match std::fs::remove_file(&stale_lock) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -453,11 +453,11 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             let finished = match records.iter().find(|r| r.state.task_id() == id) {
                 None => true,
                 Some(r) => {
-                    !r.state.status.is_live()
-                        && !(r.state.mode == Mode::Worktree
-                            && linked
-                                .iter()
-                                .any(|l| l.branch.as_deref() == Some(r.state.branch.as_str())))
+                    let keeps_worktree = r.state.mode == Mode::Worktree
+                        && linked
+                            .iter()
+                            .any(|l| l.branch.as_deref() == Some(r.state.branch.as_str()));
+                    !r.state.status.is_live() && !keeps_worktree
                 }
             };
             if !finished {

@@ -211,7 +211,9 @@ fn the_next_command_deletes_ref_locks_a_killed_transaction_left() {
     repo.task_root(&["remove", "locked"]).ok();
     assert!(locks.iter().all(|l| !l.exists()));
     assert_eq!(record_status(&repo, "locked"), "removed");
-    assert!(!common.join(format!("git-task/journal/{dead}.0.json")).exists());
+    assert!(!common
+        .join(format!("git-task/journal/{dead}.0.json"))
+        .exists());
 }
 
 /// A commit killed between moving the branch and writing the index: the index follows the branch.
