@@ -132,6 +132,16 @@ pub fn commit(
         Some(old) => Update::update(branch.clone(), old, commit, reflog),
         None => Update::create(branch.clone(), commit, reflog),
     };
+    // Journaled from before the branch moves until the index follows it (`task::recover`).
+    let _journal = crate::task::recover::Journal::begin(
+        repo,
+        crate::task::recover::Step::InPlace {
+            task: id.to_string(),
+            worktree: w.wt.require_workdir()?.to_path_buf(),
+            files: None,
+            index: index.to_string(),
+        },
+    )?;
     refs::commit(&w.wt, vec![update])?;
     inplace::write_index(&w.wt, index, cur.worktree_tree)?;
     Ok(Outcome::Committed {

@@ -162,6 +162,15 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
         }
         if w.mode == Mode::Worktree {
             // Everything is committed now: the index holds the checkpoint's tree.
+            let _journal = crate::task::recover::Journal::begin(
+                repo,
+                crate::task::recover::Step::InPlace {
+                    task: id.to_string(),
+                    worktree: w.wt.require_workdir()?.to_path_buf(),
+                    files: None,
+                    index: w.state.worktree_tree.to_string(),
+                },
+            )?;
             inplace::write_index(&w.wt, w.state.worktree_tree, w.state.worktree_tree)?;
         }
         return Ok(Outcome::Saved(Saved {

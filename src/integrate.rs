@@ -521,6 +521,22 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             worktree: p.record.state.worktree.clone(),
         });
     }
+    // A journal entry per checked-out target, written before the refs move: a merge killed
+    // from here on leaves that worktree for `task::recover` to finish or undo.
+    let mut journals = Vec::new();
+    if new_tip != old_tip {
+        for path in &checked_out {
+            journals.push(crate::task::recover::Journal::begin(
+                repo,
+                crate::task::recover::Step::Checkout {
+                    worktree: path.clone(),
+                    branch: target.clone(),
+                    old: old_tip.to_string(),
+                    new: new_tip.to_string(),
+                },
+            )?);
+        }
+    }
     match refs::apply(repo, updates.clone()) {
         Ok(()) => {}
         Err(RefError::Conflict(msg)) => {
@@ -562,6 +578,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         }
     }
 
+    drop(journals);
     drop(lock);
 
     // 7. Clean up: the task worktrees go, unless kept.
@@ -578,7 +595,12 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
                     leave = Some(main.display().to_string());
                 }
                 match worktree::remove(repo, w) {
-                    Ok(()) => r.removed = true,
+                    Ok(()) => {
+                        r.removed = true;
+                        let scratch =
+                            crate::task::remove::scratch_dir(repo, &p.record.state.task_id());
+                        let _ = std::fs::remove_dir_all(scratch);
+                    }
                     Err(e) => warnings.push(format!(
                         "could not remove the worktree of '{}': {e}",
                         p.record.state.id

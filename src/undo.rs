@@ -248,6 +248,15 @@ fn carry_out(
         }
         None => None,
     };
+    let _journal = crate::task::recover::Journal::begin(
+        repo,
+        crate::task::recover::Step::InPlace {
+            task: record.state.id.clone(),
+            worktree: w.wt.require_workdir()?.to_path_buf(),
+            files: Some(target.files.to_string()),
+            index: target.index.to_string(),
+        },
+    )?;
     let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
     if let Some(h) = move_head {
         move_head_to(&w.wt, record, cur.head, h)?;
@@ -528,6 +537,15 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
         "attempt": attempt.as_ref().map(|a| a.name.clone()),
     });
     record::append(repo, record, event::RESET, &state, details, updates).map_err(Error::from)?;
+    let _journal = crate::task::recover::Journal::begin(
+        repo,
+        crate::task::recover::Step::InPlace {
+            task: record.state.id.clone(),
+            worktree: w.wt.require_workdir()?.to_path_buf(),
+            files: Some(target.files.to_string()),
+            index: target.index.to_string(),
+        },
+    )?;
     let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
     if let (Some(h), Mode::Patch) = (target.head, w.mode) {
         if Some(h) != cur.head {

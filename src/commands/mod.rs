@@ -43,6 +43,22 @@ pub type CmdResult = Result<Done, crate::Error>;
 
 /// Runs one command.
 pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
+    // A mutating command first finishes what a killed one left half made (SPEC §2.7).
+    if matches!(
+        command,
+        Command::Start(_)
+            | Command::Drop(_)
+            | Command::Remove(_)
+            | Command::Commit(_)
+            | Command::Checkpoint(_)
+            | Command::Revert(_)
+            | Command::Reset(_)
+            | Command::Merge(_)
+            | Command::Sync(_)
+    ) {
+        crate::task::recover::quick(&ctx.repo);
+        crate::task::sweep::repair_abandoned_starts(&ctx.repo, &ctx.settings);
+    }
     match command {
         Command::Start(args) => start::run(ctx, args),
         Command::List(args) => list::run(ctx, args),

@@ -32,6 +32,13 @@ impl Report for SweepReport {
             } else {
                 "repaired"
             };
+            if let Some(error) = &r.error {
+                out.warn(format_args!(
+                    "could not repair {}: {}: {error}",
+                    r.problem, r.action
+                ));
+                continue;
+            }
             out.line(format_args!("{prefix} {}: {}", r.problem, r.action))?;
             for a in &r.attempts {
                 out.line(format_args!("  saved {} as {}", a.what, a.name))?;
@@ -41,8 +48,10 @@ impl Report for SweepReport {
     }
 }
 
+/// Exit 0 when everything found was repaired, 1 when something could not be (each is reported).
 pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
     let repairs = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
+    let failed = repairs.iter().any(|r| r.error.is_some());
     emit(
         ctx,
         &SweepReport {
@@ -50,6 +59,6 @@ pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
             dry_run: args.dry_run,
             repairs,
         },
-        Done::Ok,
+        if failed { Done::Negative } else { Done::Ok },
     )
 }

@@ -242,6 +242,21 @@ impl Repo {
 
     /// Returns every ref under `prefix` (which ends in `/`) with the object it points to, sorted by name.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
+        // A directory another process deletes mid-walk (its last ref deleted or packed)
+        // fails the walk: the listing is taken again.
+        let mut tries = 0;
+        loop {
+            match self.refs_under_once(prefix) {
+                Err(_) if tries < 5 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5 * tries));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn refs_under_once(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
         let platform = self
             .inner
             .references()

@@ -97,6 +97,18 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         return Ok(());
     }
     let names: Vec<String> = updates.iter().map(|u| u.name.clone()).collect();
+    // The lock files this transaction takes, journaled so that a kill -9 mid-transaction
+    // does not leave them to block every later update of these refs (`task::recover`).
+    let mut locks: Vec<std::path::PathBuf> = names
+        .iter()
+        .map(|n| repo.common_dir().join(format!("{n}.lock")))
+        .collect();
+    if updates.iter().any(|u| u.new.is_none()) {
+        locks.push(repo.common_dir().join("packed-refs.lock"));
+    }
+    let _journal =
+        crate::task::recover::Journal::begin(repo, crate::task::recover::Step::RefLocks { locks })
+            .ok();
     let mut edits = Vec::with_capacity(updates.len());
     for u in updates {
         let name: FullName = u.name.as_str().try_into().map_err(|e| {

@@ -261,6 +261,204 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     Ok(Update::Done)
 }
 
+/// Returns the kind and blob id of what is on disk at `full` (`None`: nothing, or a directory).
+fn on_disk(repo: &Repo, full: &Path) -> Option<(EntryKind, ObjectId)> {
+    let meta = std::fs::symlink_metadata(full).ok()?;
+    let (kind, bytes) = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(full).ok()?;
+        let bytes: Vec<u8> = gix::path::into_bstr(target).ok()?.into_owned().into();
+        (EntryKind::Link, bytes)
+    } else if meta.is_file() {
+        let kind = if super::is_executable(&meta) {
+            EntryKind::BlobExecutable
+        } else {
+            EntryKind::Blob
+        };
+        (kind, std::fs::read(full).ok()?)
+    } else {
+        return None;
+    };
+    let id =
+        gix::objs::compute_hash(repo.inner.object_hash(), gix::object::Kind::Blob, &bytes).ok()?;
+    Some((kind, id))
+}
+
+/// Returns the temporary name [`update`] (and `inplace`) give a file of process `pid` next to `full`.
+pub fn temp_name(full: &Path, pid: u32) -> PathBuf {
+    let name = full
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    full.with_file_name(format!(".{name}.git-task-{pid}.tmp"))
+}
+
+/// Finishes a move of the worktree at `worktree` from commit `from` to commit `to`
+/// that process `pid` (gone: killed) left half done, or undoes it (`from`/`to` swapped).
+///
+/// For every path that differs between the two commits: the temporary file `pid`
+/// may have left beside it is deleted; a file still as in `from` (or missing) is
+/// written as in `to` (or deleted); a file as in `to` is left; a file that is
+/// neither is a change of the user's and is left as it is. Then the index entries
+/// of exactly those paths are set to `to` (fresh stat data where the file matches,
+/// zeroed where it does not, so git re-hashes it), under the index lock; a lock left
+/// by `pid` is deleted first. Every other index entry and file is left alone.
+///
+/// Returns the paths whose files were written or deleted.
+pub fn settle(
+    repo: &Repo,
+    worktree: &Path,
+    from: ObjectId,
+    to: ObjectId,
+    pid: u32,
+) -> Result<Vec<String>> {
+    let changes = tree_to_tree(
+        repo,
+        objects::commit_tree(repo, from)?,
+        objects::commit_tree(repo, to)?,
+    )?;
+    let opened;
+    let wt = if is_workdir_of(repo, worktree) {
+        repo
+    } else {
+        opened = super::worktree::open_at(worktree)?;
+        &opened
+    };
+    let index_path = wt.inner.index_path();
+    let stale_lock = index_path.with_file_name("index.lock");
+    // A `git read-tree` the killed process started may still be finishing: give a fresh lock a moment.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::fs::metadata(&stale_lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < std::time::Duration::from_secs(3))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    match std::fs::remove_file(&stale_lock) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not delete '{}'", stale_lock.display()),
+                e,
+            ))
+        }
+    }
+    let mut written = Vec::new();
+    for c in &changes {
+        let full = worktree.join(&c.path);
+        let tmp = temp_name(&full, pid);
+        if std::fs::remove_file(&tmp).is_ok() {
+            remove_empty_parents(worktree, &tmp);
+        }
+        let now = on_disk(repo, &full);
+        if now == c.new {
+            continue;
+        }
+        if now.is_some() && now != c.old {
+            continue; // the user's own change: never overwritten
+        }
+        match c.new {
+            Some((EntryKind::Commit, _)) | Some((EntryKind::Tree, _)) => continue,
+            Some((kind, id)) => {
+                if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                    continue;
+                }
+                let (tmp, full) = write_temp(repo, worktree, &c.path, kind, id)?;
+                if let Err(e) = std::fs::rename(&tmp, &full) {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(Error::repo(
+                        format!("could not write '{}'", full.display()),
+                        e,
+                    ));
+                }
+            }
+            None => delete(worktree, &c.path)?,
+        }
+        written.push(c.path.clone());
+    }
+    if !index_path.exists() {
+        return Ok(written);
+    }
+    let lock = gix::lock::File::acquire_to_update_resource(
+        &index_path,
+        gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(2)),
+        None,
+        0,
+    )
+    .map_err(|e| Error::repo(format!("could not lock '{}'", index_path.display()), e))?;
+    let mut index = read_index(repo, &index_path)?;
+    let mut removed: BTreeSet<BString> = BTreeSet::new();
+    let mut added = Vec::new();
+    for c in &changes {
+        let path = BStr::new(c.path.as_bytes());
+        let at = index.entry_index_by_path_and_stage(path, Stage::Unconflicted);
+        match c.new {
+            Some((kind, id)) => {
+                let full = worktree.join(&c.path);
+                let stat = if on_disk(repo, &full) == c.new {
+                    gix::index::fs::Metadata::from_path_no_follow(&full)
+                        .ok()
+                        .and_then(|m| Stat::from_fs(&m).ok())
+                        .unwrap_or_default()
+                } else {
+                    Stat::default()
+                };
+                match at {
+                    Some(i) => {
+                        let entry = &mut index.entries_mut()[i];
+                        entry.id = id;
+                        entry.mode = mode_of(kind);
+                        entry.stat = stat;
+                    }
+                    None => added.push((stat, id, mode_of(kind), BString::from(c.path.as_str()))),
+                }
+            }
+            None => {
+                if at.is_some() {
+                    removed.insert(BString::from(c.path.as_str()));
+                }
+            }
+        }
+    }
+    if !removed.is_empty() {
+        index.remove_entries(|_, path, _| removed.contains(path));
+    }
+    let sort = !added.is_empty();
+    for (stat, id, mode, path) in added {
+        index.dangerously_push_entry(stat, id, Flags::empty(), mode, path.as_bstr());
+    }
+    if sort {
+        index.sort_entries();
+    }
+    if let Some(tree) = index.tree_mut() {
+        for c in &changes {
+            invalidate(tree, &c.path);
+        }
+    }
+    let mut bytes = Vec::with_capacity(index.entries().len() * 96 + 4096);
+    gix::index::State::write_to(&index, &mut bytes, gix::index::write::Options::default())
+        .context(|| format!("could not encode the index of '{}'", worktree.display()))?;
+    let mut hasher = gix::hash::hasher(repo.inner.object_hash());
+    hasher.update(&bytes);
+    let checksum = hasher
+        .try_finalize()
+        .context(|| "could not hash the index".into())?;
+    let mut lock = lock;
+    lock.write_all(&bytes)
+        .and_then(|()| lock.write_all(checksum.as_slice()))
+        .context(|| format!("could not write the index of '{}'", worktree.display()))?;
+    lock.commit().map_err(|e| {
+        Error::repo(
+            format!("could not replace the index of '{}'", worktree.display()),
+            e.error,
+        )
+    })?;
+    Ok(written)
+}
+
 /// One changed path that passed the checks, with the position of its index entry (when it has one).
 struct Step<'a> {
     change: &'a ChangedPath,
@@ -594,11 +792,7 @@ fn write_temp(
         .inner
         .find_blob(id)
         .context(|| format!("could not read the content of '{path}'"))?;
-    let name = full
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = full.with_file_name(format!(".{name}.git-task-{}.tmp", std::process::id()));
+    let tmp = temp_name(&full, std::process::id());
     if kind == EntryKind::Link {
         let target = gix::path::from_bstr(BStr::new(&blob.data))
             .map_err(|e| Error::repo(format!("could not read the target of '{path}'"), e))?

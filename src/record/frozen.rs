@@ -5,9 +5,10 @@
 //! start. When a task's life begins, `start` writes the digest of the parts the
 //! gate relies on (frozen contract, frozen policy, task branch, base branch,
 //! mode) to `<common dir>/git-task/frozen/<id>/<started event commit>`, before
-//! the record ref is created. The gate finds the latest `started` event of the
-//! record it reads and compares: a missing file or another digest is
-//! `record_tampered`. A file per `started` commit lets two racing starts of one
+//! the record ref is created (a `reset` that freezes a new contract writes one
+//! for its own event). The gate walks the record it reads back to the latest
+//! commit with a digest on file and compares: no such commit, or another
+//! digest, is `record_tampered`. A file per `started` commit lets two racing starts of one
 //! id each write their own, so the loser cannot overwrite the winner's.
 //!
 //! Records made before digests existed have no `frozen/<id>` directory at all;
@@ -81,15 +82,10 @@ pub fn verify(repo: &Repo, record: &Record) -> Result<Option<Tampered>> {
             frozen_allowed: genuine_allowed(repo, &dir),
         }))
     };
-    let Some(started) = latest_start(repo, record.tip)? else {
+    let Some(expected) = latest_frozen(repo, record.tip, &dir)? else {
         return tampered(format!(
-            "the record of '{id}' ({}) has no 'started' event",
+            "the record of '{id}' ({}) does not descend from the start git-task recorded",
             layout::record_ref(&id)
-        ));
-    };
-    let Ok(expected) = std::fs::read_to_string(dir.join(started.to_string())) else {
-        return tampered(format!(
-            "the record of '{id}' does not descend from the start git-task recorded"
         ));
     };
     let actual = digest(
@@ -131,13 +127,13 @@ fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
     })
 }
 
-/// Returns the latest `started` event commit at or below `tip`, following first parents.
-fn latest_start(repo: &Repo, tip: ObjectId) -> Result<Option<ObjectId>> {
+/// Returns the digest written for the latest commit at or below `tip` (first parents) that has
+/// one: its `started` event, or a `reset` that froze a new contract.
+fn latest_frozen(repo: &Repo, tip: ObjectId, dir: &std::path::Path) -> Result<Option<String>> {
     let mut next = Some(tip);
     while let Some(commit) = next {
-        let message = objects::commit_message(repo, commit)?;
-        if message.split('\n').next() == Some(super::event::STARTED) {
-            return Ok(Some(commit));
+        if let Ok(text) = std::fs::read_to_string(dir.join(commit.to_string())) {
+            return Ok(Some(text));
         }
         next = objects::commit_parents(repo, commit)?.first().copied();
     }

@@ -41,6 +41,8 @@ pub mod event {
     pub const RESET: &str = "reset";
     /// The base's new commits were brought in.
     pub const SYNCED: &str = "synced";
+    /// The user moved the worktree (`git worktree move`); the record follows it.
+    pub const MOVED: &str = "moved";
 }
 
 /// The latest state of a task as read from its record.
@@ -78,7 +80,27 @@ pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
     let Some(tip) = repo.find_ref(&layout::record_ref(id))? else {
         return Ok(None);
     };
-    read_at(repo, tip).map(Some)
+    let mut record = read_at(repo, tip)?;
+    follow_moved_worktree(repo, &mut record.state);
+    Ok(Some(record))
+}
+
+/// Points `state.worktree` at where git says the task branch is checked out, when the
+/// user moved the worktree (`git worktree move`) away from the recorded path.
+///
+/// Costs one `stat` when the worktree is where the record says.
+pub fn follow_moved_worktree(repo: &Repo, state: &mut TaskState) {
+    if state.mode != crate::task::Mode::Worktree
+        || !state.status.is_live()
+        || std::path::Path::new(&state.worktree).join(".git").exists()
+    {
+        return;
+    }
+    if let Ok(Some(linked)) = crate::git::worktree::find_by_branch(repo, &state.branch) {
+        if linked.exists() {
+            state.worktree = linked.path.display().to_string();
+        }
+    }
 }
 
 /// Reads the record of `id`, failing with a hint when it does not exist.
@@ -304,6 +326,17 @@ pub fn prepare_append(
         event,
         &details,
     )?;
+    if event == event::RESET {
+        // A reset may freeze a new contract (`start --reset` with contract options): its digest
+        // goes outside refs before the record names it, as a start's does.
+        let digest = frozen::digest(
+            repo,
+            state,
+            &record.contract_text,
+            record.policy_text.as_deref(),
+        );
+        frozen::write(repo, state, commit, digest)?;
+    }
     let update = Update::update(
         layout::record_ref(&id),
         record.tip,

@@ -5,6 +5,7 @@ pub mod copy;
 pub mod id;
 pub mod layout;
 pub mod liveness;
+pub mod recover;
 pub mod remove;
 pub mod reset;
 pub mod resolve;

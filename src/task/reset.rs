@@ -231,7 +231,19 @@ pub fn reset(
     let was_inside = crate::git::cwd_inside(&path);
     let mut recreated = false;
     let files = match (in_place, &wt, &state) {
-        (true, Some(wt), Some(state)) => inplace::apply(wt, state.worktree_tree, tree, tree)?,
+        (true, Some(wt), Some(state)) => {
+            // A kill mid-rewrite is finished by the next command (`task::recover`).
+            let _journal = super::recover::Journal::begin(
+                repo,
+                super::recover::Step::InPlace {
+                    task: record.state.id.clone(),
+                    worktree: wt.require_workdir()?.to_path_buf(),
+                    files: Some(tree.to_string()),
+                    index: tree.to_string(),
+                },
+            )?;
+            inplace::apply(wt, state.worktree_tree, tree, tree)?
+        }
         _ => {
             let mut outside = None;
             if let Some(linked) = &linked {

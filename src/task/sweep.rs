@@ -1,20 +1,28 @@
-//! Repair: return the repository to a consistent state after a crash (SPEC §2.7).
+//! Repair: return the repository to a consistent state after a crash (SPEC §2.7),
+//! touching only what git-task made.
 //!
 //! Half-made states and what happens to them:
+//! - a step a killed command journaled (`recover`): finished or undone;
 //! - a record still `provisioning` whose process is gone: roll back the start
 //!   (worktree, branch, base ref and record are deleted, or for a removed task
 //!   started again, put back as they were; any work saved first). Mutating
 //!   commands do this too, cheaply, for the starts whose marker file is left;
+//! - a live worktree-mode task whose worktree the user moved (`git worktree
+//!   move`): the record follows it (git's admin files say where it is);
 //! - a live worktree-mode task whose worktree directory vanished: the stale
 //!   worktree entry is pruned, branch commits saved as an attempt, the task
 //!   marked removed;
 //! - a task branch with no record: its commits and worktree changes are saved
 //!   as attempts, then branch and worktree are deleted;
-//! - a linked worktree of a removed or merged task: saved, then deleted;
-//! - a directory in the worktree dir that belongs to no worktree: its files
-//!   are saved as an attempt, then it is deleted; leftovers of an interrupted
-//!   removal (`.<id>.removing-*`) are deleted;
+//! - a linked worktree of a merged or removed task left on its deleted branch (a
+//!   clean-up that died): saved, then deleted. One whose branch still exists
+//!   was kept on purpose (`merge --keep`) and is left alone;
+//! - leftovers of an interrupted removal (`.<id>.removing-*`) are deleted; any
+//!   other directory in the worktree dir is not git-task's and is left alone;
+//! - scratch directories of finished tasks;
 //! - stale lock files under `refs/tasks/` and the task branches.
+//!
+//! A repair that fails is reported with its error; the others still run.
 
 use super::{layout, Mode, Status, TaskId};
 use crate::attempt::{
@@ -24,11 +32,10 @@ use crate::attempt::{
 use crate::config::Settings;
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
-use crate::git::objects::{self, TreeEdit};
+use crate::git::objects;
 use crate::git::refs::{self, Update};
 use crate::git::{worktree, Repo};
 use crate::record::{self, event, Record};
-use crate::snapshot;
 use std::path::{Path, PathBuf};
 
 /// One repair, done or (with `--dry-run`) planned.
@@ -42,6 +49,9 @@ pub struct Repair {
     pub action: String,
     /// Work saved before anything was deleted.
     pub attempts: Vec<Attempt>,
+    /// Why the repair could not be made; `None` when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Rolls back a start whose process died, if its record is still exactly as `record` shows it.
@@ -154,36 +164,63 @@ pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
     }
 }
 
-/// Returns whether `dir` is a repository of its own, or a worktree whose `.git` file points outside `common_dir`.
-fn belongs_to_another_repository(dir: &Path, common_dir: &Path) -> bool {
-    let dot_git = dir.join(".git");
-    if dot_git.is_dir() {
-        return true;
-    }
-    let Ok(text) = std::fs::read_to_string(&dot_git) else {
-        return false;
-    };
-    let Some(target) = text.trim().strip_prefix("gitdir:") else {
-        return true;
-    };
-    let target = Path::new(target.trim());
-    let target = if target.is_relative() {
-        crate::git::normalize(&dir.join(target))
-    } else {
-        crate::git::normalize(target)
-    };
-    !target.starts_with(common_dir)
-}
-
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path)
         .map(|mut e| e.next().is_none())
         .unwrap_or(false)
 }
 
-/// Finds (and unless `dry_run`, repairs) every half-made state.
+/// Runs `apply` for `repair` unless `dry_run`, and records it: an error becomes
+/// the repair's `error` (the sweep goes on with the others); `Ok(false)` drops it
+/// (nothing needed doing after all).
+fn run_repair(
+    repairs: &mut Vec<Repair>,
+    mut repair: Repair,
+    dry_run: bool,
+    apply: impl FnOnce(&mut Repair) -> Result<bool>,
+) {
+    if !dry_run {
+        match apply(&mut repair) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => repair.error = Some(e.to_string()),
+        }
+    }
+    repairs.push(repair);
+}
+
+fn repair(problem: &'static str, task: Option<String>, action: String) -> Repair {
+    Repair {
+        problem,
+        task,
+        action,
+        attempts: Vec::new(),
+        error: None,
+    }
+}
+
+/// Finds (and unless `dry_run`, repairs) every half-made state git-task left.
+///
+/// The plan is what is found; with `dry_run` it is returned as is, otherwise each
+/// repair is applied in turn, and one that fails carries its `error` while the
+/// others still run. Only what git-task made is touched: journaled steps of killed
+/// commands, starts that never finished, task branches and worktrees whose other
+/// half is gone, directories of interrupted removals, scratch directories of
+/// finished tasks and stale lock files. A worktree kept with `merge --keep`, one the
+/// user moved with `git worktree move` (followed through git's own admin files),
+/// and any directory git-task did not make are left alone.
 pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repair>> {
     let mut repairs = Vec::new();
+    // 0. Steps a killed command journaled: finished or undone first.
+    for r in super::recover::recover(repo, dry_run) {
+        repairs.push(Repair {
+            problem: r.problem,
+            task: r.task,
+            action: r.action,
+            attempts: r.attempts,
+            error: r.error,
+        });
+    }
     let linked = worktree::list(repo)?;
     let ids = record::all_ids(repo)?;
     let mut records = Vec::new();
@@ -196,20 +233,23 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
     // 1. Starts that never finished.
     for r in &records {
         if super::liveness::provisioning_is_abandoned(&r.state) {
-            let mut repair = Repair {
-                problem: "unfinished_start",
-                task: Some(r.state.id.clone()),
-                action: "rolled back the start: deleted its worktree, branch, base ref and record"
-                    .into(),
-                attempts: Vec::new(),
-            };
-            if !dry_run {
-                match roll_back_abandoned(repo, settings, r)? {
-                    Some(attempts) => repair.attempts = attempts,
-                    None => continue,
-                }
-            }
-            repairs.push(repair);
+            let plan = repair(
+                "unfinished_start",
+                Some(r.state.id.clone()),
+                "rolled back the start: deleted its worktree, branch, base ref and record".into(),
+            );
+            run_repair(
+                &mut repairs,
+                plan,
+                dry_run,
+                |repair| match roll_back_abandoned(repo, settings, r)? {
+                    Some(attempts) => {
+                        repair.attempts = attempts;
+                        Ok(true)
+                    }
+                    None => Ok(false),
+                },
+            );
         }
     }
 
@@ -218,28 +258,47 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         repair_abandoned_starts(repo, settings);
     }
 
-    // 2. Live worktree tasks whose directory vanished.
+    // 2. Live worktree tasks: moved by the user (the record follows), or whose directory vanished.
     for r in &records {
         let s = &r.state;
         if s.mode != Mode::Worktree || !matches!(s.status, Status::Active | Status::Dropped) {
             continue;
         }
         let path = PathBuf::from(&s.worktree);
+        let id = s.task_id();
+        if let Some(tip) = record::read_state(repo, r.tip)
+            .ok()
+            .filter(|stored| stored.worktree != s.worktree)
+        {
+            // `record::load` found the branch checked out elsewhere: record where it is now.
+            let plan = repair(
+                "worktree_moved",
+                Some(s.id.clone()),
+                format!(
+                    "worktree '{}' was moved to '{}': recorded the new path",
+                    tip.worktree, s.worktree
+                ),
+            );
+            run_repair(&mut repairs, plan, dry_run, |_| {
+                let details = serde_json::json!({ "from": tip.worktree, "to": s.worktree });
+                record::append(repo, r, event::MOVED, s, details, Vec::new())?;
+                Ok(true)
+            });
+            continue;
+        }
         if path.join(".git").exists() {
             continue;
         }
-        let id = s.task_id();
-        let mut repair = Repair {
-            problem: "worktree_vanished",
-            task: Some(s.id.clone()),
-            action: format!(
+        let plan = repair(
+            "worktree_vanished",
+            Some(s.id.clone()),
+            format!(
                 "worktree '{}' is gone: pruned it, deleted branch '{}', marked the task removed",
                 path.display(),
                 s.branch_short()
             ),
-            attempts: Vec::new(),
-        };
-        if !dry_run {
+        );
+        run_repair(&mut repairs, plan, dry_run, |repair| {
             for l in linked
                 .iter()
                 .filter(|l| l.path == path || l.branch.as_deref() == Some(&s.branch))
@@ -248,12 +307,9 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             }
             let mut extra = Vec::new();
             if let Some(tip) = repo.find_ref(&s.branch)? {
-                if s.status != Status::Merged {
-                    let base = repo.find_ref(&layout::base_ref(&id))?;
-                    if let Some(a) = save_branch_commits(repo, &id, tip, base, "worktree vanished")?
-                    {
-                        repair.attempts.push(a);
-                    }
+                let base = repo.find_ref(&layout::base_ref(&id))?;
+                if let Some(a) = save_branch_commits(repo, &id, tip, base, "worktree vanished")? {
+                    repair.attempts.push(a);
                 }
                 extra.push(Update::delete(
                     s.branch.clone(),
@@ -266,17 +322,12 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             let details =
                 serde_json::json!({ "reason": "worktree vanished", "attempts": repair.attempts });
             record::append(repo, r, event::REMOVED, &state, details, extra)?;
-        }
-        repairs.push(repair);
+            Ok(true)
+        });
     }
 
     // 3. Task branches without a record, and worktrees of tasks that are gone.
     let branch_ns = format!("refs/heads/{}", settings.branch_prefix);
-    let live_branches: Vec<&str> = records
-        .iter()
-        .filter(|r| r.state.status.is_live() && r.state.mode == Mode::Worktree)
-        .map(|r| r.state.branch.as_str())
-        .collect();
     for (name, tip) in repo.refs_under(&branch_ns)? {
         let Some(id) = name
             .strip_prefix(&branch_ns)
@@ -293,16 +344,15 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         if objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)?.is_none() {
             continue;
         }
-        let mut repair = Repair {
-            problem: "branch_without_record",
-            task: Some(id.to_string()),
-            action: format!(
+        let plan = repair(
+            "branch_without_record",
+            Some(id.to_string()),
+            format!(
                 "branch '{}' has no task record: saved its commits and deleted it",
                 name.trim_start_matches("refs/heads/")
             ),
-            attempts: Vec::new(),
-        };
-        if !dry_run {
+        );
+        run_repair(&mut repairs, plan, dry_run, |repair| {
             for l in linked
                 .iter()
                 .filter(|l| l.branch.as_deref() == Some(name.as_str()))
@@ -330,8 +380,8 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                     format!("git-task: sweep {id}"),
                 )],
             )?;
-        }
-        repairs.push(repair);
+            Ok(true)
+        });
     }
     for l in &linked {
         let Some(branch) = l.branch.as_deref() else {
@@ -346,113 +396,105 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         let Some(r) = records.iter().find(|r| r.state.task_id() == id) else {
             continue;
         };
-        if live_branches.contains(&branch) || r.state.mode != Mode::Worktree {
+        if r.state.status.is_live() || r.state.mode != Mode::Worktree || r.state.branch != branch {
             continue;
         }
-        let mut repair = Repair {
-            problem: "worktree_of_finished_task",
-            task: Some(id.to_string()),
-            action: format!("task '{id}' is {}, but worktree '{}' is still there: saved its changes and deleted it", r.state.status, l.path.display()),
-            attempts: Vec::new(),
-        };
-        if !dry_run {
+        // A finished task whose branch still exists keeps its worktree on purpose
+        // (`merge --keep`): only a worktree left on a deleted branch is a clean-up that died.
+        if repo.find_ref(branch)?.is_some() {
+            continue;
+        }
+        let plan = repair(
+            "worktree_of_finished_task",
+            Some(id.to_string()),
+            format!(
+                "task '{id}' is {}, but worktree '{}' is still there: saved its changes and deleted it",
+                r.state.status,
+                l.path.display()
+            ),
+        );
+        run_repair(&mut repairs, plan, dry_run, |repair| {
             if l.exists() {
                 if let Some(a) = save_dirty_worktree(repo, &id, &l.path, "sweep")? {
                     repair.attempts.push(a);
                 }
             }
             worktree::remove(repo, l)?;
-        }
-        repairs.push(repair);
+            Ok(true)
+        });
     }
 
-    // 4. Directories in the worktree dir that belong to no worktree.
+    // 4. Leftovers of interrupted removals in the worktree dir (named by git-task, nothing else).
     if let Ok(entries) = std::fs::read_dir(&settings.worktree_dir) {
-        let registered: Vec<PathBuf> = worktree::list(repo)?.into_iter().map(|l| l.path).collect();
         for entry in entries.flatten() {
             let path = entry.path();
-            if !path.is_dir() || registered.contains(&path) {
+            if !path.is_dir() || !worktree::is_leftover_removal_at(&path) {
                 continue;
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if worktree::is_leftover_removal_at(&path) {
-                let repair = Repair {
-                    problem: "interrupted_removal",
-                    task: None,
-                    action: format!("deleted '{}'", path.display()),
-                    attempts: Vec::new(),
-                };
-                if !dry_run {
-                    worktree::delete_dir_shared(&path)?;
-                }
-                repairs.push(repair);
-                continue;
-            }
-            let live = records.iter().any(|r| {
-                r.state.status.is_live()
-                    && Path::new(&r.state.worktree) == path
-                    && r.state.status == Status::Provisioning
+            let plan = repair(
+                "interrupted_removal",
+                None,
+                format!("deleted '{}'", path.display()),
+            );
+            run_repair(&mut repairs, plan, dry_run, |_| {
+                worktree::delete_dir_shared(&path)?;
+                Ok(true)
             });
-            // task.worktreeDir may be shared: a directory that is not named like a task, or
-            // that is a repository or a worktree of another repository, is not ours to delete.
+        }
+    }
+
+    // 5. Scratch directories of tasks that are finished (and keep no worktree) or gone.
+    let scratch_root = repo.common_dir().join("git-task").join("scratch");
+    if let Ok(entries) = std::fs::read_dir(&scratch_root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
             let Ok(id) = TaskId::parse(&name) else {
                 continue;
             };
-            if live || belongs_to_another_repository(&path, repo.common_dir()) {
+            let finished = match records.iter().find(|r| r.state.task_id() == id) {
+                None => true,
+                Some(r) => {
+                    let keeps_worktree = r.state.mode == Mode::Worktree
+                        && linked
+                            .iter()
+                            .any(|l| l.branch.as_deref() == Some(r.state.branch.as_str()));
+                    !r.state.status.is_live() && !keeps_worktree
+                }
+            };
+            if !finished {
                 continue;
             }
-            let mut repair = Repair {
-                problem: "directory_without_task",
-                task: Some(id.to_string()),
-                action: format!(
-                    "'{}' belongs to no worktree: saved its files and deleted it",
-                    path.display()
-                ),
-                attempts: Vec::new(),
-            };
-            if !dry_run {
-                if is_empty_dir(&path) {
-                    repair.action = format!("deleted the empty directory '{}'", path.display());
-                } else {
-                    let tree = tree_of_directory(repo, &path)?;
-                    let (aname, commit) = crate::attempt::write(
-                        repo,
-                        &id,
-                        tree,
-                        &[],
-                        "sweep: directory without task",
-                    )?;
-                    repair.attempts.push(Attempt {
-                        name: aname,
-                        commit: commit.to_string(),
-                        what: format!("files of '{}'", path.display()),
-                    });
-                }
-                std::fs::remove_dir_all(&path).map_err(|e| {
-                    Error::repo(format!("could not delete '{}'", path.display()), e)
-                })?;
-            }
-            repairs.push(repair);
+            let path = entry.path();
+            let plan = repair(
+                "scratch_of_finished_task",
+                Some(id.to_string()),
+                format!("deleted the scratch directory '{}'", path.display()),
+            );
+            run_repair(&mut repairs, plan, dry_run, |_| {
+                worktree::delete_dir_shared(&path)?;
+                Ok(true)
+            });
         }
     }
 
-    // 5. Stale lock files left by a killed process.
+    // 6. Stale lock files left by a killed process.
     for dir in [
         repo.common_dir().join("refs/tasks"),
         repo.common_dir()
             .join(format!("refs/heads/{}", settings.branch_prefix)),
     ] {
         for lock in stale_locks(&dir) {
-            let repair = Repair {
-                problem: "stale_lock",
-                task: None,
-                action: format!("deleted stale lock '{}'", lock.display()),
-                attempts: Vec::new(),
-            };
-            if !dry_run {
-                let _ = std::fs::remove_file(&lock);
-            }
-            repairs.push(repair);
+            let plan = repair(
+                "stale_lock",
+                None,
+                format!("deleted stale lock '{}'", lock.display()),
+            );
+            run_repair(&mut repairs, plan, dry_run, |_| {
+                std::fs::remove_file(&lock).map_err(|e| {
+                    Error::repo(format!("could not delete '{}'", lock.display()), e)
+                })?;
+                Ok(true)
+            });
         }
     }
     Ok(repairs)
@@ -481,41 +523,6 @@ fn stale_locks(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// Writes every file below `dir` (except `.git`) into a tree.
-fn tree_of_directory(repo: &Repo, dir: &Path) -> Result<crate::git::ObjectId> {
-    let mut files = Vec::new();
-    collect_files(dir, dir, &mut files);
-    let mut hashed = Vec::new();
-    for rel in &files {
-        if let Some((kind, id)) = snapshot::hash_file(repo, dir, rel)? {
-            hashed.push((rel.clone(), kind, id));
-        }
-    }
-    let edits: Vec<TreeEdit<'_>> = hashed
-        .iter()
-        .map(|(p, k, id)| TreeEdit::Upsert(p.as_str(), *k, *id))
-        .collect();
-    objects::edit_tree(repo, objects::empty_tree(repo), &edits)
-}
-
-fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_name() == ".git" {
-            continue;
-        }
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            collect_files(root, &path, out);
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            out.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
 }
 
 /// Deletes the refs of a start that never finished (branch, base, record), expecting their current values.

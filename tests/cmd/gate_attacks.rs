@@ -566,3 +566,16 @@ fn check_output_streams_on_a_terminal() {
     let run = repo.task_root(&["merge", "t2"]).ok();
     assert!(!run.stderr.contains("quiet-check-output"), "{run}");
 }
+
+/// `start --reset` that freezes a new contract is not mistaken for a rewritten record.
+#[test]
+fn reset_with_a_new_contract_is_not_tampering() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &["--allow", "src/lib.rs"]);
+    repo.task_root(&["start", "t1", "--reset", "--allow", "README.md"])
+        .ok();
+    repo.write(&wt, "README.md", "# changed\n");
+    commit_all(&repo, &wt, "task work");
+    let json = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(json["kind"], "merge", "{json}");
+}

@@ -21,11 +21,13 @@ mod lifecycle;
 mod list;
 mod log;
 mod path;
+mod recover;
 mod remove;
 mod scratch;
 mod start;
 mod status;
 mod sweep;
+mod torture;
 
 mod gate_attacks;
 mod merge;

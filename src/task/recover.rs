@@ -1,0 +1,381 @@
+//! Crash recovery in one place (SPEC §2.7, §11): the journal a mutating command
+//! writes before each step that leaves a worktree half made if the process dies,
+//! and the repairs that finish or undo those steps once the process is gone.
+//!
+//! A journal entry is one JSON file `<common dir>/git-task/journal/<pid>.<n>.json`,
+//! written whole (temporary file, then rename) *before* the step starts and deleted
+//! when the step is over (also on an error return: the command then reported and
+//! cleaned up itself). So an entry whose process is gone names exactly what a
+//! killed command was making, and recovery touches only that:
+//!
+//! - [`Step::Checkout`]: a checked-out worktree follows its branch from `old` to
+//!   `new` (merge into a checked-out target). If the branch is at `new` the move is
+//!   finished, if it is at `old` (the refs never moved, or were moved back) it is
+//!   undone; either way only the paths that differ between the two commits are
+//!   touched, a file changed by the user is never overwritten, and the killed
+//!   process's `index.lock` and `*.git-task-<pid>.tmp` files go ([`twoway::settle`]).
+//! - [`Step::InPlace`]: a worktree's files and index are rewritten in place
+//!   (reset, revert, commit, checkpoint). The killed process's lock and temporary
+//!   files go; then files and index are brought to the journaled target (files
+//!   first, if any; the index always), after saving the worktree as an attempt when
+//!   its files are not already the target.
+//!
+//! [`quick`] runs at the start of every mutating command (one read of a usually
+//! missing directory) and `sweep` runs [`recover`] and reports each repair.
+
+use super::TaskId;
+use crate::attempt::SavedAttempt as Attempt;
+use crate::error::{Error, Result};
+use crate::git::{inplace, twoway, worktree, ObjectId, Repo};
+use crate::snapshot;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// One step that leaves a worktree half made if the process dies during it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Step {
+    /// The worktree at `worktree`, where `branch` is checked out, moves from commit `old` to `new`.
+    Checkout {
+        worktree: PathBuf,
+        branch: String,
+        old: String,
+        new: String,
+    },
+    /// The files (`files`, a tree, when given) and the index (`index`, a tree) of task
+    /// `task`'s worktree at `worktree` are rewritten in place.
+    InPlace {
+        task: String,
+        worktree: PathBuf,
+        files: Option<String>,
+        index: String,
+    },
+    /// A ref transaction takes these lock files.
+    RefLocks { locks: Vec<PathBuf> },
+}
+
+/// A journal entry as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Entry {
+    pid: u32,
+    /// Seconds since the epoch when the entry was written.
+    created: i64,
+    #[serde(flatten)]
+    step: Step,
+}
+
+/// A journal entry of this process: deleted when dropped (the step is over).
+#[must_use = "dropping it ends the step"]
+pub struct Journal(Option<PathBuf>);
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+fn journal_dir(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("git-task").join("journal")
+}
+
+impl Journal {
+    /// Writes the entry for `step` before the step starts.
+    pub fn begin(repo: &Repo, step: Step) -> Result<Journal> {
+        let dir = journal_dir(repo);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let path = dir.join(format!("{pid}.{n}.json"));
+        let tmp = dir.join(format!(".{pid}.{n}.json.tmp"));
+        let entry = Entry {
+            pid,
+            created: super::now(),
+            step,
+        };
+        let text = serde_json::to_vec(&entry).expect("a journal entry serializes");
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&tmp, text))
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
+        Ok(Journal(Some(path)))
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// One repair made (or, dry, planned) from a journal entry of a killed process.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recovered {
+    /// `interrupted_checkout` or `interrupted_in_place_update`.
+    pub problem: &'static str,
+    /// The task concerned, if known.
+    pub task: Option<String>,
+    /// What was (or would be) done.
+    pub action: String,
+    /// Work saved before anything was overwritten.
+    pub attempts: Vec<Attempt>,
+    /// Why the repair could not be made (the entry is kept for the next try).
+    pub error: Option<String>,
+}
+
+/// Returns the entries whose process is gone, with their files.
+fn abandoned(repo: &Repo) -> Vec<(PathBuf, Option<Entry>)> {
+    let Ok(entries) = std::fs::read_dir(journal_dir(repo)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .trim_start_matches('.')
+            .split('.')
+            .next()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || !super::start::process_is_gone(pid) {
+            continue;
+        }
+        if name.starts_with('.') {
+            // An entry cut short while being written: its step never started.
+            out.push((path, None));
+            continue;
+        }
+        let entry = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
+        out.push((path, entry));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Finishes or undoes the steps of killed processes; cheap when there are none.
+///
+/// Mutating commands call this first. Failures stay in the journal for `sweep` to report.
+pub fn quick(repo: &Repo) {
+    let _ = recover(repo, false);
+}
+
+/// Finishes or undoes (unless `dry_run`) every step a killed process left; returns each repair.
+pub fn recover(repo: &Repo, dry_run: bool) -> Vec<Recovered> {
+    let mut out = Vec::new();
+    for (path, entry) in abandoned(repo) {
+        let Some(entry) = entry else {
+            if !dry_run {
+                let _ = std::fs::remove_file(&path);
+            }
+            continue;
+        };
+        let mut rec = describe(&entry);
+        if !dry_run {
+            match apply(repo, &entry, &mut rec.attempts) {
+                Ok(action) => {
+                    rec.action = action;
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => rec.error = Some(e.to_string()),
+            }
+        }
+        out.push(rec);
+    }
+    out
+}
+
+fn describe(entry: &Entry) -> Recovered {
+    match &entry.step {
+        Step::Checkout {
+            worktree,
+            branch,
+            old,
+            new,
+        } => Recovered {
+            problem: "interrupted_checkout",
+            task: None,
+            action: format!(
+                "'{}' was being moved from {old} to {new} with '{}': finish or undo that move",
+                worktree.display(),
+                branch.trim_start_matches("refs/heads/")
+            ),
+            attempts: Vec::new(),
+            error: None,
+        },
+        Step::RefLocks { locks } => Recovered {
+            problem: "interrupted_ref_update",
+            task: None,
+            action: format!(
+                "a ref update was killed holding its locks: delete {}",
+                locks
+                    .iter()
+                    .map(|l| format!("'{}'", l.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            attempts: Vec::new(),
+            error: None,
+        },
+        Step::InPlace { task, worktree, .. } => Recovered {
+            problem: "interrupted_in_place_update",
+            task: Some(task.clone()),
+            action: format!(
+                "the files and index of '{}' were being rewritten: finish that",
+                worktree.display()
+            ),
+            attempts: Vec::new(),
+            error: None,
+        },
+    }
+}
+
+fn oid(text: &str) -> Result<ObjectId> {
+    text.parse()
+        .map_err(|_| Error::repo_msg(format!("bad object id '{text}' in a journal entry")))
+}
+
+fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<String> {
+    match &entry.step {
+        Step::RefLocks { locks } => {
+            let mut deleted = Vec::new();
+            for lock in locks {
+                match std::fs::remove_file(lock) {
+                    Ok(()) => deleted.push(format!("'{}'", lock.display())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(Error::repo(
+                            format!("could not delete '{}'", lock.display()),
+                            e,
+                        ))
+                    }
+                }
+            }
+            Ok(match deleted.is_empty() {
+                true => "no lock was left".into(),
+                false => format!("deleted {}", deleted.join(", ")),
+            })
+        }
+        Step::Checkout {
+            worktree,
+            branch,
+            old,
+            new,
+        } => {
+            if !worktree.join(".git").exists() {
+                return Ok(format!(
+                    "'{}' is gone: nothing to finish",
+                    worktree.display()
+                ));
+            }
+            let (old, new) = (oid(old)?, oid(new)?);
+            let tip = repo.find_ref(branch)?;
+            let short = branch.trim_start_matches("refs/heads/");
+            let (from, to, what) = if tip == Some(new) {
+                (old, new, "finished")
+            } else if tip == Some(old) {
+                (new, old, "undid")
+            } else {
+                return Err(Error::repo_msg(format!(
+                    "'{short}' moved on since '{}' was being updated from {old} to {new}",
+                    worktree.display()
+                ))
+                .hint(format!(
+                    "look at 'git -C {} status' and save your changes, then 'git -C {} read-tree -m -u {old} {new}'",
+                    worktree.display(),
+                    worktree.display()
+                )));
+            };
+            let written = twoway::settle(repo, worktree, from, to, entry.pid)?;
+            Ok(format!(
+                "{what} the update of '{}' to '{short}' ({to}): {} file(s) written",
+                worktree.display(),
+                written.len()
+            ))
+        }
+        Step::InPlace {
+            task,
+            worktree: path,
+            files,
+            index,
+        } => {
+            if !path.join(".git").exists() {
+                return Ok(format!("'{}' is gone: nothing to finish", path.display()));
+            }
+            remove_leftovers(path, entry.pid)?;
+            let wt = worktree::open_at(path)?;
+            let lock = wt.inner.index_path().with_file_name("index.lock");
+            match std::fs::remove_file(&lock) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(Error::repo(
+                        format!("could not delete '{}'", lock.display()),
+                        e,
+                    ))
+                }
+            }
+            let index = oid(index)?;
+            let current = snapshot::read(&wt)?;
+            match files {
+                Some(files) => {
+                    let files = oid(files)?;
+                    if current.worktree_tree != files {
+                        if let Ok(id) = TaskId::parse(task) {
+                            let parents: Vec<ObjectId> = current.head.into_iter().collect();
+                            let (name, commit) = crate::attempt::write(
+                                repo,
+                                &id,
+                                current.worktree_tree,
+                                &parents,
+                                "interrupted update",
+                            )?;
+                            attempts.push(Attempt {
+                                name,
+                                commit: commit.to_string(),
+                                what: format!("the files of '{}'", path.display()),
+                            });
+                        }
+                    }
+                    let written = inplace::apply(&wt, current.worktree_tree, files, index)?;
+                    Ok(format!(
+                        "finished rewriting '{}': {} file(s) written",
+                        path.display(),
+                        written.len()
+                    ))
+                }
+                None => {
+                    inplace::write_index(&wt, index, current.worktree_tree)?;
+                    Ok(format!(
+                        "finished writing the index of '{}'",
+                        path.display()
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Deletes the temporary files process `pid` left below `dir` (not inside `.git`).
+fn remove_leftovers(dir: &Path, pid: u32) -> Result<()> {
+    let suffix = format!(".git-task-{pid}.tmp");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name == ".git" {
+            continue;
+        }
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            remove_leftovers(&e.path(), pid)?;
+        } else if name.to_string_lossy().ends_with(&suffix) {
+            std::fs::remove_file(e.path()).map_err(|err| {
+                Error::repo(format!("could not delete '{}'", e.path().display()), err)
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! Sweep touches only what git-task made, and finishes what a killed command journaled (issue 12).
+
+use super::support::*;
+use crate::common::TestRepo;
+use std::path::PathBuf;
+
+fn problems(j: &serde_json::Value) -> Vec<String> {
+    j["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["problem"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A worktree kept with `merge --keep` (and its ignored `.env`) survives sweep.
+#[test]
+fn sweep_leaves_a_kept_worktree_alone() {
+    let repo = TestRepo::new();
+    let wt = repo.start("kept", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1; }\n");
+    repo.git(&wt, &["commit", "-qam", "work"]);
+    repo.write(repo.root(), ".git/info/exclude", ".env\n");
+    repo.write(&wt, ".env", "SECRET=1\n");
+    repo.task_root(&["merge", "kept", "--keep", "--no-checks"])
+        .ok();
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), Vec::<String>::new(), "{j}");
+    assert!(wt.join(".git").exists());
+    assert_eq!(repo.read(&wt, ".env"), "SECRET=1\n");
+}
+
+/// A worktree the user moved with `git worktree move` is followed, not destroyed.
+#[test]
+fn a_moved_worktree_is_followed_by_path_list_and_sweep() {
+    let repo = TestRepo::new();
+    let wt = repo.start("moved", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 2; }\n");
+    let to: PathBuf = repo.base().join("elsewhere");
+    repo.git(
+        repo.root(),
+        &[
+            "worktree",
+            "move",
+            wt.to_str().unwrap(),
+            to.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        repo.task_root(&["path", "moved"]).ok().out(),
+        to.to_str().unwrap()
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["worktree_moved"], "{j}");
+    assert_eq!(record_status(&repo, "moved"), "active");
+    assert!(repo
+        .refs("refs/heads/task/")
+        .contains(&"refs/heads/task/moved".to_owned()));
+    assert_eq!(repo.read(&to, "src/lib.rs"), "pub fn lib() { 2; }\n");
+    let list = repo.task_root(&["list", "--json"]).ok().json();
+    assert!(list.to_string().contains(to.to_str().unwrap()), "{list}");
+    // A second sweep has nothing left to do.
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), Vec::<String>::new(), "{j}");
+}
+
+/// `--dry-run` prints the plan and changes nothing; the real sweep then applies that plan.
+#[test]
+fn dry_run_prints_the_plan_the_sweep_applies() {
+    let repo = TestRepo::new();
+    let wt = repo.start("gone", &[]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    let before = all_refs(&repo);
+    let dry = repo
+        .task_root(&["sweep", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(all_refs(&repo), before);
+    let real = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&dry), problems(&real));
+    assert_eq!(problems(&real), ["worktree_vanished"]);
+}
+
+/// The scratch directory goes with the task's worktree on merge; sweep finds leaked ones.
+#[test]
+fn scratch_does_not_leak_after_merge_and_sweep_cleans_leaked_ones() {
+    let repo = TestRepo::new();
+    let wt = repo.start("scr", &[]);
+    let scratch = PathBuf::from(repo.task_root(&["scratch", "scr"]).ok().out());
+    std::fs::write(scratch.join("log.txt"), "log\n").unwrap();
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 3; }\n");
+    repo.git(&wt, &["commit", "-qam", "work"]);
+    repo.task_root(&["merge", "scr", "--no-checks"]).ok();
+    assert!(!scratch.exists(), "merge leaves no scratch directory");
+
+    // One leaked by an older version or a killed command.
+    repo.start("leak", &[]);
+    let leaked = PathBuf::from(repo.task_root(&["scratch", "leak"]).ok().out());
+    repo.task_root(&["remove", "leak"]).ok();
+    std::fs::create_dir_all(&leaked).unwrap();
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["scratch_of_finished_task"], "{j}");
+    assert!(!leaked.exists());
+}
+
+/// A repair that fails is reported and makes the exit 1, never 128; the other repairs are made.
+#[test]
+fn a_failed_repair_is_reported_with_exit_1_and_the_others_are_made() {
+    let repo = TestRepo::new();
+    let wt = repo.start("gone", &[]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    // A killed merge's journal whose branch moved on since: not repairable by sweep.
+    let main = rev(&repo, "main");
+    let dead = 4_000_000_001u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "checkout",
+        "worktree": repo.root(), "branch": "refs/heads/main",
+        "old": "1111111111111111111111111111111111111111",
+        "new": "2222222222222222222222222222222222222222",
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    let j = repo.task_root(&["sweep", "--json"]).code(1).json();
+    assert_eq!(
+        problems(&j),
+        ["interrupted_checkout", "worktree_vanished"],
+        "{j}"
+    );
+    assert!(j["repairs"][0]["error"].is_string(), "{j}");
+    assert!(j["repairs"][1].get("error").is_none(), "{j}");
+    assert_eq!(record_status(&repo, "gone"), "removed");
+    assert_eq!(rev(&repo, "main"), main);
+    let run = repo.task_root(&["sweep"]).code(1);
+    assert!(
+        run.stderr
+            .contains("warning: could not repair interrupted_checkout"),
+        "{run}"
+    );
+}
+
+/// A merge killed between moving the branch and updating the checked-out base: the next
+/// command finishes the update from the journal (index, files, no lock, no temporary file).
+#[test]
+fn an_interrupted_checkout_of_the_base_is_finished_from_the_journal() {
+    let repo = TestRepo::new();
+    let old = rev(&repo, "main");
+    repo.write(repo.root(), "src/lib.rs", "pub fn lib() { 4; }\n");
+    repo.write(repo.root(), "src/new.rs", "new\n");
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-qm", "next"]);
+    let new = rev(&repo, "main");
+    // What a killed merge leaves: the branch at `new`, index and files at `old`, a lock, a temporary file.
+    repo.git(repo.root(), &["read-tree", "-m", "-u", &new, &old]);
+    let dead = 4_000_000_000u32;
+    repo.write(repo.root(), ".git/index.lock", "");
+    repo.write(
+        repo.root(),
+        &format!("src/.lib.rs.git-task-{dead}.tmp"),
+        "half",
+    );
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "checkout",
+        "worktree": repo.root(), "branch": "refs/heads/main",
+        "old": old, "new": new,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_checkout"], "{j}");
+    assert_eq!(repo.porcelain(repo.root()), "");
+    assert!(!repo.root().join(".git/index.lock").exists());
+    assert!(!repo
+        .root()
+        .join(format!("src/.lib.rs.git-task-{dead}.tmp"))
+        .exists());
+    assert_eq!(repo.read(repo.root(), "src/new.rs"), "new\n");
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), Vec::<String>::new());
+    repo.fsck();
+}
+
+/// A command killed mid ref transaction leaves its lock files; the next command deletes them
+/// from the journal instead of failing with "changed meanwhile" until they are a minute old.
+#[test]
+fn the_next_command_deletes_ref_locks_a_killed_transaction_left() {
+    let repo = TestRepo::new();
+    repo.start("locked", &[]);
+    let dead = 4_000_000_002u32;
+    let common = repo.root().join(".git");
+    let locks = [
+        common.join("refs/tasks/locked/record.lock"),
+        common.join("refs/heads/task/locked.lock"),
+    ];
+    for l in &locks {
+        std::fs::write(l, "").unwrap();
+    }
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "ref_locks", "locks": locks,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    repo.task_root(&["remove", "locked"]).ok();
+    assert!(locks.iter().all(|l| !l.exists()));
+    assert_eq!(record_status(&repo, "locked"), "removed");
+    assert!(!common
+        .join(format!("git-task/journal/{dead}.0.json"))
+        .exists());
+}
+
+/// A commit killed between moving the branch and writing the index: the index follows the branch.
+#[test]
+fn an_interrupted_index_write_is_finished_from_the_journal() {
+    let repo = TestRepo::new();
+    let wt = repo.start("idx", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 5; }\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-qm", "work"]);
+    let head_tree = repo.git(&wt, &["rev-parse", "HEAD^{tree}"]);
+    // The index as it was before the commit, and the index lock the killed process held.
+    repo.git(&wt, &["reset", "-q", "--soft", "HEAD"]);
+    repo.git(&wt, &["read-tree", "HEAD~1"]);
+    let git_dir = PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"]));
+    std::fs::write(git_dir.join("index.lock"), "").unwrap();
+    let dead = 4_000_000_003u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "in_place", "task": "idx",
+        "worktree": wt, "files": null, "index": head_tree,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    assert_ne!(repo.porcelain(&wt), "");
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_in_place_update"], "{j}");
+    assert!(!git_dir.join("index.lock").exists());
+    assert_eq!(repo.porcelain(&wt), "");
+}

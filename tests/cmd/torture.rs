@@ -1,0 +1,549 @@
+//! Kill -9 torture (issue 12, SPEC §2.7 and §11): every mutating command is killed with
+//! SIGKILL at random instants, then `git task sweep` runs, and git is the oracle:
+//!
+//! - `git fsck` finds no missing or broken object;
+//! - no `index.lock` in any worktree's git dir, no git-task temporary file
+//!   (`*.git-task-*.tmp`) in any worktree;
+//! - task branches and registered worktrees match one to one, every registered
+//!   worktree exists, every task branch's worktree has that branch checked out;
+//! - every worktree shows no change (`git status`) except the paths the test itself
+//!   left uncommitted there (the user's changes may stay, nothing else);
+//! - every piece of work the test made (committed or not) is still somewhere: in its file,
+//!   or in an object reachable from a ref (the branch, an attempt, a checkpoint, the base).
+//!
+//! CI runs a few kills per command (`GIT_TASK_TORTURE_N`, default 2) on a small repository
+//! (`GIT_TASK_TORTURE_FILES`, default 300); `bench/torture.sh N` runs long ones. The
+//! delay before each kill is uniform in [0, 1.3 × the command's duration unkilled], measured
+//! once per command. `GIT_TASK_TORTURE_SEED` repeats a run; `GIT_TASK_TORTURE_ONLY` picks
+//! commands (comma-separated); `GIT_TASK_TORTURE_BIN` runs another build of git-task.
+
+use super::support::*;
+use crate::common::{bin, Run, TestRepo};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn task_bin() -> PathBuf {
+    std::env::var_os("GIT_TASK_TORTURE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(bin)
+}
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
+/// What one round left uncommitted (paths under a worktree) and what it made that must survive.
+#[derive(Default)]
+struct Work {
+    /// (worktree, path) pairs the test changed without committing: allowed in `git status`.
+    dirty: Vec<(PathBuf, String)>,
+    /// (worktree, path, content) of every piece of work: the file, or an object reachable from a ref.
+    keep: Vec<(PathBuf, String, String)>,
+}
+
+struct Torture {
+    repo: TestRepo,
+    files: Vec<String>,
+    rng: Rng,
+    /// A linked worktree of the user's own branch, where patch-mode tasks run.
+    patch_wt: PathBuf,
+    round: u64,
+}
+
+impl Torture {
+    fn new(nfiles: u64, seed: u64) -> Torture {
+        let repo = TestRepo::new();
+        let mut files = Vec::new();
+        for i in 0..nfiles {
+            let rel = format!("mod{:02}/sub{}/f{i:05}.txt", i / 100, (i / 10) % 10);
+            let body = format!("file {i}\n{}\n", "line of text\n".repeat((i % 20) as usize));
+            repo.write(repo.root(), &rel, &body);
+            files.push(rel);
+        }
+        // No background `git gc --auto` (started by the test's own git commands) packing and
+        // pruning loose objects while `git fsck` reads them.
+        repo.git(repo.root(), &["config", "gc.auto", "0"]);
+        repo.git(repo.root(), &["config", "maintenance.auto", "false"]);
+        repo.git(repo.root(), &["add", "-A"]);
+        repo.git(repo.root(), &["commit", "-q", "-m", "files"]);
+        let patch_wt = repo.base().join("patch-wt");
+        repo.git(
+            repo.root(),
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "user",
+                patch_wt.to_str().unwrap(),
+            ],
+        );
+        Torture {
+            repo,
+            files,
+            rng: Rng(seed | 1),
+            patch_wt,
+            round: 0,
+        }
+    }
+
+    fn cmd(&self, dir: &Path, args: &[&str]) -> std::process::Command {
+        let mut c = self.repo.command(task_bin(), dir);
+        c.args(args);
+        c
+    }
+
+    fn task(&self, dir: &Path, args: &[&str]) -> Run {
+        let out = self.cmd(dir, args).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Picks `n` distinct tracked files.
+    fn pick(&mut self, n: usize) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        while out.len() < n.min(self.files.len()) {
+            let i = self.rng.below(self.files.len() as u64) as usize;
+            out.insert(self.files[i].clone());
+        }
+        out.into_iter().collect()
+    }
+
+    /// Changes `n` files of `wt` (plus one new file), noting them as work to keep.
+    fn edit(&mut self, wt: &Path, n: usize, tag: &str, work: &mut Work, commit: bool) {
+        let round = self.round;
+        let mut paths = self.pick(n);
+        paths.push(format!("new/{tag}-{round}.txt"));
+        for p in &paths {
+            let content = format!("{tag} {round} {p}\n");
+            self.repo.write(wt, p, &content);
+            work.keep.push((wt.to_path_buf(), p.clone(), content));
+            if !commit {
+                work.dirty.push((wt.to_path_buf(), p.clone()));
+            }
+        }
+        if commit {
+            self.repo.git(wt, &["add", "-A"]);
+            self.repo
+                .git(wt, &["commit", "-q", "-m", &format!("{tag} {round}")]);
+        }
+    }
+
+    fn start(&self, id: &str) -> PathBuf {
+        let run = self.task(self.repo.root(), &["start", id]).ok();
+        PathBuf::from(run.out())
+    }
+
+    /// Sets up round `self.round` of `command`; returns the id, where it runs, its arguments, and the work.
+    fn prepare(&mut self, command: &str) -> (String, PathBuf, Vec<String>, Work) {
+        self.round += 1;
+        let id = format!("{command}-{}", self.round);
+        let mut work = Work::default();
+        let root = self.repo.root().to_path_buf();
+        let args: Vec<String> = match command {
+            "start" => vec!["start".into(), id.clone()],
+            "merge" => {
+                let wt = self.start(&id);
+                let n = self.files.len() / 4;
+                self.edit(&wt, n, "merge", &mut work, true);
+                vec!["merge".into(), id.clone(), "--no-checks".into()]
+            }
+            "remove" => {
+                let wt = self.start(&id);
+                self.edit(&wt, 5, "rm-commit", &mut work, true);
+                self.edit(&wt, 20, "rm-dirty", &mut work, false);
+                vec!["remove".into(), id.clone(), "--force".into()]
+            }
+            "reset" => {
+                let wt = self.start(&id);
+                self.edit(&wt, 5, "reset-commit", &mut work, true);
+                self.edit(&wt, 40, "reset-dirty", &mut work, false);
+                vec!["reset".into(), id.clone()]
+            }
+            "revert" => {
+                let wt = self.start(&id);
+                self.edit(&wt, 60, "revert-dirty", &mut work, false);
+                vec!["revert".into(), id.clone()]
+            }
+            "checkpoint" => {
+                let wt = self.start(&id);
+                self.edit(&wt, 60, "cp-dirty", &mut work, false);
+                vec!["checkpoint".into(), id.clone(), "-m".into(), "cp".into()]
+            }
+            "commit" => {
+                let wt = self.start(&id);
+                self.edit(&wt, 60, "commit-dirty", &mut work, false);
+                vec!["commit".into(), id.clone(), "-m".into(), "work".into()]
+            }
+            "sync" => {
+                let wt = self.start(&id);
+                self.edit(&wt, 5, "sync-commit", &mut work, true);
+                // The base moves on: other files change on main.
+                let round = self.round;
+                for p in self.pick(self.files.len() / 4) {
+                    if work.keep.iter().any(|(_, q, _)| *q == p) {
+                        continue;
+                    }
+                    self.repo.write(&root, &p, &format!("main {round} {p}\n"));
+                }
+                self.repo
+                    .git(&root, &["commit", "-q", "-am", "main moves on"]);
+                vec!["sync".into(), id.clone()]
+            }
+            "patch-revert" => {
+                let wt = self.patch_wt.clone();
+                self.task(&wt, &["start", &id, "--mode", "patch"]).ok();
+                self.edit(&wt, 60, "patch-dirty", &mut work, false);
+                vec!["revert".into(), id.clone()]
+            }
+            other => panic!("unknown command {other}"),
+        };
+        let dir = if command == "patch-revert" {
+            self.patch_wt.clone()
+        } else {
+            root
+        };
+        (id, dir, args, work)
+    }
+
+    /// Ends whatever the round left, so the next round starts from a clean repository.
+    fn finish(&mut self, command: &str, id: &str) -> Result<(), String> {
+        if command == "patch-revert" {
+            // The patch worktree goes back to its branch tip; the work was checked already.
+            let wt = self.patch_wt.clone();
+            let run = self.task(&wt, &["revert", id, "--json"]);
+            let _ = run;
+            let _ = self.task(&wt, &["merge", id, "--no-checks"]);
+            for args in [&["reset", "-q", "--hard"][..], &["clean", "-qfd"][..]] {
+                let run = self.repo.git_run(&wt, args);
+                if run.code != 0 {
+                    return Err(format!("clean-up 'git {args:?}' failed:\n{run}"));
+                }
+            }
+            return Ok(());
+        }
+        let run = self.task(self.repo.root(), &["remove", id, "--force"]);
+        if run.code != 0 {
+            return Err(format!("clean-up 'remove {id} --force' failed:\n{run}"));
+        }
+        // The main worktree is kept clean by every round.
+        Ok(())
+    }
+
+    /// After a failure, makes the repository consistent by hand so the next round is judged on its own.
+    fn force_consistent(&self) {
+        let repo = &self.repo;
+        let root = repo.root();
+        let _ = self.task(root, &["sweep"]);
+        let common = root.join(".git");
+        let _ = std::fs::remove_file(common.join("index.lock"));
+        if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path().join("index.lock"));
+            }
+        }
+        let _ = repo.git_run(root, &["worktree", "prune"]);
+        for dir in [root.to_path_buf(), self.patch_wt.clone()] {
+            for tmp in temp_files(&dir) {
+                let _ = std::fs::remove_file(tmp);
+            }
+            let _ = repo.git_run(&dir, &["reset", "-q", "--hard"]);
+            let _ = repo.git_run(&dir, &["clean", "-qfd"]);
+        }
+        for b in repo.refs("refs/heads/task/") {
+            let id = b.trim_start_matches("refs/heads/task/").to_owned();
+            let _ = self.task(root, &["remove", &id, "--force"]);
+        }
+    }
+
+    /// Asserts the invariants; returns every violation found.
+    fn check(&self, work: &Work) -> Vec<String> {
+        let repo = &self.repo;
+        let root = repo.root();
+        let mut bad = Vec::new();
+        let fsck = repo.git_run(root, &["fsck", "--no-progress", "--no-dangling"]);
+        if fsck.code != 0 || fsck.stdout.contains("missing") || fsck.stderr.contains("error") {
+            bad.push(format!("git fsck:\n{fsck}"));
+        }
+        // Worktrees as git sees them.
+        let list = repo.git(root, &["worktree", "list", "--porcelain"]);
+        let mut worktrees: Vec<(PathBuf, Option<String>, bool)> = Vec::new();
+        for block in list.split("\n\n") {
+            let mut path = None;
+            let mut branch = None;
+            let mut prunable = false;
+            for line in block.lines() {
+                if let Some(p) = line.strip_prefix("worktree ") {
+                    path = Some(PathBuf::from(p));
+                } else if let Some(b) = line.strip_prefix("branch ") {
+                    branch = Some(b.to_owned());
+                } else if line.starts_with("prunable") {
+                    prunable = true;
+                }
+            }
+            if let Some(p) = path {
+                worktrees.push((p, branch, prunable));
+            }
+        }
+        let branches: BTreeSet<String> = repo.refs("refs/heads/task/").into_iter().collect();
+        for (path, branch, prunable) in &worktrees {
+            if *prunable || !path.exists() {
+                bad.push(format!(
+                    "worktree '{}' is registered but gone",
+                    path.display()
+                ));
+                continue;
+            }
+            if let Some(b) = branch {
+                if b.starts_with("refs/heads/task/") && !branches.contains(b) {
+                    bad.push(format!(
+                        "worktree '{}' has '{b}' checked out, which does not exist",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        for b in &branches {
+            if !worktrees.iter().any(|(_, wb, _)| wb.as_deref() == Some(b)) {
+                bad.push(format!("branch '{b}' has no worktree"));
+            }
+        }
+        // Locks and temporary files.
+        let common = root.join(".git");
+        let mut git_dirs = vec![common.clone()];
+        if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
+            git_dirs.extend(entries.flatten().map(|e| e.path()));
+        }
+        for d in &git_dirs {
+            if d.join("index.lock").exists() {
+                bad.push(format!("'{}' is left", d.join("index.lock").display()));
+            }
+        }
+        let mut dirs: Vec<PathBuf> = worktrees.iter().map(|(p, _, _)| p.clone()).collect();
+        dirs.push(repo.base().join("repo.tasks"));
+        for d in &dirs {
+            for tmp in temp_files(d) {
+                bad.push(format!("temporary file '{}' is left", tmp.display()));
+            }
+        }
+        // Every worktree: nothing changed but what the test left uncommitted.
+        for (path, _, _) in &worktrees {
+            if !path.exists() {
+                continue;
+            }
+            let status = repo.git_run(
+                path,
+                &[
+                    "status",
+                    "--porcelain",
+                    "--untracked-files=all",
+                    "--no-renames",
+                ],
+            );
+            if status.code != 0 {
+                bad.push(format!("git status in '{}':\n{status}", path.display()));
+                continue;
+            }
+            for line in status.stdout.lines() {
+                let p = line.get(3..).unwrap_or("").trim_matches('"');
+                let allowed = work.dirty.iter().any(|(wt, q)| wt == path && q == p);
+                if !allowed {
+                    bad.push(format!("'{}': unexpected change '{line}'", path.display()));
+                }
+            }
+        }
+        // No work lost.
+        let mut reachable: Option<BTreeSet<String>> = None;
+        for (wt, path, content) in &work.keep {
+            if std::fs::read_to_string(wt.join(path)).ok().as_deref() == Some(content.as_str()) {
+                continue;
+            }
+            let blob = git_stdin(repo, &["hash-object", "--stdin"], content);
+            let all = reachable.get_or_insert_with(|| {
+                repo.git(root, &["rev-list", "--objects", "--all"])
+                    .lines()
+                    .map(|l| l.split(' ').next().unwrap_or("").to_owned())
+                    .collect()
+            });
+            if !all.contains(&blob) {
+                bad.push(format!(
+                    "lost: '{path}' of '{}' ({} bytes) is in no file and no ref",
+                    wt.display(),
+                    content.len()
+                ));
+            }
+        }
+        bad
+    }
+}
+
+/// Files named like git-task's temporary files below `dir` (not inside `.git`).
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == ".git" {
+            continue;
+        }
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            out.extend(temp_files(&e.path()));
+        } else if name.contains(".git-task-") && name.ends_with(".tmp") {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+const COMMANDS: &[&str] = &[
+    "start",
+    "merge",
+    "remove",
+    "reset",
+    "revert",
+    "checkpoint",
+    "commit",
+    "sync",
+    "patch-revert",
+];
+
+/// Runs `args` in `dir` and kills it with SIGKILL after `delay` (if it is still running then).
+fn run_and_kill(t: &Torture, dir: &Path, args: &[String], delay: Duration) -> bool {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = t
+        .cmd(dir, &args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + delay;
+    loop {
+        if let Some(_status) = child.try_wait().unwrap() {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return true;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[test]
+fn every_mutating_command_survives_kill_9_anywhere() {
+    let n = env_or("GIT_TASK_TORTURE_N", 2);
+    let files = env_or("GIT_TASK_TORTURE_FILES", 300);
+    let seed = env_or(
+        "GIT_TASK_TORTURE_SEED",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    );
+    let only = std::env::var("GIT_TASK_TORTURE_ONLY").unwrap_or_default();
+    let mut t = Torture::new(files, seed);
+    eprintln!("torture: seed {seed}, {files} files, {n} kills per command");
+    let mut report = Vec::new();
+    let mut all_failures = Vec::new();
+    for &command in COMMANDS {
+        if !only.is_empty() && !only.split(',').any(|c| c == command) {
+            continue;
+        }
+        // Calibrate: two rounds unkilled, the faster one counts (the machine may be busy).
+        let mut took = Duration::MAX;
+        for _ in 0..2 {
+            let (id, dir, args, work) = t.prepare(command);
+            let began = Instant::now();
+            let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
+            let run = t.task(&dir, &args_ref);
+            took = took.min(began.elapsed());
+            assert!(run.code == 0, "{command} unkilled failed: {args:?}\n{run}");
+            let mut bad = t.check(&work);
+            bad.truncate(8);
+            assert!(bad.is_empty(), "{command} unkilled: {bad:#?}");
+            t.finish(command, &id).unwrap();
+        }
+        let window = (took.as_micros() as u64 * 13 / 10).max(1000);
+        let mut failures = 0;
+        let mut killed = 0;
+        let mut rounds = 0;
+        // Until N kills (a command may finish before its kill instant), at most 3N rounds.
+        while killed < n && rounds < 3 * n {
+            rounds += 1;
+            let (id, dir, args, work) = t.prepare(command);
+            let delay = Duration::from_micros(t.rng.below(window));
+            if run_and_kill(&t, &dir, &args, delay) {
+                killed += 1;
+            }
+            let sweep = t.task(t.repo.root(), &["sweep", "--json"]);
+            let mut bad = Vec::new();
+            if sweep.code != 0 {
+                bad.push(format!("sweep exited {}:\n{sweep}", sweep.code));
+            }
+            bad.extend(t.check(&work));
+            if let Err(e) = t.finish(command, &id) {
+                bad.push(e);
+            }
+            if !bad.is_empty() {
+                failures += 1;
+                let more = bad.len().saturating_sub(6);
+                bad.truncate(6);
+                if more > 0 {
+                    bad.push(format!("... and {more} more"));
+                }
+                eprintln!(
+                    "torture: {command} round {} killed after {delay:?}: {bad:#?}\nsweep: {sweep}",
+                    t.round
+                );
+                all_failures.push(format!("{command} round {}: {}", t.round, bad.join("; ")));
+                // Start the next round from a repository that is consistent again.
+                t.force_consistent();
+            }
+        }
+        let line = format!(
+            "{command}: {killed} kills in {rounds} rounds (window {} ms), {failures} failures",
+            window / 1000
+        );
+        eprintln!("torture: {line}");
+        report.push(line);
+    }
+    eprintln!("torture summary (seed {seed}):\n{}", report.join("\n"));
+    assert!(
+        all_failures.is_empty(),
+        "torture failures (seed {seed}):\n{}",
+        all_failures.join("\n")
+    );
+}
