@@ -503,3 +503,76 @@ pub fn paths_changed_by(
     }
     Ok(paths)
 }
+
+/// The snapshot update that keeps a patch-mode task's start in step when the merge gate lands
+/// other work on the branch checked out in its worktree (moving `branch` from `old_tip` to
+/// `new_tip`, and the worktree's index and files with it); `None` when no patch-mode task is
+/// active there, or when it cannot follow.
+///
+/// The new snapshot is the old one with the landing applied: HEAD `new_tip`, and in the index
+/// and the files each path the landing changed takes `new_tip`'s entry. The landing's work is
+/// then not the task's (`check`, `merge`, `status`, `list` measure from the snapshot), and a
+/// `revert` never undoes it. It follows only where the snapshot held exactly `old_tip`'s entry
+/// at every path the landing changed; otherwise (the task's own commit touched such a path) the
+/// snapshot stays: the landing then counts as the task's (a refusal, never a hole), and a
+/// `revert` keeps HEAD and refuses to put back what both changed. The gate includes the update
+/// in its ref transaction (and its roll back).
+pub fn follow_landing(
+    repo: &Repo,
+    worktree: &std::path::Path,
+    branch: &str,
+    old_tip: ObjectId,
+    new_tip: ObjectId,
+) -> Result<Option<Update>> {
+    let Some(mark) = resolve::read_mark_file(worktree::open_at(worktree)?.git_dir()) else {
+        return Ok(None);
+    };
+    let Some(record) = record::load(repo, &mark.id)? else {
+        return Ok(None);
+    };
+    let same_place =
+        std::fs::canonicalize(&record.state.worktree).ok() == std::fs::canonicalize(worktree).ok();
+    if record.state.mode != Mode::Patch
+        || !record.state.status.is_live()
+        || record.state.branch != branch
+        || !same_place
+    {
+        return Ok(None);
+    }
+    let Some(snap) = read_snapshot(repo, &mark.id)? else {
+        return Ok(None);
+    };
+    let (old_tree, new_tree) = (
+        objects::commit_tree(repo, old_tip)?,
+        objects::commit_tree(repo, new_tip)?,
+    );
+    let landed = diff::tree_to_tree(repo, old_tree, new_tree)?;
+    for c in &landed {
+        if entry_in(repo, snap.index_tree, &c.path)? != c.old
+            || entry_in(repo, snap.worktree_tree, &c.path)? != c.old
+        {
+            return Ok(None);
+        }
+    }
+    let edits: Vec<objects::TreeEdit<'_>> = landed
+        .iter()
+        .map(|c| match c.new {
+            Some((kind, oid)) => objects::TreeEdit::Upsert(c.path.as_str(), kind, oid),
+            None => objects::TreeEdit::Remove(c.path.as_str()),
+        })
+        .collect();
+    let state = WorktreeState {
+        head: Some(new_tip),
+        head_tree: new_tree,
+        index_tree: objects::edit_tree(repo, snap.index_tree, &edits)?,
+        worktree_tree: objects::edit_tree(repo, snap.worktree_tree, &edits)?,
+        changed: Vec::new(),
+    };
+    let commit = write_snapshot(repo, &mark.id, &state)?;
+    Ok(Some(Update::update(
+        layout::snapshot_ref(&mark.id),
+        snap.commit,
+        commit,
+        format!("git-task: {} follows the merge into {branch}", mark.id),
+    )))
+}

@@ -224,7 +224,6 @@ fn patch_revert_keeps_another_tasks_merge() {
         let porcelain = repo.porcelain(&root);
         assert!(porcelain.contains("M  src/a"), "{porcelain}");
         assert!(!porcelain.contains("docs/other.md"), "{porcelain}");
-        assert_eq!(json["kept_commits"].as_array().unwrap().len(), 1, "{json}");
     }
     // Reverting again finds nothing of the task's left.
     let again = repo.task_root(&["revert", "p", "--json"]).ok().json();
@@ -299,7 +298,7 @@ fn patch_revert_refuses_a_path_both_changed() {
 /// since the start, it refuses with a hint and changes nothing.
 #[test]
 fn patch_reset_refuses_to_drop_another_tasks_merge() {
-    let (repo, root, merged) = task_commit_then_other_merge(false);
+    let (repo, root, merged) = task_commit_then_other_merge(true);
     let before = (all_refs(&repo), repo.porcelain(&root));
     let run = repo.task_root(&["reset", "p"]).code(2);
     assert!(run.stderr.contains("hint:"), "{run}");
@@ -329,7 +328,8 @@ fn patch_revert_moves_head_back_over_own_commits() {
 }
 
 /// A commit that reached the branch from elsewhere (not made in this worktree) is not the task's:
-/// HEAD stays, and the files of that commit are left alone.
+/// HEAD stays, the task's own files go back to the snapshot, and a file that commit changed and
+/// the task edited further goes back to HEAD's content (the other commit's work is kept).
 #[test]
 fn patch_revert_keeps_a_commit_from_elsewhere() {
     let repo = TestRepo::new();
@@ -337,14 +337,30 @@ fn patch_revert_keeps_a_commit_from_elsewhere() {
     repo.task_root(&["start", "--mode", "patch", "p"]).ok();
     repo.write(&root, "src/lib.rs", "pub fn p() {}\n");
     // Someone moves main to a commit made elsewhere (as a push or fetch into it would).
-    let tree = repo.git(&root, &["write-tree"]);
     let tip = repo.git(&root, &["rev-parse", "HEAD"]);
+    let blob = super::support::git_stdin(
+        &repo,
+        &["hash-object", "-w", "--stdin"],
+        "# from elsewhere\n",
+    );
+    let listing = repo.git(&root, &["ls-tree", "HEAD"]);
+    let readme = listing
+        .lines()
+        .map(|l| {
+            if l.ends_with("\tREADME.md") {
+                format!("100644 blob {blob}\tREADME.md")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let tree = super::support::git_stdin(&repo, &["mktree"], &format!("{readme}\n"));
     let foreign = super::support::git_stdin(
         &repo,
         &["commit-tree", &tree, "-p", &tip],
         "from elsewhere\n",
     );
-    let foreign = foreign.trim().to_owned();
     repo.git(
         &root,
         &[
@@ -356,10 +372,18 @@ fn patch_revert_keeps_a_commit_from_elsewhere() {
             &tip,
         ],
     );
-    let run = repo.task_root(&["revert", "p"]).ok();
+    // The worktree follows by hand; then the task edits README.md further.
+    repo.git(&root, &["checkout", "HEAD", "--", "README.md"]);
+    repo.write(&root, "README.md", "# from elsewhere, edited by p\n");
+
+    let run = repo.task_root(&["revert", "p", "--json"]).ok();
     assert_eq!(repo.git(&root, &["rev-parse", "HEAD"]), foreign, "{run}");
-    assert!(run.stderr.contains("HEAD stays"), "{run}");
+    assert_eq!(run.json()["kept_commits"][0], foreign.as_str(), "{run}");
     assert_eq!(repo.read(&root, "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(repo.read(&root, "README.md"), "# from elsewhere\n");
+    assert_eq!(repo.porcelain(&root), "");
+    let human = repo.task_root(&["revert", "p"]).ok();
+    assert!(human.stderr.contains("Nothing to revert"), "{human}");
     repo.fsck();
 }
 
@@ -391,4 +415,63 @@ fn revert_path_outside_the_worktree_is_refused() {
     repo.task(&wt, &["revert", "--path", &inside]).ok();
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.read(&repo.base(), "x"), "outside\n");
+}
+
+/// Another task merged meanwhile into the branch checked out in the patch task's worktree: the
+/// snapshot follows the landing, so its files are not the task's: check, status, list and the
+/// accept see only the task's own work, and the hook lets the task commit on top.
+#[test]
+fn another_tasks_merge_is_not_the_patch_tasks() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["hooks", "install"]).ok();
+    let other = repo.start("other", &[]);
+    repo.write(&root, "README.md", "the user's own edit\n");
+    repo.task_root(&["start", "--mode", "patch", "p", "--allow", "src/**"])
+        .ok();
+    repo.write(&root, "src/lib.rs", "pub fn p() {}\n");
+    repo.git(
+        &root,
+        &["commit", "-q", "-m", "p's commit", "--", "src/lib.rs"],
+    );
+    repo.write(&other, "docs/other.md", "other's work\n");
+    repo.git(&other, &["add", "-A"]);
+    repo.git(&other, &["commit", "-q", "-m", "other's work"]);
+    repo.task_root(&["merge", "other", "--no-checks"]).ok();
+    let merged = repo.git(&root, &["rev-parse", "HEAD"]);
+    assert_eq!(repo.read(&root, "docs/other.md"), "other's work\n");
+    assert_eq!(
+        repo.git(&root, &["rev-parse", "refs/tasks/p/snapshot^1"]),
+        merged
+    );
+    let json = check_json(&repo, 0);
+    assert_eq!(json["checked"], 1, "{json}");
+    assert_eq!(status_paths(&repo), vec!["src/lib.rs".to_owned()]);
+    assert_eq!(list_changed(&repo), 1);
+    repo.write(&root, "src/more.rs", "// more\n");
+    repo.git(&root, &["add", "src/more.rs"]);
+    let commit = repo.git_run(&root, &["commit", "-q", "-m", "more"]);
+    assert_eq!(commit.code, 0, "{commit}");
+    // A further edit of the landed file is the task's.
+    repo.write(&root, "docs/other.md", "changed by p\n");
+    let json = check_json(&repo, 1);
+    assert_eq!(violation_files(&json), vec!["docs/other.md".to_owned()]);
+    repo.git(&root, &["checkout", "--", "docs/other.md"]);
+    let accepted = repo.task_root(&["merge", "p", "--json"]).ok().json();
+    assert_eq!(accepted["kind"], "accept");
+    assert_eq!(repo.read(&root, "README.md"), "the user's own edit\n");
+    repo.fsck();
+}
+
+/// When the landing touches a file the task's own commit changed, the snapshot cannot follow:
+/// it stays, and the landing counts as the task's changes (a refusal, never a hole).
+#[test]
+fn a_landing_on_the_tasks_own_file_is_not_followed() {
+    let (repo, root, merged) = task_commit_then_other_merge(true);
+    assert_ne!(
+        repo.git(&root, &["rev-parse", "refs/tasks/p/snapshot^1"]),
+        merged
+    );
+    let json = repo.task_root(&["check", "p", "--json"]).ok().json();
+    assert_eq!(json["checked"], 2, "{json}");
 }
