@@ -378,7 +378,18 @@ fn patch_revert_keeps_a_commit_from_elsewhere() {
 
     let run = repo.task_root(&["revert", "p", "--json"]).ok();
     assert_eq!(repo.git(&root, &["rev-parse", "HEAD"]), foreign, "{run}");
-    assert_eq!(run.json()["kept_commits"][0], foreign.as_str(), "{run}");
+    let json = run.json();
+    assert_eq!(json["kept_commits"][0], foreign.as_str(), "{run}");
+    // Saved first: the attempt holds what was put back.
+    let attempt = json["attempt"]["ref"].as_str().unwrap().to_owned();
+    assert_eq!(
+        repo.git(&root, &["show", &format!("{attempt}:README.md")]),
+        "# from elsewhere, edited by p"
+    );
+    assert_eq!(
+        repo.git(&root, &["show", &format!("{attempt}:src/lib.rs")]),
+        "pub fn p() {}"
+    );
     assert_eq!(repo.read(&root, "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.read(&root, "README.md"), "# from elsewhere\n");
     assert_eq!(repo.porcelain(&root), "");
@@ -474,4 +485,22 @@ fn a_landing_on_the_tasks_own_file_is_not_followed() {
     );
     let json = repo.task_root(&["check", "p", "--json"]).ok().json();
     assert_eq!(json["checked"], 2, "{json}");
+}
+
+/// `git task commit` in patch mode commits the task's work and leaves the user's own pre-start
+/// edit uncommitted, as it was.
+#[test]
+fn task_commit_leaves_the_pre_start_edit() {
+    let (repo, root) = user_edit_then_start(false);
+    repo.write(&root, "src/a", "a edited by the agent\n");
+    let json = repo.task_root(&["commit", "p", "--json"]).ok().json();
+    assert_eq!(json["files"], serde_json::json!(["src/a"]), "{json}");
+    assert_eq!(json["skipped"][0]["path"], "forbidden/x", "{json}");
+    assert_eq!(json["skipped"][0]["reason"], "before_start", "{json}");
+    assert_eq!(
+        repo.git(&root, &["show", "HEAD:src/a"]),
+        "a edited by the agent"
+    );
+    assert_eq!(repo.porcelain(&root), " M forbidden/x");
+    check_json(&repo, 0);
 }
