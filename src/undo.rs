@@ -141,7 +141,13 @@ fn target(
     let target = match what {
         What::All => match &w.snapshot {
             Some(s) => {
-                let behind = patch::left_behind(&w.wt, &record.state.branch, cur.head, s.head)?;
+                // Off the task's branch, HEAD cannot go back: `carry_out` refuses and says why.
+                let on_branch =
+                    w.wt.head_branch()?.unwrap_or_else(|| "HEAD".into()) == record.state.branch;
+                let behind = match on_branch {
+                    true => patch::left_behind(&w.wt, &record.state.branch, cur.head, s.head)?,
+                    false => patch::LeftBehind::default(),
+                };
                 if behind.foreign.is_empty() {
                     Target {
                         index: s.index_tree,

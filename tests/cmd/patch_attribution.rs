@@ -504,3 +504,23 @@ fn task_commit_leaves_the_pre_start_edit() {
     assert_eq!(repo.porcelain(&root), " M forbidden/x");
     check_json(&repo, 0);
 }
+
+/// HEAD on another branch than the one the task started on: `revert` refuses (exit 2, a hint)
+/// and changes nothing, even when that branch has commits that are not the task's.
+#[test]
+fn patch_revert_refuses_off_the_tasks_branch() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["start", "--mode", "patch", "p"]).ok();
+    repo.git(&root, &["switch", "-q", "-c", "side"]);
+    repo.write(&root, "src/lib.rs", "pub fn side() {}\n");
+    repo.git(&root, &["commit", "-q", "-am", "on side"]);
+    repo.write(&root, "src/lib.rs", "pub fn side2() {}\n");
+    let before = (all_refs(&repo), repo.porcelain(&root));
+    let run = repo.task_root(&["revert", "p"]).code(2);
+    assert!(
+        run.stderr.contains("'side'") && run.stderr.contains("hint:"),
+        "{run}"
+    );
+    assert_eq!((all_refs(&repo), repo.porcelain(&root)), before);
+}
