@@ -155,18 +155,18 @@ pub fn without_pre_start_edits(
     if snap.index_tree == head_tree && snap.worktree_tree == head_tree {
         return Ok(changes);
     }
-    let mut own = Vec::with_capacity(changes.len());
-    for c in changes {
-        let at_head = entry_in(repo, head_tree, &c.path)?;
-        let pre_start = |tree: ObjectId| -> Result<bool> {
-            let entry = entry_in(repo, tree, &c.path)?;
-            Ok(entry != at_head && entry == c.new)
-        };
-        if !(pre_start(snap.index_tree)? || pre_start(snap.worktree_tree)?) {
-            own.push(c);
+    // The user's edits: path -> the entries the snapshot's index and files held, where they differ from its HEAD.
+    let mut edited: std::collections::HashMap<String, Vec<Option<(EntryKind, ObjectId)>>> =
+        std::collections::HashMap::new();
+    for tree in [snap.index_tree, snap.worktree_tree] {
+        for c in diff::tree_to_tree(repo, head_tree, tree)? {
+            edited.entry(c.path).or_default().push(c.new);
         }
     }
-    Ok(own)
+    Ok(changes
+        .into_iter()
+        .filter(|c| !edited.get(&c.path).is_some_and(|e| e.contains(&c.new)))
+        .collect())
 }
 
 /// Reads the worktree at `worktree` and returns its state with the paths whose files differ from

@@ -310,7 +310,10 @@ fn task_paths_target(
     let kept: Vec<String> = behind.foreign.iter().map(|c| c.to_string()).collect();
     if !conflicts.is_empty() {
         let short: Vec<&str> = kept.iter().map(|c| &c[..12.min(c.len())]).collect();
-        let quoted: Vec<String> = conflicts.iter().map(|p| format!("'{p}'")).collect();
+        let quoted: Vec<String> = conflicts
+            .iter()
+            .map(|p| format!("'{}'", p.escape_debug()))
+            .collect();
         return Err(Error::negative(format!(
             "cannot revert {}: the task changed it, and so did {} commit(s) that are not the task's own ({})",
             quoted.join(", "),
@@ -425,7 +428,7 @@ fn check_head_movable(wt: &Repo, record: &Record, to: ObjectId) -> Result<()> {
     let behind = patch::left_behind(wt, &now, wt.head_commit()?, to)?;
     if let Some(first) = behind.foreign.first() {
         return Err(Error::input(format!(
-            "moving HEAD back to {} would drop {} commit(s) that are not task '{}''s own, e.g. {first}",
+            "moving HEAD back to {} would drop {} commit(s) that task '{}' did not make, e.g. {first}",
             &to.to_string()[..12],
             behind.foreign.len(),
             record.state.id
