@@ -524,3 +524,20 @@ fn patch_revert_refuses_off_the_tasks_branch() {
     );
     assert_eq!((all_refs(&repo), repo.porcelain(&root)), before);
 }
+
+/// A commit made with `git task commit` is the task's own too: `revert` takes HEAD back over it.
+#[test]
+fn patch_revert_moves_head_back_over_a_task_commit() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["start", "--mode", "patch", "p"]).ok();
+    let snap_head = repo.git(&root, &["rev-parse", "HEAD"]);
+    repo.write(&root, "src/lib.rs", "pub fn p() {}\n");
+    repo.task_root(&["commit", "p", "-m", "by git task commit"])
+        .ok();
+    assert_ne!(repo.git(&root, &["rev-parse", "HEAD"]), snap_head);
+    let json = repo.task_root(&["revert", "p", "--json"]).ok().json();
+    assert_eq!(json["moved_head"], true, "{json}");
+    assert_eq!(repo.git(&root, &["rev-parse", "HEAD"]), snap_head);
+    assert_eq!(repo.porcelain(&root), "");
+}
