@@ -24,7 +24,8 @@ use std::collections::BTreeMap;
 pub struct Skipped {
     /// The path.
     pub path: String,
-    /// `excluded` (task.autoCommitExclude) or a contract reason.
+    /// `excluded` (task.autoCommitExclude), `before_start` (patch mode: the user's own edit made
+    /// before the task started) or a contract reason.
     pub reason: String,
     /// The rule that left it out.
     pub rule: String,
@@ -71,10 +72,33 @@ pub fn commit(
         .map(|v| (v.file.as_str(), (v.rule.as_str(), v.reason.to_string())))
         .collect();
     let everything_refused = violations.contains_key("*");
+    // Patch mode: the user's own edits made before the start, left as they were, are not the
+    // task's (SPEC §9); the task's commit leaves them as they are.
+    let before_start: std::collections::BTreeSet<String> = match &w.snapshot {
+        Some(s) => {
+            let task: std::collections::BTreeSet<String> =
+                diff::tree_to_tree(repo, s.worktree_tree, cur.worktree_tree)?
+                    .into_iter()
+                    .map(|c| c.path)
+                    .collect();
+            diff::tree_to_tree(repo, cur.head_tree, cur.worktree_tree)?
+                .into_iter()
+                .map(|c| c.path)
+                .filter(|p| !task.contains(p))
+                .collect()
+        }
+        None => Default::default(),
+    };
     let mut skipped = Vec::new();
     let mut eligible = Vec::new();
     for c in diff::tree_to_tree(repo, cur.head_tree, cur.worktree_tree)? {
-        if let Some(rule) = excludes.first_match(&c.path) {
+        if before_start.contains(&c.path) {
+            skipped.push(Skipped {
+                path: c.path,
+                reason: "before_start".into(),
+                rule: "edited before the task started".into(),
+            });
+        } else if let Some(rule) = excludes.first_match(&c.path) {
             skipped.push(Skipped {
                 path: c.path,
                 reason: "excluded".into(),

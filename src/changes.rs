@@ -150,15 +150,16 @@ pub fn effective_at(
     )
 }
 
-/// Where a task's changes are measured from: the base ref (worktree mode) or the snapshot's HEAD (patch mode).
+/// Where a task's changes are measured from: the base ref (worktree mode) or the snapshot (patch mode).
+///
+/// In patch mode the snapshot commit itself: its tree holds the files as they were at the start,
+/// so the user's own uncommitted edits made before the start, left as they were, are not the
+/// task's (SPEC §9), and a repair `git restore --source=<snapshot>` puts a file back as it was.
 pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
     let id = record.state.task_id();
     if record.state.mode == Mode::Patch {
         if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
-            // The snapshot commit's first parent is the HEAD it was taken on.
-            if let Some(head) = objects::commit_parents(repo, snap)?.first() {
-                return Ok(*head);
-            }
+            return Ok(snap);
         }
     }
     if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
@@ -354,7 +355,10 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
             None => BranchFile::Deleted,
         }
     };
-    let own = own_changes(repo, record, &staged.changes)?;
+    let mut own = own_changes(repo, record, &staged.changes)?;
+    if record.state.mode == Mode::Patch {
+        own = crate::patch::without_pre_start_edits(repo, record, own)?;
+    }
     let judged = to_judged_in(repo, &own, staged.tree)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {

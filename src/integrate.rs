@@ -467,6 +467,12 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     if let Some(u) = note::prepare(repo, layout::NOTES_REF, &notes, "git-task: notes for merge")? {
         updates.push(u);
     }
+    // A patch-mode task active where the target is checked out: its snapshot follows the landing (SPEC §9).
+    for path in checked_out.iter().filter(|_| new_tip != old_tip) {
+        updates.extend(crate::patch::follow_landing(
+            repo, path, &target, old_tip, new_tip,
+        )?);
+    }
     let mut results = Vec::new();
     for p in &pending {
         let id = p.record.state.task_id();

@@ -26,6 +26,7 @@ use crate::record::{self, event, Record};
 use crate::snapshot::{self, WorktreeState};
 use crate::task::start::{contract_text, ContractSpec, Started};
 use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
+use gix::object::tree::EntryKind;
 
 /// What `start --mode patch` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -120,6 +121,66 @@ pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
         index_tree,
         worktree_tree,
     })
+}
+
+/// Returns the entry (blob, executable, link or submodule) at `path` in `tree`; `None` when there is none.
+pub fn entry_in(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+    let tree = repo
+        .inner
+        .find_tree(tree)
+        .map_err(|e| Error::repo(format!("could not read tree {tree}"), e))?;
+    Ok(tree
+        .lookup_entry_by_path(path)
+        .map_err(|e| Error::repo(format!("could not look up '{path}'"), e))?
+        .filter(|e| !e.mode().is_tree())
+        .map(|e| (e.mode().kind(), e.object_id())))
+}
+
+/// Leaves out of `changes` (what a commit stages: HEAD → index) each path whose staged entry is
+/// the user's own edit made before the start (SPEC §9): the snapshot's index or files held
+/// exactly that entry there, and it differed from the snapshot's HEAD.
+///
+/// Anything else stays the task's: a further edit of such a file, and a path put back to the
+/// snapshot HEAD's content after the branch changed it (that undoes work done since the start).
+/// The pre-commit hook calls this; no worktree is read and no process is spawned.
+pub fn without_pre_start_edits(
+    repo: &Repo,
+    record: &Record,
+    changes: Vec<diff::ChangedPath>,
+) -> Result<Vec<diff::ChangedPath>> {
+    let Some(snap) = read_snapshot(repo, &record.state.task_id())? else {
+        return Ok(changes);
+    };
+    let head_tree = objects::commit_tree(repo, snap.head)?;
+    if snap.index_tree == head_tree && snap.worktree_tree == head_tree {
+        return Ok(changes);
+    }
+    // The user's edits: path -> the entries the snapshot's index and files held, where they differ from its HEAD.
+    let mut edited: std::collections::HashMap<String, Vec<Option<(EntryKind, ObjectId)>>> =
+        std::collections::HashMap::new();
+    for tree in [snap.index_tree, snap.worktree_tree] {
+        for c in diff::tree_to_tree(repo, head_tree, tree)? {
+            edited.entry(c.path).or_default().push(c.new);
+        }
+    }
+    Ok(changes
+        .into_iter()
+        .filter(|c| !edited.get(&c.path).is_some_and(|e| e.contains(&c.new)))
+        .collect())
+}
+
+/// Reads the worktree at `worktree` and returns its state with the paths whose files differ from
+/// the snapshot commit `snapshot`'s (the task's changes, SPEC §9), for `status` and `list`.
+pub fn changes_since(
+    repo: &Repo,
+    snapshot: ObjectId,
+    worktree: &std::path::Path,
+) -> Result<(WorktreeState, Vec<diff::ChangedPath>)> {
+    let wt = worktree::open_at(worktree)?;
+    let state = snapshot::read(&wt)?;
+    let start = objects::commit_tree(repo, snapshot)?;
+    let changes = diff::tree_to_tree(repo, start, state.worktree_tree)?;
+    Ok((state, changes))
 }
 
 /// Returns the active patch-mode task of the worktree `repo` was opened in, if the mark names a live one.
@@ -270,7 +331,7 @@ pub enum Accepted {
 
 /// Accepts the work of a patch-mode task in place (what `merge` does for patch mode).
 ///
-/// Judges everything since the snapshot's HEAD (committed or not, untracked
+/// Judges everything that differs from the snapshot (committed or not, untracked
 /// included), runs the frozen checks in the worktree unless `run_checks` is
 /// false, appends `merged`, deletes the snapshot ref and clears the mark. The
 /// files, index and HEAD are left as they are.
@@ -347,4 +408,172 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
         record,
         checks: outcomes,
     })
+}
+
+/// The commits a move of HEAD back to an older commit would leave behind, sorted by who made them.
+#[derive(Clone, Debug, Default)]
+pub struct LeftBehind {
+    /// Made by the task itself, in its worktree (see [`left_behind`]).
+    pub own: Vec<ObjectId>,
+    /// Everything else: another task's merge, a commit that reached the branch from elsewhere.
+    pub foreign: Vec<ObjectId>,
+}
+
+/// Sorts the commits reachable from `head` but not from `to` (what moving HEAD from `head` back
+/// to `to` would take off `branch`) into the task's own and the others (SPEC §9).
+///
+/// The task's own commits are the ones `git commit` (plain, `--amend`, a concluded merge) or
+/// `git task commit` made on `branch`, as the branch's reflog shows them (`commit…` entries;
+/// `branch` is `HEAD` when the worktree is detached, whose reflog is the worktree's own). A git
+/// commit made on a branch is always made where that branch is checked out, which for a
+/// patch-mode task is its own worktree. Everything else is foreign: the merge gate landing
+/// another task (`git-task: merge …`), a fetch, push or `update-ref` into the branch, a pull,
+/// a fast-forward merge, and any move the reflog does not show at all. When in doubt a commit
+/// is foreign, so a revert keeps it.
+pub fn left_behind(
+    wt: &Repo,
+    branch: &str,
+    head: Option<ObjectId>,
+    to: ObjectId,
+) -> Result<LeftBehind> {
+    let mut out = LeftBehind::default();
+    let Some(head) = head else {
+        return Ok(out);
+    };
+    if head == to {
+        return Ok(out);
+    }
+    let made_here = made_on(wt, branch)?;
+    let walk = wt
+        .inner
+        .rev_walk([head])
+        .with_hidden([to])
+        .all()
+        .map_err(|e| Error::repo(format!("could not walk {to}..{head}"), e))?;
+    for info in walk {
+        let info = info.map_err(|e| Error::repo(format!("could not walk {to}..{head}"), e))?;
+        if made_here.contains(&info.id) {
+            out.own.push(info.id);
+        } else {
+            out.foreign.push(info.id);
+        }
+    }
+    Ok(out)
+}
+
+/// Returns the commits the reflog of `branch` shows as made by a commit command on it.
+fn made_on(wt: &Repo, branch: &str) -> Result<std::collections::HashSet<ObjectId>> {
+    let mut made = std::collections::HashSet::new();
+    let err = |e| Error::repo(format!("could not read the reflog of '{branch}'"), e);
+    let Some(reference) = wt.inner.try_find_reference(branch).map_err(err)? else {
+        return Ok(made);
+    };
+    let mut log = reference.log_iter();
+    let Some(lines) = log
+        .all()
+        .map_err(|e| Error::repo(format!("could not read the reflog of '{branch}'"), e))?
+    else {
+        return Ok(made);
+    };
+    for line in lines.flatten() {
+        if line.message.starts_with(b"commit") {
+            made.insert(line.new_oid());
+        }
+    }
+    Ok(made)
+}
+
+/// Returns the paths the commits `commits` changed, each against its first parent (all its files for a root).
+pub fn paths_changed_by(
+    repo: &Repo,
+    commits: &[ObjectId],
+) -> Result<std::collections::BTreeSet<String>> {
+    let mut paths = std::collections::BTreeSet::new();
+    for &c in commits {
+        let old = match objects::commit_parents(repo, c)?.first() {
+            Some(&p) => objects::commit_tree(repo, p)?,
+            None => objects::empty_tree(repo),
+        };
+        let new = objects::commit_tree(repo, c)?;
+        paths.extend(
+            diff::tree_to_tree(repo, old, new)?
+                .into_iter()
+                .map(|c| c.path),
+        );
+    }
+    Ok(paths)
+}
+
+/// The snapshot update that keeps a patch-mode task's start in step when the merge gate lands
+/// other work on the branch checked out in its worktree (moving `branch` from `old_tip` to
+/// `new_tip`, and the worktree's index and files with it); `None` when no patch-mode task is
+/// active there, or when it cannot follow.
+///
+/// The new snapshot is the old one with the landing applied: HEAD `new_tip`, and in the index
+/// and the files each path the landing changed takes `new_tip`'s entry. The landing's work is
+/// then not the task's (`check`, `merge`, `status`, `list` measure from the snapshot), and a
+/// `revert` never undoes it. It follows only where the snapshot held exactly `old_tip`'s entry
+/// at every path the landing changed; otherwise (the task's own commit touched such a path) the
+/// snapshot stays: the landing then counts as the task's (a refusal, never a hole), and a
+/// `revert` keeps HEAD and refuses to put back what both changed. The gate includes the update
+/// in its ref transaction (and its roll back).
+pub fn follow_landing(
+    repo: &Repo,
+    worktree: &std::path::Path,
+    branch: &str,
+    old_tip: ObjectId,
+    new_tip: ObjectId,
+) -> Result<Option<Update>> {
+    let Some(mark) = resolve::read_mark_file(worktree::open_at(worktree)?.git_dir()) else {
+        return Ok(None);
+    };
+    let Some(record) = record::load(repo, &mark.id)? else {
+        return Ok(None);
+    };
+    let same_place =
+        std::fs::canonicalize(&record.state.worktree).ok() == std::fs::canonicalize(worktree).ok();
+    if record.state.mode != Mode::Patch
+        || !record.state.status.is_live()
+        || record.state.branch != branch
+        || !same_place
+    {
+        return Ok(None);
+    }
+    let Some(snap) = read_snapshot(repo, &mark.id)? else {
+        return Ok(None);
+    };
+    let (old_tree, new_tree) = (
+        objects::commit_tree(repo, old_tip)?,
+        objects::commit_tree(repo, new_tip)?,
+    );
+    let landed = diff::tree_to_tree(repo, old_tree, new_tree)?;
+    for c in &landed {
+        if entry_in(repo, snap.index_tree, &c.path)? != c.old
+            || entry_in(repo, snap.worktree_tree, &c.path)? != c.old
+        {
+            return Ok(None);
+        }
+    }
+    let edits: Vec<objects::TreeEdit<'_>> = landed
+        .iter()
+        .map(|c| match c.new {
+            Some((kind, oid)) => objects::TreeEdit::Upsert(c.path.as_str(), kind, oid),
+            None => objects::TreeEdit::Remove(c.path.as_str()),
+        })
+        .collect();
+    let state = WorktreeState {
+        head: Some(new_tip),
+        head_tree: new_tree,
+        index_tree: objects::edit_tree(repo, snap.index_tree, &edits)?,
+        worktree_tree: objects::edit_tree(repo, snap.worktree_tree, &edits)?,
+        changed: Vec::new(),
+        nested: Vec::new(),
+    };
+    let commit = write_snapshot(repo, &mark.id, &state)?;
+    Ok(Some(Update::update(
+        layout::snapshot_ref(&mark.id),
+        snap.commit,
+        commit,
+        format!("git-task: {} follows the merge into {branch}", mark.id),
+    )))
 }

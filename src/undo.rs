@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
 use crate::git::{diff, inplace, threeway, unified, ObjectId, Repo};
+use crate::patch;
 use crate::record::{self, event, Record};
 use crate::snapshot;
 use crate::task::{layout, Mode};
@@ -62,6 +63,10 @@ pub struct Undone {
     pub patch_file: Option<String>,
     /// Whether HEAD (patch mode) or the task branch (reset) moved.
     pub moved_head: bool,
+    /// Patch mode: commits since the start that are not the task's own, which HEAD kept (then only
+    /// the task's paths were put back).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_commits: Vec<String>,
 }
 
 /// How an undo ended.
@@ -88,11 +93,11 @@ pub fn revert(
     patch_file: Option<&Path>,
 ) -> Result<Outcome> {
     let w = work::open(repo, record)?;
-    let target = match target(repo, record, &w, what)? {
+    let (target, kept) = match target(repo, record, &w, what)? {
         Ok(t) => t,
         Err(conflicts) => return Ok(Outcome::Conflict(conflicts)),
     };
-    let done = carry_out(
+    let mut done = carry_out(
         repo,
         record,
         &w,
@@ -100,6 +105,7 @@ pub fn revert(
         patch_file,
         &format!("revert {}", what.describe()),
     )?;
+    done.kept_commits = kept.iter().map(|c| c.to_string()).collect();
     if done.attempt.is_some() || !done.files.is_empty() {
         let details = serde_json::json!({
             "what": what.describe(),
@@ -111,21 +117,39 @@ pub fn revert(
     Ok(Outcome::Done(done))
 }
 
+/// Patch mode: the commits HEAD keeps because they are not the task's own.
+type Kept = Vec<ObjectId>;
+
+/// Returns the state `what` goes to, with the commits HEAD keeps because they are not the task's
+/// own (patch mode), or the paths of a `--checkpoint` conflict.
 fn target(
     repo: &Repo,
     record: &Record,
     w: &Work,
     what: &What,
-) -> Result<std::result::Result<Target, Vec<String>>> {
+) -> Result<std::result::Result<(Target, Kept), Vec<String>>> {
     let id = record.state.task_id();
     let cur = &w.state;
-    Ok(Ok(match what {
+    let target = match what {
         What::All => match &w.snapshot {
-            Some(s) => Target {
-                index: s.index_tree,
-                files: s.worktree_tree,
-                head: Some(s.head),
-            },
+            Some(s) => {
+                // Off the task's branch, HEAD cannot go back: `carry_out` refuses and says why.
+                let on_branch =
+                    w.wt.head_branch()?.unwrap_or_else(|| "HEAD".into()) == record.state.branch;
+                let behind = match on_branch {
+                    true => patch::left_behind(&w.wt, &record.state.branch, cur.head, s.head)?,
+                    false => patch::LeftBehind::default(),
+                };
+                if behind.foreign.is_empty() {
+                    Target {
+                        index: s.index_tree,
+                        files: s.worktree_tree,
+                        head: Some(s.head),
+                    }
+                } else {
+                    return Ok(Ok(task_paths_target(repo, record, w, s, &behind, None)?));
+                }
+            }
             None => {
                 let files = with_contract_file(repo, w.origin_tree, cur.worktree_tree)?;
                 Target {
@@ -159,6 +183,20 @@ fn target(
                 .hint(format!(
                     "'git task changes {id}' lists the files the task changed"
                 )));
+            }
+            if let Some(s) = &w.snapshot {
+                // Putting a path back to the snapshot must not undo commits that are not the task's.
+                let behind = patch::left_behind(&w.wt, &record.state.branch, cur.head, s.head)?;
+                if !behind.foreign.is_empty() {
+                    return Ok(Ok(task_paths_target(
+                        repo,
+                        record,
+                        w,
+                        s,
+                        &behind,
+                        Some(&paths),
+                    )?));
+                }
             }
             Target {
                 index: apply_edits(repo, cur.index_tree, &index_edits)?,
@@ -209,7 +247,83 @@ fn target(
                 head: None,
             }
         }
-    }))
+    };
+    Ok(Ok((target, Vec::new())))
+}
+
+/// Patch mode, when commits that are not the task's own reached HEAD since the start (another
+/// task's merge, a commit from elsewhere): HEAD stays, and only the task's paths (all, or those
+/// under `paths`) are put back (SPEC §9).
+///
+/// A path that differs from the snapshot goes back to the snapshot's file and index entry when
+/// no foreign commit changed it. Where a foreign commit changed it and the task did not (no own
+/// commit touched it, no pre-start edit there), it goes back to HEAD's entry: that undoes the
+/// task's uncommitted edits and keeps the foreign work. Where both changed it, nothing can be
+/// put back without undoing someone else's work: the revert is refused before anything changes.
+fn task_paths_target(
+    repo: &Repo,
+    record: &Record,
+    w: &Work,
+    s: &patch::Snapshot,
+    behind: &patch::LeftBehind,
+    paths: Option<&[String]>,
+) -> Result<(Target, Kept)> {
+    let cur = &w.state;
+    let foreign = patch::paths_changed_by(repo, &behind.foreign)?;
+    let own = patch::paths_changed_by(repo, &behind.own)?;
+    let start_head = objects::commit_tree(repo, s.head)?;
+    let mut candidates: Vec<String> = diff::tree_to_tree(repo, cur.worktree_tree, s.worktree_tree)?
+        .into_iter()
+        .chain(diff::tree_to_tree(repo, cur.index_tree, s.index_tree)?)
+        .map(|c| c.path)
+        .filter(|p| paths.is_none_or(|sel| unified::selected(p, sel)))
+        .collect();
+    candidates.sort();
+    candidates.dedup();
+    let (mut file_edits, mut index_edits, mut conflicts): (Edits, Edits, Vec<String>) =
+        Default::default();
+    for path in candidates {
+        if !foreign.contains(&path) {
+            file_edits.push((path.clone(), patch::entry_in(repo, s.worktree_tree, &path)?));
+            index_edits.push((path.clone(), patch::entry_in(repo, s.index_tree, &path)?));
+            continue;
+        }
+        let at_start = patch::entry_in(repo, start_head, &path)?;
+        let edited_before = patch::entry_in(repo, s.worktree_tree, &path)? != at_start
+            || patch::entry_in(repo, s.index_tree, &path)? != at_start;
+        if own.contains(&path) || edited_before {
+            conflicts.push(path);
+            continue;
+        }
+        let at_head = patch::entry_in(repo, cur.head_tree, &path)?;
+        file_edits.push((path.clone(), at_head));
+        index_edits.push((path, at_head));
+    }
+    let kept: Vec<String> = behind.foreign.iter().map(|c| c.to_string()).collect();
+    if !conflicts.is_empty() {
+        let short: Vec<&str> = kept.iter().map(|c| &c[..12.min(c.len())]).collect();
+        let quoted: Vec<String> = conflicts
+            .iter()
+            .map(|p| format!("'{}'", p.escape_debug()))
+            .collect();
+        return Err(Error::negative(format!(
+            "cannot revert {}: the task changed it, and so did {} commit(s) that are not the task's own ({})",
+            quoted.join(", "),
+            kept.len(),
+            short.join(", ")
+        ))
+        .hint("nothing was changed; HEAD never goes back past another task's merge or a commit made elsewhere")
+        .hint(format!(
+            "put back the other files with 'git task revert {} --path <file>', and edit these by hand",
+            record.state.id
+        )));
+    }
+    let target = Target {
+        index: apply_edits(repo, cur.index_tree, &index_edits)?,
+        files: apply_edits(repo, cur.worktree_tree, &file_edits)?,
+        head: None,
+    };
+    Ok((target, behind.foreign.clone()))
 }
 
 /// Saves the attempt, writes the patch file, moves HEAD back (patch mode) and writes files and index.
@@ -235,6 +349,7 @@ fn carry_out(
             files: Vec::new(),
             patch_file: None,
             moved_head: false,
+            kept_commits: Vec::new(),
         });
     }
     inplace::check(&w.wt, cur.worktree_tree, target.files)?;
@@ -266,6 +381,7 @@ fn carry_out(
         files,
         patch_file,
         moved_head: move_head.is_some(),
+        kept_commits: Vec::new(),
     })
 }
 
@@ -291,8 +407,10 @@ fn state_path(repo: &Repo) -> std::path::PathBuf {
     repo.workdir().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// Refuses (before anything changes) when HEAD is no longer on the branch the patch-mode task started on.
-fn check_head_movable(wt: &Repo, record: &Record, _to: ObjectId) -> Result<()> {
+/// Refuses (before anything changes) when HEAD is no longer on the branch the patch-mode task
+/// started on, or when moving it back to `to` would leave behind commits that are not the task's
+/// own (SPEC §9: another task's merge, a commit made on the branch from elsewhere).
+fn check_head_movable(wt: &Repo, record: &Record, to: ObjectId) -> Result<()> {
     let now = wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
     if now != record.state.branch {
         let short = |b: &str| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned();
@@ -305,6 +423,20 @@ fn check_head_movable(wt: &Repo, record: &Record, _to: ObjectId) -> Result<()> {
         .hint(format!(
             "check out '{}' again, then run the command again",
             short(&record.state.branch)
+        )));
+    }
+    let behind = patch::left_behind(wt, &now, wt.head_commit()?, to)?;
+    if let Some(first) = behind.foreign.first() {
+        return Err(Error::input(format!(
+            "moving HEAD back to {} would drop {} commit(s) that task '{}' did not make, e.g. {first}",
+            &to.to_string()[..12],
+            behind.foreign.len(),
+            record.state.id
+        ))
+        .hint("another task's merge or a commit made elsewhere landed on the branch since the start; nothing was changed")
+        .hint(format!(
+            "put the task's files back instead: git task revert {}",
+            record.state.id
         )));
     }
     Ok(())
@@ -438,7 +570,11 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
     let id = record.state.task_id();
     let w = work::open(repo, record)?;
     let old_base = repo.find_ref(&layout::base_ref(&id))?;
-    let new_base = onto.unwrap_or(w.origin);
+    let new_base = match onto {
+        Some(rev) => rev,
+        // Patch mode: the origin is the snapshot commit; the base is the HEAD it was taken on.
+        None => w.snapshot.map(|s| s.head).unwrap_or(w.origin),
+    };
     let base_tree = objects::commit_tree(repo, new_base)?;
     let cur = &w.state;
     let mut updates = Vec::new();

@@ -4,7 +4,7 @@
 //!
 //! - worktree mode: the origin is the base commit's tree; the task branch's
 //!   `.task-contract.toml` is part of the worktree but never of the work.
-//! - patch mode: changes are measured from the snapshot's HEAD (SPEC §9), and
+//! - patch mode: changes are measured from the snapshot's files (SPEC §9), and
 //!   undo goes back to the snapshot itself (HEAD, index and files).
 
 use crate::contract::file::CONTRACT_FILE;
@@ -24,7 +24,7 @@ pub struct Work {
     pub state: WorktreeState,
     /// The task's mode.
     pub mode: Mode,
-    /// The commit changes are measured from (base, or the snapshot's HEAD).
+    /// The commit changes are measured from (base, or the snapshot commit, whose tree is the files at the start).
     pub origin: ObjectId,
     /// Its tree.
     pub origin_tree: ObjectId,
@@ -142,36 +142,64 @@ pub fn checkpoint(repo: &Repo, id: &TaskId, n: u32) -> Result<(Checkpoint, Vec<C
 }
 
 /// Turns a path given on the command line into a repository path of the task's worktree: relative
-/// to `cwd` when `cwd` is inside that worktree (as git does), else relative to its top.
-pub fn repo_path(worktree: &Path, cwd: Option<&Path>, given: &str) -> String {
-    let prefix = cwd
-        .and_then(|c| c.strip_prefix(worktree).ok())
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
-        .unwrap_or_default();
-    let joined = if prefix.is_empty() || given.starts_with('/') {
-        given.trim_start_matches('/').to_owned()
+/// to `cwd` when `cwd` is inside that worktree (as git does), else relative to its top; an
+/// absolute path must lie inside the worktree. `None` when the path leaves the worktree (`..`
+/// past its top, or an absolute path elsewhere).
+pub fn repo_path(worktree: &Path, cwd: Option<&Path>, given: &str) -> Option<String> {
+    let joined = if Path::new(given).is_absolute() {
+        let inside = |p: &Path| {
+            p.strip_prefix(worktree)
+                .ok()
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+        };
+        let lexical: std::path::PathBuf = Path::new(given).components().collect();
+        match inside(&lexical) {
+            Some(rel) => rel,
+            None => inside(&std::fs::canonicalize(given).ok()?)?,
+        }
     } else {
-        format!("{prefix}/{given}")
+        let prefix = cwd
+            .and_then(|c| c.strip_prefix(worktree).ok())
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if prefix.is_empty() {
+            given.to_owned()
+        } else {
+            format!("{prefix}/{given}")
+        }
     };
     let mut parts: Vec<&str> = Vec::new();
     for part in joined.split('/') {
         match part {
             "" | "." => {}
             ".." => {
-                parts.pop();
+                parts.pop()?;
             }
             p => parts.push(p),
         }
     }
-    parts.join("/")
+    Some(parts.join("/"))
 }
 
 /// Turns command-line paths into repository paths of the task's worktree (see [`repo_path`]),
-/// given the directory the command runs in.
-pub fn repo_paths(record: &Record, cwd: Option<&Path>, given: &[String]) -> Vec<String> {
+/// given the directory the command runs in; a path outside the worktree is bad input.
+pub fn repo_paths(record: &Record, cwd: Option<&Path>, given: &[String]) -> Result<Vec<String>> {
     let worktree = Path::new(&record.state.worktree);
     let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
-    given.iter().map(|g| repo_path(&worktree, cwd, g)).collect()
+    given
+        .iter()
+        .map(|g| {
+            repo_path(&worktree, cwd, g).ok_or_else(|| {
+                Error::input(format!(
+                    "'{}' is outside the worktree of task '{}' ({})",
+                    g.escape_debug(),
+                    record.state.id,
+                    worktree.display()
+                ))
+                .hint("name a file inside it, relative to the current directory or to the top of the worktree")
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -182,19 +210,31 @@ mod tests {
     #[test]
     fn paths_follow_the_current_directory_inside_the_worktree() {
         let wt = Path::new("/w/t");
+        let some = |s: &str| Some(s.to_owned());
         assert_eq!(
             repo_path(wt, Some(Path::new("/w/t/src")), "a.rs"),
-            "src/a.rs"
+            some("src/a.rs")
         );
         assert_eq!(
             repo_path(wt, Some(Path::new("/w/t/src")), "../README"),
-            "README"
+            some("README")
         );
         assert_eq!(
             repo_path(wt, Some(Path::new("/elsewhere")), "src/a.rs"),
-            "src/a.rs"
+            some("src/a.rs")
         );
-        assert_eq!(repo_path(wt, None, "./src/"), "src");
-        assert_eq!(repo_path(wt, Some(Path::new("/w/t")), "."), "");
+        assert_eq!(repo_path(wt, None, "./src/"), some("src"));
+        assert_eq!(repo_path(wt, Some(Path::new("/w/t")), "."), some(""));
+        assert_eq!(repo_path(wt, None, "/w/t/src/a.rs"), some("src/a.rs"));
+    }
+
+    #[test]
+    fn paths_outside_the_worktree_are_refused() {
+        let wt = Path::new("/w/t");
+        assert_eq!(repo_path(wt, Some(Path::new("/w/t")), "../x"), None);
+        assert_eq!(repo_path(wt, Some(Path::new("/w/t/src")), "../../x"), None);
+        assert_eq!(repo_path(wt, None, "src/../../x"), None);
+        assert_eq!(repo_path(wt, None, "/w/other/x"), None);
+        assert_eq!(repo_path(wt, None, "/w/t/../x"), None);
     }
 }

@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
         &record,
         std::env::current_dir().ok().as_deref(),
         &args.paths,
-    );
+    )?;
     let bytes = unified::trees(
         &ctx.repo,
         w.origin_tree,

@@ -45,6 +45,14 @@ impl Report for RevertReport {
         if let Some(p) = &self.done.patch_file {
             out.note(format_args!("Wrote the discarded work to '{p}'"));
         }
+        if !self.done.kept_commits.is_empty() {
+            let n = self.done.kept_commits.len();
+            out.note(format_args!(
+                "HEAD stays: {n} commit{} since the start {} not the task's own (another task's merge, or a commit made elsewhere); only the task's files were put back",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" },
+            ));
+        }
         let n = self.done.files.len();
         out.note(format_args!(
             "Reverted {n} file{} of task '{}'",
@@ -88,7 +96,7 @@ pub fn run(ctx: &Ctx, args: &RevertArgs) -> CmdResult {
             &record,
             std::env::current_dir().ok().as_deref(),
             &args.paths,
-        )),
+        )?),
         _ => What::All,
     };
     match undo::revert(&ctx.repo, &record, &what, args.patch_file.as_deref())? {

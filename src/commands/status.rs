@@ -147,7 +147,24 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         &mut Default::default(),
     )?;
     let mut files = Vec::new();
-    if let (Some(head), Ok(base)) = (summary.head.as_deref(), record.state.base_commit.parse()) {
+    let snapshot = match record.state.mode {
+        Mode::Patch if summary.worktree_exists && record.state.status.is_live() => {
+            ctx.repo.find_ref(&layout::snapshot_ref(&id))?
+        }
+        _ => None,
+    };
+    if let Some(snap) = snapshot {
+        // Patch mode: the files that differ from the snapshot's (SPEC §9).
+        let worktree = std::path::Path::new(&record.state.worktree);
+        for c in crate::patch::changes_since(&ctx.repo, snap, worktree)?.1 {
+            files.push(FileRow {
+                path: c.path,
+                change: c.kind,
+            });
+        }
+    } else if let (Some(head), Ok(base)) =
+        (summary.head.as_deref(), record.state.base_commit.parse())
+    {
         let base = ctx.repo.find_ref(&layout::base_ref(&id))?.unwrap_or(base);
         let head = head
             .parse()

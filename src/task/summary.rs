@@ -98,6 +98,20 @@ pub fn summarize(
         Some(b) => refs.get(b)?,
         None => None,
     };
+    let look = worktree_exists && s.status.is_live() && s.status != Status::Provisioning;
+    // Patch mode: the task's changes are the files that differ from the snapshot's (SPEC §9).
+    let snapshot = match s.mode {
+        Mode::Patch if look => refs.get(&layout::snapshot_ref(&id))?,
+        _ => None,
+    };
+    let patch = match snapshot {
+        Some(snap) => Some(crate::patch::changes_since(
+            repo,
+            snap,
+            Path::new(&s.worktree),
+        )?),
+        None => None,
+    };
     let (mut ahead, mut behind, mut changed_files) = (0, 0, 0);
     if let (Some(head), Some(base)) = (head, base_commit) {
         let against = base_tip.unwrap_or(base);
@@ -116,10 +130,13 @@ pub fn summarize(
             changed_files = task_changes(repo, base, head)?.len();
         }
     }
-    let look = worktree_exists && s.status.is_live() && s.status != Status::Provisioning;
+    if let Some((_, changes)) = &patch {
+        changed_files = changes.len();
+    }
     let dirty = match dirty {
         Dirty::Skip => None,
         _ if !look => None,
+        Dirty::Quick if patch.is_some() => patch.as_ref().map(|(state, _)| state.is_dirty()),
         Dirty::Quick => match head {
             Some(h) if s.mode == Mode::Worktree => {
                 let path = Path::new(&s.worktree);

@@ -70,9 +70,10 @@ fn changes_attribute_files_to_checkpoints() {
     );
 }
 
-/// In patch mode changes count from the snapshot's HEAD, untracked files included.
+/// In patch mode changes count from the snapshot (SPEC §9), untracked files included: the user's
+/// own edit made before the start, left as it was, is not the task's.
 #[test]
-fn patch_changes_count_from_the_snapshot_head() {
+fn patch_changes_count_from_the_snapshot() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     repo.write(&root, "README.md", "dirty before the task\n");
@@ -85,5 +86,5 @@ fn patch_changes_count_from_the_snapshot_head() {
         .iter()
         .map(|f| f["path"].as_str().unwrap())
         .collect();
-    assert_eq!(paths, ["README.md", "new.txt"]);
+    assert_eq!(paths, ["new.txt"]);
 }

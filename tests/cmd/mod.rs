@@ -5,6 +5,7 @@ mod commit;
 mod diff;
 mod dirty;
 mod patch;
+mod patch_attribution;
 mod patch_support;
 mod paths;
 mod provision;
