@@ -875,6 +875,21 @@ fn check_targets(
         return Ok(None);
     }
     for path in checked_out {
+        // Nothing on disk where the merge adds a file: git would overwrite an ignored file
+        // (a build output, a `.env`), which is the user's work all the same (SPEC §7.6).
+        let in_the_way: Vec<String> = changes
+            .added()
+            .filter(|p| path.join(p).symlink_metadata().is_ok())
+            .map(str::to_owned)
+            .collect();
+        if !in_the_way.is_empty() {
+            return Ok(Some(Refusal::TargetDirty {
+                into: target.to_owned(),
+                worktree: path.display().to_string(),
+                paths: in_the_way,
+                detail: String::new(),
+            }));
+        }
         // Fast path: the paths the merge changes are untouched there. Otherwise git decides.
         if twoway::is_certainly_safe(repo, path, changes)? {
             continue;

@@ -66,6 +66,16 @@ pub enum Update {
 #[derive(Default)]
 pub struct Changes(Vec<ChangedPath>);
 
+impl Changes {
+    /// Returns the paths the move adds (absent at the old commit).
+    pub fn added(&self) -> impl Iterator<Item = &str> {
+        self.0
+            .iter()
+            .filter(|c| c.old.is_none() && c.new.is_some())
+            .map(|c| c.path.as_str())
+    }
+}
+
 /// Finds what moving a worktree from commit `old` to commit `new` changes (for [`is_certainly_safe`] and [`update`]).
 ///
 /// A path git refuses (SPEC §5) is an error (`unsafe_path`): such a tree is never written to disk.

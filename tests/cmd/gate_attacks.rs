@@ -579,3 +579,21 @@ fn reset_with_a_new_contract_is_not_tampering() {
     let json = repo.task_root(&["merge", "t1", "--json"]).ok().json();
     assert_eq!(json["kind"], "merge", "{json}");
 }
+
+/// `merge` never overwrites an ignored file in the checked-out base: it refuses, nothing moves.
+#[test]
+fn merge_refuses_to_overwrite_an_ignored_file_in_the_base_worktree() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", "*.out\n");
+    commit_all(&repo, repo.root(), "ignore");
+    repo.write(repo.root(), "x.out", "precious\n");
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "x.out", "task\n");
+    repo.git(&wt, &["add", "-f", "x.out"]);
+    repo.git(&wt, &["commit", "-q", "--no-verify", "-m", "add ignored"]);
+    let before = tip(&repo, "main");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_refused_unchanged(&repo, &json, "target_dirty", &before);
+    assert_eq!(json["paths"], serde_json::json!(["x.out"]));
+    assert_eq!(repo.read(repo.root(), "x.out"), "precious\n");
+}
