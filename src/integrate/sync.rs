@@ -221,6 +221,16 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
         branch_update.clone(),
         base_update(base_tip),
     ];
+    // A kill between the branch move and the worktree update is finished by the next command.
+    let _journal = crate::task::recover::Journal::begin(
+        repo,
+        crate::task::recover::Step::Checkout {
+            worktree: linked.path.clone(),
+            branch: rec.state.branch.clone(),
+            old: task_tip.to_string(),
+            new: new_tip.to_string(),
+        },
+    )?;
     match refs::apply(repo, updates) {
         Ok(()) => {}
         Err(RefError::Conflict(msg)) => {
