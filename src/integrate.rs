@@ -420,8 +420,9 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             ))
         })?;
         if current == old_tip {
-            // Work made in a task worktree while the checks ran would be deleted with it unlanded.
-            for p in &pending {
+            // Work made in a task worktree while its checks ran would be deleted with it unlanded.
+            let ran = |p: &&Pending| p.checks.as_ref().is_some_and(|c| !c.commands.is_empty());
+            for p in pending.iter().filter(ran) {
                 if let Some(w) = p.worktree.as_ref().filter(|w| w.exists()) {
                     if let Some(refusal) = task_worktree_refusal(repo, &p.record, w, p.tip)? {
                         return Ok(Outcome::Refused(refusal));
