@@ -42,14 +42,8 @@ pub struct ChangedPath {
 /// more than the diff itself).
 pub fn tree_to_tree(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec<ChangedPath>> {
     Ok(tree_to_tree_raw(repo, old, new)?
-        .into_iter()
-        .map(|c| ChangedPath {
-            path: c.path.to_string(),
-            kind: c.kind,
-            old: c.old,
-            new: c.new,
-            unsafe_path: c.unsafe_path,
-        })
+        .iter()
+        .map(RawChange::to_changed)
         .collect())
 }
 
@@ -67,6 +61,19 @@ pub struct RawChange {
     pub new: Option<(EntryKind, ObjectId)>,
     /// A component of the raw path is one git refuses ([`super::pathsafe`]).
     pub unsafe_path: bool,
+}
+
+impl RawChange {
+    /// The same change with its path as (lossy) text.
+    pub fn to_changed(&self) -> ChangedPath {
+        ChangedPath {
+            path: self.path.to_string(),
+            kind: self.kind,
+            old: self.old,
+            new: self.new,
+            unsafe_path: self.unsafe_path,
+        }
+    }
 }
 
 /// [`tree_to_tree`] with the paths as git's bytes.

@@ -37,16 +37,7 @@ pub fn apply(
 ) -> Result<Vec<String>> {
     let workdir = wt.require_workdir()?.to_path_buf();
     let raw = tree_to_tree_raw(wt, current, target)?;
-    let changes: Vec<ChangedPath> = raw
-        .iter()
-        .map(|c| ChangedPath {
-            path: c.path.to_string(),
-            kind: c.kind,
-            old: c.old,
-            new: c.new,
-            unsafe_path: c.unsafe_path,
-        })
-        .collect();
+    let changes: Vec<ChangedPath> = raw.iter().map(|c| c.to_changed()).collect();
     // SPEC §5: a path git refuses is never written (nor deleted) by git-task.
     super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)?;
