@@ -7,7 +7,7 @@ use crate::contract::judge::RepairContext;
 use crate::contract::{self, BranchFile, Change, Effective, Verdict};
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
-use crate::git::{objects, staged, ObjectId, Repo};
+use crate::git::{index::staged, objects, ObjectId, Repo};
 use crate::record::Record;
 use crate::task::{layout, Mode};
 use gix::object::tree::EntryKind;
@@ -289,7 +289,7 @@ pub struct Staged {
 ///
 /// Fast path: git refreshes the index's cached tree before running `pre-commit`, so the tree being
 /// committed is known without decoding the index, and only the trees that differ from HEAD's are
-/// read. Otherwise the index is decoded and walked together with HEAD's tree (see [`crate::git::staged`]).
+/// read. Otherwise the index is decoded and walked together with HEAD's tree (see [`crate::git::index::staged`]).
 pub fn read_staged(repo: &Repo) -> Result<Staged> {
     let head = repo.head_commit()?;
     let head_tree = match head {

@@ -16,9 +16,9 @@
 
 use crate::contract::Verdict;
 use crate::error::Result;
+use crate::git::diff::renames::{self, Status};
 use crate::git::refs::{RefError, Update};
-use crate::git::renames::{self, Status};
-use crate::git::{diff, inplace, note, objects, ObjectId, Repo};
+use crate::git::{checkout::inplace, diff, objects, refs::note, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::task::{layout, Mode};
 use crate::work::{self, Work};

@@ -6,7 +6,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::git::objects;
-use crate::git::{staged, ObjectId, Repo};
+use crate::git::{index::staged, ObjectId, Repo};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::object::tree::EntryKind;
 use std::collections::BTreeMap;

@@ -17,7 +17,7 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
-use crate::git::{diff, inplace, threeway, unified, ObjectId, Repo};
+use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, ObjectId, Repo};
 use crate::patch;
 use crate::record::{self, event, Record};
 use crate::snapshot;

@@ -3,27 +3,23 @@
 //! Everything that writes (refs, objects, worktrees, index) lives in the
 //! submodules; nothing outside `git/` calls gix's write APIs.
 
-pub mod cachetree;
+pub mod checkout;
 pub mod cli;
 pub mod config;
 pub mod diff;
-pub mod dirty;
-pub mod ignored;
-pub mod inplace;
-pub mod lstat;
+pub mod index;
 pub mod merge;
-pub mod note;
 pub mod objects;
 pub mod pathsafe;
-pub mod refread;
 pub mod refs;
-pub mod renames;
-pub mod staged;
 pub mod status;
-pub mod threeway;
-pub mod twoway;
-pub mod unified;
 pub mod worktree;
+
+// The merge gate (`src/integrate*`) still names these by their old paths.
+#[doc(hidden)]
+pub use checkout::twoway;
+#[doc(hidden)]
+pub use refs::note;
 
 use crate::error::{Context, Error, Result};
 use std::path::{Path, PathBuf};
@@ -64,7 +60,7 @@ pub struct Repo {
     pub inner: gix::Repository,
     common_dir: PathBuf,
     /// Looked at once per process (`list` asks for every worktree).
-    ignore_files: std::cell::OnceCell<dirty::IgnoreFiles>,
+    ignore_files: std::cell::OnceCell<status::dirty::IgnoreFiles>,
 }
 
 impl Repo {
@@ -127,8 +123,8 @@ impl Repo {
     }
 
     /// Returns the ignore files outside the tree that decide what is untracked
-    /// ([`dirty::IgnoreFiles`]): `info/exclude` and `core.excludesFile`.
-    pub fn ignore_files(&self) -> &dirty::IgnoreFiles {
+    /// ([`status::dirty::IgnoreFiles`]): `info/exclude` and `core.excludesFile`.
+    pub fn ignore_files(&self) -> &status::dirty::IgnoreFiles {
         self.ignore_files.get_or_init(|| {
             let excludes = self
                 .inner
@@ -136,7 +132,7 @@ impl Repo {
                 .trusted_path("core.excludesFile")
                 .ok()
                 .flatten();
-            dirty::IgnoreFiles::new(self.common_dir(), excludes)
+            status::dirty::IgnoreFiles::new(self.common_dir(), excludes)
         })
     }
 

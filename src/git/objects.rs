@@ -1,7 +1,7 @@
 //! Writing blobs, trees and commits, and reading blobs at a path in a commit.
 
-use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use crate::git::{ObjectId, Repo};
 use gix::object::tree::EntryKind;
 
 /// Writes `bytes` as a blob.
@@ -78,8 +78,9 @@ pub fn edit_tree(repo: &Repo, tree: ObjectId, edits: &[TreeEdit<'_>]) -> Result<
         Err(e) => {
             // gix refuses to write a tree with a name git refuses: say which path, as `unsafe_path`.
             let mut seen = std::collections::HashSet::new();
-            if let Ok(Some(bad)) = super::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen) {
-                return Err(super::pathsafe::refusal(&bad, &format!("tree {tree}")));
+            if let Ok(Some(bad)) = crate::git::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen)
+            {
+                return Err(crate::git::pathsafe::refusal(&bad, &format!("tree {tree}")));
             }
             Err(crate::Error::repo("could not write a tree", e))
         }

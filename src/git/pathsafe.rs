@@ -15,8 +15,8 @@
 //! Every tree entry name is one component: a name holding a `/` (which only a
 //! hand-made tree object can have) is refused too.
 
-use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use crate::git::{ObjectId, Repo};
 use gix::bstr::BStr;
 use gix::objs::FindExt;
 use gix::validate::path::component::{Mode, Options};
@@ -95,7 +95,7 @@ pub fn refusal(path: &str, what: &str) -> crate::Error {
 /// Refuses (before anything is written) when any path that moving from tree `old` to `new` touches is unsafe.
 ///
 /// `what` names the source in the message (`"checkpoint 2"`, `"the base"`).
-pub fn check_changes(changes: &[super::diff::ChangedPath], what: &str) -> Result<()> {
+pub fn check_changes(changes: &[crate::git::diff::ChangedPath], what: &str) -> Result<()> {
     match changes.iter().find(|c| c.unsafe_path) {
         Some(c) => Err(refusal(&c.path, what)),
         None => Ok(()),

@@ -4,8 +4,8 @@
 //! gitdir` and `HEAD`), which is what `git worktree list` does and keeps
 //! `list` cheap with a thousand tasks.
 
-use super::{normalize, ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::{normalize, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -87,7 +87,7 @@ pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
 ///
 /// The worktree is registered first, then checked out; if checkout fails or `interrupt`
 /// is raised, the caller removes it (start rolls back everything it made). The fresh
-/// index is remembered as clean ([`super::dirty::remember_index`]) while it is in memory.
+/// index is remembered as clean ([`crate::git::status::dirty::remember_index`]) while it is in memory.
 pub fn add(
     repo: &Repo,
     path: &Path,
@@ -101,7 +101,7 @@ pub fn add(
     let tip = repo
         .find_ref(branch)?
         .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
-    let tree = super::objects::commit_tree(repo, tip)?;
+    let tree = crate::git::objects::commit_tree(repo, tip)?;
     let created = retry_while_another_is_added(|| {
         repo.inner.prepare_add_worktree(
             path,
@@ -127,10 +127,10 @@ pub fn add(
             .config_string("core.repositoryFormatVersion")
             .is_none_or(|v| v.trim() == "0")
         {
-            super::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
+            crate::git::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
         }
-        super::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
-        super::config::set_in_file(
+        crate::git::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
+        crate::git::config::set_in_file(
             &git_dir.join("config.worktree"),
             "core.sparseCheckout",
             "true",
@@ -173,13 +173,16 @@ pub fn add(
     }
     // With the tree ids of its directories, as git's own checkout writes it: the first
     // commit (and its hook) then reads only the trees it changes.
-    match super::cachetree::of_tree(repo, tree).ok().flatten() {
-        Some(cache) => super::cachetree::write_index(repo, &index, &cache)?,
+    match crate::git::index::cachetree::of_tree(repo, tree)
+        .ok()
+        .flatten()
+    {
+        Some(cache) => crate::git::index::cachetree::write_index(repo, &index, &cache)?,
         None => index
             .write(Default::default())
             .context(|| "could not write the worktree index".into())?,
     }
-    super::dirty::remember_index(path, tip, repo.ignore_files(), &index);
+    crate::git::status::dirty::remember_index(path, tip, repo.ignore_files(), &index);
     Ok(())
 }
 
@@ -426,7 +429,7 @@ pub fn reopen_outside(repo: &Repo, linked: &Linked) -> Result<Option<Repo>> {
 
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.
 pub fn open_at(path: &Path) -> Result<Repo> {
-    let inner = gix::open_opts(path, super::open_options().full)
+    let inner = gix::open_opts(path, crate::git::open_options().full)
         .context(|| format!("could not open the worktree '{}'", path.display()))?;
     Repo::from_gix(inner)
 }

@@ -18,7 +18,7 @@ use crate::config::{OnViolation, Settings};
 use crate::contract::{Reason, Verdict};
 use crate::error::{Context, Result};
 use crate::git::objects::{self, TreeEdit};
-use crate::git::{staged, ObjectId, Repo};
+use crate::git::{index::staged, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::task::{resolve, Status};
 use gix::object::tree::EntryKind;

@@ -26,7 +26,7 @@
 use super::TaskId;
 use crate::attempt::SavedAttempt as Attempt;
 use crate::error::{Error, Result};
-use crate::git::{inplace, twoway, worktree, ObjectId, Repo};
+use crate::git::{checkout::inplace, checkout::twoway, worktree, ObjectId, Repo};
 use crate::snapshot;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -24,7 +24,7 @@ use crate::config::Settings;
 use crate::contract::file::ContractFile;
 use crate::error::{Error, Result};
 use crate::git::refs::Update;
-use crate::git::{inplace, objects, worktree, ObjectId, Repo};
+use crate::git::{checkout::inplace, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::snapshot;
 use std::path::PathBuf;

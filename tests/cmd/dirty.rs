@@ -99,8 +99,8 @@ fn quick_look(
     repo: &git_task::git::Repo,
     head: git_task::git::ObjectId,
     tree: Option<git_task::git::ObjectId>,
-) -> git_task::git::dirty::Quick {
-    use git_task::git::dirty::{quick_check, DotGit};
+) -> git_task::git::status::dirty::Quick {
+    use git_task::git::status::dirty::{quick_check, DotGit};
     quick_check(
         wt,
         DotGit::read(wt).git_dir(),
@@ -115,7 +115,7 @@ fn quick_look(
 /// a change made afterwards is still seen.
 #[test]
 fn a_fresh_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::dirty::Quick;
+    use git_task::git::status::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("fresh", &[]);
@@ -141,7 +141,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
 /// directory changed; a file that stops being tracked while it stays on disk is untracked, and seen.
 #[test]
 fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
-    use git_task::git::dirty::Quick;
+    use git_task::git::status::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("c", &[]);

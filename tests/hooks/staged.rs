@@ -1,7 +1,7 @@
 //! The staged-changes walk against git as the oracle: `git diff --cached --name-status --no-renames`.
 
 use crate::common::TestRepo;
-use git_task::git::{staged, Repo};
+use git_task::git::{index::staged, Repo};
 use std::path::Path;
 
 /// `git diff --cached` as (status letter, path) pairs, sorted by path (a type change counts as a modification).

@@ -1,11 +1,17 @@
+//! Refs: transactions (this file), cheap bulk reads (`read`), notes prepared
+//! as part of a transaction (`note`).
+//!
 //! Ref transactions with expected old values: the only place that writes refs.
 //!
 //! Every change names what it expects to find (nothing, or a given id), so two
 //! concurrent invocations can never both win (SPEC §4). Several changes given
 //! together land all or nothing.
 
-use super::{ObjectId, Repo};
+pub mod note;
+pub mod read;
+
 use crate::error::{Error, Result};
+use crate::git::{ObjectId, Repo};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 

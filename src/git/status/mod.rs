@@ -1,7 +1,16 @@
+//! Worktree status: is a worktree clean, what is ignored in it.
+//!
+//! This file holds the merge gate's quick clean check; `dirty` is `list`'s
+//! cheap one (with `lstat` under it), `ignored` counts ignored files.
+//!
 //! A fast "is this worktree clean?" for the merge gate's hot path.
 
-use super::{objects, Repo};
+pub mod dirty;
+pub mod ignored;
+pub mod lstat;
+
 use crate::error::{Context, Error, Result};
+use crate::git::{objects, Repo};
 
 /// Returns `Some(true)` when the worktree `repo` was opened in certainly has
 /// nothing uncommitted (no staged change, no modified, deleted or untracked

@@ -15,9 +15,9 @@
 //! out, as git leaves them out of a commit); nothing reads the worktree; no
 //! process is started.
 
-use super::diff::{ChangeKind, ChangedPath};
-use super::{ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::diff::{ChangeKind, ChangedPath};
+use crate::git::{ObjectId, Repo};
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 use gix::index::extension::Tree as CacheTree;
@@ -259,12 +259,12 @@ impl Walk<'_> {
         if range.len() == 1 && entries[range.start].mode.is_sparse() {
             // Sparse index: the entry stands for a whole tree that is not checked out.
             let sparse_tree = entries[range.start].id;
-            let old = tree.unwrap_or_else(|| super::objects::empty_tree(self.repo));
+            let old = tree.unwrap_or_else(|| crate::git::objects::empty_tree(self.repo));
             let base = String::from_utf8_lossy(prefix).into_owned();
-            for mut change in super::diff::tree_to_tree(self.repo, old, sparse_tree)? {
+            for mut change in crate::git::diff::tree_to_tree(self.repo, old, sparse_tree)? {
                 change.path = format!("{base}{}", change.path);
                 let dir = prefix.strip_suffix(b"/").unwrap_or(prefix);
-                change.unsafe_path |= !dir.is_empty() && !super::pathsafe::is_safe_path(dir);
+                change.unsafe_path |= !dir.is_empty() && !crate::git::pathsafe::is_safe_path(dir);
                 self.out.push(change);
             }
             return Ok(());
@@ -295,7 +295,7 @@ impl Walk<'_> {
         new: Option<(EntryKind, ObjectId)>,
     ) {
         let link = new.is_some_and(|(k, _)| k == EntryKind::Link);
-        let unsafe_path = !super::pathsafe::is_safe_entry(&path, link);
+        let unsafe_path = !crate::git::pathsafe::is_safe_entry(&path, link);
         let path = String::from_utf8_lossy(&path).into_owned();
         // A conflicted path has several stages; it is one change.
         if self.out.last().is_some_and(|last| last.path == path) {

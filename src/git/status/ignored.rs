@@ -1,8 +1,8 @@
 //! Ignored files of a worktree: how many and how large, so a command that deletes
 //! them with the worktree can say so first (they are never saved in an attempt).
 
-use super::Repo;
 use crate::error::{Error, Result};
+use crate::git::Repo;
 use gix::bstr::ByteSlice;
 use std::path::Path;
 
@@ -20,9 +20,9 @@ pub fn count(wt: &Repo) -> Result<Ignored> {
     use gix::dir::walk::EmissionMode;
     let workdir = wt.require_workdir()?.to_path_buf();
     let err = |e| Error::repo("could not list the ignored files", e);
-    let index_path = super::staged::index_path(wt);
+    let index_path = crate::git::index::staged::index_path(wt);
     let index = if index_path.exists() {
-        super::staged::open_index(wt, &index_path)?
+        crate::git::index::staged::open_index(wt, &index_path)?
     } else {
         gix::index::File::from_state(
             gix::index::State::new(wt.inner.object_hash()),

@@ -18,9 +18,9 @@
 //! Ignored files are never read or written: the current and target trees
 //! never contain them.
 
-use super::diff::{tree_to_tree, tree_to_tree_raw, ChangeKind, ChangedPath};
-use super::{ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::diff::{tree_to_tree, tree_to_tree_raw, ChangeKind, ChangedPath};
+use crate::git::{ObjectId, Repo};
 use gix::object::tree::EntryKind;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ pub fn apply(
     let raw = tree_to_tree_raw(wt, current, target)?;
     let changes: Vec<ChangedPath> = raw.iter().map(|c| c.to_changed()).collect();
     // SPEC §5: a path git refuses is never written (nor deleted) by git-task.
-    super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
+    crate::git::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)?;
     // Files are written under their names' own bytes: a lossy name would miss the file.
     // Deletions first: a file may have to make room for a directory of the same name.
@@ -59,7 +59,7 @@ pub fn apply(
 pub fn check(wt: &Repo, current: ObjectId, target: ObjectId) -> Result<()> {
     let workdir = wt.require_workdir()?.to_path_buf();
     let changes = tree_to_tree(wt, current, target)?;
-    super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
+    crate::git::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)
 }
 

@@ -17,7 +17,7 @@
 //! unchanged index is only `lstat`s, without decoding the index. A big one is
 //! scanned on several threads.
 
-use super::{lstat, read_small, ObjectId};
+use crate::git::{read_small, status::lstat, ObjectId};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::object::tree::EntryKind;
@@ -764,7 +764,7 @@ fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
     let text = std::str::from_utf8(text).ok()?;
     let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
     Some(if dir.is_relative() {
-        super::normalize(&path.join(dir))
+        crate::git::normalize(&path.join(dir))
     } else {
         dir
     })

@@ -7,8 +7,8 @@
 //! hook of a task's first commit took three times as long). gix makes an
 //! index from a tree without the extension, so git-task adds it.
 
-use super::{ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::{ObjectId, Repo};
 use gix::index::extension::Tree;
 use gix::objs::tree::EntryKind;
 

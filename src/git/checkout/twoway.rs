@@ -43,9 +43,9 @@
 //! survives. A freshly written file is racily clean (its mtime is not before
 //! the index's), so git and gix re-hash it once rather than trust its stat.
 
-use super::diff::{tree_to_tree, ChangedPath};
-use super::{objects, ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::diff::{tree_to_tree, ChangedPath};
+use crate::git::{objects, ObjectId, Repo};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage, Stat};
 use gix::object::tree::EntryKind;
@@ -85,7 +85,7 @@ pub fn changes(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Changes> {
         objects::commit_tree(repo, old)?,
         objects::commit_tree(repo, new)?,
     )?;
-    super::pathsafe::check_changes(&changes, &format!("commit {new}"))?;
+    crate::git::pathsafe::check_changes(&changes, &format!("commit {new}"))?;
     Ok(Changes(changes))
 }
 
@@ -107,7 +107,7 @@ pub fn is_certainly_safe(repo: &Repo, worktree: &Path, changes: &Changes) -> Res
     let wt = if is_workdir_of(repo, worktree) {
         repo
     } else {
-        opened = super::worktree::open_at(worktree)?;
+        opened = crate::git::worktree::open_at(worktree)?;
         &opened
     };
     let index_path = wt.inner.index_path();
@@ -140,7 +140,7 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     let wt = if is_workdir_of(repo, worktree) {
         repo
     } else {
-        opened = super::worktree::open_at(worktree)?;
+        opened = crate::git::worktree::open_at(worktree)?;
         &opened
     };
     if let Some(why) = unsupported_setup(repo, wt, changes)? {
@@ -279,7 +279,7 @@ fn on_disk(repo: &Repo, full: &Path) -> Option<(EntryKind, ObjectId)> {
         let bytes: Vec<u8> = gix::path::into_bstr(target).ok()?.into_owned().into();
         (EntryKind::Link, bytes)
     } else if meta.is_file() {
-        let kind = if super::is_executable(&meta) {
+        let kind = if crate::git::is_executable(&meta) {
             EntryKind::BlobExecutable
         } else {
             EntryKind::Blob
@@ -330,7 +330,7 @@ pub fn settle(
     let wt = if is_workdir_of(repo, worktree) {
         repo
     } else {
-        opened = super::worktree::open_at(worktree)?;
+        opened = crate::git::worktree::open_at(worktree)?;
         &opened
     };
     let index_path = wt.inner.index_path();
@@ -477,7 +477,7 @@ struct Step<'a> {
 
 fn is_workdir_of(repo: &Repo, worktree: &Path) -> bool {
     repo.workdir()
-        .is_some_and(|w| super::normalize(w) == super::normalize(worktree))
+        .is_some_and(|w| crate::git::normalize(w) == crate::git::normalize(worktree))
 }
 
 /// Reads an index without verifying its trailing checksum, as git does outside `git fsck`
@@ -720,7 +720,7 @@ fn file_is_unmodified(
     let kind_on_disk = if meta.file_type().is_symlink() {
         EntryKind::Link
     } else if meta.is_file() {
-        if super::is_executable(meta) {
+        if crate::git::is_executable(meta) {
             EntryKind::BlobExecutable
         } else {
             EntryKind::Blob
