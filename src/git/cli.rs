@@ -60,6 +60,16 @@ fn git(worktree: &Path) -> Command {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
         .stdin(Stdio::null());
+    // Without a configured identity, git's commits sign like git-task's own
+    // (a variable the user set wins: git-task's process environment is left as it is).
+    if crate::git::fallback_identity_used() {
+        let (name, email) = crate::git::FALLBACK_IDENTITY;
+        for (var, value) in [("GIT_COMMITTER_NAME", name), ("GIT_COMMITTER_EMAIL", email)] {
+            if std::env::var_os(var).is_none() {
+                cmd.env(var, value);
+            }
+        }
+    }
     cmd
 }
 

@@ -46,12 +46,39 @@ pub const LOCAL_ENV: &[&str] = &[
 /// How git-task opens every repository: objects are read as stored, with replace refs
 /// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
 /// or the hooks see (SPEC §7.4).
+///
+/// Every handle also carries git-task's fallback identity (`git-task <git-task@localhost>`)
+/// as gix's last-resort committer and author: it signs only when no `committer.*`/
+/// `author.*`/`user.*` (nor `GIT_COMMITTER_*`/`GIT_AUTHOR_*`) is set, so a merge works
+/// on a machine without an identity, as `start` and `checkpoint` do. The options travel with the handle, so the repositories gix
+/// opens itself (a new worktree's, whose `HEAD` reflog needs a committer) sign the same way,
+/// with no process environment to set.
 pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
-    const NO_REPLACE: &str = "core.useReplaceRefs=false";
+    const OVERRIDES: [&str; 5] = [
+        "core.useReplaceRefs=false",
+        "gitoxide.committer.nameFallback=git-task",
+        "gitoxide.committer.emailFallback=git-task@localhost",
+        "gitoxide.author.nameFallback=git-task",
+        "gitoxide.author.emailFallback=git-task@localhost",
+    ];
     let mut map = gix::sec::trust::Mapping::<gix::open::Options>::default();
-    map.full = map.full.config_overrides([NO_REPLACE]);
-    map.reduced = map.reduced.config_overrides([NO_REPLACE]);
+    map.full = map.full.config_overrides(OVERRIDES);
+    map.reduced = map.reduced.config_overrides(OVERRIDES);
     map
+}
+
+/// Set once a repository without a configured identity was opened: the `git` processes
+/// [`cli`] starts then sign with the same fallback identity (given to each child in its
+/// environment; the process's own environment is never changed).
+static FALLBACK_IDENTITY_USED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The name and email git-task signs with when no identity is configured.
+pub(crate) const FALLBACK_IDENTITY: (&str, &str) = ("git-task", "git-task@localhost");
+
+/// Whether a repository without a configured identity was opened by this process.
+pub(crate) fn fallback_identity_used() -> bool {
+    FALLBACK_IDENTITY_USED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// An open repository, seen from one worktree (or from inside a hook).
@@ -87,14 +114,14 @@ impl Repo {
     ///
     /// Without `user.name`/`user.email` configured, git-task's own commits and
     /// reflog entries are signed `git-task <git-task@localhost>`, like `git
-    /// worktree add` works without an identity.
+    /// worktree add` works without an identity: repositories opened with
+    /// [`open_options`] carry that fallback; one opened otherwise gets it here,
+    /// on this handle only.
     pub fn from_gix(mut inner: gix::Repository) -> Result<Repo> {
-        if !has_committer_identity(&inner) {
-            // Repositories gix opens internally (a new worktree's) read the identity from the environment.
-            std::env::set_var("GIT_COMMITTER_NAME", "git-task");
-            std::env::set_var("GIT_COMMITTER_EMAIL", "git-task@localhost");
+        if !has_configured_identity(&inner) {
+            FALLBACK_IDENTITY_USED.store(true, std::sync::atomic::Ordering::Relaxed);
             inner
-                .committer_or_set_fallback("git-task", "git-task@localhost")
+                .committer_or_set_fallback(FALLBACK_IDENTITY.0, FALLBACK_IDENTITY.1)
                 .map_err(|e| Error::repo("could not set a fallback identity", e))?;
         }
         let common_dir = normalize(inner.common_dir());
@@ -403,9 +430,12 @@ pub fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether gix finds a committer name and email (see [`committer_identity`]).
-fn has_committer_identity(repo: &gix::Repository) -> bool {
-    committer_identity(repo).is_some()
+/// Whether a committer name and email are configured (`committer.*` or `user.*`),
+/// not counting git-task's fallback.
+fn has_configured_identity(repo: &gix::Repository) -> bool {
+    let config = repo.config_snapshot();
+    let any = |keys: &[&str]| keys.iter().any(|k| config.string(*k).is_some());
+    any(&["committer.name", "user.name"]) && any(&["committer.email", "user.email"])
 }
 
 /// The committer name and email gix signs with ([`gix::Repository::committer`]:
