@@ -83,7 +83,7 @@ pub fn run_captured_echo(
         {
             break status;
         }
-        if start.elapsed() >= timeout || gix::interrupt::is_triggered() {
+        if start.elapsed() >= timeout || crate::git::interrupt::is_triggered() {
             timed_out = start.elapsed() >= timeout;
             // The command may have started children of its own that hold the pipes open:
             // end its whole process group, not only the shell.

@@ -21,12 +21,12 @@ use crate::config::Settings;
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::refs::{RefError, Update};
+use crate::git::EntryKind;
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use crate::snapshot::{self, WorktreeState};
 use crate::task::start::{contract_text, ContractSpec, Started};
 use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
-use gix::object::tree::EntryKind;
 
 /// What `start --mode patch` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -125,15 +125,7 @@ pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
 
 /// Returns the entry (blob, executable, link or submodule) at `path` in `tree`; `None` when there is none.
 pub fn entry_in(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
-    let tree = repo
-        .inner
-        .find_tree(tree)
-        .map_err(|e| Error::repo(format!("could not read tree {tree}"), e))?;
-    Ok(tree
-        .lookup_entry_by_path(path)
-        .map_err(|e| Error::repo(format!("could not look up '{path}'"), e))?
-        .filter(|e| !e.mode().is_tree())
-        .map(|e| (e.mode().kind(), e.object_id())))
+    objects::entry_in(repo, tree, path)
 }
 
 /// Leaves out of `changes` (what a commit stages: HEAD → index) each path whose staged entry is
@@ -444,18 +436,11 @@ pub fn left_behind(
         return Ok(out);
     }
     let made_here = made_on(wt, branch)?;
-    let walk = wt
-        .inner
-        .rev_walk([head])
-        .with_hidden([to])
-        .all()
-        .map_err(|e| Error::repo(format!("could not walk {to}..{head}"), e))?;
-    for info in walk {
-        let info = info.map_err(|e| Error::repo(format!("could not walk {to}..{head}"), e))?;
-        if made_here.contains(&info.id) {
-            out.own.push(info.id);
+    for id in objects::commits_not_reachable(wt, &[head], &[to], usize::MAX)? {
+        if made_here.contains(&id) {
+            out.own.push(id);
         } else {
-            out.foreign.push(info.id);
+            out.foreign.push(id);
         }
     }
     Ok(out)
@@ -463,24 +448,9 @@ pub fn left_behind(
 
 /// Returns the commits the reflog of `branch` shows as made by a commit command on it.
 fn made_on(wt: &Repo, branch: &str) -> Result<std::collections::HashSet<ObjectId>> {
-    let mut made = std::collections::HashSet::new();
-    let err = |e| Error::repo(format!("could not read the reflog of '{branch}'"), e);
-    let Some(reference) = wt.inner.try_find_reference(branch).map_err(err)? else {
-        return Ok(made);
-    };
-    let mut log = reference.log_iter();
-    let Some(lines) = log
-        .all()
-        .map_err(|e| Error::repo(format!("could not read the reflog of '{branch}'"), e))?
-    else {
-        return Ok(made);
-    };
-    for line in lines.flatten() {
-        if line.message.starts_with(b"commit") {
-            made.insert(line.new_oid());
-        }
-    }
-    Ok(made)
+    Ok(crate::git::refs::reflog_ids(wt, branch, "commit")?
+        .into_iter()
+        .collect())
 }
 
 /// Returns the paths the commits `commits` changed, each against its first parent (all its files for a root).

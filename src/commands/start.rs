@@ -206,7 +206,7 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     if args.mode == ModeArg::Patch {
         return run_patch(ctx, args);
     }
-    let _guard = gix::interrupt::init_handler_default(1).ok();
+    let _guard = crate::git::interrupt::install();
     let opts = StartOptions {
         id: args.id.clone(),
         base: args.base.clone(),

@@ -24,7 +24,62 @@ pub use refs::note;
 use crate::error::{Context, Error, Result};
 use std::path::{Path, PathBuf};
 
+/// Object ids and tree entry kinds are plain values; git-task names them as gix
+/// does instead of copying them (an id is 20 bytes, an entry kind five cases).
+pub use gix::object::tree::EntryKind;
 pub use gix::ObjectId;
+/// Byte strings: repository paths are bytes, not UTF-8 (`BString`, `BStr`, `ByteSlice`).
+pub mod bstr {
+    pub use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
+}
+
+/// Repository paths (git's bytes, `/`-separated) and paths on disk.
+pub mod path {
+    use super::bstr::BStr;
+    use crate::error::{Error, Result};
+    use std::path::Path;
+
+    /// A repository path as a relative path on disk.
+    pub fn from_repo(rel: &BStr) -> Result<&Path> {
+        gix::path::from_byte_slice(rel).map_err(|e| Error::repo(format!("bad path '{rel}'"), e))
+    }
+
+    /// A path on disk (a link's target) as git stores it.
+    pub fn to_repo(path: &Path) -> Result<std::borrow::Cow<'_, BStr>> {
+        gix::path::into_bstr(path)
+            .map_err(|e| Error::repo(format!("bad path '{}'", path.display()), e))
+    }
+}
+
+/// Ctrl-C: the flag long operations (a checkout, a copy) look at, and the handler
+/// that raises it instead of killing the process.
+pub mod interrupt {
+    use std::sync::atomic::AtomicBool;
+
+    /// The flag raised by the handler.
+    pub fn flag() -> &'static AtomicBool {
+        &gix::interrupt::IS_INTERRUPTED
+    }
+
+    /// Whether Ctrl-C was pressed since the handler was installed.
+    pub fn is_triggered() -> bool {
+        gix::interrupt::is_triggered()
+    }
+
+    /// Installed for as long as it lives (a second Ctrl-C kills the process).
+    pub struct Handler(#[allow(dead_code)] gix::interrupt::Deregister);
+
+    /// Installs the handler; `None` when one cannot be installed (the default then applies).
+    pub fn install() -> Option<Handler> {
+        gix::interrupt::init_handler_default(1).ok().map(Handler)
+    }
+}
+
+impl From<gix::Error> for Error {
+    fn from(err: gix::Error) -> Self {
+        Error::repo("repository operation failed", err)
+    }
+}
 
 /// Variables git sets for hooks that would point a child process's `git` at another
 /// repository, worktree or index; cleared for every process git-task starts elsewhere
@@ -83,8 +138,8 @@ pub(crate) fn fallback_identity_used() -> bool {
 
 /// An open repository, seen from one worktree (or from inside a hook).
 pub struct Repo {
-    /// The gix handle; core modules read through it, writes go through `git/*`.
-    pub inner: gix::Repository,
+    /// The gix handle: only `git/` uses it.
+    pub(crate) inner: gix::Repository,
     common_dir: PathBuf,
     /// Looked at once per process (`list` asks for every worktree).
     ignore_files: std::cell::OnceCell<status::dirty::IgnoreFiles>,
@@ -130,6 +185,22 @@ impl Repo {
             common_dir,
             ignore_files: std::cell::OnceCell::new(),
         })
+    }
+
+    /// Returns another handle on the same repository for another thread (gix handles are
+    /// not shared between threads); it reads the same refs, objects and configuration.
+    pub fn for_thread(&self) -> Repo {
+        Repo {
+            inner: self.inner.clone(),
+            common_dir: self.common_dir.clone(),
+            ignore_files: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Returns the path of the index the caller's git would use: `GIT_INDEX_FILE` when set
+    /// (inside a hook), else this worktree's index.
+    pub fn index_path(&self) -> PathBuf {
+        self.inner.index_path()
     }
 
     /// Returns the common git directory shared by all worktrees, without `..` components.

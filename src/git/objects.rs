@@ -217,6 +217,63 @@ pub fn read_blob_in_tree(repo: &Repo, tree: ObjectId, path: &str) -> Result<Opti
     Ok(Some(blob.data.clone()))
 }
 
+/// Reads the blob `id`.
+pub fn read_blob(repo: &Repo, id: ObjectId) -> Result<Vec<u8>> {
+    Ok(repo
+        .inner
+        .find_blob(id)
+        .context(|| format!("could not read blob {id}"))?
+        .data
+        .clone())
+}
+
+/// Returns the id `bytes` would have as a blob, without writing it.
+pub fn hash_blob(repo: &Repo, bytes: &[u8]) -> ObjectId {
+    gix::objs::compute_hash(repo.inner.object_hash(), gix::objs::Kind::Blob, bytes)
+        .expect("hashing a buffer in memory cannot fail")
+}
+
+/// Returns the entry at `path` in `tree` when it is not a tree (a blob, an executable,
+/// a link or a submodule); `None` when there is none or it is a directory.
+pub fn entry_in(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+    Ok(Tree::read(repo, tree)?
+        .entry(path)?
+        .filter(|(kind, _)| *kind != EntryKind::Tree))
+}
+
+/// A tree read once for several lookups by path.
+pub struct Tree<'r> {
+    id: ObjectId,
+    tree: gix::Tree<'r>,
+}
+
+impl<'r> Tree<'r> {
+    /// Reads tree `id`.
+    pub fn read(repo: &'r Repo, id: ObjectId) -> Result<Tree<'r>> {
+        let tree = repo
+            .inner
+            .find_tree(id)
+            .context(|| format!("could not read tree {id}"))?;
+        Ok(Tree { id, tree })
+    }
+
+    /// Returns the entry at `path` (`a/b/c`), trees included; `None` when there is none.
+    pub fn entry(&self, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+        let found = self
+            .tree
+            .lookup_entry_by_path(path)
+            .context(|| format!("could not look up '{path}' in tree {}", self.id))?;
+        Ok(found.map(|e| (e.mode().kind(), e.object_id())))
+    }
+
+    /// Returns the entry named `name` directly in this tree.
+    pub fn top_entry(&self, name: &str) -> Option<(EntryKind, ObjectId)> {
+        self.tree
+            .find_entry(name)
+            .map(|e| (e.mode().kind(), e.object_id()))
+    }
+}
+
 /// Returns the best common ancestor of two commits, if any.
 pub fn merge_base(repo: &Repo, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
     let base = repo

@@ -41,12 +41,7 @@ pub fn digest(
         state.base_branch.as_deref().unwrap_or("\u{1}none"),
         state.mode,
     );
-    gix::objs::compute_hash(
-        repo.inner.object_hash(),
-        gix::objs::Kind::Blob,
-        text.as_bytes(),
-    )
-    .expect("hashing a buffer in memory cannot fail")
+    objects::hash_blob(repo, text.as_bytes())
 }
 
 /// Writes the digest for the `started` event commit `started` (before any ref points to it).

@@ -305,7 +305,7 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             }
             remove_leftovers(path, entry.pid)?;
             let wt = worktree::open_at(path)?;
-            let lock = wt.inner.index_path().with_file_name("index.lock");
+            let lock = wt.index_path().with_file_name("index.lock");
             match std::fs::remove_file(&lock) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -257,13 +257,7 @@ pub fn reset(
                     Error::repo(format!("could not create '{}'", parent.display()), e)
                 })?;
             }
-            worktree::add(
-                repo,
-                &path,
-                &s.branch,
-                None,
-                &gix::interrupt::IS_INTERRUPTED,
-            )?;
+            worktree::add(repo, &path, &s.branch, None, crate::git::interrupt::flag())?;
             recreated = true;
             Vec::new()
         }

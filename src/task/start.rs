@@ -167,9 +167,7 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
                     format!("refs/heads/{spec}"),
                     format!("refs/remotes/{spec}"),
                 ] {
-                    let valid =
-                        gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes()))
-                            .is_ok();
+                    let valid = crate::git::refs::is_valid_name(&full);
                     if valid && repo.ref_target(&full)?.is_some() {
                         found.push(full);
                     }
@@ -194,8 +192,7 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
             } else {
                 format!("refs/heads/{spec}")
             };
-            let valid =
-                gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
+            let valid = crate::git::refs::is_valid_name(&full);
             let branch = match valid {
                 true => repo.find_ref(&full)?.map(|_| full),
                 false => None,
@@ -602,7 +599,7 @@ pub fn start(
 }
 
 fn interrupted() -> Result<()> {
-    if gix::interrupt::is_triggered() {
+    if crate::git::interrupt::is_triggered() {
         return Err(Error::repo_msg(
             "interrupted; everything this start made was removed",
         ));
@@ -640,7 +637,7 @@ fn provision(
         path,
         branch,
         how.sparse,
-        &gix::interrupt::IS_INTERRUPTED,
+        crate::git::interrupt::flag(),
     )?;
     interrupted()?;
     let copied = match how.include {

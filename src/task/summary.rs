@@ -203,9 +203,9 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
             let handles: Vec<_> = ids
                 .chunks(chunk)
                 .map(|part| {
-                    let inner = repo.inner.clone();
+                    let handle = repo.for_thread();
                     let work = &work;
-                    scope.spawn(move || work(part, &Repo::from_gix(inner)?))
+                    scope.spawn(move || work(part, &handle))
                 })
                 .collect();
             handles

@@ -15,36 +15,83 @@
 //! out, as git leaves them out of a commit); nothing reads the worktree; no
 //! process is started.
 
-use crate::error::{Context, Error, Result};
-use crate::git::diff::{ChangeKind, ChangedPath};
-use crate::git::{ObjectId, Repo};
-use gix::bstr::{BStr, ByteSlice};
-use gix::index::entry::{Flags, Mode};
+use super::cachetree::cached_root_tree;
+use super::file::{entry_at, entry_kind, open_index};
+use crate::error::{Context, Result};
+use crate::git::diff::{self, ChangeKind, ChangedPath};
+use crate::git::{objects, ObjectId, Repo};
+use gix::bstr::ByteSlice;
+use gix::index::entry::Flags;
 use gix::index::extension::Tree as CacheTree;
 use gix::object::tree::EntryKind;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
 
-/// Opens the index at `path` the way git reads it (no checksum verification, which only `git fsck` does).
-pub fn open_index(repo: &Repo, path: &Path) -> Result<gix::index::File> {
-    gix::index::File::at(
-        path,
-        repo.inner.object_hash(),
-        true,
-        gix::index::decode::Options {
-            thread_limit: None,
-            min_extension_block_in_bytes_for_threading: 0,
-            expected_checksum: None,
-            alloc_limit_bytes: None,
-        },
-    )
-    .map_err(|e| Error::repo(format!("could not read the index '{}'", path.display()), e))
+/// What a commit made now would contain: HEAD, the index, and the staged changes between them.
+pub struct Staged {
+    /// The commit HEAD points to (`None` on an unborn branch).
+    pub head: Option<ObjectId>,
+    /// The tree of HEAD (the empty tree when unborn).
+    pub head_tree: ObjectId,
+    /// The tree the commit would record, when the index's cached tree says so (then `index` is `None`).
+    pub tree: Option<ObjectId>,
+    /// The index being committed, decoded, when its cached tree could not give `tree`.
+    index: Option<gix::index::File>,
+    /// Paths whose staged entry differs from HEAD, sorted.
+    pub changes: Vec<ChangedPath>,
 }
 
-/// Returns the index the caller's git would commit: `GIT_INDEX_FILE` when set (hooks), else the worktree's index.
-pub fn index_path(repo: &Repo) -> std::path::PathBuf {
-    repo.inner.index_path()
+/// Reads what is staged in the index git would commit (`GIT_INDEX_FILE` when git set it, as it does for
+/// `git commit -a` and `git commit -- <paths>`), compared with HEAD.
+///
+/// Fast path: git refreshes the index's cached tree before running `pre-commit`, so the tree being
+/// committed is known without decoding the index, and only the trees that differ from HEAD's are
+/// read. Otherwise the index is decoded and walked together with HEAD's tree (see [`changes`]).
+pub fn read_staged(repo: &Repo) -> Result<Staged> {
+    let head = repo.head_commit()?;
+    let head_tree = match head {
+        Some(c) => objects::commit_tree(repo, c)?,
+        None => objects::empty_tree(repo),
+    };
+    let path = repo.index_path();
+    if let Some(tree) = cached_root_tree(&path, repo.inner.object_hash())? {
+        let changes = diff::tree_to_tree(repo, head_tree, tree)?;
+        return Ok(Staged {
+            head,
+            head_tree,
+            tree: Some(tree),
+            index: None,
+            changes,
+        });
+    }
+    let index = if path.exists() {
+        open_index(repo, &path)?
+    } else {
+        gix::index::File::from_state(gix::index::State::new(repo.inner.object_hash()), path)
+    };
+    let changes = changes(repo, &index, head.map(|_| head_tree))?;
+    Ok(Staged {
+        head,
+        head_tree,
+        tree: None,
+        index: Some(index),
+        changes,
+    })
+}
+
+impl Staged {
+    /// Reads the staged blob at `path` (what a commit made now would hold there); `None` when
+    /// nothing is staged at `path`.
+    pub fn read_blob(&self, repo: &Repo, path: &str) -> Result<Option<Vec<u8>>> {
+        match (&self.tree, &self.index) {
+            (Some(tree), _) => objects::read_blob_in_tree(repo, *tree, path),
+            (None, Some(index)) => match entry_at(index, path) {
+                Some((_, id)) => objects::read_blob(repo, id).map(Some),
+                None => Ok(None),
+            },
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// Returns every path whose staged entry differs from `head_tree` (`None`: unborn branch), sorted by path.
@@ -350,333 +397,6 @@ impl<'c> Children<'c> {
             Children::None => None,
             Children::Few(list) => list.iter().find(|t| &t.name[..] == name),
             Children::Many(map) => map.get(name).copied(),
-        }
-    }
-}
-
-/// The tree entry kind an index entry is committed as; `None` for a sparse directory.
-pub fn entry_kind(mode: Mode) -> Option<EntryKind> {
-    // Exact comparisons: the mode bits overlap (a gitlink's bits contain a symlink's).
-    if mode == Mode::FILE {
-        Some(EntryKind::Blob)
-    } else if mode == Mode::FILE_EXECUTABLE {
-        Some(EntryKind::BlobExecutable)
-    } else if mode == Mode::SYMLINK {
-        Some(EntryKind::Link)
-    } else if mode == Mode::COMMIT {
-        Some(EntryKind::Commit)
-    } else {
-        None
-    }
-}
-
-/// Returns the staged entry at `path` (stage 0), as (kind, id); `None` when the index has no such file.
-pub fn entry_at(index: &gix::index::State, path: &str) -> Option<(EntryKind, ObjectId)> {
-    let entry = index.entry_by_path(BStr::new(path))?;
-    if entry.flags.contains(Flags::INTENT_TO_ADD) {
-        return None;
-    }
-    Some((entry_kind(entry.mode)?, entry.id))
-}
-
-/// Sets `path` in the index file at `index_path` to `entry` (kind and id), or removes it (`None`), then
-/// writes the index back without its cached-tree extension (which would now be stale).
-///
-/// The file is written beside the index and renamed over it, so this works
-/// while git holds `index.lock` during a commit (it rolls that lock back when
-/// the pre-commit hook fails). Changed entries get an empty stat, so git
-/// re-reads their files before trusting them.
-pub fn set_index_entries(
-    repo: &Repo,
-    index_path: &Path,
-    edits: &[(String, Option<(EntryKind, ObjectId)>)],
-) -> Result<()> {
-    use gix::index::entry::{Stage, Stat};
-    let mut index = if index_path.exists() {
-        open_index(repo, index_path)?
-    } else {
-        gix::index::File::from_state(
-            gix::index::State::new(repo.inner.object_hash()),
-            index_path.to_path_buf(),
-        )
-    };
-    let removed: Vec<&str> = edits
-        .iter()
-        .filter(|(_, e)| e.is_none())
-        .map(|(p, _)| p.as_str())
-        .collect();
-    if !removed.is_empty() {
-        index.remove_entries(|_, path, _| removed.iter().any(|r| path == r.as_bytes()));
-    }
-    let mut pushed = false;
-    for (path, entry) in edits {
-        let Some((kind, id)) = entry else { continue };
-        let mode = match kind {
-            EntryKind::Blob => Mode::FILE,
-            EntryKind::BlobExecutable => Mode::FILE_EXECUTABLE,
-            EntryKind::Link => Mode::SYMLINK,
-            EntryKind::Commit => Mode::COMMIT,
-            EntryKind::Tree => continue,
-        };
-        match index.entry_mut_by_path_and_stage(BStr::new(path), Stage::Unconflicted) {
-            Some(e) => {
-                e.id = *id;
-                e.mode = mode;
-                e.stat = Stat::default();
-                e.flags.remove(Flags::INTENT_TO_ADD);
-            }
-            None => {
-                index.dangerously_push_entry(
-                    Stat::default(),
-                    *id,
-                    Flags::empty(),
-                    mode,
-                    BStr::new(path),
-                );
-                pushed = true;
-            }
-        }
-    }
-    if pushed {
-        index.sort_entries();
-    }
-    index.remove_tree();
-    let tmp = index_path.with_file_name(format!("index.git-task-{}.tmp", std::process::id()));
-    let result = (|| -> Result<()> {
-        let file = std::fs::File::create(&tmp)
-            .context(|| format!("could not write '{}'", tmp.display()))?;
-        let mut out = std::io::BufWriter::new(file);
-        index
-            .write_to(&mut out, gix::index::write::Options::default())
-            .map_err(|e| Error::repo(format!("could not write '{}'", tmp.display()), e))?;
-        use std::io::Write;
-        out.flush()
-            .context(|| format!("could not write '{}'", tmp.display()))?;
-        std::fs::rename(&tmp, index_path)
-            .context(|| format!("could not replace '{}'", index_path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Returns the tree a commit of the index at `path` would record, read from the root of its
-/// cached-tree extension, or `None` when that is not known (no extension, an invalidated root, a
-/// split index).
-///
-/// Git refreshes the cached tree before it runs `pre-commit` for `git commit` and `git commit -a`,
-/// and commits exactly that tree, so the hook can diff HEAD's tree against it without decoding a
-/// single index entry. The entries are only skipped over (their lengths are in their flags), in
-/// one buffered pass; nothing is allocated per entry.
-pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<ObjectId>> {
-    let io = |e: std::io::Error| {
-        Error::repo(format!("could not read the index '{}'", path.display()), e)
-    };
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    let mut chunks = Chunks::new(file);
-    root_in_index(&mut chunks, hash).map_err(io)
-}
-
-/// Reads a file front to back through a window of at least the bytes asked for,
-/// so that entries are skipped inside the buffer instead of read one by one.
-struct Chunks {
-    file: std::fs::File,
-    buf: Vec<u8>,
-    /// The window is `buf[lo..hi]`.
-    lo: usize,
-    hi: usize,
-    /// Whether a read returned nothing: no use asking again.
-    eof: bool,
-}
-
-impl Chunks {
-    const SIZE: usize = 1 << 18;
-
-    fn new(file: std::fs::File) -> Chunks {
-        Chunks {
-            file,
-            buf: vec![0; Self::SIZE],
-            lo: 0,
-            hi: 0,
-            eof: false,
-        }
-    }
-
-    /// The next `n` or more bytes, fewer only at the end of the file.
-    fn window(&mut self, n: usize) -> std::io::Result<&[u8]> {
-        use std::io::Read;
-        if self.hi - self.lo < n && !self.eof {
-            self.buf.copy_within(self.lo..self.hi, 0);
-            self.hi -= self.lo;
-            self.lo = 0;
-            if self.buf.len() < n {
-                self.buf.resize(n.max(Self::SIZE), 0);
-            }
-            while self.hi < n {
-                match self.file.read(&mut self.buf[self.hi..]) {
-                    Ok(0) => {
-                        self.eof = true;
-                        break;
-                    }
-                    Ok(k) => self.hi += k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Ok(&self.buf[self.lo..self.hi])
-    }
-
-    /// How many bytes the window holds now.
-    fn available(&self) -> usize {
-        self.hi - self.lo
-    }
-
-    /// Moves past `n` bytes of the window (no more than it holds).
-    fn consume(&mut self, n: usize) {
-        debug_assert!(n <= self.available());
-        self.lo += n;
-    }
-}
-
-/// Finds the cached root tree of the index read by `chunks` (see [`cached_root_tree`]):
-/// `None` when the index has none, or is not one this can read.
-fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<Option<ObjectId>> {
-    let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"));
-    // The longest entry path stored with its length; longer ones end at their NUL.
-    const NAME_MAX: usize = 0x0fff;
-    let header = chunks.window(12)?;
-    if header.len() < 12 || &header[..4] != b"DIRC" {
-        return Ok(None);
-    }
-    let (version, entries) = (be32(header, 4), be32(header, 8));
-    if !(2..=4).contains(&version) {
-        return Ok(None);
-    }
-    chunks.consume(12);
-    for _ in 0..entries {
-        let w = chunks.window(64 + NAME_MAX + 8)?;
-        if w.len() < 62 {
-            return Ok(None);
-        }
-        let flags = u16::from_be_bytes([w[60], w[61]]);
-        let name = if flags & 0x4000 != 0 { 64 } else { 62 };
-        let size = if version == 4 {
-            // A varint (bytes of the previous path to drop), then the rest of the path up to NUL.
-            let Some(varint) = w
-                .get(name..)
-                .and_then(|r| r.iter().position(|b| b & 0x80 == 0))
-            else {
-                return Ok(None);
-            };
-            let rest = name + varint + 1;
-            match position_of_nul(chunks, rest)? {
-                Some(nul) => nul + 1,
-                None => return Ok(None),
-            }
-        } else {
-            let name_len = match usize::from(flags & 0x0fff) {
-                NAME_MAX => match position_of_nul(chunks, name)? {
-                    Some(nul) => nul - name,
-                    None => return Ok(None),
-                },
-                n => n,
-            };
-            // Entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
-            (name + name_len + 8) & !7
-        };
-        if size > chunks.available() {
-            return Ok(None);
-        }
-        chunks.consume(size);
-    }
-    let hash_len = hash.len_in_bytes();
-    loop {
-        let w = chunks.window(8 + hash_len)?;
-        if w.len() < 8 + hash_len {
-            return Ok(None);
-        }
-        let (signature, len) = ([w[0], w[1], w[2], w[3]], be32(w, 4) as usize);
-        chunks.consume(8);
-        match &signature {
-            b"TREE" => {
-                let body = chunks.window(len)?;
-                return Ok(body.get(..len).and_then(|b| parse_tree_root(b, hash)));
-            }
-            // A split index: the entries live in another file; let gix put it together.
-            b"link" => return Ok(None),
-            _ => {
-                // Skipped in windows of at most a chunk: an extension can be large.
-                let mut left = len;
-                while left > 0 {
-                    let step = chunks.window(left.min(Chunks::SIZE))?.len().min(left);
-                    if step == 0 {
-                        return Ok(None);
-                    }
-                    chunks.consume(step);
-                    left -= step;
-                }
-            }
-        }
-    }
-}
-
-/// The offset of the first NUL at or after `from` in the window, growing it as needed.
-fn position_of_nul(chunks: &mut Chunks, from: usize) -> std::io::Result<Option<usize>> {
-    let mut want = from + 256;
-    loop {
-        let w = chunks.window(want)?;
-        if let Some(i) = w.get(from..).and_then(|r| r.iter().position(|&b| b == 0)) {
-            return Ok(Some(from + i));
-        }
-        if w.len() < want {
-            return Ok(None);
-        }
-        want *= 2;
-    }
-}
-
-/// Parses the first record of a `TREE` extension body: `<name>\0<entry count> <subtrees>\n<id>`.
-fn parse_tree_root(body: &[u8], hash: gix::hash::Kind) -> Option<ObjectId> {
-    let nul = body.iter().position(|&b| b == 0)?;
-    if nul != 0 {
-        return None;
-    }
-    let nl = nul + body[nul..].iter().position(|&b| b == b'\n')?;
-    let counts = std::str::from_utf8(&body[nul + 1..nl]).ok()?;
-    let (count, _) = counts.split_once(' ')?;
-    if count.parse::<i64>().ok()? < 0 {
-        return None;
-    }
-    let id = body.get(nl + 1..nl + 1 + hash.len_in_bytes())?;
-    ObjectId::try_from(id).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cached_root_tree;
-
-    /// An index cut short (a disk full, a copy in progress) has no cached tree: the
-    /// caller falls back to gix, which reports the damage.
-    #[test]
-    fn a_truncated_index_has_no_cached_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("index");
-        let mut entry = vec![0u8; 62];
-        entry[61] = 100; // a 100-byte path, of which only 5 bytes are there
-        for cut in [4, 12, 40, 62, 67] {
-            let mut bytes = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
-            bytes.extend_from_slice(&entry);
-            bytes.extend_from_slice(b"short");
-            bytes.truncate(cut);
-            std::fs::write(&path, &bytes).unwrap();
-            let found = cached_root_tree(&path, gix::hash::Kind::Sha1).unwrap();
-            assert_eq!(found, None, "cut at {cut}");
         }
     }
 }

@@ -178,3 +178,30 @@ fn is_lock_contention(err: &gix::Error) -> bool {
     let text = format!("{err:?}");
     text.contains("lock") && (text.contains("exist") || text.contains("Lock"))
 }
+
+/// Returns the ids the reflog of `name` moved the ref to, in the entries whose message
+/// starts with `message_prefix` (`commit` for what `git commit` made); oldest first,
+/// empty when the ref or its log does not exist.
+pub fn reflog_ids(repo: &Repo, name: &str, message_prefix: &str) -> Result<Vec<ObjectId>> {
+    let err = |e| Error::repo(format!("could not read the reflog of '{name}'"), e);
+    let Some(reference) = repo.inner.try_find_reference(name).map_err(err)? else {
+        return Ok(Vec::new());
+    };
+    let mut log = reference.log_iter();
+    let Some(lines) = log
+        .all()
+        .map_err(|e| Error::repo(format!("could not read the reflog of '{name}'"), e))?
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(lines
+        .flatten()
+        .filter(|line| line.message.starts_with(message_prefix.as_bytes()))
+        .map(|line| line.new_oid())
+        .collect())
+}
+
+/// Whether `name` is a full ref name git accepts (`refs/heads/main`; no `..`, no `.lock`, …).
+pub fn is_valid_name(name: &str) -> bool {
+    gix::validate::reference::name(gix::bstr::BStr::new(name.as_bytes())).is_ok()
+}

@@ -1,7 +1,7 @@
 //! Ignored files of a worktree: how many and how large, so a command that deletes
 //! them with the worktree can say so first (they are never saved in an attempt).
 
-use crate::error::{Error, Result};
+use crate::error::{Context, Error, Result};
 use crate::git::Repo;
 use gix::bstr::ByteSlice;
 use std::path::Path;
@@ -20,9 +20,9 @@ pub fn count(wt: &Repo) -> Result<Ignored> {
     use gix::dir::walk::EmissionMode;
     let workdir = wt.require_workdir()?.to_path_buf();
     let err = |e| Error::repo("could not list the ignored files", e);
-    let index_path = crate::git::index::staged::index_path(wt);
+    let index_path = wt.index_path();
     let index = if index_path.exists() {
-        crate::git::index::staged::open_index(wt, &index_path)?
+        crate::git::index::file::open_index(wt, &index_path)?
     } else {
         gix::index::File::from_state(
             gix::index::State::new(wt.inner.object_hash()),
@@ -53,20 +53,62 @@ pub fn count(wt: &Repo) -> Result<Ignored> {
     Ok(out)
 }
 
-/// Adds the file at `path`, or every file below the directory at `path`.
+/// Adds the file at `path`, or every file below the directory at `path` (links are not followed).
 fn add(path: &Path, out: &mut Ignored) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return;
-    };
-    if !meta.is_dir() {
-        out.files += 1;
-        out.bytes += meta.len();
-        return;
+    for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        if let Ok(meta) = entry.metadata() {
+            out.files += 1;
+            out.bytes += meta.len();
+        }
     }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return;
-    };
-    for e in entries.flatten() {
-        add(&e.path(), out);
-    }
+}
+
+/// Returns the path relative to `root` (with `/` separators) of every file and link
+/// below the directory `dir`; links are not followed, unreadable directories are skipped.
+pub fn files_below(root: &Path, dir: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(root).ok()?;
+            Some(rel.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+/// Returns the ignored files and (collapsed) directories of the worktree `repo` runs in,
+/// as repository paths in path order (what `start --include` may copy).
+pub fn entries(repo: &Repo) -> Result<Vec<String>> {
+    let index = repo
+        .inner
+        .index_or_empty()
+        .context(|| "could not read the index".into())?;
+    let options = repo
+        .inner
+        .dirwalk_options()
+        .context(|| "could not prepare a directory walk".into())?
+        .emit_ignored(Some(gix::dir::walk::EmissionMode::CollapseDirectory))
+        .emit_untracked(gix::dir::walk::EmissionMode::Matching);
+    let mut collect = gix::dir::walk::delegate::Collect::default();
+    repo.inner
+        .dirwalk(
+            &index,
+            None::<&str>,
+            crate::git::interrupt::flag(),
+            options,
+            &mut collect,
+        )
+        .context(|| "could not walk the worktree for ignored files".into())?;
+    Ok(collect
+        .into_entries_by_path()
+        .into_iter()
+        .filter(|(e, _)| matches!(e.status, gix::dir::entry::Status::Ignored(_)))
+        .map(|(e, _)| e.rela_path.to_string())
+        .filter(|p| !p.is_empty())
+        .collect())
 }
