@@ -3,7 +3,7 @@
 use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::judge::shell_quote;
-use crate::integrate::{self, Landed, Options, Outcome, Refusal, Strategy};
+use crate::merge::{self, Landed, Options, Outcome, Refusal, Strategy};
 use crate::output::{escape, Out, Palette, Report};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
@@ -402,7 +402,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         message: args.message.clone(),
         stream_checks: ctx.out.progress_enabled(),
     };
-    match integrate::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
+    match merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
         Outcome::Landed(landed) => emit(
             ctx,
             &MergeReport {

@@ -2,7 +2,7 @@
 
 use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::integrate::sync::{self, Stopped, Synced};
+use crate::sync::{self, Stopped, Synced};
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;

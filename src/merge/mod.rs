@@ -48,7 +48,6 @@
 
 mod lock;
 mod message;
-pub mod sync;
 
 use lock::BranchLock;
 pub use message::squash_message;
