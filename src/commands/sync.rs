@@ -2,8 +2,8 @@
 
 use crate::app::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::sync::{self, Stopped, Synced};
 use crate::output::{escape, Out, Report};
+use crate::sync::{self, Stopped, Synced};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
 
