@@ -234,6 +234,13 @@ pub enum Outcome {
     Landed(Landed),
     /// Nothing landed.
     Refused(Refusal),
+    /// A patch-mode task, accepted in place or not (SPEC §9).
+    Accepted {
+        /// The task id.
+        task: String,
+        /// What accepting it did.
+        accepted: Box<crate::patch::Accepted>,
+    },
 }
 
 /// A task that is about to land.
@@ -251,6 +258,9 @@ struct Pending {
 
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
 pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
+    if let Some(outcome) = accept_patch_task(repo, ids, opts)? {
+        return Ok(outcome);
+    }
     let ready = match select::select(repo, settings, ids, opts)? {
         select::Selection::Answer(outcome) => return Ok(outcome),
         select::Selection::Ready(ready) => ready,
@@ -280,6 +290,35 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
             already,
         },
     )
+}
+
+/// A patch-mode task is accepted in place (SPEC §9): judged, checked, `merged`, snapshot dropped.
+/// Returns `None` when no patch-mode task is named, so the regular merge runs.
+fn accept_patch_task(repo: &Repo, ids: &[TaskId], opts: &Options) -> Result<Option<Outcome>> {
+    let mut patch = None;
+    for id in ids {
+        let rec = crate::record::load_existing(repo, id)?;
+        if rec.state.mode == crate::task::Mode::Patch {
+            patch = Some(rec);
+        }
+    }
+    let Some(rec) = patch else { return Ok(None) };
+    let id = rec.state.task_id();
+    if ids.len() > 1
+        || opts.into.is_some()
+        || opts.strategy != Strategy::Squash
+        || opts.message.is_some()
+    {
+        return Err(Error::input(format!(
+            "task '{id}' works in patch mode: its work is accepted where it is, on its own"
+        ))
+        .hint(format!("accept it alone: git task merge {id}")));
+    }
+    let accepted = crate::patch::accept(repo, &rec, !opts.no_checks)?;
+    Ok(Some(Outcome::Accepted {
+        task: id.to_string(),
+        accepted: Box::new(accepted),
+    }))
 }
 
 /// The landing, judged and checked, ready to move the refs: the target's lock is held.

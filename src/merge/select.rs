@@ -8,7 +8,7 @@ use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::{objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
-use crate::task::{layout, Mode, Status, TaskId};
+use crate::task::{layout, Status, TaskId};
 use std::path::PathBuf;
 
 /// What [`select`] found.
@@ -52,13 +52,8 @@ pub(super) fn select(
         let rec = record::load_existing(repo, id)?;
         match rec.state.status {
             Status::Merged => already.push(earlier_merge(repo, &rec)?),
-            Status::Active | Status::Dropped => {
-                if rec.state.mode == Mode::Patch {
-                    return Err(Error::input(format!("task '{id}' works in patch mode; accepting patch-mode work is not available in this build"))
-                        .hint(format!("see 'git task status {id}'")));
-                }
-                records.push(rec)
-            }
+            // Patch-mode tasks never get here: `merge` accepts them in place first.
+            Status::Active | Status::Dropped => records.push(rec),
             Status::Provisioning => {
                 return Err(Error::input(format!("task '{id}' is still being started"))
                     .hint("wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted"))
