@@ -1,7 +1,7 @@
 //! `git task changes`: the files panel, each changed file with its checkpoint.
 
-use crate::app::Ctx;
 use crate::changes::{self, FileRow};
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;

@@ -1,7 +1,7 @@
 //! `git task start`: create a task with its worktree, branch and contract.
 
-use crate::app::Ctx;
 use crate::attempt::SavedAttempt;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Record;
