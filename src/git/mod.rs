@@ -15,12 +15,6 @@ pub mod refs;
 pub mod status;
 pub mod worktree;
 
-// The merge gate (`src/integrate*`) still names these by their old paths.
-#[doc(hidden)]
-pub use checkout::twoway;
-#[doc(hidden)]
-pub use refs::note;
-
 use crate::error::{Context, Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -139,7 +133,7 @@ pub(crate) fn fallback_identity_used() -> bool {
 /// An open repository, seen from one worktree (or from inside a hook).
 pub struct Repo {
     /// The gix handle: only `git/` uses it.
-    pub(crate) inner: gix::Repository,
+    inner: gix::Repository,
     common_dir: PathBuf,
     /// Looked at once per process (`list` asks for every worktree).
     ignore_files: std::cell::OnceCell<status::dirty::IgnoreFiles>,
@@ -242,6 +236,11 @@ impl Repo {
     /// Returns the worktree this process runs in, if any.
     pub fn workdir(&self) -> Option<&Path> {
         self.inner.workdir()
+    }
+
+    /// Returns whether the repository is bare (no worktree).
+    pub fn is_bare(&self) -> bool {
+        self.inner.is_bare()
     }
 
     /// Returns the worktree or an error saying a bare repository cannot do this.

@@ -1,6 +1,7 @@
 //! The texts a merge writes: commit messages with the `Task-Id` trailer, and the note.
 
-use super::{short, ChecksRun, Strategy};
+use super::select::short;
+use super::{ChecksRun, Strategy};
 use crate::checks::Outcome as CheckOutcome;
 use crate::git::merge::CommitInfo;
 use crate::git::Repo;
@@ -65,13 +66,7 @@ pub(super) fn note_text(
     target: &str,
     checks: Option<&ChecksRun>,
 ) -> String {
-    let digest = gix::objs::compute_hash(
-        repo.inner.object_hash(),
-        gix::object::Kind::Blob,
-        rec.contract_text.as_bytes(),
-    )
-    .map(|id| id.to_string())
-    .unwrap_or_default();
+    let digest = crate::git::objects::hash_blob(repo, rec.contract_text.as_bytes()).to_string();
     let mut text = format!(
         "git-task: merged\nTask: {}\nEvent: merged\nMode: {strategy}\nInto: {}\nContract: {digest}\n",
         rec.state.id,
