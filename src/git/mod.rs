@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod index;
+pub mod journal;
 pub mod merge;
 pub mod objects;
 pub mod pathsafe;
@@ -29,8 +30,8 @@ pub mod bstr {
 
 /// Repository paths (git's bytes, `/`-separated) and paths on disk.
 pub mod path {
-    use super::bstr::BStr;
     use crate::error::{Error, Result};
+    use crate::git::bstr::BStr;
     use std::path::Path;
 
     /// A repository path as a relative path on disk.

@@ -82,7 +82,7 @@ pub fn edit_tree(repo: &Repo, tree: ObjectId, edits: &[TreeEdit<'_>]) -> Result<
             {
                 return Err(crate::git::pathsafe::refusal(&bad, &format!("tree {tree}")));
             }
-            Err(crate::Error::repo("could not write a tree", e))
+            Err(crate::error::Error::repo("could not write a tree", e))
         }
     }
 }
@@ -296,7 +296,7 @@ pub fn count_between(repo: &Repo, hidden: ObjectId, tip: ObjectId) -> Result<usi
         .context(|| format!("could not walk {hidden}..{tip}"))?;
     let mut n = 0;
     for info in walk {
-        info.map_err(|e| crate::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        info.map_err(|e| crate::error::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
         n += 1;
     }
     Ok(n)
@@ -368,8 +368,8 @@ pub fn commits_between(
         .context(|| format!("could not walk {hidden}..{tip}"))?;
     let mut out = Vec::new();
     for info in walk {
-        let info =
-            info.map_err(|e| crate::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        let info = info
+            .map_err(|e| crate::error::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
         out.push((info.id, info.parent_ids.iter().copied().collect()));
     }
     Ok(out)

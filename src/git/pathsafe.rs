@@ -84,8 +84,8 @@ pub fn display(path: &[u8]) -> String {
 }
 
 /// The error for an unsafe path found where files are about to be written (exit 1, kind `unsafe_path`).
-pub fn refusal(path: &str, what: &str) -> crate::Error {
-    crate::Error::negative(format!(
+pub fn refusal(path: &str, what: &str) -> crate::error::Error {
+    crate::error::Error::negative(format!(
         "unsafe_path: refusing to write '{}' from {what}: a path component that git refuses (., .., .git, an empty one)",
         display(path.as_bytes())
     ))
@@ -116,7 +116,7 @@ pub fn check_write(workdir: &std::path::Path, path: &str, what: &str) -> Result<
         match std::fs::symlink_metadata(&dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
-                return Err(crate::Error::negative(format!(
+                return Err(crate::error::Error::negative(format!(
                     "refusing to write '{}' from {what}: '{}' is not a directory (a symlink would lead elsewhere)",
                     display(path.as_bytes()),
                     display(dir.strip_prefix(workdir).unwrap_or(&dir).to_string_lossy().as_bytes())

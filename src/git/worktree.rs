@@ -237,9 +237,7 @@ impl Aside {
     /// background process can start); an error says what could not be deleted.
     pub fn start_delete(&mut self) -> Result<()> {
         match self.0.take() {
-            Some(aside) if !crate::checks::delete_in_background(&aside) => {
-                delete_moved_aside(&aside)
-            }
+            Some(aside) if !delete_in_background(&aside) => delete_moved_aside(&aside),
             _ => Ok(()),
         }
     }
@@ -324,7 +322,7 @@ pub fn is_leftover_removal(name: &str) -> bool {
 
 /// Returns whether a delete is working on the moved-aside directory at `path`: the
 /// background delete holds an exclusive `flock` on it until it exits
-/// ([`crate::checks::delete_in_background`]).
+/// ([`delete_in_background`]).
 pub fn deletion_in_progress(path: &Path) -> bool {
     #[cfg(unix)]
     {
@@ -414,6 +412,57 @@ pub fn delete_dir_shared(path: &Path) -> Result<()> {
             }
         }
     }
+}
+
+/// Starts deleting `path` (a directory moved aside) in a detached background process:
+/// git-task's own `delete-aside`, in a process group of its own from the moment it is
+/// spawned, which then leaves the terminal's session and lowers its priority, so
+/// neither closing the terminal nor the user's next command stops or competes with
+/// it. Returns false if that could not start.
+///
+/// The child inherits an exclusive `flock` on the directory, taken here before it
+/// is spawned, and holds it until it exits: `sweep` tells a delete in progress
+/// from one that died by that lock ([`deletion_in_progress`]),
+/// with no window between this process ending and the child starting.
+fn delete_in_background(path: &Path) -> bool {
+    use std::process::{Command, Stdio};
+    if !cfg!(unix) {
+        return false;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    #[cfg(unix)]
+    let _lock = {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        if rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            // Another delete holds it already.
+            return true;
+        }
+        // Inherited by the child (and only by it: closed here once it is spawned).
+        if rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).is_err() {
+            return false;
+        }
+        dir
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(["delete-aside", "--"])
+        .arg(path)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for var in crate::git::LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn().is_ok()
 }
 
 /// Returns the repository opened again from the main worktree (or the common dir) when `repo`

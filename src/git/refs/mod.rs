@@ -104,7 +104,7 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
     }
     let names: Vec<String> = updates.iter().map(|u| u.name.clone()).collect();
     // The lock files this transaction takes, journaled so that a kill -9 mid-transaction
-    // does not leave them to block every later update of these refs (`task::recover`).
+    // does not leave them to block every later update of these refs (`git::journal`).
     let mut locks: Vec<std::path::PathBuf> = names
         .iter()
         .map(|n| repo.common_dir().join(format!("{n}.lock")))
@@ -113,7 +113,7 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         locks.push(repo.common_dir().join("packed-refs.lock"));
     }
     let _journal =
-        crate::task::recover::Journal::begin(repo, crate::task::recover::Step::RefLocks { locks })
+        crate::git::journal::Journal::begin(repo, crate::git::journal::Step::RefLocks { locks })
             .ok();
     let mut edits = Vec::with_capacity(updates.len());
     for u in updates {
