@@ -206,34 +206,7 @@ fn restore_file(
         None => remove(&full),
         Some((EntryKind::Commit | EntryKind::Tree, _)) => Ok(()),
         Some((kind, id)) => {
-            let blob = objects::read_blob(repo, id)
-                .context(|| format!("could not read '{path}' from HEAD"))?;
-            remove(&full)?;
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent)
-                    .context(|| format!("could not create the directory of '{path}'"))?;
-            }
-            if kind == EntryKind::Link {
-                #[cfg(unix)]
-                {
-                    let target = String::from_utf8_lossy(&blob).into_owned();
-                    return std::os::unix::fs::symlink(target, &full)
-                        .context(|| format!("could not restore link '{path}'"));
-                }
-            }
-            std::fs::write(&full, &blob).context(|| format!("could not restore '{path}'"))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = if kind == EntryKind::BlobExecutable {
-                    0o755
-                } else {
-                    0o644
-                };
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))
-                    .context(|| format!("could not restore '{path}'"))?;
-            }
-            Ok(())
+            crate::git::checkout::write_entry(repo, workdir, Path::new(path), kind, id)
         }
     }
 }

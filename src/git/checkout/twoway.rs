@@ -43,6 +43,7 @@
 //! survives. A freshly written file is racily clean (its mtime is not before
 //! the index's), so git and gix re-hash it once rather than trust its stat.
 
+use super::{delete, remove_empty_parents, temp_name, write_temp};
 use crate::error::{Context, Error, Result};
 use crate::git::diff::{tree_to_tree, ChangedPath};
 use crate::git::{objects, ObjectId, Repo};
@@ -180,7 +181,7 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     for step in steps.iter().filter(|s| s.change.new.is_some()) {
         let (kind, id) = step.change.new.expect("filtered");
-        match write_temp(repo, worktree, &step.change.path, kind, id) {
+        match write_temp(repo, worktree, Path::new(&step.change.path), kind, id) {
             Ok(pair) => staged.push(pair),
             Err(_) => {
                 discard(worktree, &staged);
@@ -192,7 +193,7 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     }
     // 2. Deletions, with the directories they leave empty; 3. the new files into place.
     for step in steps.iter().filter(|s| s.change.new.is_none()) {
-        if let Err(e) = delete(worktree, &step.change.path) {
+        if let Err(e) = delete(worktree, Path::new(&step.change.path)) {
             discard(worktree, &staged);
             return Err(e);
         }
@@ -293,15 +294,6 @@ fn on_disk(repo: &Repo, full: &Path) -> Option<(EntryKind, ObjectId)> {
     Some((kind, id))
 }
 
-/// Returns the temporary name [`update`] (and `inplace`) give a file of process `pid` next to `full`.
-pub fn temp_name(full: &Path, pid: u32) -> PathBuf {
-    let name = full
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    full.with_file_name(format!(".{name}.git-task-{pid}.tmp"))
-}
-
 /// Finishes a move of the worktree at `worktree` from commit `from` to commit `to`
 /// that process `pid` (gone: killed) left half done, or undoes it (`from`/`to` swapped).
 ///
@@ -376,7 +368,7 @@ pub fn settle(
                 if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
                     continue;
                 }
-                let (tmp, full) = write_temp(repo, worktree, &c.path, kind, id)?;
+                let (tmp, full) = write_temp(repo, worktree, Path::new(&c.path), kind, id)?;
                 if let Err(e) = std::fs::rename(&tmp, &full) {
                     let _ = std::fs::remove_file(&tmp);
                     return Err(Error::repo(
@@ -385,7 +377,7 @@ pub fn settle(
                     ));
                 }
             }
-            None => delete(worktree, &c.path)?,
+            None => delete(worktree, Path::new(&c.path))?,
         }
         written.push(c.path.clone());
     }
@@ -785,100 +777,12 @@ fn invalidate(root: &mut gix::index::extension::Tree, path: &str) {
     }
 }
 
-/// Writes the content of blob `id` next to `path` under a temporary name; returns (temporary, final) paths.
-fn write_temp(
-    repo: &Repo,
-    workdir: &Path,
-    path: &str,
-    kind: EntryKind,
-    id: ObjectId,
-) -> Result<(PathBuf, PathBuf)> {
-    let full = workdir.join(path);
-    if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent)
-            .context(|| format!("could not create the directory of '{path}'"))?;
-    }
-    let blob = repo
-        .inner
-        .find_blob(id)
-        .context(|| format!("could not read the content of '{path}'"))?;
-    let tmp = temp_name(&full, std::process::id());
-    if kind == EntryKind::Link {
-        let target = gix::path::from_bstr(BStr::new(&blob.data))
-            .map_err(|e| Error::repo(format!("could not read the target of '{path}'"), e))?
-            .into_owned();
-        symlink(&target, &tmp).context(|| format!("could not create the link '{path}'"))?;
-    } else {
-        write_file(&tmp, &blob.data, kind == EntryKind::BlobExecutable)
-            .context(|| format!("could not write '{path}'"))?;
-    }
-    Ok((tmp, full))
-}
-
-#[cfg(unix)]
-fn write_file(path: &Path, data: &[u8], executable: bool) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // Like git: 0777 or 0666, less the umask.
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(if executable { 0o777 } else { 0o666 })
-        .open(path)?;
-    let written = file.write_all(data);
-    if written.is_err() {
-        let _ = std::fs::remove_file(path);
-    }
-    written
-}
-
-#[cfg(not(unix))]
-fn write_file(path: &Path, data: &[u8], _executable: bool) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(data)
-}
-
-#[cfg(unix)]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
-}
-
-#[cfg(not(unix))]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    write_file(link, gix::path::into_bstr(target).as_ref(), false)
-}
-
 /// Removes temporary files written by [`write_temp`] and the directories made for them.
 fn discard(workdir: &Path, staged: &[(PathBuf, PathBuf)]) {
     for (tmp, _) in staged {
         let _ = std::fs::remove_file(tmp);
         remove_empty_parents(workdir, tmp);
     }
-}
-
-/// Removes the directories above `full` that are empty, up to (not including) `workdir`.
-fn remove_empty_parents(workdir: &Path, full: &Path) {
-    let mut dir = full.parent();
-    while let Some(d) = dir {
-        if d == workdir || !d.starts_with(workdir) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-}
-
-/// Deletes the file at `path` (already gone is fine) and the directories it leaves empty.
-fn delete(workdir: &Path, path: &str) -> Result<()> {
-    let full = workdir.join(path);
-    match std::fs::remove_file(&full) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::repo(format!("could not delete '{path}'"), e)),
-    }
-    remove_empty_parents(workdir, &full);
-    Ok(())
 }
 
 #[cfg(test)]
