@@ -65,7 +65,6 @@ impl Journal {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
         let path = dir.join(format!("{pid}.{n}.json"));
-        let tmp = dir.join(format!(".{pid}.{n}.json.tmp"));
         let entry = Entry {
             pid,
             created: now(),
@@ -73,8 +72,7 @@ impl Journal {
         };
         let text = serde_json::to_vec(&entry).expect("a journal entry serializes");
         std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&tmp, text))
-            .and_then(|()| std::fs::rename(&tmp, &path))
+            .and_then(|()| crate::git::fs::write_atomically(&path, &text))
             .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
         Ok(Journal(Some(path)))
     }

@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod cli;
 pub mod config;
 pub mod diff;
+pub mod fs;
 pub mod index;
 pub mod journal;
 pub mod merge;

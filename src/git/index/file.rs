@@ -116,22 +116,12 @@ pub fn set_index_entries(
         index.sort_entries();
     }
     index.remove_tree();
-    let tmp = index_path.with_file_name(format!("index.git-task-{}.tmp", std::process::id()));
-    let result = (|| -> Result<()> {
-        let file = std::fs::File::create(&tmp)
-            .context(|| format!("could not write '{}'", tmp.display()))?;
+    crate::git::fs::replace_file(index_path, None, |file| {
         let mut out = std::io::BufWriter::new(file);
         index
             .write_to(&mut out, gix::index::write::Options::default())
-            .map_err(|e| Error::repo(format!("could not write '{}'", tmp.display()), e))?;
-        use std::io::Write;
-        out.flush()
-            .context(|| format!("could not write '{}'", tmp.display()))?;
-        std::fs::rename(&tmp, index_path)
-            .context(|| format!("could not replace '{}'", index_path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+            .map_err(std::io::Error::other)?;
+        std::io::Write::flush(&mut out)
+    })
+    .context(|| format!("could not replace '{}'", index_path.display()))
 }

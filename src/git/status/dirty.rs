@@ -570,10 +570,7 @@ impl Memo {
         }
         // Best effort: a memo that cannot be written only costs speed next time.
         // Written aside and renamed, so a concurrent look never reads half of it.
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let _ = crate::git::fs::write_atomically(path, &bytes);
     }
 }
 

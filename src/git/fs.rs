@@ -1,0 +1,86 @@
+//! File-system helpers under both the adapter and the core: replacing a file whole
+//! (git's lockfile idea: a reader sees the old content or the new, never half).
+
+use std::io::Write;
+use std::path::Path;
+
+/// Replaces the file at `path` with what `write` writes: into a temporary file beside
+/// it (`.<name>.<random>.tmp`, `tempfile`), then renamed over `path`. The temporary file
+/// is created `0666` less the umask, as `std::fs::write` and git create files, unless
+/// `mode` names the exact mode it gets; it is removed when anything fails.
+pub fn replace_file(
+    path: &Path,
+    mode: Option<u32>,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    write(tmp.as_file_mut())?;
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Replaces the file at `path` with `bytes` ([`replace_file`]).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, None, |file| file.write_all(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file is replaced whole, keeps git's default mode, and no temporary file is left.
+    #[test]
+    fn replaces_whole_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("state")]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            let reference = dir.path().join("made-by-std");
+            std::fs::write(&reference, "").unwrap();
+            assert_eq!(
+                mode(&path),
+                mode(&reference),
+                "the mode std::fs::write gives"
+            );
+            std::fs::remove_file(&reference).unwrap();
+            replace_file(&path, Some(0o755), |f| f.write_all(b"#!/bin/sh\n")).unwrap();
+            assert_eq!(mode(&path), 0o755);
+        }
+        // A failed write leaves the old content and no temporary file.
+        let failed = replace_file(&path, None, |_| Err(std::io::Error::other("full")));
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"#!/bin/sh\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
