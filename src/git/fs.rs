@@ -1,8 +1,27 @@
 //! File-system helpers under both the adapter and the core: replacing a file whole
-//! (git's lockfile idea: a reader sees the old content or the new, never half).
+//! (git's lockfile idea: a reader sees the old content or the new, never half), and
+//! where git looks for a user's files (`~/`, `$XDG_CONFIG_HOME/git/`).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Expands a leading `~/` to the home directory, as git does for path-valued settings
+/// (`core.hooksPath`, `task.worktreeDir`); other paths are returned as given. The home
+/// directory is gix's (`$HOME`, else the system's idea of it).
+pub fn expand_home(path: &str) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => gix::path::env::home_dir().unwrap_or_default().join(rest),
+        None => PathBuf::from(path),
+    }
+}
+
+/// Returns git's per-user file `name` (`ignore`, `attributes`): `$XDG_CONFIG_HOME/git/<name>`,
+/// else `~/.config/git/<name>`; an empty variable counts as unset, as in git.
+pub fn xdg_git_file(name: &str) -> Option<PathBuf> {
+    gix::path::env::xdg_config(name, &mut |var| {
+        gix::path::env::var(var).filter(|v| !v.is_empty())
+    })
+}
 
 /// Replaces the file at `path` with what `write` writes: into a temporary file beside
 /// it (`.<name>.<random>.tmp`, `tempfile`), then renamed over `path`. The temporary file

@@ -493,6 +493,12 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Returns `path` with symlinks resolved, or only normalised ([`normalize`]) when it
+/// cannot be resolved (it does not exist): for comparing two paths to one directory.
+pub fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| normalize(path))
+}
+
 /// Returns `path` made absolute against the process's current directory, normalised.
 pub fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
@@ -536,8 +542,7 @@ pub fn cwd_inside(path: &Path) -> bool {
     let Ok(cwd) = std::env::current_dir() else {
         return false;
     };
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
-    canon(&cwd).starts_with(canon(path))
+    canonical(&cwd).starts_with(canonical(path))
 }
 
 /// Moves the process out of `path` into `to` when its current directory is inside `path`

@@ -469,8 +469,7 @@ fn delete_in_background(path: &Path) -> bool {
 /// was opened through `linked`'s administrative directory: deleting that worktree takes the
 /// paths `repo` reads objects and refs through with it.
 pub fn reopen_outside(repo: &Repo, linked: &Linked) -> Result<Option<Repo>> {
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
-    if canon(repo.git_dir()) != canon(&linked.git_dir) {
+    if crate::git::canonical(repo.git_dir()) != crate::git::canonical(&linked.git_dir) {
         return Ok(None);
     }
     open_at(&repo.main_worktree()?).map(Some)

@@ -959,3 +959,23 @@ fn the_worktree_index_has_the_cache_tree_git_would_write() {
     }
     repo.fsck();
 }
+
+/// `task.worktreeDir` and `core.hooksPath` starting with `~/` are below the home directory, as git expands them.
+#[test]
+fn a_worktree_dir_and_hooks_path_under_home_are_expanded() {
+    let repo = TestRepo::new();
+    let home = repo.base().join("home");
+    repo.git(repo.root(), &["config", "task.worktreeDir", "~/trees"]);
+    let j = repo.task_root(&["start", "tilde", "--json"]).ok().json();
+    assert_eq!(
+        PathBuf::from(j["worktree"].as_str().unwrap()),
+        home.join("trees/tilde")
+    );
+    repo.git(repo.root(), &["config", "core.hooksPath", "~/hooks"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    assert!(home.join("hooks/pre-commit").is_file());
+    // git looks for hooks there too.
+    let wt = home.join("trees/tilde");
+    let hooks = repo.git(&wt, &["rev-parse", "--git-path", "hooks"]);
+    assert_eq!(PathBuf::from(hooks), home.join("hooks"));
+}

@@ -535,14 +535,7 @@ fn unsupported_setup(
         repo.common_dir().join("info").join("attributes"),
         PathBuf::from("/etc/gitattributes"),
     ];
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(xdg) => files.push(PathBuf::from(xdg).join("git").join("attributes")),
-        None => {
-            if let Some(home) = std::env::var_os("HOME") {
-                files.push(PathBuf::from(home).join(".config/git/attributes"));
-            }
-        }
-    }
+    files.extend(crate::git::fs::xdg_git_file("attributes"));
     let workdir = wt.require_workdir()?;
     let mut dirs = BTreeSet::new();
     for c in changes {

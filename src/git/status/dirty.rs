@@ -677,13 +677,7 @@ impl IgnoreFiles {
     /// The ignore files of the repository whose common git dir is `common_dir`, with `excludes_file`
     /// the configured `core.excludesFile` if any.
     pub fn new(common_dir: &Path, excludes_file: Option<PathBuf>) -> IgnoreFiles {
-        let default = || {
-            std::env::var_os("XDG_CONFIG_HOME")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-                .map(|d| d.join("git").join("ignore"))
-        };
+        let default = || crate::git::fs::xdg_git_file("ignore");
         let mut files = vec![common_dir.join("info").join("exclude")];
         files.extend(excludes_file.or_else(default));
         let fingerprint = files.iter().fold(0u64, |sum, file| {
