@@ -750,13 +750,80 @@ impl DotGit {
     }
 }
 
-/// The directory a `.git` file's `gitdir:` line names, relative ones against the worktree at `path`.
+/// The directory a `.git` file's `gitdir: ` line names, relative ones against the worktree at
+/// `path`; as git reads it (`read_gitfile_gently`: that exact prefix, line ends trimmed).
 fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
     let text = std::str::from_utf8(text).ok()?;
-    let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    let dir = text
+        .strip_prefix("gitdir: ")?
+        .trim_end_matches(['\n', '\r']);
+    if dir.is_empty() {
+        return None;
+    }
+    let dir = PathBuf::from(dir);
     Some(if dir.is_relative() {
         crate::git::normalize(&path.join(dir))
     } else {
         dir
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DotGit;
+    use std::path::Path;
+
+    /// What gix's discovery makes of the `.git` at `worktree` (the oracle for [`DotGit`]).
+    fn gix_reads(worktree: &Path) -> Option<std::path::PathBuf> {
+        let dot_git = worktree.join(".git");
+        if dot_git.is_dir() {
+            return Some(dot_git);
+        }
+        gix::discover::path::from_gitdir_file(&dot_git).ok()
+    }
+
+    /// `DotGit` (one `read` on `list`'s path) agrees with gix's reading of `.git` files:
+    /// absolute and relative `gitdir:` lines, CRLF and extra blanks, a `.git` directory, none.
+    #[test]
+    fn dot_git_reads_what_gix_discovery_reads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let admin = root.join("repo/.git/worktrees/t");
+        std::fs::create_dir_all(&admin).unwrap();
+        let cases = [
+            ("abs", format!("gitdir: {}\n", admin.display())),
+            ("crlf", format!("gitdir: {}\r\n", admin.display())),
+            ("rel", "gitdir: ../repo/.git/worktrees/t\n".to_owned()),
+            ("rel-dot", "gitdir: ./../repo/.git/worktrees/t\n".to_owned()),
+        ];
+        for (name, text) in cases {
+            let wt = root.join(name);
+            std::fs::create_dir_all(&wt).unwrap();
+            std::fs::write(wt.join(".git"), text).unwrap();
+            let ours = DotGit::read(&wt);
+            assert!(ours.exists, "{name}");
+            let want = gix_reads(&wt).expect("gix reads it");
+            assert_eq!(
+                ours.git_dir().map(|p| p.canonicalize().unwrap()),
+                Some(want.canonicalize().unwrap()),
+                "{name}"
+            );
+        }
+        let main = root.join("repo");
+        let ours = DotGit::read(&main);
+        assert!(ours.exists);
+        assert_eq!(ours.git_dir(), gix_reads(&main).as_deref());
+        let none = root.join("none");
+        std::fs::create_dir_all(&none).unwrap();
+        let ours = DotGit::read(&none);
+        assert!(!ours.exists && ours.git_dir().is_none());
+        assert!(gix_reads(&none).is_none());
+        // A `.git` file without a `gitdir: ` line names nothing, for gix (and git) neither.
+        for garbage in ["garbage\n", "gitdir:/no/space\n", "gitdir: \n", ""] {
+            std::fs::write(none.join(".git"), garbage).unwrap();
+            let ours = DotGit::read(&none);
+            assert!(ours.exists && ours.git_dir().is_none(), "{garbage:?}");
+            assert!(gix_reads(&none).is_none(), "{garbage:?}");
+        }
+    }
 }
