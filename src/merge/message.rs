@@ -2,7 +2,6 @@
 
 use super::select::short;
 use super::{ChecksRun, Strategy};
-use crate::checks::Outcome as CheckOutcome;
 use crate::git::merge::CommitInfo;
 use crate::git::Repo;
 use crate::record::Record;
@@ -90,17 +89,4 @@ pub(super) fn note_text(
         None => text.push_str("Checks: none\n"),
     }
     text
-}
-
-/// The details of a `checks` event.
-pub(super) fn checks_details(run: &ChecksRun) -> serde_json::Value {
-    serde_json::json!({ "skipped": run.skipped, "passed": run.passed, "commands": summarize(&run.commands), "for": "merge" })
-}
-
-/// Check outcomes without their output, for the event log.
-pub(super) fn summarize(outcomes: &[CheckOutcome]) -> serde_json::Value {
-    outcomes
-        .iter()
-        .map(|o| serde_json::json!({ "command": o.command, "code": o.code, "timed_out": o.timed_out, "millis": o.millis }))
-        .collect()
 }

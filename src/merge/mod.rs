@@ -71,7 +71,7 @@ pub use message::squash_message;
 pub use select::full_branch;
 pub use target::{checked_out_at, refuse_overwrite};
 
-use crate::checks::Outcome as CheckOutcome;
+use crate::checks::Run as ChecksRun;
 use crate::config::Settings;
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
@@ -118,17 +118,6 @@ pub struct Options {
     pub message: Option<String>,
     /// Stream the checks' output to stderr as they run (a terminal is watching).
     pub stream_checks: bool,
-}
-
-/// The checks of one task: what ran and how it went.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ChecksRun {
-    /// Whether `--no-checks` skipped them.
-    pub skipped: bool,
-    /// Whether every command that ran succeeded (true when skipped or none).
-    pub passed: bool,
-    /// One entry per command run, in order; stops at the first failure.
-    pub commands: Vec<CheckOutcome>,
 }
 
 /// One task's part of a merge.
