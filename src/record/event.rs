@@ -601,6 +601,22 @@ mod tests {
         assert_eq!(typed, all.iter().map(|s| s.to_string()).collect());
     }
 
+    /// The man page's "Events" section names every event and every field it writes.
+    #[test]
+    fn the_man_page_documents_every_event() {
+        let man = include_str!("../../man/git-task.1").replace("\\-", "-");
+        let start = man
+            .find(".SS Events")
+            .expect("man/git-task.1 has an Events section");
+        let section = &man[start..man[start..].find("\n.SH ").map_or(man.len(), |e| start + e)];
+        for (name, body) in old_entries().iter().filter(|(n, b)| !retired(n, b)) {
+            assert!(section.contains(&format!("\\fB{name}\\fR")), "{name}");
+            for key in body.keys().filter(|k| !HEADER.contains(&k.as_str())) {
+                assert!(section.contains(&format!("\"{key}\"")), "{name}: {key}");
+            }
+        }
+    }
+
     #[test]
     fn an_unknown_event_is_kept_as_stored() {
         let message = "frobnicated\n\n{\"event\":\"frobnicated\",\"how\":{\"deep\":[1,2]},\"state\":{},\"task\":\"a\",\"time\":5}\n";
