@@ -1,6 +1,6 @@
 //! `git task merge`: the gate; lands tasks whose whole diff keeps the contract and whose checks pass.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::judge::shell_quote;
 use crate::merge::{self, Landed, Options, Outcome, Refusal, Strategy};
