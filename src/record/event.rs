@@ -9,6 +9,9 @@
 //! gives back every field as stored. Anything else (an event a newer version wrote, a field an
 //! older version wrote differently) reads as [`Event::Other`] with its fields untouched, so old
 //! and new records always read, and `git task log` shows them as they are.
+//!
+//! Over 500 lines on purpose: this is the whole on-disk schema of the event log, kept in one
+//! file so that a change to any event's fields is one diff; most lines document those fields.
 
 use crate::checks::{Outcome, Run};
 use crate::contract::Violation as Broken;
