@@ -1,8 +1,8 @@
 //! The frozen contract's checks, run on the landing tree in a clean temporary checkout
 //! (SPEC §7.5); a failure is recorded in the task's event log and refuses the merge.
 
-use super::{ChecksRun, Options, Pending, Refusal};
-use crate::checks::How;
+use super::{Options, Pending, Refusal};
+use crate::checks::{How, Run};
 use crate::error::{Error, Result};
 use crate::git::{objects, worktree, ObjectId, Repo};
 use crate::record::event::{Event, Purpose};
@@ -65,10 +65,10 @@ pub(super) fn run_checks_on_landing(
     tree: ObjectId,
     onto: ObjectId,
     opts: &Options,
-) -> Result<(ChecksRun, Option<PathBuf>)> {
+) -> Result<(Run, Option<PathBuf>)> {
     let frozen = rec.frozen_checks();
     if opts.no_checks || frozen.commands.is_empty() {
-        return Ok((ChecksRun::not_run(opts.no_checks), None));
+        return Ok((Run::not_run(opts.no_checks), None));
     }
     let dir = tempfile::Builder::new()
         .prefix(&format!("git-task-check-{}-", rec.state.id))

@@ -1,7 +1,8 @@
 //! The texts a merge writes: commit messages with the `Task-Id` trailer, and the note.
 
 use super::select::short;
-use super::{ChecksRun, Strategy};
+use super::Strategy;
+use crate::checks::Run;
 use crate::git::merge::CommitInfo;
 use crate::git::Repo;
 use crate::record::Record;
@@ -63,7 +64,7 @@ pub(super) fn note_text(
     rec: &Record,
     strategy: Strategy,
     target: &str,
-    checks: Option<&ChecksRun>,
+    checks: Option<&Run>,
 ) -> String {
     let digest = gix::objs::compute_hash(
         repo.inner.object_hash(),

@@ -3,7 +3,8 @@
 //! frozen at start, a worktree off its branch or holding uncommitted work, a path git would
 //! never write anywhere in the task's new history.
 
-use super::{ChecksRun, Landed, Outcome, Pending, Refusal, TaskMerged};
+use super::{Landed, Outcome, Pending, Refusal, TaskMerged};
+use crate::checks::Run;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::{objects, worktree, ObjectId, Repo};
@@ -311,7 +312,7 @@ fn earlier_merge(repo: &Repo, rec: &Record) -> Result<TaskMerged> {
         commits,
         into,
         strategy: serde_json::from_value(mode.into()).unwrap_or_default(),
-        checks: checks.map(|c| ChecksRun {
+        checks: checks.map(|c| Run {
             skipped: c.skipped,
             passed: c.passed,
             commands: Vec::new(),
