@@ -233,7 +233,10 @@ fn the_cheap_ref_reader_agrees_with_git() {
     repo.git(root, &["pack-refs", "--all"]);
     repo.git(root, &["update-ref", "refs/heads/shadowed", &second]);
     repo.git(root, &["update-ref", "refs/tasks/l/record", &second]);
-    repo.git(root, &["symbolic-ref", "refs/heads/alias", "refs/heads/shadowed"]);
+    repo.git(
+        root,
+        &["symbolic-ref", "refs/heads/alias", "refs/heads/shadowed"],
+    );
     repo.git(root, &["update-ref", "refs/worktree/mine", &head]);
     let git_repo = git_task::git::Repo::discover(root).unwrap();
     let reader = git_task::git::refs::read::RefReader::new(&git_repo);
