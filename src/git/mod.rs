@@ -24,6 +24,9 @@ use std::path::{Path, PathBuf};
 /// does instead of copying them (an id is 20 bytes, an entry kind five cases).
 pub use gix::object::tree::EntryKind;
 pub use gix::ObjectId;
+// Path and file helpers every layer uses, kept at their old names.
+pub(crate) use fs::read_small;
+pub use fs::{absolute, canonical, cwd_inside, is_executable, leave_if_inside, normalize};
 /// Byte strings: repository paths are bytes, not UTF-8 (`BString`, `BStr`, `ByteSlice`).
 pub mod bstr {
     pub use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
@@ -435,79 +438,6 @@ impl Repo {
     }
 }
 
-/// Returns whether file metadata has an executable bit (git's `100755` mode); always false off Unix.
-pub fn is_executable(meta: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
-    }
-}
-
-/// Reads a small file with one `open`, one `read` and a `close`.
-///
-/// `std::fs::read` first asks for the file's size and position, and reads once more
-/// to see the end: `list` reads a few small files for each of a thousand tasks. A read
-/// that does not fill the buffer is a regular file's end; a file that does fill it is
-/// read on until a read returns nothing.
-pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut out = vec![0; 4096];
-    let mut len = 0;
-    loop {
-        let n = match file.read(&mut out[len..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        len += n;
-        if n == 0 || len < out.len() {
-            break;
-        }
-        out.resize(out.len() * 2, 0);
-    }
-    out.truncate(len);
-    Ok(out)
-}
-
-/// Removes `.` and `..` components without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// Returns `path` with symlinks resolved, or only normalised ([`normalize`]) when it
-/// cannot be resolved (it does not exist): for comparing two paths to one directory.
-pub fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| normalize(path))
-}
-
-/// Returns `path` made absolute against the process's current directory, normalised.
-pub fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        normalize(path)
-    } else {
-        normalize(&std::env::current_dir().unwrap_or_default().join(path))
-    }
-}
-
 /// Whether a committer name and email are configured (`committer.*` or `user.*`),
 /// not counting git-task's fallback.
 fn has_configured_identity(repo: &gix::Repository) -> bool {
@@ -535,23 +465,4 @@ fn committer_identity(repo: &gix::Repository) -> Option<(gix::bstr::BString, gix
             "gitoxide.committer.emailFallback",
         ])?,
     ))
-}
-
-/// Returns whether the process's current directory is `path` or a directory below it.
-pub fn cwd_inside(path: &Path) -> bool {
-    let Ok(cwd) = std::env::current_dir() else {
-        return false;
-    };
-    canonical(&cwd).starts_with(canonical(path))
-}
-
-/// Moves the process out of `path` into `to` when its current directory is inside `path`
-/// (about to be deleted or replaced); returns `to` then, so the caller can tell the user to `cd` there.
-pub fn leave_if_inside(path: &Path, to: &Path) -> Result<Option<PathBuf>> {
-    if !cwd_inside(path) {
-        return Ok(None);
-    }
-    std::env::set_current_dir(to)
-        .map_err(|e| Error::repo(format!("could not change to '{}'", to.display()), e))?;
-    Ok(Some(to.to_path_buf()))
 }

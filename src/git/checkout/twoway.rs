@@ -42,6 +42,11 @@
 //! path, as git's `cache_tree_invalidate_path` does, so no stale subtree id
 //! survives. A freshly written file is racily clean (its mtime is not before
 //! the index's), so git and gix re-hash it once rather than trust its stat.
+//!
+//! Longer than 500 lines on purpose: the two-way rules, the plan made from them,
+//! the update that follows the plan and the crash repair ([`settle`]) must agree
+//! line by line, so they are read together; files are written by `checkout`'s
+//! one writer.
 
 use super::{delete, remove_empty_parents, temp_name, write_temp};
 use crate::error::{Context, Error, Result};

@@ -16,6 +16,10 @@
 //! For a small worktree the memo also keeps the tracked paths, so a look at an
 //! unchanged index is only `lstat`s, without decoding the index. A big one is
 //! scanned on several threads.
+//!
+//! Longer than 500 lines on purpose: the memo's format, the rules that say when
+//! it still holds and the scan that writes it change together, and its unit
+//! tests sit beside them.
 
 use crate::git::{read_small, status::lstat, ObjectId};
 use gix::bstr::{BStr, BString, ByteSlice};
