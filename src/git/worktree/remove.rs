@@ -171,6 +171,9 @@ pub fn delete_moved_aside(path: &Path) -> Result<()> {
 }
 
 /// Gives the owner write and search permission on every directory below `path`.
+///
+/// By hand, not `walkdir`: a directory must be made searchable before it is listed,
+/// and `walkdir` lists a directory before it hands it out.
 fn make_writable(path: &Path) {
     #[cfg(unix)]
     {
