@@ -1,7 +1,23 @@
-//! The adapter to gix: opening the repository and reading what git-task needs.
+//! The adapter to gix, at the bottom of the crate: this file opens a repository
+//! ([`Repo`], whose gix handle no module outside `git/` sees) and reads refs and
+//! configuration; the rest is grouped by git concept:
 //!
-//! Everything that writes (refs, objects, worktrees, index) lives in the
-//! submodules; nothing outside `git/` calls gix's write APIs.
+//! - `objects`: blobs, trees, commits; `diff/`: changed paths between trees, with
+//!   renames, as unified patches; `merge/`: in-memory merges;
+//! - `refs/`: transactions with expected old values, cheap bulk reads, notes;
+//! - `index/`: what is staged, index files, the cache-tree extension;
+//! - `status/`: is a worktree clean (the quick check of `list`, the gate's), its
+//!   state as trees, ignored files;
+//! - `checkout/`: moving a checked-out worktree, rewriting one in place, and the
+//!   one file writer both use;
+//! - `worktree/`: linked worktrees (add, list, remove); `config`: config files;
+//!   `pathsafe`: which repository paths may be written; `journal`: the crash
+//!   journal's entries; `fs`: whole-file replacement and path helpers; `cli`: the
+//!   only place that runs the `git` program.
+//!
+//! `git/` uses nothing of the crate but the error type (`tests/guards.rs` checks).
+//! What it re-exports of gix are plain values: [`ObjectId`], [`EntryKind`] and the
+//! byte strings of [`bstr`].
 
 pub mod checkout;
 pub mod cli;
