@@ -26,84 +26,13 @@
 use super::TaskId;
 use crate::attempt::SavedAttempt as Attempt;
 use crate::error::{Error, Result};
-use crate::git::{inplace, twoway, worktree, ObjectId, Repo};
+use crate::git::{checkout::inplace, checkout::twoway, worktree, ObjectId, Repo};
 use crate::snapshot;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// One step that leaves a worktree half made if the process dies during it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "step", rename_all = "snake_case")]
-pub enum Step {
-    /// The worktree at `worktree`, where `branch` is checked out, moves from commit `old` to `new`.
-    Checkout {
-        worktree: PathBuf,
-        branch: String,
-        old: String,
-        new: String,
-    },
-    /// The files (`files`, a tree, when given) and the index (`index`, a tree) of task
-    /// `task`'s worktree at `worktree` are rewritten in place.
-    InPlace {
-        task: String,
-        worktree: PathBuf,
-        files: Option<String>,
-        index: String,
-    },
-    /// A ref transaction takes these lock files.
-    RefLocks { locks: Vec<PathBuf> },
-}
-
-/// A journal entry as stored.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Entry {
-    pid: u32,
-    /// Seconds since the epoch when the entry was written.
-    created: i64,
-    #[serde(flatten)]
-    step: Step,
-}
-
-/// A journal entry of this process: deleted when dropped (the step is over).
-#[must_use = "dropping it ends the step"]
-pub struct Journal(Option<PathBuf>);
-
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-fn journal_dir(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join("journal")
-}
-
-impl Journal {
-    /// Writes the entry for `step` before the step starts.
-    pub fn begin(repo: &Repo, step: Step) -> Result<Journal> {
-        let dir = journal_dir(repo);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        let path = dir.join(format!("{pid}.{n}.json"));
-        let tmp = dir.join(format!(".{pid}.{n}.json.tmp"));
-        let entry = Entry {
-            pid,
-            created: super::now(),
-            step,
-        };
-        let text = serde_json::to_vec(&entry).expect("a journal entry serializes");
-        std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&tmp, text))
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
-        Ok(Journal(Some(path)))
-    }
-}
-
-impl Drop for Journal {
-    fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
+use crate::git::journal::{journal_dir, Entry};
+pub use crate::git::journal::{Journal, Step};
 
 /// One repair made (or, dry, planned) from a journal entry of a killed process.
 #[derive(Clone, Debug, Serialize)]
@@ -305,7 +234,7 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             }
             remove_leftovers(path, entry.pid)?;
             let wt = worktree::open_at(path)?;
-            let lock = wt.inner.index_path().with_file_name("index.lock");
+            let lock = wt.index_path().with_file_name("index.lock");
             match std::fs::remove_file(&lock) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
