@@ -31,8 +31,35 @@ pub enum Step {
         files: Option<String>,
         index: String,
     },
-    /// A ref transaction takes these lock files.
-    RefLocks { locks: Vec<PathBuf> },
+    /// A ref transaction takes these lock files and makes these changes, all or none: a
+    /// transaction killed after it moved some of its refs is finished from here.
+    RefLocks {
+        locks: Vec<PathBuf>,
+        /// Empty in entries written before the changes were journaled.
+        #[serde(default)]
+        updates: Vec<RefChange>,
+    },
+}
+
+/// One ref change of a journaled transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefChange {
+    /// The full ref name.
+    pub name: String,
+    /// The value it must have before (`None`: must not exist; see `any`).
+    pub old: Option<String>,
+    /// The value after (`None`: deleted).
+    pub new: Option<String>,
+    /// It may also be absent before (`Expect::AbsentOrIs`).
+    #[serde(default)]
+    pub or_absent: bool,
+    /// Its old value did not matter (`Expect::Any`): not finished by recovery, which cannot
+    /// tell whether another writer moved it since.
+    #[serde(default)]
+    pub any: bool,
+    /// The reflog message.
+    #[serde(default)]
+    pub message: String,
 }
 
 /// A journal entry as stored.

@@ -31,8 +31,9 @@ use crate::snapshot;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-use crate::git::journal::{journal_dir, Entry};
+use crate::git::journal::{journal_dir, Entry, RefChange};
 pub use crate::git::journal::{Journal, Step};
+use crate::git::refs::{self, Expect, Update};
 
 /// One repair made (or, dry, planned) from a journal entry of a killed process.
 #[derive(Clone, Debug, Serialize)]
@@ -79,7 +80,27 @@ fn abandoned(repo: &Repo) -> Vec<(PathBuf, Option<Entry>)> {
             .and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
         out.push((path, entry));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    // Interrupted ref transactions first: they settle which commit each branch names, and a
+    // checkout is finished (or undone) against that. Then each process's steps in order.
+    let order = |(path, entry): &(PathBuf, Option<Entry>)| {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let mut numbers = name
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches('.')
+            .split('.');
+        let pid = numbers.next().and_then(|p| p.parse::<u32>().ok());
+        let n = numbers.next().and_then(|n| n.parse::<u32>().ok());
+        let refs_first = !matches!(
+            entry,
+            Some(Entry {
+                step: Step::RefLocks { .. },
+                ..
+            })
+        );
+        (refs_first, pid, n)
+    };
+    out.sort_by_key(order);
     out
 }
 
@@ -133,11 +154,11 @@ fn describe(entry: &Entry) -> Recovered {
             attempts: Vec::new(),
             error: None,
         },
-        Step::RefLocks { locks } => Recovered {
+        Step::RefLocks { locks, .. } => Recovered {
             problem: "interrupted_ref_update",
             task: None,
             action: format!(
-                "a ref update was killed holding its locks: delete {}",
+                "a ref update was killed holding its locks: delete {}, and finish the update if it had begun to move its refs",
                 locks
                     .iter()
                     .map(|l| format!("'{}'", l.display()))
@@ -160,6 +181,44 @@ fn describe(entry: &Entry) -> Recovered {
     }
 }
 
+/// Finishes a ref transaction a killed process had begun to apply: once any of its refs holds
+/// its new value, the transaction was being committed, so every ref still at its old value
+/// moves too (each by compare-and-swap). A transaction that moved nothing is left undone.
+/// Returns the refs moved now.
+fn finish_ref_update(repo: &Repo, updates: &[RefChange]) -> Result<Vec<String>> {
+    let parse = |v: &Option<String>| v.as_deref().map(oid).transpose();
+    let mut begun = false;
+    let mut left = Vec::new();
+    for u in updates {
+        let (old, new) = (parse(&u.old)?, parse(&u.new)?);
+        let now = repo.find_ref(&u.name)?;
+        if now == new {
+            // A change to what it already was proves nothing; any other does.
+            begun |= old != new;
+            continue;
+        }
+        let at_old = now == old || (u.or_absent && now.is_none());
+        if u.any || !at_old {
+            continue;
+        }
+        left.push(Update {
+            name: u.name.clone(),
+            new,
+            expect: match now {
+                Some(id) => Expect::Is(id),
+                None => Expect::Absent,
+            },
+            message: u.message.clone(),
+        });
+    }
+    if !begun || left.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names = left.iter().map(|u| format!("'{}'", u.name)).collect();
+    refs::commit(repo, left)?;
+    Ok(names)
+}
+
 fn oid(text: &str) -> Result<ObjectId> {
     text.parse()
         .map_err(|_| Error::repo_msg(format!("bad object id '{text}' in a journal entry")))
@@ -167,7 +226,7 @@ fn oid(text: &str) -> Result<ObjectId> {
 
 fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<String> {
     match &entry.step {
-        Step::RefLocks { locks } => {
+        Step::RefLocks { locks, updates } => {
             let mut deleted = Vec::new();
             for lock in locks {
                 match std::fs::remove_file(lock) {
@@ -181,10 +240,15 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
                     }
                 }
             }
-            Ok(match deleted.is_empty() {
-                true => "no lock was left".into(),
+            let finished = finish_ref_update(repo, updates)?;
+            let mut done = match deleted.is_empty() {
+                true => "no lock was left".to_owned(),
                 false => format!("deleted {}", deleted.join(", ")),
-            })
+            };
+            if !finished.is_empty() {
+                done.push_str(&format!("; finished the update of {}", finished.join(", ")));
+            }
+            Ok(done)
         }
         Step::Checkout {
             worktree,

@@ -75,6 +75,22 @@ impl Update {
             message: message.into(),
         }
     }
+
+    /// The change as the crash journal keeps it.
+    fn journaled(&self) -> crate::git::journal::RefChange {
+        let old = match self.expect {
+            Expect::Is(id) | Expect::AbsentOrIs(id) => Some(id.to_string()),
+            Expect::Absent | Expect::Any => None,
+        };
+        crate::git::journal::RefChange {
+            name: self.name.clone(),
+            old,
+            new: self.new.map(|id| id.to_string()),
+            or_absent: matches!(self.expect, Expect::AbsentOrIs(_)),
+            any: matches!(self.expect, Expect::Any),
+            message: self.message.clone(),
+        }
+    }
 }
 
 /// Why a transaction did not apply.
@@ -112,9 +128,15 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
     if updates.iter().any(|u| u.new.is_none()) {
         locks.push(repo.common_dir().join("packed-refs.lock"));
     }
-    let _journal =
-        crate::git::journal::Journal::begin(repo, crate::git::journal::Step::RefLocks { locks })
-            .ok();
+    let journaled = updates.iter().map(Update::journaled).collect();
+    let _journal = crate::git::journal::Journal::begin(
+        repo,
+        crate::git::journal::Step::RefLocks {
+            locks,
+            updates: journaled,
+        },
+    )
+    .ok();
     let mut edits = Vec::with_capacity(updates.len());
     for u in updates {
         let name: FullName = u.name.as_str().try_into().map_err(|e| {
