@@ -9,6 +9,53 @@ use super::Repo;
 use crate::error::{Context, Error, Result};
 use std::path::Path;
 
+/// Parses git's `GIT_CONFIG_PARAMETERS` (the `-c` settings git hands to the processes it
+/// starts) into `key=value` overrides, `key` alone for a key given without a value.
+///
+/// git writes each setting as `'key'='value'`, older gits as `'key=value'`; either is
+/// single-quoted the shell's way (`'\''` for a quote), settings separated by spaces. A malformed
+/// rest is ignored, as git stops at it with an error of its own.
+pub fn parse_parameters(text: &str) -> Vec<String> {
+    /// Reads one single-quoted word at the start of `s`; returns it and the rest.
+    fn quoted(s: &str) -> Option<(String, &str)> {
+        let mut rest = s.strip_prefix('\'')?;
+        let mut word = String::new();
+        loop {
+            let end = rest.find('\'')?;
+            word.push_str(&rest[..end]);
+            rest = &rest[end + 1..];
+            // `'\''`: a quote closes, an escaped quote, a quote reopens.
+            match rest.strip_prefix("\\''") {
+                Some(after) => {
+                    word.push('\'');
+                    rest = after;
+                }
+                None => return Some((word, rest)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let Some((key, after)) = quoted(rest) else {
+            break;
+        };
+        rest = after;
+        if let Some(value_part) = rest.strip_prefix('=') {
+            let Some((value, after)) = quoted(value_part) else {
+                break;
+            };
+            out.push(format!("{key}={value}"));
+            rest = after;
+        } else {
+            // The old form: `'key=value'`, or `'key'` for an implicit true.
+            out.push(key);
+        }
+        rest = rest.trim_start();
+    }
+    out
+}
+
 /// Adds `value` to the multi-valued key `section.key` of the repository's config unless it is already there; returns whether it was added.
 pub fn add_local_value(repo: &Repo, section: &str, key: &str, value: &str) -> Result<bool> {
     let mut added = false;
@@ -121,4 +168,24 @@ fn edit_file(path: &Path, edit: impl FnOnce(&mut gix::config::File) -> Result<()
         let _ = std::fs::remove_file(&lock);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_parameters;
+
+    #[test]
+    fn parameters_as_git_writes_them() {
+        assert_eq!(
+            parse_parameters("'color.ui'='false' 'task.onViolation'='revert'"),
+            ["color.ui=false", "task.onViolation=revert"]
+        );
+        assert_eq!(parse_parameters("'core.bare=false' 'a.b'"), ["core.bare=false", "a.b"]);
+        assert_eq!(
+            parse_parameters(" 'x.y'='it'\\''s = here' "),
+            ["x.y=it's = here"]
+        );
+        assert_eq!(parse_parameters(""), Vec::<String>::new());
+        assert_eq!(parse_parameters("'a.b'='c' garbage"), ["a.b=c"]);
+    }
 }

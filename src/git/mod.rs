@@ -50,11 +50,22 @@ pub const LOCAL_ENV: &[&str] = &[
 /// How git-task opens every repository: objects are read as stored, with replace refs
 /// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
 /// or the hooks see (SPEC §7.4).
+///
+/// The `git -c key=value` settings of the git that started git-task (a hook, or `git task`
+/// itself) come in `GIT_CONFIG_PARAMETERS`, which gix does not read: they are applied as
+/// command-line overrides, so `-c color.ui=false` or `-c task.onViolation=revert` mean what they
+/// mean to git. (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>` are read by gix itself.)
 pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
     const NO_REPLACE: &str = "core.useReplaceRefs=false";
+    let cli = std::env::var("GIT_CONFIG_PARAMETERS")
+        .map(|p| config::parse_parameters(&p))
+        .unwrap_or_default();
     let mut map = gix::sec::trust::Mapping::<gix::open::Options>::default();
-    map.full = map.full.config_overrides([NO_REPLACE]);
-    map.reduced = map.reduced.config_overrides([NO_REPLACE]);
+    map.full = map
+        .full
+        .config_overrides([NO_REPLACE])
+        .cli_overrides(cli.clone());
+    map.reduced = map.reduced.config_overrides([NO_REPLACE]).cli_overrides(cli);
     map
 }
 

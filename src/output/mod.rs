@@ -9,7 +9,7 @@ pub mod table;
 pub mod violation;
 
 pub use escape::{escape, escape_keep_lines};
-pub use style::{use_color, Palette};
+pub use style::{use_color, use_color_env, Palette};
 
 use std::cell::RefCell;
 use std::io::{self, Write};
