@@ -108,6 +108,67 @@ pub fn remove_local_value(
     Ok(removed)
 }
 
+/// Returns every value of `section.key` in the repository's configuration, lowest precedence
+/// first, each with whether it comes from a worktree's `config.worktree`.
+pub fn values_with_worktree_flag(repo: &Repo, section: &str, key: &str) -> Vec<(String, bool)> {
+    let snapshot = repo.inner.config_snapshot();
+    let file = snapshot.plumbing();
+    let Some(sections) = file.sections_by_name(section) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in sections.filter(|s| s.header().subsection_name().is_none()) {
+        let worktree = s.meta().source == gix::config::Source::Worktree;
+        for v in s.values(key) {
+            out.push((v.to_string(), worktree));
+        }
+    }
+    out
+}
+
+/// Reads `key` (`section.name`) from the config file at `path` alone; `None` if the file or the key is missing.
+pub fn get_in_file(path: &Path, key: &str) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let file = gix::config::File::from_bytes_no_includes(
+        &bytes,
+        gix::config::file::Metadata::from(gix::config::Source::Local),
+        Default::default(),
+    )
+    .ok()?;
+    file.raw_value(key).ok().map(|v| v.to_string())
+}
+
+/// Removes `key` (`section.name`) from the config file at `path` when its value is `value`, the
+/// section when that leaves it empty, and the file when that leaves it empty; returns whether
+/// it removed the key.
+pub fn remove_in_file(path: &Path, key: &str, value: &str) -> Result<bool> {
+    if get_in_file(path, key).as_deref() != Some(value) {
+        return Ok(false);
+    }
+    let (section, name) = key.split_once('.').unwrap_or((key, ""));
+    edit_file(path, |config| {
+        if let Ok(mut values) = config.raw_values_mut_by(section, None, name) {
+            let all = values.get().unwrap_or_default();
+            for pos in (0..all.len()).rev() {
+                if all[pos] == value {
+                    values.delete(pos);
+                }
+            }
+        }
+        if config
+            .section(section, None)
+            .is_ok_and(|s| s.body().num_values() == 0)
+        {
+            config.remove_section(section, None);
+        }
+        Ok(())
+    })?;
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        std::fs::remove_file(path).context(|| format!("could not remove '{}'", path.display()))?;
+    }
+    Ok(true)
+}
+
 /// Sets `key` (`section.name`) to `value` in the config file at `path`, creating the file if needed.
 pub fn set_in_file(path: &Path, key: &str, value: &str) -> Result<()> {
     edit_file(path, |file| {
@@ -180,7 +241,10 @@ mod tests {
             parse_parameters("'color.ui'='false' 'task.onViolation'='revert'"),
             ["color.ui=false", "task.onViolation=revert"]
         );
-        assert_eq!(parse_parameters("'core.bare=false' 'a.b'"), ["core.bare=false", "a.b"]);
+        assert_eq!(
+            parse_parameters("'core.bare=false' 'a.b'"),
+            ["core.bare=false", "a.b"]
+        );
         assert_eq!(
             parse_parameters(" 'x.y'='it'\\''s = here' "),
             ["x.y=it's = here"]

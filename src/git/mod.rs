@@ -65,7 +65,10 @@ pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
         .full
         .config_overrides([NO_REPLACE])
         .cli_overrides(cli.clone());
-    map.reduced = map.reduced.config_overrides([NO_REPLACE]).cli_overrides(cli);
+    map.reduced = map
+        .reduced
+        .config_overrides([NO_REPLACE])
+        .cli_overrides(cli);
     map
 }
 
