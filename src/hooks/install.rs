@@ -440,14 +440,19 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
         }
     }
     let notes_rewrite_ref_changed = remove_rewrite_ref(repo)?;
-    let worktree_config_changed = if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) == Some(true) {
-        let removed =
-            config::remove_local_value(repo, "extensions", "worktreeConfig", Some("true"))?;
-        config::remove_local_value(repo, "task", "hooksAddedWorktreeConfig", None)?;
-        removed
-    } else {
-        false
-    };
+    // Another use of per-worktree config (a sparse task worktree) keeps the extension on.
+    let still_used = worktrees::all(repo)?
+        .iter()
+        .any(|wt| worktrees::config_file(&wt.git_dir).exists());
+    let worktree_config_changed =
+        if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) == Some(true) && !still_used {
+            let removed =
+                config::remove_local_value(repo, "extensions", "worktreeConfig", Some("true"))?;
+            config::remove_local_value(repo, "task", "hooksAddedWorktreeConfig", None)?;
+            removed
+        } else {
+            false
+        };
     Ok(Outcome {
         layout: layout_name(&layout),
         dir: dir.display().to_string(),

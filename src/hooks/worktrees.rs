@@ -153,7 +153,9 @@ pub fn install(
     let cfg = config_file(&wt.git_dir);
     if rel.is_some() {
         if let Some(value) = config::get_in_file(&cfg, "core.hooksPath") {
-            if Path::new(&value) != own {
+            // `git worktree add` copies the main worktree's config.worktree: its value is ours too.
+            let main_own = super::own_dir(repo.common_dir(), repo.common_dir());
+            if Path::new(&value) != own && Path::new(&value) != main_own {
                 outcome.skipped = Some(format!(
                     "its own core.hooksPath ('{value}') in '{}' is left as it is",
                     cfg.display()
@@ -175,6 +177,7 @@ pub fn install(
         if !points_here(&wt.git_dir, &own) {
             config::set_in_file(&cfg, "core.hooksPath", &own.display().to_string())?;
         }
+        // A copy of the main worktree's config.worktree that held nothing else goes on uninstall.
         outcome.hooks_path_set = true;
     }
     Ok(outcome)

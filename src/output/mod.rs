@@ -3,6 +3,7 @@
 //! Every command builds one [`Report`] value and hands it to [`Out::report`],
 //! so the human and JSON forms come from the same struct and cannot drift.
 
+pub mod enforcement;
 mod escape;
 mod style;
 pub mod table;

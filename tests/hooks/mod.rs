@@ -1,7 +1,10 @@
 //! The hooks through real git: `git commit`, `git switch` and `git worktree add` with the shims installed.
 
 mod base_merge;
+mod clients;
+mod managers;
 mod staged;
+mod tools;
 
 use crate::common::{bin, Run, TestRepo};
 use std::path::{Path, PathBuf};
