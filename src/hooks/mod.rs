@@ -159,9 +159,15 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
         Layout::Relative(_) => {
             let git_dir = git_dir.unwrap_or(repo.common_dir());
             let own = own_dir(git_dir, repo.common_dir());
-            let ours =
-                install::read_text(&own.join("pre-commit")).is_some_and(|t| scripts::is_ours(&t));
-            if ours && worktrees::points_here(git_dir, &own) {
+            let main_own = main_own_dir(repo.common_dir());
+            let ours = |dir: &Path| {
+                install::read_text(&dir.join("pre-commit")).is_some_and(|t| scripts::is_ours(&t))
+            };
+            // A worktree made by `git worktree add` has a copy of the main worktree's
+            // config.worktree: it runs the main worktree's directory, which serves it as well.
+            if (ours(&own) && worktrees::points_here(git_dir, &own))
+                || (ours(&main_own) && worktrees::points_here(git_dir, &main_own))
+            {
                 Enforcement::Enforced
             } else {
                 Enforcement::NotInstalled

@@ -74,6 +74,24 @@ fn dulwich_commits_in_task_worktrees_are_judged() {
     for w in j["worktrees"].as_array().unwrap() {
         assert_eq!(w["hooks"][0]["state"], "installed", "{j}");
     }
+    // Under git the contract runs once per commit: one violation event for one refused commit.
+    let violations = |repo: &TestRepo| {
+        let j = repo.task_root(&["log", "late", "--json"]).ok().json();
+        j["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["event"] == "violation")
+            .count()
+    };
+    let before = violations(&repo);
+    repo.write(&late, "src/store/mod.rs", "// by git\n");
+    assert_eq!(
+        repo.git_run(&late, &["commit", "-q", "-am", "by git"]).code,
+        1
+    );
+    assert_eq!(violations(&repo), before + 1);
+    repo.git(&late, &["reset", "-q", "--hard"]);
     // uninstall clears the private directories too.
     repo.task_root(&["hooks", "uninstall"]).ok();
     for wt in [&early, &late] {
