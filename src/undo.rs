@@ -208,7 +208,7 @@ fn target(
             let (cp, _) = work::checkpoint(repo, &id, *n)?;
             match w.mode {
                 Mode::Patch => {
-                    let parsed = crate::patch::parse_snapshot(repo, cp.commit)?;
+                    let parsed = crate::patch::snapshot::parse_snapshot(repo, cp.commit)?;
                     Target {
                         index: parsed.index_tree,
                         files: cp.tree,
@@ -264,7 +264,7 @@ fn task_paths_target(
     repo: &Repo,
     record: &Record,
     w: &Work,
-    s: &patch::Snapshot,
+    s: &crate::patch::snapshot::Snapshot,
     behind: &patch::LeftBehind,
     paths: Option<&[String]>,
 ) -> Result<(Target, Kept)> {
@@ -632,7 +632,7 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                         changed: Vec::new(),
                         nested: Vec::new(),
                     };
-                    let snap_commit = crate::patch::write_snapshot(repo, &id, &clean)?;
+                    let snap_commit = crate::patch::snapshot::write_snapshot(repo, &id, &clean)?;
                     updates.push(Update::update(
                         layout::snapshot_ref(&id),
                         snap.commit,

@@ -1,6 +1,6 @@
 //! `git task status`: one task in detail.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::ContractFile;
 use crate::git::diff::ChangeKind;
@@ -156,7 +156,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     if let Some(snap) = snapshot {
         // Patch mode: the files that differ from the snapshot's (SPEC §9).
         let worktree = std::path::Path::new(&record.state.worktree);
-        for c in crate::patch::changes_since(&ctx.repo, snap, worktree)?.1 {
+        for c in crate::patch::snapshot::changes_since(&ctx.repo, snap, worktree)?.1 {
             files.push(FileRow {
                 path: c.path,
                 change: c.kind,

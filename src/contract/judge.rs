@@ -2,6 +2,10 @@
 //!
 //! One implementation serves the pre-commit hook (staged changes), `check`
 //! and the merge gate (the whole task), so they can never disagree.
+//!
+//! Why one file of 700 lines: the judge is ~430 lines of one concept (the rule
+//! order, the reasons and the repair command each verdict prints); the rest is
+//! its table of unit tests, which belongs next to the rules it pins down.
 
 use super::file::{CONTRACT_FILE, POLICY_FILE};
 use super::Effective;

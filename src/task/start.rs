@@ -18,29 +18,13 @@ pub use super::liveness::{process_is_gone, provisioning_is_abandoned};
 use super::{layout, now, Mode, Status, TaskId, TaskState};
 use crate::config::Settings;
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
+pub use crate::contract::spec::{contract_text, ContractSpec};
 use crate::error::{Error, Result};
 use crate::git::objects;
 use crate::git::refs::{RefError, Update};
 use crate::git::{self, worktree, ObjectId, Repo};
 use crate::record::{self, event, Record};
 use std::path::{Path, PathBuf};
-
-/// Where the contract of a new task comes from.
-#[derive(Clone, Debug, Default)]
-pub struct ContractSpec {
-    /// `--contract FILE`: copied as is.
-    pub file: Option<PathBuf>,
-    /// `--allow` globs.
-    pub allow: Vec<String>,
-    /// `--forbid` globs.
-    pub forbid: Vec<String>,
-    /// `--no-new-files`.
-    pub no_new_files: bool,
-    /// `--no-deletions`.
-    pub no_deletions: bool,
-    /// `--check` commands.
-    pub checks: Vec<String>,
-}
 
 /// What `start` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -61,6 +45,8 @@ pub struct StartOptions {
     pub sparse: bool,
     /// `--reset`: an existing task is put back to its base (or `--base`), its work saved first.
     pub reset: bool,
+    /// Where the work happens: a new linked worktree, or this worktree guarded by a snapshot.
+    pub mode: Mode,
 }
 
 /// What `start` did.
@@ -72,6 +58,34 @@ pub enum Started {
     Existing(Record),
     /// The task already existed and was reset (`--reset`).
     Reset(Box<super::reset::ResetDone>),
+}
+
+/// `start --mode patch`: snapshot the current worktree and work in it (SPEC §9); `--reset`
+/// puts a live patch-mode task back in place, since its worktree is the user's.
+fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<Started> {
+    if opts.path.is_some() || opts.setup.is_some() || opts.sparse || opts.copy_ignored {
+        return Err(Error::input(
+            "--path, --setup, --sparse and --copy-ignored apply to worktree mode; a patch-mode task works in this worktree",
+        )
+        .hint("leave them out, or start the task in its own worktree: git task start <id>"));
+    }
+    let patch_opts = crate::patch::StartOptions {
+        id: opts.id.clone(),
+        base: opts.base.clone(),
+        contract: opts.contract.clone(),
+    };
+    match crate::patch::start(repo, settings, &patch_opts)? {
+        crate::patch::Started::Existing(record) if opts.reset && record.state.status.is_live() => {
+            let reset = super::reset::ResetOptions {
+                from_start: true,
+                ..Default::default()
+            };
+            let done = super::reset::reset(repo, settings, &record, &reset)?;
+            Ok(Started::Reset(Box::new(done)))
+        }
+        crate::patch::Started::Existing(record) => Ok(Started::Existing(record)),
+        crate::patch::Started::Created(record) => Ok(Started::Created(record)),
+    }
 }
 
 /// A setup command failed; everything was rolled back.
@@ -95,57 +109,6 @@ impl From<Error> for StartError {
     fn from(e: Error) -> Self {
         StartError::Other(e)
     }
-}
-
-/// Builds the contract text for a new task, validating it.
-pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
-    if let Some(file) = &spec.file {
-        let text = std::fs::read_to_string(file).map_err(|e| {
-            Error::input(format!(
-                "could not read contract file '{}': {e}",
-                file.display()
-            ))
-            .hint("give the path of a readable .task-contract.toml to --contract")
-        })?;
-        let parsed = ContractFile::parse(&text, &file.display().to_string())?;
-        if let Some(task) = &parsed.task {
-            if task != id.as_str() {
-                return Err(Error::input(format!(
-                    "contract file '{}' is for task '{task}', not '{id}'",
-                    file.display()
-                ))
-                .hint(format!(
-                    "set 'task = \"{id}\"' in it, or remove the 'task' key"
-                )));
-            }
-        }
-        return Ok(text);
-    }
-    for (flag, patterns) in [("--allow", &spec.allow), ("--forbid", &spec.forbid)] {
-        for pattern in patterns {
-            if let Err(msg) = crate::contract::glob::check_pattern(pattern) {
-                return Err(Error::input(format!("bad glob '{pattern}' given to {flag}: {msg}"))
-                    .hint("globs use '*', '?', '**', '[abc]' and '{a,b}'; see 'man git-task', section CONTRACT FILE"));
-            }
-        }
-    }
-    let contract = ContractFile {
-        version: crate::contract::file::VERSION,
-        task: Some(id.to_string()),
-        allowed: spec.allow.clone(),
-        forbidden: spec.forbid.clone(),
-        allow_new_files: Some(!spec.no_new_files),
-        allow_deletions: Some(!spec.no_deletions),
-        max_changed_files: None,
-        checks: (!spec.checks.is_empty()).then(|| crate::contract::file::Checks {
-            commands: spec.checks.clone(),
-            timeout_s: None,
-        }),
-    };
-    let text = contract.to_toml();
-    // Globs given on the command line are checked the same way as a file's.
-    ContractFile::parse(&text, "--allow/--forbid")?;
-    Ok(text)
 }
 
 /// The base a task starts from.
@@ -383,6 +346,11 @@ pub fn start(
     opts: &StartOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> std::result::Result<Started, StartError> {
+    if opts.mode == Mode::Patch {
+        return Ok(start_patch(repo, settings, opts)?);
+    }
+    // Ctrl-C rolls a half-made start back instead of leaving it (see `interrupted`).
+    let _guard = gix::interrupt::init_handler_default(1).ok();
     super::sweep::repair_abandoned_starts(repo, settings);
     // A removed task is started again on the same record: its history stays in the log.
     let mut previous: Option<Record> = None;

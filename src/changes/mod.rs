@@ -1,5 +1,9 @@
 //! From repository state to what the judge sees: changed paths, the policy,
-//! the branch's contract file, and the effective contract of a task.
+//! the branch's contract file, and the effective contract of a task; and the
+//! files panel of `git task changes` (`files.rs`).
+
+mod files;
+pub use files::{files, FileRow};
 
 use crate::contract::file::{CONTRACT_FILE, POLICY_FILE};
 use crate::contract::judge::Link;
@@ -357,7 +361,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     };
     let mut own = own_changes(repo, record, &staged.changes)?;
     if record.state.mode == Mode::Patch {
-        own = crate::patch::without_pre_start_edits(repo, record, own)?;
+        own = crate::patch::snapshot::without_pre_start_edits(repo, record, own)?;
     }
     let judged = to_judged_in(repo, &own, staged.tree)?;
     let contract = effective(repo, record, &branch)?;
