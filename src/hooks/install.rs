@@ -260,30 +260,9 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     let mut main_hooks = hooks;
     for wt in worktrees::all(repo)? {
         if wt.main && !shared {
-            // The main worktree's own directory: report its hooks as the main ones.
-            let own = super::own_dir(&wt.git_dir, repo.common_dir());
-            let before: Vec<_> = HookKind::ALL
-                .iter()
-                .map(|k| read_text(&own.join(k.name())))
-                .collect();
+            // The main worktree's own directory: its hooks are the main ones.
             let outcome = worktrees::install(repo, &wt, &layout, &opts.settings, opts.force)?;
-            main_hooks = HookKind::ALL
-                .iter()
-                .zip(before)
-                .map(|(k, before)| HookOutcome {
-                    name: k.name(),
-                    path: own.join(k.name()).display().to_string(),
-                    action: match before {
-                        None => InstallAction::Written,
-                        Some(t)
-                            if read_text(&own.join(k.name())).as_deref() == Some(t.as_str()) =>
-                        {
-                            InstallAction::Unchanged
-                        }
-                        Some(_) => InstallAction::Updated,
-                    },
-                })
-                .collect();
+            main_hooks = outcome.hooks.clone();
             if outcome.skipped.is_some() {
                 worktrees_out.push(outcome);
             }

@@ -83,26 +83,6 @@ fn main_own_dir(common_dir: &Path) -> PathBuf {
     common_dir.join("git-task").join("hooks")
 }
 
-/// Returns the effective hooks directory of this worktree: `core.hooksPath` if set (a
-/// relative one under this worktree's top), else `<common dir>/hooks`.
-pub fn hooks_dir(repo: &Repo) -> PathBuf {
-    match repo
-        .config_string("core.hooksPath")
-        .filter(|p| !p.is_empty())
-    {
-        Some(path) => {
-            let path = PathBuf::from(expand_home(&path));
-            if path.is_absolute() {
-                path
-            } else {
-                // githooks(5): a relative core.hooksPath is relative to where hooks run, the worktree's top.
-                repo.workdir().map(|w| w.join(&path)).unwrap_or(path)
-            }
-        }
-        None => repo.common_dir().join("hooks"),
-    }
-}
-
 /// Puts the hooks of the new linked worktree `worktree` in place ([`worktrees::prepare`]),
 /// then runs its `post-checkout` hook (if installed and executable) there, as
 /// `git worktree add` would: from that worktree's hooks directory.

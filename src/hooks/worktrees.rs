@@ -122,6 +122,8 @@ pub struct WorktreeOutcome {
     pub copied: Option<String>,
     /// Why the worktree was left alone, if it was.
     pub skipped: Option<String>,
+    /// What happened to each shim in git-task's directory of the worktree.
+    pub hooks: Vec<super::install::HookOutcome<super::install::InstallAction>>,
 }
 
 /// Puts git-task's shims into `wt`'s own hooks directory (see the module docs); with a
@@ -141,6 +143,7 @@ pub fn install(
         hooks_path_set: false,
         copied: None,
         skipped: None,
+        hooks: Vec::new(),
     };
     let rel = match layout {
         Layout::Relative(rel) => Some(rel.as_str()),
@@ -168,7 +171,7 @@ pub fn install(
         chain: rel.unwrap_or_default().to_owned(),
         ..settings.clone()
     };
-    super::install::install_in_dir(&own, &settings, force, rel.is_some())?;
+    outcome.hooks = super::install::install_in_dir(&own, &settings, force, rel.is_some())?;
     if let Some(rel) = rel {
         if !wt.main {
             outcome.copied = copy_generated(repo, wt, rel)?;

@@ -233,6 +233,20 @@ fn husky_repo(repo: &TestRepo, husky: &Path, log: &Path, fail: &Path) -> OsStrin
     let run = git(repo, repo.root(), &path, &["commit", "-q", "-m", "husky"]);
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(log_lines(log), [format!("husky {}", repo.root().display())]);
+    // Another hook husky dispatches, which git-task does not handle itself.
+    repo.write(
+        repo.root(),
+        ".husky/commit-msg",
+        &format!("echo \"husky-msg $(pwd)\" >> '{}'\n", log.display()),
+    );
+    repo.git(repo.root(), &["add", "-A"]);
+    let run = git(
+        repo,
+        repo.root(),
+        &path,
+        &["commit", "-q", "-m", "husky msg"],
+    );
+    assert_eq!(run.code, 0, "{run}");
     path
 }
 
@@ -281,10 +295,21 @@ fn husky_first_then_git_task_runs_both_in_every_worktree() {
     repo.write(repo.root(), "README.md", "main\n");
     let run = git(&repo, repo.root(), &path, &["commit", "-q", "-am", "main"]);
     assert_eq!(run.code, 0, "{run}");
+    let lines = log_lines(&log);
     assert_eq!(
-        log_lines(&log).last().unwrap(),
-        &format!("husky {}", repo.root().display())
+        lines[lines.len() - 2..],
+        [
+            format!("husky {}", repo.root().display()),
+            format!("husky-msg {}", repo.root().display())
+        ]
     );
+    // husky's other hooks run in the task worktrees too, from their checkouts.
+    for wt in [&early, &late] {
+        assert!(
+            lines.contains(&format!("husky-msg {}", wt.display())),
+            "{lines:?}"
+        );
+    }
     // The user's config is unchanged where they look.
     assert_eq!(
         repo.git(repo.root(), &["config", "--local", "core.hooksPath"]),
