@@ -5,7 +5,7 @@ use crate::commands::{emit, CmdResult, Done};
 use crate::contract::ContractFile;
 use crate::git::diff::ChangeKind;
 use crate::output::{Out, Report};
-use crate::record::Event;
+use crate::record::Entry;
 use crate::task::summary::{self, Dirty, RefMap, Summary};
 use crate::task::{layout, Mode, Status, TaskId};
 
@@ -39,7 +39,7 @@ struct StatusReport {
     files: Vec<FileRow>,
     checkpoints: Vec<String>,
     attempts: Vec<String>,
-    events: Vec<Event>,
+    events: Vec<Entry>,
 }
 
 impl Report for StatusReport {
@@ -130,7 +130,7 @@ impl Report for StatusReport {
             .into_iter()
             .rev()
         {
-            out.line(format_args!("  {} {}", &e.commit[..12], e.event))?;
+            out.line(format_args!("  {} {}", &e.commit[..12], e.event.name()))?;
         }
         Ok(())
     }

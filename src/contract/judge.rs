@@ -47,7 +47,7 @@ impl Change {
 }
 
 /// Why a path breaks the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// The path matches a `forbidden` rule.
@@ -87,7 +87,7 @@ impl std::fmt::Display for Reason {
 }
 
 /// One line of the report.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Violation {
     /// The offending path (`*` for `too_many_files`).
     pub file: String,

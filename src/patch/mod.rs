@@ -18,14 +18,15 @@
 
 pub mod snapshot;
 
-use crate::checks::Outcome;
+use crate::checks::{How, Outcome, Run};
 use crate::config::Settings;
 use crate::contract::spec::{contract_text, ContractSpec};
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::refs::{RefError, Update};
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::event::{self, Event, Purpose};
+use crate::record::{self, Record};
 use crate::snapshot::WorktreeState;
 use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
 use gix::object::tree::EntryKind;
@@ -148,13 +149,16 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         setup: None,
         contract_commit: None,
     };
-    let details = serde_json::json!({
-        "mode": "patch",
-        "base": head.to_string(),
-        "base_branch": branch,
-        "snapshot": snap.to_string(),
-        "worktree": task_state.worktree,
-    });
+    let details = event::Started {
+        mode: Mode::Patch,
+        base: head.to_string(),
+        base_branch: branch,
+        branch: None,
+        snapshot: Some(snap.to_string()),
+        worktree: task_state.worktree.clone(),
+        nonce: String::new(),
+        restart_of: None,
+    };
     let extra = vec![
         Update::create(
             layout::snapshot_ref(&id),
@@ -179,16 +183,11 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
     resolve::write_mark(repo.git_dir(), &id)?;
     let mut provisioned = created.state.clone();
     provisioned.status = Status::Active;
-    let details =
-        serde_json::json!({ "worktree": provisioned.worktree, "snapshot": snap.to_string() });
-    let record = record::append(
-        repo,
-        &created,
-        event::PROVISIONED,
-        &provisioned,
-        details,
-        Vec::new(),
-    )?;
+    let details = Event::Provisioned(event::Provisioned::Patch {
+        worktree: provisioned.worktree.clone(),
+        snapshot: snap.to_string(),
+    });
+    let record = record::append(repo, &created, details, &provisioned, Vec::new())?;
     Ok(Started::Created(record))
 }
 
@@ -238,56 +237,39 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
     if !verdict.is_clean() {
         return Ok(Accepted::Violation(verdict));
     }
-    let mut outcomes = Vec::new();
-    if run_checks {
-        let env = crate::task::branch::task_env(&record.state);
-        for cmd in record.contract.check_commands() {
-            let outcome = crate::checks::run_captured(
-                cmd,
-                std::path::Path::new(&record.state.worktree),
-                &env,
-                record.contract.check_timeout(),
-            )?;
-            let ok = outcome.ok();
-            outcomes.push(outcome);
-            if !ok {
-                record::note_event(
-                    repo,
-                    &id,
-                    event::CHECKS,
-                    serde_json::json!({ "ok": false, "checks": outcomes }),
-                )?;
-                return Ok(Accepted::ChecksFailed(outcomes));
-            }
-        }
-    }
-    let checks_detail = if run_checks {
-        serde_json::json!({ "ok": true, "checks": outcomes })
-    } else {
-        serde_json::json!({ "ok": true, "skipped": true })
+    let run = match run_checks {
+        true => record.frozen_checks().run(
+            std::path::Path::new(&record.state.worktree),
+            How::default(),
+            &mut |_| {},
+        )?,
+        false => Run::not_run(true),
     };
-    record::note_event(repo, &id, event::CHECKS, checks_detail)?;
+    record::note(repo, &id, Event::checks(&run, Purpose::Merge))?;
+    if !run.passed {
+        return Ok(Accepted::ChecksFailed(run.commands));
+    }
     let record = &record::load_existing(repo, &id)?;
     let mut merged = record.state.clone();
     merged.status = Status::Merged;
-    let details = serde_json::json!({
-        "mode": "patch",
-        "accepted": state.worktree_tree.to_string(),
-        "head": state.head.map(|h| h.to_string()),
-        "checks": if run_checks { serde_json::to_value(&outcomes).unwrap_or_default() } else { serde_json::Value::String("skipped".into()) },
+    let details = Event::Merged(event::Merged::Patch {
+        mode: Mode::Patch,
+        accepted: state.worktree_tree.to_string(),
+        head: state.head.map(|h| h.to_string()),
+        checks: (&run).into(),
     });
     let extra = vec![Update::delete(
         layout::snapshot_ref(&id),
         snap,
         format!("git-task: accept {id}"),
     )];
-    let record = record::append(repo, record, event::MERGED, &merged, details, extra)?;
+    let record = record::append(repo, record, details, &merged, extra)?;
     if resolve::read_mark(&wt).as_ref() == Some(&id) {
         resolve::clear_mark(wt.git_dir())?;
     }
     Ok(Accepted::Done {
         record,
-        checks: outcomes,
+        checks: run.commands,
     })
 }
 

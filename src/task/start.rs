@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::git::objects;
 use crate::git::refs::{RefError, Update};
 use crate::git::{self, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::{self, event, Event, Record};
 use std::path::{Path, PathBuf};
 
 /// What `start` was asked to do.
@@ -491,13 +491,16 @@ pub fn start(
         setup: setup.clone(),
         contract_commit: Some(first.to_string()),
     };
-    let details = serde_json::json!({
-        "mode": "worktree",
-        "base": base.commit.to_string(),
-        "base_branch": base.branch,
-        "branch": branch,
-        "worktree": state.worktree,
-    });
+    let details = event::Started {
+        mode: Mode::Worktree,
+        base: base.commit.to_string(),
+        base_branch: base.branch.clone(),
+        branch: Some(branch.clone()),
+        snapshot: None,
+        worktree: state.worktree.clone(),
+        nonce: String::new(),
+        restart_of: None,
+    };
     let message = format!("git-task: start {id}");
     let mut extra = vec![Update::create(branch.clone(), first, message.clone())];
     // A removed task keeps its base ref for history; starting it again moves it.
@@ -638,15 +641,11 @@ fn provision(
     }
     let mut state = record.state.clone();
     state.status = Status::Active;
-    let details =
-        serde_json::json!({ "worktree": state.worktree, "setup": setup, "copied_ignored": copied });
-    record::append(
-        repo,
-        record,
-        event::PROVISIONED,
-        &state,
-        details,
-        Vec::new(),
-    )
-    .map_err(|e| StartError::Other(e.into()))
+    let provisioned = Event::Provisioned(event::Provisioned::Worktree {
+        worktree: state.worktree.clone(),
+        setup: setup.map(str::to_owned),
+        copied_ignored: copied,
+    });
+    record::append(repo, record, provisioned, &state, Vec::new())
+        .map_err(|e| StartError::Other(e.into()))
 }
