@@ -1,9 +1,36 @@
 //! git-task: isolated, contract-fenced tasks for parallel coding agents, as a git extension.
 //!
 //! The binary is a thin shell around [`run`]. Layers (see `STYLE.md`):
-//! `app`/`cli` (edge) → `commands` (glue, one file per command) → core modules
-//! (`task`, `record`, `contract`, `snapshot`, `checks`, `hooks`, `config`) →
-//! `git` (the gix adapter). Core modules never print.
+//! `app`/`cli` (edge) → `commands` (glue, one file per command) → core modules →
+//! `git` (the gix adapter). Core modules never print; `git/` uses nothing of the crate
+//! but the error type; no file of `src/` reaches itself through its imports
+//! (`tests/guards.rs`, `tests/layers.rs`).
+//!
+//! Where each concept lives, once:
+//!
+//! | concept | home |
+//! |---|---|
+//! | a task: id, layout (ref names, paths), state | `task/mod.rs`, `task/id.rs`, `task/layout.rs` |
+//! | the event log: one typed [`record::event::Event`] | `record/event.rs` |
+//! | the record ref, and its compare-and-swap retry ([`record::update`]) | `record/mod.rs` |
+//! | the frozen contract's digest (tamper check) | `record/frozen.rs` |
+//! | the contract: file, globs, the judge, a new task's contract | `contract/` |
+//! | what a change is, as the judge sees it | `changes/` |
+//! | attempts: saving work before anything is discarded | `attempt.rs` |
+//! | the one reset (`reset`, `start --reset`) | `task/reset.rs` |
+//! | start, remove, drop, sweep, crash recovery | `task/start.rs`, `task/remove.rs`, `task/drop.rs`, `task/sweep.rs`, `task/recover.rs` |
+//! | the frozen checks: one runner, one result | `checks.rs` |
+//! | the merge gate: select → land and judge → check → land | `merge/` |
+//! | bringing the base in | `sync.rs` |
+//! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
+//! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
+//! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
+//! | path safety (which paths git-task may write) | `git/pathsafe.rs` |
+//! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
+//! | the crash journal's entries | `git/journal.rs` |
+//! | the only place that runs `git` | `git/cli.rs` |
+//! | colour, tables, the JSON and human reports | `output/` |
+//! | exit codes | `app.rs` (from [`error::Error`]) |
 
 pub mod app;
 pub mod attempt;
