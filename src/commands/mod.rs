@@ -97,7 +97,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::Sync(_)
     ) {
         crate::task::recover::quick(&ctx.repo);
-        crate::task::sweep::repair_abandoned_starts(&ctx.repo, &ctx.settings);
+        crate::task::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
     }
     match command {
         Command::Start(args) => start::run(ctx, args),

@@ -75,7 +75,7 @@ pub fn active(repo: &Repo) -> Result<Option<Record>> {
 pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<Started> {
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
-            if crate::task::sweep::roll_back_abandoned(repo, settings, &existing)?.is_none() {
+            if crate::task::abandoned::roll_back_abandoned(repo, settings, &existing)?.is_none() {
                 return Ok(Started::Existing(record::load_existing(repo, id)?));
             }
         }

@@ -25,7 +25,7 @@ pub fn drop(
     id: Option<&TaskId>,
     message: Option<&str>,
 ) -> Result<Dropped> {
-    super::sweep::repair_abandoned_starts(repo, settings);
+    super::abandoned::repair_abandoned_starts(repo, settings);
     let record = super::resolve(repo, settings, id)?;
     let id = record.state.task_id();
     // Another command may append to the record at the same moment: `update` retries against its new tip.

@@ -1,5 +1,6 @@
 //! What a task is: its id, mode, status and where it lives.
 
+pub mod abandoned;
 pub mod branch;
 pub mod check;
 pub mod copy;

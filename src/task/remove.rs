@@ -86,7 +86,7 @@ pub fn remove(
     id: &TaskId,
     force: bool,
 ) -> Result<std::result::Result<Removed, Dirty>> {
-    super::sweep::repair_abandoned_starts(repo, settings);
+    super::abandoned::repair_abandoned_starts(repo, settings);
     let Some(record) = record::load(repo, id)? else {
         return Ok(Ok(Removed::AlreadyGone(None)));
     };
@@ -102,7 +102,7 @@ pub fn remove(
             );
         }
         // A start that died: undo it the way sweep would, saving any work.
-        return match super::sweep::roll_back_abandoned(repo, settings, &record)? {
+        return match super::abandoned::roll_back_abandoned(repo, settings, &record)? {
             Some(attempts) => Ok(Ok(Removed::Done(Box::new(RemoveDone {
                 record,
                 attempts,

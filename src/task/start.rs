@@ -348,14 +348,14 @@ pub fn start(
     }
     // Ctrl-C rolls a half-made start back instead of leaving it (see `interrupted`).
     let _guard = crate::git::interrupt::install();
-    super::sweep::repair_abandoned_starts(repo, settings);
+    super::abandoned::repair_abandoned_starts(repo, settings);
     // A removed task is started again on the same record: its history stays in the log.
     let mut previous: Option<Record> = None;
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
             // A start whose process died is rolled back; one that finished since it was read is re-read.
             let rolled_back =
-                super::sweep::roll_back_abandoned(repo, settings, &existing)?.is_some();
+                super::abandoned::roll_back_abandoned(repo, settings, &existing)?.is_some();
             match record::load(repo, id)? {
                 Some(current) if current.state.status == Status::Removed => {
                     previous = Some(current)
@@ -519,7 +519,7 @@ pub fn start(
         )),
     }
     // Until `provisioned`, a marker lets the next mutating command notice if this process dies.
-    let _marker = super::sweep::StartMarker::create(repo, &id);
+    let _marker = super::abandoned::StartMarker::create(repo, &id);
     let claimed = match &previous {
         Some(previous) => record::restart(repo, previous, &state, &text, details, extra),
         None => record::create(repo, &state, &text, details, extra),
@@ -553,7 +553,7 @@ pub fn start(
         Err(err) => {
             // Undo everything this start made; the error that stopped it is what the user sees.
             let current = record::load(repo, &id).ok().flatten().unwrap_or(created);
-            if let Err(cleanup) = super::sweep::roll_back(repo, settings, &current) {
+            if let Err(cleanup) = super::abandoned::roll_back(repo, settings, &current) {
                 let msg = match &err {
                     StartError::Other(e) => e.to_string(),
                     StartError::Setup(s) => format!("setup '{}' failed", s.outcome.command),
