@@ -25,6 +25,7 @@ mod path;
 mod recover;
 mod remove;
 mod scratch;
+mod snapshots;
 mod start;
 mod status;
 mod sweep;
