@@ -11,6 +11,7 @@
 //! |-----------------|-------------------------------------------------------------------|
 //! | `[TMP]`         | the test's temporary directory (holding `repo/`, `home/`, `repo.tasks/`) |
 //! | `[BIN]`         | the path of the `git-task` binary under test                       |
+//! | `[VERSION]`     | the package version, in `git-task <version>`                      |
 //! | `[NAME1]`, …    | task names `start` generated, in order of first appearance         |
 //! | `[OID]`         | a full 40-hex object id                                            |
 //! | `[HASH]`        | an abbreviated object id (7 to 12 hex digits)                     |
@@ -132,8 +133,8 @@ impl Snap {
             if let Some(dir) = &rec.dir {
                 writeln!(out, "(in {})", redact(&dir.display().to_string())).unwrap();
             }
-            let args: Vec<String> = rec.args.iter().map(|a| quote(a)).collect();
-            writeln!(out, "$ git task {}", redact(&args.join(" "))).unwrap();
+            let args: String = rec.args.iter().map(|a| format!(" {}", quote(a))).collect();
+            writeln!(out, "$ git task{}", redact(&args)).unwrap();
             writeln!(out, "[exit: {}]", rec.run.code).unwrap();
             let json = rec.args.iter().any(|a| a == "--json");
             match serde_json::from_str::<Value>(&rec.run.stdout) {
@@ -280,6 +281,10 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
 /// directory) and the binary path, never on global state.
 fn normalise(repo: &TestRepo, names: &[(String, String)], text: &str) -> String {
     let mut text = text.replace(&bin().display().to_string(), "[BIN]");
+    text = text.replace(
+        &format!("git-task {}", env!("CARGO_PKG_VERSION")),
+        "git-task [VERSION]",
+    );
     text = text.replace(&repo.base().display().to_string(), "[TMP]");
     let mut names: Vec<&(String, String)> = names.iter().collect();
     names.sort_by_key(|(id, _)| std::cmp::Reverse(id.len()));
@@ -364,6 +369,11 @@ fn start_worktree() {
     // Starting an existing task again reports it, changing nothing.
     s.run(&["start", "t1"]);
     s.run(&["start", "t1", "--json"]);
+    // --reset puts it back to its base, saving its work first.
+    let wt = s.repo.task_dir("t1");
+    s.repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    s.run(&["start", "t1", "--reset"]);
+    s.run(&["start", "t1", "--reset", "--json"]);
     s.assert("start_worktree");
 }
 
@@ -404,6 +414,10 @@ fn start_errors() {
     s.run(&["start", "t1", "--base", "no-such-rev", "--json"]);
     s.run(&["start", "t1", "--mode", "elsewhere"]);
     s.run(&["start", "-bad"]);
+    // A failing setup command undoes the start.
+    s.run(&["start", "t1", "--setup", "echo setting up; exit 4"]);
+    s.run(&["start", "t1", "--setup", "exit 4", "--json"]);
+    s.run(&["start", "t1", "--contract", "no-such-file.toml"]);
     s.assert("start_errors");
 }
 
@@ -737,6 +751,23 @@ fn merge_again_and_keep() {
 }
 
 #[test]
+fn merge_several_into_a_branch() {
+    human_and_json(
+        "merge_several_into_a_branch",
+        |repo| {
+            repo.git(repo.root(), &["branch", "umbrella"]);
+            let a = repo.start("a", &[]);
+            repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
+            commit_all(repo, &a, "Task a");
+            let b = repo.start("b", &[]);
+            repo.write(&b, "README.md", "# b\n");
+            commit_all(repo, &b, "Task b");
+        },
+        &["merge", "a", "b", "--into", "umbrella", "--rebase"],
+    );
+}
+
+#[test]
 fn merge_contract_violation() {
     human_and_json(
         "merge_contract_violation",
@@ -908,6 +939,62 @@ fn errors() {
     s.run_in(&outside, &["list"]);
     s.run_in(&outside, &["list", "--json"]);
     s.assert("errors");
+}
+
+/// `-C`, `-q` and running from a task worktree's subdirectory.
+#[test]
+fn global_flags() {
+    let mut s = Snap::new();
+    let elsewhere = s.repo.base().join("home");
+    let root = s.root().display().to_string();
+    s.run_in(&elsewhere, &["-C", &root, "start", "t1", "-q"]);
+    s.run_in(&elsewhere, &["-C", &root, "list"]);
+    let wt = s.repo.task_dir("t1");
+    s.repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    s.run_in(&wt.join("src"), &["commit", "-q"]);
+    s.run_in(&wt.join("src"), &["checkpoint", "--quiet"]);
+    s.run(&["-C", "no-such-dir", "list"]);
+    s.assert("global_flags");
+}
+
+/// The help text of every command (clap's long help; `git task --help` through git shows the man page).
+#[test]
+fn help() {
+    let mut s = Snap::new();
+    s.run(&["-h"]);
+    s.run(&["--version"]);
+    let commands: &[&[&str]] = &[
+        &["start"],
+        &["list"],
+        &["status"],
+        &["path"],
+        &["exec"],
+        &["log"],
+        &["scratch"],
+        &["drop"],
+        &["remove"],
+        &["sweep"],
+        &["commit"],
+        &["checkpoint"],
+        &["changes"],
+        &["diff"],
+        &["revert"],
+        &["reset"],
+        &["check"],
+        &["hooks"],
+        &["hooks", "install"],
+        &["hooks", "uninstall"],
+        &["hooks", "status"],
+        &["merge"],
+        &["sync"],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.push("--help");
+        s.run(&args);
+    }
+    s.run(&[]);
+    s.assert("help");
 }
 
 #[test]
