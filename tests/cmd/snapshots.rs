@@ -52,6 +52,8 @@ use std::sync::LazyLock;
 struct Record {
     /// The working directory, when it is not the main worktree.
     dir: Option<PathBuf>,
+    /// `git task` or `git`.
+    program: &'static str,
     args: Vec<String>,
     run: Run,
 }
@@ -99,6 +101,23 @@ impl Snap {
     fn run_in(&mut self, dir: &Path, args: &[&str]) -> &Run {
         let mut cmd = self.repo.command(bin(), dir);
         cmd.args(args);
+        self.record(cmd, "git task", dir, args)
+    }
+
+    /// Runs plain `git args..` in `dir` and records it (to show what git-task's hooks print).
+    fn run_git(&mut self, dir: &Path, args: &[&str]) -> &Run {
+        let mut cmd = self.repo.command("git", dir);
+        cmd.args(args);
+        self.record(cmd, "git", dir, args)
+    }
+
+    fn record(
+        &mut self,
+        mut cmd: std::process::Command,
+        program: &'static str,
+        dir: &Path,
+        args: &[&str],
+    ) -> &Run {
         for (key, value) in &self.env {
             match value {
                 Some(v) => cmd.env(key, v),
@@ -113,7 +132,12 @@ impl Snap {
         };
         let dir = (dir != self.repo.root()).then(|| dir.to_path_buf());
         let args = args.iter().map(|a| (*a).to_owned()).collect();
-        self.records.push(Record { dir, args, run });
+        self.records.push(Record {
+            dir,
+            program,
+            args,
+            run,
+        });
         &self.records.last().unwrap().run
     }
 
@@ -134,9 +158,9 @@ impl Snap {
                 writeln!(out, "(in {})", redact(&dir.display().to_string())).unwrap();
             }
             let args: String = rec.args.iter().map(|a| format!(" {}", quote(a))).collect();
-            writeln!(out, "$ git task{}", redact(&args)).unwrap();
+            writeln!(out, "$ {}{}", rec.program, redact(&args)).unwrap();
             writeln!(out, "[exit: {}]", rec.run.code).unwrap();
-            let json = rec.args.iter().any(|a| a == "--json");
+            let json = rec.program == "git task" && rec.args.iter().any(|a| a == "--json");
             match serde_json::from_str::<Value>(&rec.run.stdout) {
                 Ok(mut value) if json => {
                     redact_json(&mut value);
@@ -917,6 +941,22 @@ fn hooks() {
     s.run(&["hooks", "uninstall", "--json"]);
     s.run(&["hooks", "install", "--json"]);
     s.assert("hooks");
+}
+
+/// What the pre-commit hook prints when it refuses a commit, and when it lets one through.
+#[test]
+fn hook_pre_commit() {
+    let mut s = Snap::new();
+    let wt = fenced_task(&s.repo);
+    s.repo.task_root(&["hooks", "install"]).ok();
+    s.repo.write(&wt, "README.md", "# changed\n");
+    s.repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    s.repo.git(&wt, &["add", "-A"]);
+    s.run_git(&wt, &["commit", "-q", "-m", "Touch the readme"]);
+    s.repo
+        .git(&wt, &["restore", "--staged", "--worktree", "README.md"]);
+    s.run_git(&wt, &["commit", "-q", "-m", "Change lib"]);
+    s.assert("hook_pre_commit");
 }
 
 // ---------------------------------------------------------------------------------------------
