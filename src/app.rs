@@ -3,7 +3,7 @@
 //! that decides exit codes.
 
 use crate::cli::Cli;
-use crate::commands::{self, Done};
+use crate::commands::{self, Ctx, Done};
 use crate::config::Settings;
 use crate::error::Error;
 use crate::git::Repo;
@@ -11,16 +11,6 @@ use crate::output::{use_color, Format, Out, Palette};
 use clap::Parser;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-
-/// Everything a command needs: the repository, the settings and the output.
-pub struct Ctx {
-    /// The repository, opened once.
-    pub repo: Repo,
-    /// `task.*` settings.
-    pub settings: Settings,
-    /// Where answers go.
-    pub out: Out,
-}
 
 /// Runs git-task with `args` (argv, including the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {

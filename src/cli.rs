@@ -1,7 +1,8 @@
-//! Command-line types (clap). Each command's arguments live beside its code in `commands/`.
+//! Command-line types (clap): the global options. Each command's arguments live beside its
+//! code in `commands/`, and the list of commands in `commands/mod.rs`.
 
-use crate::commands::*;
-use clap::{Parser, Subcommand};
+pub use crate::commands::Command;
+use clap::Parser;
 use std::path::PathBuf;
 
 /// Isolated, contract-fenced tasks for parallel coding agents
@@ -27,33 +28,4 @@ pub struct GlobalArgs {
     /// Print less on stderr
     #[arg(short, long, global = true)]
     pub quiet: bool,
-}
-
-/// The commands of git-task.
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    Start(start::StartArgs),
-    List(list::ListArgs),
-    Status(status::StatusArgs),
-    Path(path::PathArgs),
-    Exec(exec::ExecArgs),
-    Log(log::LogArgs),
-    Scratch(scratch::ScratchArgs),
-    Drop(drop::DropArgs),
-    Remove(remove::RemoveArgs),
-    Sweep(sweep::SweepArgs),
-    Commit(commit::CommitArgs),
-    Checkpoint(checkpoint::CheckpointArgs),
-    Changes(changes::ChangesArgs),
-    Diff(diff::DiffArgs),
-    Revert(revert::RevertArgs),
-    Reset(reset::ResetArgs),
-    Check(check::CheckArgs),
-    Hooks(hooks::HooksArgs),
-    #[command(hide = true)]
-    Hook(hook::HookArgs),
-    #[command(hide = true)]
-    DeleteAside(delete_aside::DeleteAsideArgs),
-    Merge(merge::MergeArgs),
-    Sync(sync::SyncArgs),
 }

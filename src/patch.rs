@@ -312,7 +312,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
 }
 
 /// How accepting a patch-mode task ended.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Accepted {
     /// Accepted: `merged` appended, snapshot deleted, mark cleared.
     Done {

@@ -1,7 +1,7 @@
 //! `git task changes`: the files panel, each changed file with its checkpoint.
 
-use crate::app::Ctx;
-use crate::checkpoint::{self, FileRow};
+use crate::changes::{self, FileRow};
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;
@@ -47,7 +47,7 @@ impl Report for ChangesReport {
 
 pub fn run(ctx: &Ctx, args: &ChangesArgs) -> CmdResult {
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
-    let files = checkpoint::changes(&ctx.repo, &record)?;
+    let files = changes::files(&ctx.repo, &record)?;
     emit(
         ctx,
         &ChangesReport {

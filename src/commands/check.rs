@@ -1,7 +1,7 @@
 //! `git task check [<id>] [--staged] [--run]`: judge a task's changes, and optionally run its checks.
 
-use crate::app::Ctx;
 use crate::checks::Outcome;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::Verdict;
 use crate::output::{Out, Report};

@@ -1,7 +1,7 @@
 //! `git task checkpoint`: save the task's current state as checkpoint n.
 
-use crate::app::Ctx;
 use crate::checkpoint::{self, Outcome, Saved};
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::violation::ViolationReport;
 use crate::output::{Out, Report};

@@ -1,7 +1,7 @@
 //! `git task commit`: stage and commit only the eligible changes.
 
-use crate::app::Ctx;
 use crate::autocommit::{self, Outcome, Skipped};
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;

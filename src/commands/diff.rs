@@ -1,6 +1,6 @@
 //! `git task diff`: the task's work as a unified diff.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::git::unified;
 use crate::output::{Out, Report};

@@ -1,6 +1,6 @@
 //! `git task drop`: mark a task failed or abandoned; its worktree stays.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::git::refs::RefError;
 use crate::output::{Out, Report};

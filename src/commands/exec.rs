@@ -1,6 +1,6 @@
 //! `git task exec`: run a command in a task's worktree.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{CmdResult, Done};
 use crate::task::TaskId;
 

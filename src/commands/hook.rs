@@ -1,6 +1,6 @@
 //! `git task hook <name> [args]` (hidden): the entry point of the installed hook scripts.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{CmdResult, Done};
 use crate::hooks::{post_checkout, pre_commit};
 use owo_colors::OwoColorize;

@@ -1,6 +1,6 @@
 //! `git task hooks install [--force] | uninstall | status`.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::hooks::install::{self, InstallAction, InstallOptions, State, UninstallAction};
 use crate::hooks::scripts;

@@ -1,6 +1,6 @@
 //! `git task list`: one line per task.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{table, Out, Report};
 use crate::task::summary::{self, Summary};

@@ -1,6 +1,6 @@
 //! `git task log`: print a task's event log.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Event;

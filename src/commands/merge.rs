@@ -1,9 +1,9 @@
 //! `git task merge`: the gate; lands tasks whose whole diff keeps the contract and whose checks pass.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::judge::shell_quote;
-use crate::integrate::{self, Landed, Options, Outcome, Refusal, Strategy};
+use crate::merge::{self, Landed, Options, Outcome, Refusal, Strategy};
 use crate::output::{escape, Out, Palette, Report};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
@@ -384,9 +384,6 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
     } else {
         args.ids.clone()
     };
-    if let Some(done) = accept_patch_task(ctx, args, &ids)? {
-        return Ok(done);
-    }
     let strategy = if args.merge {
         Strategy::Merge
     } else if args.rebase {
@@ -402,7 +399,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         message: args.message.clone(),
         stream_checks: ctx.out.progress_enabled(),
     };
-    match integrate::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
+    match merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
         Outcome::Landed(landed) => emit(
             ctx,
             &MergeReport {
@@ -414,70 +411,49 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         Outcome::Refused(refusal) => {
             emit(ctx, &refused(&ctx.out.err_palette, refusal), Done::Negative)
         }
+        Outcome::Accepted { task, accepted } => report_accepted(ctx, task, *accepted),
     }
 }
 
-/// A patch-mode task is accepted in place (SPEC §9): judged, checked, `merged`, snapshot dropped.
-///
-/// Returns `None` when no patch-mode task is named, so the regular merge runs.
-fn accept_patch_task(
-    ctx: &Ctx,
-    args: &MergeArgs,
-    ids: &[TaskId],
-) -> Result<Option<Done>, crate::Error> {
-    let mut patch = None;
-    for id in ids {
-        let rec = crate::record::load_existing(&ctx.repo, id)?;
-        if rec.state.mode == crate::task::Mode::Patch {
-            patch = Some(rec);
-        }
-    }
-    let Some(rec) = patch else { return Ok(None) };
-    let id = rec.state.task_id();
-    if ids.len() > 1 || args.into.is_some() || args.merge || args.rebase || args.message.is_some() {
-        return Err(crate::Error::input(format!(
-            "task '{id}' works in patch mode: its work is accepted where it is, on its own"
-        ))
-        .hint(format!("accept it alone: git task merge {id}")));
-    }
-    let done = match crate::patch::accept(&ctx.repo, &rec, !args.no_checks)? {
+/// Reports what accepting a patch-mode task did.
+fn report_accepted(ctx: &Ctx, task: String, accepted: crate::patch::Accepted) -> CmdResult {
+    match accepted {
         crate::patch::Accepted::Done { checks, .. } => emit(
             ctx,
             &AcceptReport {
                 kind: "accept",
-                task: id.to_string(),
+                task,
                 already: false,
                 checks,
             },
             Done::Ok,
-        )?,
+        ),
         crate::patch::Accepted::Already(_) => emit(
             ctx,
             &AcceptReport {
                 kind: "accept",
-                task: id.to_string(),
+                task,
                 already: true,
                 checks: Vec::new(),
             },
             Done::Ok,
-        )?,
+        ),
         crate::patch::Accepted::Violation(verdict) => emit(
             ctx,
             &crate::output::violation::ViolationReport(&verdict),
             Done::Negative,
-        )?,
+        ),
         crate::patch::Accepted::ChecksFailed(checks) => emit(
             ctx,
             &AcceptReport {
                 kind: "checks_failed",
-                task: id.to_string(),
+                task,
                 already: false,
                 checks,
             },
             Done::Negative,
-        )?,
-    };
-    Ok(Some(done))
+        ),
+    }
 }
 
 /// The answer of accepting a patch-mode task.

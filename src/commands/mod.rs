@@ -23,9 +23,49 @@ pub mod status;
 pub mod sweep;
 pub mod sync;
 
-use crate::app::Ctx;
-use crate::cli::Command;
-use crate::output::Report;
+use crate::config::Settings;
+use crate::git::Repo;
+use crate::output::{Out, Report};
+use clap::Subcommand;
+
+/// The commands of git-task.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Start(start::StartArgs),
+    List(list::ListArgs),
+    Status(status::StatusArgs),
+    Path(path::PathArgs),
+    Exec(exec::ExecArgs),
+    Log(log::LogArgs),
+    Scratch(scratch::ScratchArgs),
+    Drop(drop::DropArgs),
+    Remove(remove::RemoveArgs),
+    Sweep(sweep::SweepArgs),
+    Commit(commit::CommitArgs),
+    Checkpoint(checkpoint::CheckpointArgs),
+    Changes(changes::ChangesArgs),
+    Diff(diff::DiffArgs),
+    Revert(revert::RevertArgs),
+    Reset(reset::ResetArgs),
+    Check(check::CheckArgs),
+    Hooks(hooks::HooksArgs),
+    #[command(hide = true)]
+    Hook(hook::HookArgs),
+    #[command(hide = true)]
+    DeleteAside(delete_aside::DeleteAsideArgs),
+    Merge(merge::MergeArgs),
+    Sync(sync::SyncArgs),
+}
+
+/// Everything a command needs: the repository, the settings and the output.
+pub struct Ctx {
+    /// The repository, opened once.
+    pub repo: Repo,
+    /// `task.*` settings.
+    pub settings: Settings,
+    /// Where answers go.
+    pub out: Out,
+}
 
 /// What a command that ran to completion concluded.
 #[derive(Debug, PartialEq, Eq)]

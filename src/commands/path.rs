@@ -1,6 +1,6 @@
 //! `git task path`: print a task's worktree path.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::task::TaskId;

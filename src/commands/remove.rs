@@ -1,7 +1,7 @@
 //! `git task remove`: delete a task's worktree and branch, saving work first.
 
-use crate::app::Ctx;
 use crate::attempt::SavedAttempt;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::git::ignored::Ignored;
 use crate::output::{Out, Report};

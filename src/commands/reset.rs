@@ -1,7 +1,7 @@
 //! `git task reset`: put a task back to its base (or onto a new one), saving its work first.
 
-use crate::app::Ctx;
 use crate::attempt::SavedAttempt;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::task::reset::{self, ResetOptions};

@@ -1,6 +1,6 @@
 //! `git task revert`: undo all or part of a task's work, saving it first.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::task::TaskId;

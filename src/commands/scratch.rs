@@ -1,6 +1,6 @@
 //! `git task scratch`: print (creating it) a per-task scratch directory.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::task::TaskId;

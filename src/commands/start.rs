@@ -1,7 +1,7 @@
 //! `git task start`: create a task with its worktree, branch and contract.
 
-use crate::app::Ctx;
 use crate::attempt::SavedAttempt;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::record::Record;
@@ -203,10 +203,6 @@ impl Report for SetupFailedReport {
 }
 
 pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
-    if args.mode == ModeArg::Patch {
-        return run_patch(ctx, args);
-    }
-    let _guard = gix::interrupt::init_handler_default(1).ok();
     let opts = StartOptions {
         id: args.id.clone(),
         base: args.base.clone(),
@@ -223,6 +219,10 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         reset: args.reset,
         copy_ignored: args.copy_ignored,
         sparse: args.sparse,
+        mode: match args.mode {
+            ModeArg::Worktree => crate::task::Mode::Worktree,
+            ModeArg::Patch => crate::task::Mode::Patch,
+        },
     };
     let show = ctx.out.progress_enabled();
     let mut progress = |done: u64, total: u64| {
@@ -271,44 +271,5 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             Done::Negative,
         ),
         Err(StartError::Other(e)) => Err(e),
-    }
-}
-
-/// `start --mode patch`: snapshot the current worktree and work in it.
-fn run_patch(ctx: &Ctx, args: &StartArgs) -> CmdResult {
-    if args.path.is_some() || args.setup.is_some() || args.sparse || args.copy_ignored {
-        return Err(crate::Error::input(
-            "--path, --setup, --sparse and --copy-ignored apply to worktree mode; a patch-mode task works in this worktree",
-        )
-        .hint("leave them out, or start the task in its own worktree: git task start <id>"));
-    }
-    let opts = crate::patch::StartOptions {
-        id: args.id.clone(),
-        base: args.base.clone(),
-        contract: ContractSpec {
-            file: args.contract.clone(),
-            allow: args.allow.clone(),
-            forbid: args.forbid.clone(),
-            no_new_files: args.no_new_files,
-            no_deletions: args.no_deletions,
-            checks: args.check.clone(),
-        },
-    };
-    match crate::patch::start(&ctx.repo, &ctx.settings, &opts)? {
-        Started::Created(record) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
-        Started::Existing(record) if args.reset && record.state.status.is_live() => {
-            // A patch-mode task resets in place: its worktree is the user's.
-            let opts = crate::task::reset::ResetOptions {
-                from_start: true,
-                ..Default::default()
-            };
-            let done = crate::task::reset::reset(&ctx.repo, &ctx.settings, &record, &opts)?;
-            let mut report = StartReport::new(&done.record, false);
-            report.reset = true;
-            report.attempts = done.attempt.into_iter().collect();
-            emit(ctx, &report, Done::Ok)
-        }
-        Started::Existing(record) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
-        Started::Reset(done) => emit(ctx, &StartReport::new(&done.record, false), Done::Ok),
     }
 }

@@ -1,6 +1,6 @@
 //! `git task status`: one task in detail.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::ContractFile;
 use crate::git::diff::ChangeKind;

@@ -1,6 +1,6 @@
 //! `git task sweep`: repair what interrupted commands left behind.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
 use crate::task::sweep::{self, Repair};

@@ -1,9 +1,9 @@
 //! `git task sync`: bring the base branch's new commits into a task branch, in its worktree.
 
-use crate::app::Ctx;
+use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::integrate::sync::{self, Stopped, Synced};
 use crate::output::{escape, Out, Report};
+use crate::sync::{self, Stopped, Synced};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
 

@@ -19,10 +19,11 @@ pub use resolve::resolve;
 use serde::{Deserialize, Serialize};
 
 /// Where the task's work happens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// A linked worktree on branch `task/<id>`.
+    /// A linked worktree on branch `task/<id>` (the default).
+    #[default]
     Worktree,
     /// The worktree it was started in, guarded by a snapshot.
     Patch,

@@ -61,6 +61,8 @@ pub struct StartOptions {
     pub sparse: bool,
     /// `--reset`: an existing task is put back to its base (or `--base`), its work saved first.
     pub reset: bool,
+    /// Where the work happens: a new linked worktree, or this worktree guarded by a snapshot.
+    pub mode: Mode,
 }
 
 /// What `start` did.
@@ -72,6 +74,33 @@ pub enum Started {
     Existing(Record),
     /// The task already existed and was reset (`--reset`).
     Reset(Box<super::reset::ResetDone>),
+}
+
+/// `start --mode patch`: snapshot the current worktree and work in it (SPEC §9); `--reset`
+/// puts a live patch-mode task back in place, since its worktree is the user's.
+fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<Started> {
+    if opts.path.is_some() || opts.setup.is_some() || opts.sparse || opts.copy_ignored {
+        return Err(Error::input(
+            "--path, --setup, --sparse and --copy-ignored apply to worktree mode; a patch-mode task works in this worktree",
+        )
+        .hint("leave them out, or start the task in its own worktree: git task start <id>"));
+    }
+    let patch_opts = crate::patch::StartOptions {
+        id: opts.id.clone(),
+        base: opts.base.clone(),
+        contract: opts.contract.clone(),
+    };
+    match crate::patch::start(repo, settings, &patch_opts)? {
+        Started::Existing(record) if opts.reset && record.state.status.is_live() => {
+            let reset = super::reset::ResetOptions {
+                from_start: true,
+                ..Default::default()
+            };
+            let done = super::reset::reset(repo, settings, &record, &reset)?;
+            Ok(Started::Reset(Box::new(done)))
+        }
+        other => Ok(other),
+    }
 }
 
 /// A setup command failed; everything was rolled back.
@@ -383,6 +412,11 @@ pub fn start(
     opts: &StartOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> std::result::Result<Started, StartError> {
+    if opts.mode == Mode::Patch {
+        return Ok(start_patch(repo, settings, opts)?);
+    }
+    // Ctrl-C rolls a half-made start back instead of leaving it (see `interrupted`).
+    let _guard = gix::interrupt::init_handler_default(1).ok();
     super::sweep::repair_abandoned_starts(repo, settings);
     // A removed task is started again on the same record: its history stays in the log.
     let mut previous: Option<Record> = None;

@@ -3,17 +3,9 @@
 //! Each test is one way a task tried to land what its contract forbids; after every refusal
 //! the target is unchanged and `git fsck` is clean.
 
+use super::support::{commit_all, rev};
 use crate::common::TestRepo;
 use std::path::Path;
-
-fn commit_all(repo: &TestRepo, dir: &Path, msg: &str) {
-    repo.git(dir, &["add", "-A"]);
-    repo.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
-}
-
-fn tip(repo: &TestRepo, rev: &str) -> String {
-    repo.git(repo.root(), &["rev-parse", rev])
-}
 
 /// `git show` with replace refs off: what is really on the branch.
 fn show(repo: &TestRepo, rev: &str, path: &str) -> String {
@@ -31,7 +23,7 @@ fn assert_refused_unchanged(
     before: &str,
 ) {
     assert_eq!(run_json["kind"], kind, "{run_json}");
-    assert_eq!(tip(repo, "main"), before, "the target must not move");
+    assert_eq!(rev(repo, "main"), before, "the target must not move");
     repo.fsck();
 }
 
@@ -39,7 +31,7 @@ fn assert_refused_unchanged(
 #[test]
 fn parked_worktree_does_not_hide_the_branch_tip() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--allow", "src/lib.rs"]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "allowed");
@@ -56,7 +48,7 @@ fn parked_worktree_does_not_hide_the_branch_tip() {
     let forbidden = repo.git(&wt, &["rev-parse", "HEAD@{1}"]);
     repo.git(&wt, &["update-ref", "refs/heads/task/t1", &forbidden]);
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
-    assert_eq!(tip(&repo, "main"), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert!(
         json["kind"] == "uncommitted_work" || json["kind"] == "contract_violation",
         "{json}"
@@ -72,7 +64,7 @@ fn parked_worktree_does_not_hide_the_branch_tip() {
 #[test]
 fn branch_tip_without_worktree_is_judged() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, "src/store/mod.rs", "// stolen\n");
     commit_all(&repo, &wt, "forbidden");
@@ -98,7 +90,7 @@ fn base_merged_in_is_not_blamed_but_reverting_it_is() {
     commit_all(&repo, &wt, "task work");
     repo.git(&wt, &["merge", "-q", "--no-edit", "main"]);
     // Work that arrived from the base is not the task's: the merge lands.
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let run = repo
         .task_root(&["merge", "t1", "--keep", "--json"])
         .ok()
@@ -108,7 +100,7 @@ fn base_merged_in_is_not_blamed_but_reverting_it_is() {
         show(&repo, "main", "src/store/mod.rs"),
         "pub fn store() { 2 }"
     );
-    assert_ne!(tip(&repo, "main"), before);
+    assert_ne!(rev(&repo, "main"), before);
 
     // A second task merges the base, then quietly restores the old forbidden file.
     let wt2 = repo.start("t2", &["--allow", "src/lib.rs"]);
@@ -118,7 +110,7 @@ fn base_merged_in_is_not_blamed_but_reverting_it_is() {
     repo.git(&wt2, &["checkout", "main~1", "--", "src/store/mod.rs"]);
     repo.write(&wt2, "src/lib.rs", "pub fn lib() { 9 }\n");
     commit_all(&repo, &wt2, "revert the base's work");
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
     assert_refused_unchanged(&repo, &json, "contract_violation", &before);
     let files: Vec<&str> = json["violations"]
@@ -144,7 +136,7 @@ fn base_merged_in_is_not_blamed_but_reverting_it_is() {
 #[test]
 fn base_ref_moved_by_hand_changes_nothing() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, "src/store/mod.rs", "// stolen\n");
     commit_all(&repo, &wt, "forbidden");
@@ -162,12 +154,12 @@ fn base_ref_moved_by_hand_changes_nothing() {
 #[test]
 fn rewritten_record_is_refused() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--allow", "src/lib.rs"]);
     repo.write(&wt, "src/store/mod.rs", "// stolen\n");
     commit_all(&repo, &wt, "forbidden");
     // Forge a record event whose frozen contract allows everything.
-    let record = tip(&repo, "refs/tasks/t1/record");
+    let record = rev(&repo, "refs/tasks/t1/record");
     let state = repo.git(&wt, &["show", &format!("{record}:task.toml")]);
     let dir = repo.base().join("forge");
     std::fs::create_dir_all(&dir).unwrap();
@@ -222,7 +214,7 @@ fn rewritten_record_is_refused() {
 #[test]
 fn replace_refs_are_ignored() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, "src/store/mod.rs", "// stolen\n");
     commit_all(&repo, &wt, "forbidden");
@@ -241,7 +233,7 @@ fn replace_refs_are_ignored() {
 #[test]
 fn into_another_line_judges_the_whole_landing() {
     let repo = TestRepo::new();
-    let fork = tip(&repo, "main");
+    let fork = rev(&repo, "main");
     repo.git(repo.root(), &["branch", "other", &fork]);
     // main gains a forbidden change after the fork; the task starts from main.
     repo.write(repo.root(), "src/store/mod.rs", "pub fn store() { main }\n");
@@ -249,14 +241,14 @@ fn into_another_line_judges_the_whole_landing() {
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "task work");
-    let other = tip(&repo, "other");
+    let other = rev(&repo, "other");
     let json = repo
         .task_root(&["merge", "t1", "--into", "other", "--json"])
         .code(1)
         .json();
     assert_eq!(json["kind"], "contract_violation", "{json}");
     assert_eq!(json["violations"][0]["file"], "src/store/mod.rs");
-    assert_eq!(tip(&repo, "other"), other);
+    assert_eq!(rev(&repo, "other"), other);
     repo.fsck();
 }
 
@@ -269,7 +261,7 @@ fn into_accepts_branches_only() {
     commit_all(&repo, &wt, "task work");
     repo.git(repo.root(), &["tag", "v1"]);
     repo.start("t2", &[]);
-    let main = tip(&repo, "main");
+    let main = rev(&repo, "main");
     let refs_before = crate::cmd::support::all_refs(&repo);
     for into in [
         "v1",
@@ -291,7 +283,7 @@ fn into_accepts_branches_only() {
 #[test]
 fn base_revisions_and_ambiguous_names() {
     let repo = TestRepo::new();
-    let first = tip(&repo, "main");
+    let first = rev(&repo, "main");
     repo.write(repo.root(), "README.md", "# two\n");
     commit_all(&repo, repo.root(), "second");
     // `main~1` is a commit: the task starts there, with no base branch.
@@ -299,7 +291,7 @@ fn base_revisions_and_ambiguous_names() {
         .task_root(&["start", "a", "--base", "main~1", "--json"])
         .ok()
         .json();
-    assert_eq!(tip(&repo, "refs/tasks/a/base"), first, "{json}");
+    assert_eq!(rev(&repo, "refs/tasks/a/base"), first, "{json}");
     // A tag and a branch both called `rel`, on different commits.
     repo.git(repo.root(), &["tag", "rel", &first]);
     repo.git(repo.root(), &["branch", "rel", "main"]);
@@ -326,7 +318,7 @@ fn policy_cannot_be_dropped_by_a_task() {
         "version = 1\nforbidden = [\"secrets/**\"]\n",
     );
     commit_all(&repo, repo.root(), "policy");
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     std::fs::remove_file(wt.join(".task-policy.toml")).unwrap();
     repo.write(&wt, "secrets/key", "k\n");
@@ -351,7 +343,7 @@ fn policy_cannot_be_dropped_by_a_task() {
     commit_all(&repo, &wt2, "secret");
     repo.git(repo.root(), &["rm", "-q", ".task-policy.toml"]);
     repo.git(repo.root(), &["commit", "-q", "-m", "no policy"]);
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
     assert_refused_unchanged(&repo, &json, "contract_violation", &before);
     assert_eq!(json["violations"][0]["file"], "secrets/key");
@@ -362,7 +354,7 @@ fn policy_cannot_be_dropped_by_a_task() {
 #[test]
 fn rebase_judges_every_replayed_commit() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "secrets/**"]);
     repo.write(&wt, "secrets/key", "k\n");
     commit_all(&repo, &wt, "add secret");
@@ -400,7 +392,7 @@ fn evil_merge_commit_does_not_land() {
             &wt,
             &["commit", "-q", "--amend", "--no-edit", "--no-verify"],
         );
-        let before = tip(&repo, "main");
+        let before = rev(&repo, "main");
         let run = repo.task_root(&["merge", "t1", mode, "--json"]);
         if mode == "--rebase" && run.code == 0 {
             // The merge commit is not replayed, so its change must not be on the target.
@@ -443,7 +435,7 @@ fn checks_run_on_the_landing_tree() {
 #[test]
 fn failed_check_keeps_its_checkout() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--check", "test -f never-there"]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "task work");
@@ -452,7 +444,7 @@ fn failed_check_keeps_its_checkout() {
     let dir = json["checkout"].as_str().expect("checkout path");
     assert!(Path::new(dir).join("src/lib.rs").is_file(), "{json}");
     std::fs::remove_dir_all(dir).unwrap();
-    assert_eq!(tip(&repo, "main"), before);
+    assert_eq!(rev(&repo, "main"), before);
 }
 
 /// `merge` run from inside the task's own worktree completes and says where to go.
@@ -477,7 +469,7 @@ fn merge_from_inside_the_task_worktree_completes() {
 #[test]
 fn work_made_during_the_merge_is_kept() {
     let repo = TestRepo::new();
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let wt_path = repo.task_dir("t1");
     let late = wt_path.join("late.txt");
     let check = format!("echo late > '{}'", late.display());
@@ -497,13 +489,13 @@ fn repair_never_hands_the_task_the_bases_newer_work() {
     let lines = |first: &str, last: &str| format!("{first}\n2\n3\n4\n5\n6\n7\n8\n{last}\n");
     repo.write(repo.root(), "src/store/mod.rs", &lines("1", "9"));
     commit_all(&repo, repo.root(), "store");
-    let start = tip(&repo, "main");
+    let start = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, "src/store/mod.rs", &lines("task", "9"));
     commit_all(&repo, &wt, "forbidden");
     repo.write(repo.root(), "src/store/mod.rs", &lines("1", "newer"));
     commit_all(&repo, repo.root(), "base work");
-    let newer = tip(&repo, "main");
+    let newer = rev(&repo, "main");
     for args in [
         &["check", "t1", "--json"][..],
         &["merge", "t1", "--json"][..],
@@ -591,7 +583,7 @@ fn merge_refuses_to_overwrite_an_ignored_file_in_the_base_worktree() {
     repo.write(&wt, "x.out", "task\n");
     repo.git(&wt, &["add", "-f", "x.out"]);
     repo.git(&wt, &["commit", "-q", "--no-verify", "-m", "add ignored"]);
-    let before = tip(&repo, "main");
+    let before = rev(&repo, "main");
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_refused_unchanged(&repo, &json, "target_dirty", &before);
     assert_eq!(json["paths"], serde_json::json!(["x.out"]));

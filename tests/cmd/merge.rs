@@ -1,17 +1,8 @@
 //! `git task merge`: the gate. Each scenario checks the effect with real git.
 
+use super::support::{commit_all, rev};
 use crate::common::TestRepo;
 use std::path::Path;
-
-/// Commits everything in `dir` with `msg` (no hooks are installed in these tests).
-fn commit_all(repo: &TestRepo, dir: &Path, msg: &str) {
-    repo.git(dir, &["add", "-A"]);
-    repo.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
-}
-
-fn main_tip(repo: &TestRepo) -> String {
-    repo.git(repo.root(), &["rev-parse", "main"])
-}
 
 fn tree_files(repo: &TestRepo, rev: &str) -> Vec<String> {
     repo.git(repo.root(), &["ls-tree", "-r", "--name-only", rev])
@@ -24,7 +15,7 @@ fn tree_files(repo: &TestRepo, rev: &str) -> Vec<String> {
 #[test]
 fn squash_lands_one_commit_with_trailer_and_note() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start(
         "t1",
         &["--allow", "src/**", "--check", "test -f src/lib.rs"],
@@ -90,13 +81,13 @@ fn merging_twice_reports_the_earlier_merge() {
     assert_eq!(first["tasks"][0]["strategy"], "squash");
     assert_eq!(first["tasks"][0]["removed"], true);
     let commit = first["tasks"][0]["commit"].as_str().unwrap().to_owned();
-    assert_eq!(commit, main_tip(&repo));
+    assert_eq!(commit, rev(&repo, "main"));
 
-    let tip = main_tip(&repo);
+    let tip = rev(&repo, "main");
     let again = repo.task_root(&["merge", "t1", "--json"]).ok().json();
     assert_eq!(again["tasks"][0]["already_merged"], true);
     assert_eq!(again["tasks"][0]["commit"], commit.as_str());
-    assert_eq!(main_tip(&repo), tip);
+    assert_eq!(rev(&repo, "main"), tip);
     let human = repo.task_root(&["merge", "t1"]).ok();
     assert!(human.stdout.contains("already merged"), "{human}");
     repo.fsck();
@@ -106,7 +97,7 @@ fn merging_twice_reports_the_earlier_merge() {
 #[test]
 fn no_verify_violation_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, "src/store/mod.rs", "// sneaked in\n");
     commit_all(&repo, &wt, "Touch the store");
@@ -114,7 +105,7 @@ fn no_verify_violation_is_refused() {
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(run.stderr.contains("src/store/mod.rs"), "{run}");
     assert!(run.stderr.contains("forbidden"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert!(wt.exists());
     assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/t1"]);
 
@@ -122,7 +113,7 @@ fn no_verify_violation_is_refused() {
     assert_eq!(json["kind"], "contract_violation");
     assert_eq!(json["violations"][0]["file"], "src/store/mod.rs");
     assert_eq!(json["violations"][0]["reason"], "forbidden");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     repo.fsck();
 }
 
@@ -130,26 +121,26 @@ fn no_verify_violation_is_refused() {
 #[test]
 fn uncommitted_violation_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--allow", "src/**"]);
     repo.write(&wt, "docs/x.md", "not allowed\n");
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["kind"], "uncommitted_work");
     assert_eq!(json["paths"], serde_json::json!(["docs/x.md"]));
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
 }
 
 /// Uncommitted work that keeps the contract is not silently dropped: the merge refuses.
 #[test]
 fn uncommitted_work_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(run.stderr.contains("uncommitted work"), "{run}");
     assert!(run.stderr.contains("src/lib.rs"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { 2 }\n");
 }
 
@@ -157,7 +148,7 @@ fn uncommitted_work_is_refused() {
 #[test]
 fn tampered_contract_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--forbid", "src/store/**"]);
     repo.write(&wt, ".task-contract.toml", "version = 1\ntask = \"t1\"\n");
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
@@ -165,7 +156,7 @@ fn tampered_contract_is_refused() {
 
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(run.stderr.contains("contract_tampered"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert!(wt.exists());
     repo.fsck();
 }
@@ -174,20 +165,20 @@ fn tampered_contract_is_refused() {
 #[test]
 fn deleted_contract_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.git(&wt, &["rm", "-q", ".task-contract.toml"]);
     repo.git(&wt, &["commit", "-q", "--no-verify", "-m", "drop contract"]);
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["violations"][0]["reason"], "contract_tampered");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
 }
 
 /// A failing check exits 1, keeps the worktree, records the run, and moves nothing.
 #[test]
 fn failing_check_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &["--check", "echo checking; exit 3"]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "Change");
@@ -195,7 +186,7 @@ fn failing_check_is_refused() {
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(run.stderr.contains("checking"), "{run}");
     assert!(run.stderr.contains("exit 3"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert!(wt.exists());
     assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/t1"]);
 
@@ -209,7 +200,7 @@ fn failing_check_is_refused() {
         .contains("checking"));
     let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
     assert_eq!(events.lines().next(), Some("checks"), "{events}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
 
     // --no-checks skips them, and the skip is recorded.
     let json = repo
@@ -265,13 +256,13 @@ fn conflict_is_refused_and_changes_nothing() {
     commit_all(&repo, &wt, "Task edit");
     repo.write(repo.root(), "README.md", "# from main\n");
     commit_all(&repo, repo.root(), "Main edit");
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let task_tip = repo.git(repo.root(), &["rev-parse", "task/t1"]);
 
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(run.stderr.contains("README.md"), "{run}");
     assert!(run.stderr.contains("git task sync t1"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.git(repo.root(), &["rev-parse", "task/t1"]), task_tip);
     assert_eq!(repo.porcelain(repo.root()), "");
     assert_eq!(repo.porcelain(&wt), "");
@@ -288,7 +279,7 @@ fn conflict_is_refused_and_changes_nothing() {
 #[test]
 fn local_edit_in_base_worktree_blocks_the_merge() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "README.md", "# from the task\n");
     repo.write(&wt, "added.txt", "task file\n");
@@ -299,7 +290,7 @@ fn local_edit_in_base_worktree_blocks_the_merge() {
     assert!(run.stderr.contains("README.md"), "{run}");
     assert!(run.stderr.contains("would overwrite"), "{run}");
     assert_eq!(repo.read(repo.root(), "README.md"), "# my unsaved edit\n");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert!(wt.exists());
     assert!(!repo.root().join("added.txt").exists());
     let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
@@ -311,7 +302,7 @@ fn local_edit_in_base_worktree_blocks_the_merge() {
     assert_eq!(json["kind"], "target_dirty");
     assert_eq!(json["paths"], serde_json::json!(["README.md"]));
     assert_eq!(repo.read(repo.root(), "README.md"), "# my unsaved edit\n");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     repo.fsck();
 }
 
@@ -319,7 +310,7 @@ fn local_edit_in_base_worktree_blocks_the_merge() {
 #[test]
 fn untracked_file_in_the_way_blocks_the_merge() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "added.txt", "task file\n");
     commit_all(&repo, &wt, "Add a file");
@@ -328,7 +319,7 @@ fn untracked_file_in_the_way_blocks_the_merge() {
     assert_eq!(json["kind"], "target_dirty");
     assert_eq!(json["paths"], serde_json::json!(["added.txt"]));
     assert_eq!(repo.read(repo.root(), "added.txt"), "mine, untracked\n");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
 }
 
 /// Unrelated local edits (unstaged and staged) in the base worktree survive a merge that updates other files.
@@ -370,10 +361,10 @@ fn target_checked_out_in_a_linked_worktree_is_updated() {
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 7 }\n");
     commit_all(&repo, &wt, "Task edit");
-    let main_before = main_tip(&repo);
+    let main_before = rev(&repo, "main");
 
     repo.task_root(&["merge", "t1", "--into", "umbrella"]).ok();
-    assert_eq!(main_tip(&repo), main_before);
+    assert_eq!(rev(&repo, "main"), main_before);
     assert_eq!(repo.read(&side, "src/lib.rs"), "pub fn lib() { 7 }\n");
     assert_eq!(repo.porcelain(&side), "");
     assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
@@ -384,7 +375,7 @@ fn target_checked_out_in_a_linked_worktree_is_updated() {
 #[test]
 fn several_tasks_land_together() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let a = repo.start("a", &[]);
     let b = repo.start("b", &[]);
     repo.write(&a, "src/lib.rs", "pub fn lib() { 1 }\n");
@@ -421,12 +412,12 @@ fn several_tasks_second_conflicts_nothing_lands() {
     commit_all(&repo, &a, "Task a");
     repo.write(&b, "src/lib.rs", "pub fn lib() { 2 }\n");
     commit_all(&repo, &b, "Task b");
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
 
     let run = repo.task_root(&["merge", "a", "b"]).code(1);
     assert!(run.stderr.contains("task 'b' conflicts"), "{run}");
     assert!(run.stderr.contains("src/lib.rs"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.porcelain(repo.root()), "");
     assert!(a.exists() && b.exists());
     let status = repo.task_root(&["log", "a"]).ok();
@@ -438,7 +429,7 @@ fn several_tasks_second_conflicts_nothing_lands() {
 #[test]
 fn merge_commit_mode() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "Task edit");
@@ -460,7 +451,7 @@ fn merge_commit_mode() {
 #[test]
 fn rebase_mode_replays_commits_without_the_contract() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     repo.git(&wt, &["add", "-A"]);
@@ -512,7 +503,7 @@ fn rebase_mode_replays_commits_without_the_contract() {
 #[test]
 fn into_an_umbrella_branch() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     repo.git(repo.root(), &["branch", "umbrella"]);
     let a = repo.start("a", &[]);
     let b = repo.start("b", &[]);
@@ -526,7 +517,7 @@ fn into_an_umbrella_branch() {
         .ok()
         .json();
     assert_eq!(json["into"], "refs/heads/umbrella");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.git(repo.root(), &["rev-parse", "umbrella~2"]), before);
     assert!(tree_files(&repo, "umbrella").contains(&"src/lib.rs".to_owned()));
     assert_eq!(
@@ -579,7 +570,7 @@ fn sync_then_merge_succeeds() {
     repo.task(&wt, &["sync"]).ok();
     assert_eq!(
         repo.git(repo.root(), &["rev-parse", "refs/tasks/t1/base"]),
-        main_tip(&repo)
+        rev(&repo, "main")
     );
 
     repo.task_root(&["merge", "t1"]).ok();
@@ -650,11 +641,11 @@ fn unfinished_merge_in_base_worktree_blocks_the_merge() {
     repo.write(repo.root(), "README.md", "# main\n");
     commit_all(&repo, repo.root(), "Main");
     assert_eq!(repo.git_run(repo.root(), &["merge", "-q", "other"]).code, 1);
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
 
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["kind"], "target_dirty");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert!(repo.porcelain(repo.root()).contains("UU README.md"));
     assert!(wt.exists());
 }
@@ -683,7 +674,7 @@ fn repeating_a_merge_finishes_its_clean_up() {
 #[test]
 fn bad_input_exits_2() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     repo.start("t1", &[]);
     repo.task_root(&["merge", "nope"]).code(2);
     repo.task_root(&["merge", "t1", "--into", "no-such-branch"])
@@ -694,14 +685,14 @@ fn bad_input_exits_2() {
         .code(2);
     repo.task_root(&["merge", "t1", "t1"]).code(2);
     repo.task_root(&["sync", "nope"]).code(2);
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
 }
 
 /// A staged change and an untracked file each count as uncommitted work.
 #[test]
 fn staged_or_untracked_work_is_refused() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
     commit_all(&repo, &wt, "Task edit");
@@ -714,7 +705,7 @@ fn staged_or_untracked_work_is_refused() {
     repo.write(&wt, "scratch.txt", "untracked\n");
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["paths"], serde_json::json!(["scratch.txt"]));
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.read(&wt, "scratch.txt"), "untracked\n");
 }
 
@@ -722,7 +713,7 @@ fn staged_or_untracked_work_is_refused() {
 #[test]
 fn concurrent_merges_into_one_branch_both_land() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let ids = ["a", "b", "c"];
     for (i, id) in ids.iter().enumerate() {
         let wt = repo.start(id, &["--check", "sleep 0.2"]);
@@ -764,14 +755,14 @@ fn several_tasks_second_check_fails_nothing_lands() {
     commit_all(&repo, &a, "Task a");
     repo.write(&b, "README.md", "# b\n");
     commit_all(&repo, &b, "Task b");
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let json = repo
         .task_root(&["merge", "a", "b", "--json"])
         .code(1)
         .json();
     assert_eq!(json["kind"], "checks_failed");
     assert_eq!(json["task"], "b");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     for id in ["a", "b"] {
         let last = repo.git(
             repo.root(),
@@ -918,7 +909,7 @@ fn staged_changes_elsewhere_survive_with_a_valid_cached_tree() {
 #[test]
 fn local_edit_made_while_checks_run_refuses_and_changes_nothing() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let readme = repo.root().join("README.md");
     let check = format!(
         "printf '# edited during checks\\n' > '{}'",
@@ -933,7 +924,7 @@ fn local_edit_made_while_checks_run_refuses_and_changes_nothing() {
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["kind"], "target_dirty", "{json}");
     assert_eq!(json["paths"], serde_json::json!(["README.md"]));
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(
         repo.read(repo.root(), "README.md"),
         "# edited during checks\n"
@@ -955,7 +946,7 @@ fn local_edit_made_while_checks_run_refuses_and_changes_nothing() {
 #[test]
 fn untracked_file_appearing_while_checks_run_refuses() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let target = repo.root().join("added.txt");
     let check = format!("printf 'mine\\n' > '{}'", target.display());
     let wt = repo.start("t1", &["--check", &check]);
@@ -966,7 +957,7 @@ fn untracked_file_appearing_while_checks_run_refuses() {
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["kind"], "target_dirty", "{json}");
     assert_eq!(json["paths"], serde_json::json!(["added.txt"]));
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.read(repo.root(), "added.txt"), "mine\n");
     assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.porcelain(repo.root()), "?? added.txt");
@@ -976,7 +967,7 @@ fn untracked_file_appearing_while_checks_run_refuses() {
 #[test]
 fn untracked_file_in_the_way_of_a_new_directory_refuses() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "tools/run.txt", "task file\n");
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 5 }\n");
@@ -985,7 +976,7 @@ fn untracked_file_in_the_way_of_a_new_directory_refuses() {
 
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["kind"], "target_dirty", "{json}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.read(repo.root(), "tools"), "mine, untracked\n");
     assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
     assert_eq!(repo.porcelain(repo.root()), "?? tools");
@@ -1083,7 +1074,7 @@ fn same_size_edit_among_racily_clean_task_files_is_found() {
         );
     }
     commit_all(&repo, repo.root(), "Many files");
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let wt = repo.start("t1", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 8 }\n");
     commit_all(&repo, &wt, "Task edit");
@@ -1092,7 +1083,7 @@ fn same_size_edit_among_racily_clean_task_files_is_found() {
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(run.stderr.contains("uncommitted work"), "{run}");
     assert!(run.stderr.contains("many/f149.txt"), "{run}");
-    assert_eq!(main_tip(&repo), before);
+    assert_eq!(rev(&repo, "main"), before);
 
     commit_all(&repo, &wt, "Second edit");
     repo.task_root(&["merge", "t1"]).ok();
@@ -1107,7 +1098,7 @@ fn same_size_edit_among_racily_clean_task_files_is_found() {
 #[test]
 fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
     let repo = TestRepo::new();
-    let before = main_tip(&repo);
+    let before = rev(&repo, "main");
     let index = repo.root().join(".git/index");
     let check = format!("printf 'not an index' > '{}'", index.display());
     let wt = repo.start("t1", &["--check", &check]);
@@ -1115,7 +1106,7 @@ fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
     commit_all(&repo, &wt, "Task edit");
 
     let run = repo.task_root(&["merge", "t1"]).code(1);
-    assert_eq!(main_tip(&repo), before, "{run}");
+    assert_eq!(rev(&repo, "main"), before, "{run}");
     assert_eq!(std::fs::read(&index).unwrap(), b"not an index");
     assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() {}\n");
     let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);

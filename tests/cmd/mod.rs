@@ -9,6 +9,7 @@ mod patch_attribution;
 mod patch_support;
 mod paths;
 mod provision;
+mod reset;
 mod revert;
 
 mod check;

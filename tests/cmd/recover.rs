@@ -1,17 +1,9 @@
 //! Sweep touches only what git-task made, and finishes what a killed command journaled (issue 12).
 
+use super::support::problems;
 use super::support::*;
 use crate::common::TestRepo;
 use std::path::PathBuf;
-
-fn problems(j: &serde_json::Value) -> Vec<String> {
-    j["repairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["problem"].as_str().unwrap().to_owned())
-        .collect()
-}
 
 /// A worktree kept with `merge --keep` (and its ignored `.env`) survives sweep.
 #[test]

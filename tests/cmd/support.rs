@@ -37,6 +37,22 @@ pub fn assert_nothing_written(repo: &TestRepo) {
     assert!(entries.is_empty(), "directories were made: {entries:?}");
 }
 
+/// Commits everything in `dir` with `msg`, hooks skipped (`git add -A` + `git commit --no-verify`).
+pub fn commit_all(repo: &TestRepo, dir: &Path, msg: &str) {
+    repo.git(dir, &["add", "-A"]);
+    repo.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
+}
+
+/// The `repairs[].problem` fields of a `sweep --json` report.
+pub fn problems(j: &serde_json::Value) -> Vec<String> {
+    j["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["problem"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Returns `git rev-parse <rev>` in the main worktree.
 pub fn rev(repo: &TestRepo, rev: &str) -> String {
     repo.git(repo.root(), &["rev-parse", rev])

@@ -1,17 +1,9 @@
 //! `git task sweep`: repairs each kind of half-made state, built by hand or by killing `start`.
 
+use super::support::problems;
 use super::support::*;
 use crate::common::TestRepo;
 use std::process::Stdio;
-
-fn problems(j: &serde_json::Value) -> Vec<String> {
-    j["repairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["problem"].as_str().unwrap().to_owned())
-        .collect()
-}
 
 #[test]
 fn sweep_of_a_healthy_repository_does_nothing() {

@@ -1,12 +1,7 @@
 //! `git task sync`: the base's new commits come into the task branch, in its worktree.
 
+use super::support::commit_all;
 use crate::common::TestRepo;
-use std::path::Path;
-
-fn commit_all(repo: &TestRepo, dir: &Path, msg: &str) {
-    repo.git(dir, &["add", "-A"]);
-    repo.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
-}
 
 /// New base commits are merged into the task branch; files, base ref and record follow.
 #[test]

@@ -1,6 +1,7 @@
 //! The texts a merge writes: commit messages with the `Task-Id` trailer, and the note.
 
-use super::{short, ChecksRun, Strategy};
+use super::select::short;
+use super::{ChecksRun, Strategy};
 use crate::checks::Outcome as CheckOutcome;
 use crate::git::merge::CommitInfo;
 use crate::git::Repo;

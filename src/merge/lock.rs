@@ -1,6 +1,6 @@
 //! A lock file per target branch that serializes git-task merges into it.
 
-use super::short;
+use super::select::short;
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use std::path::PathBuf;

@@ -1,5 +1,9 @@
 //! From repository state to what the judge sees: changed paths, the policy,
-//! the branch's contract file, and the effective contract of a task.
+//! the branch's contract file, and the effective contract of a task; and the
+//! files panel of `git task changes` (`files.rs`).
+
+mod files;
+pub use files::{files, FileRow};
 
 use crate::contract::file::{CONTRACT_FILE, POLICY_FILE};
 use crate::contract::judge::Link;

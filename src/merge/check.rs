@@ -1,0 +1,133 @@
+//! The frozen contract's checks, run on the landing tree in a clean temporary checkout
+//! (SPEC §7.5); a failure is recorded in the task's event log and refuses the merge.
+
+use super::message::checks_details;
+use super::{ChecksRun, Options, Pending, Refusal};
+use crate::checks;
+use crate::error::{Error, Result};
+use crate::git::{objects, worktree, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use crate::task::start::task_env;
+use std::path::PathBuf;
+
+/// Runs every pending task's frozen checks on its landing tree; a failure is recorded and refuses.
+pub(super) fn check_all(
+    repo: &Repo,
+    pending: &mut [Pending],
+    onto: ObjectId,
+    opts: &Options,
+) -> Result<Option<Refusal>> {
+    for i in 0..pending.len() {
+        let p = &pending[i];
+        let tree = match p.landed_tree {
+            Some(t) => t,
+            None => objects::commit_tree(repo, onto)?,
+        };
+        let (run, checkout) = run_checks_on_landing(repo, &p.record, tree, onto, opts)?;
+        if !run.passed {
+            // A failure is recorded now, with the passes of the tasks before it; a pass is
+            // otherwise recorded with the merge, in its transaction.
+            for before in &pending[..i] {
+                let run = before
+                    .checks
+                    .as_ref()
+                    .expect("checks ran for the tasks before");
+                record::append(
+                    repo,
+                    &before.record,
+                    event::CHECKS,
+                    &before.record.state,
+                    checks_details(run),
+                    Vec::new(),
+                )?;
+            }
+            record::append(
+                repo,
+                &p.record,
+                event::CHECKS,
+                &p.record.state,
+                checks_details(&run),
+                Vec::new(),
+            )?;
+            return Ok(Some(Refusal::ChecksFailed {
+                task: p.record.state.id.clone(),
+                checks: run,
+                checkout: checkout.map(|c| c.display().to_string()),
+            }));
+        }
+        pending[i].checks = Some(run);
+    }
+    Ok(None)
+}
+
+/// Runs the frozen contract's checks (never the branch file's) on `tree`, the target's tree once
+/// the task landed, in a clean temporary checkout of it (SPEC §7.5), stopping at the first failure.
+///
+/// Ignored files the checks need (`node_modules/`…) are copied from the *main* worktree as the
+/// target's `.worktreeinclude` names them, never from the task's worktree. The checkout is
+/// deleted after a pass and kept (its path returned) after a failure.
+pub(super) fn run_checks_on_landing(
+    repo: &Repo,
+    rec: &Record,
+    tree: ObjectId,
+    onto: ObjectId,
+    opts: &Options,
+) -> Result<(ChecksRun, Option<PathBuf>)> {
+    let commands = rec.contract.check_commands();
+    if opts.no_checks || commands.is_empty() {
+        return Ok((
+            ChecksRun {
+                skipped: opts.no_checks,
+                passed: true,
+                commands: Vec::new(),
+            },
+            None,
+        ));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("git-task-check-{}-", rec.state.id))
+        .tempdir()
+        .map_err(|e| Error::repo("could not make a temporary directory for the checks", e))?;
+    worktree::checkout_tree(repo, tree, dir.path())?;
+    if let Some(include) = objects::read_blob_at(repo, onto, crate::task::copy::WORKTREE_INCLUDE)? {
+        let globs = crate::task::copy::parse_include(&String::from_utf8_lossy(&include));
+        let main = repo.main_worktree()?;
+        if !globs.is_empty() && main.join(".git").exists() {
+            let main = worktree::open_at(&main)?;
+            crate::task::copy::copy_ignored(&main, dir.path(), Some(&globs), &mut |_, _| {})?;
+        }
+    }
+    let mut env = task_env(&rec.state);
+    for (k, v) in env.iter_mut() {
+        if *k == "GIT_TASK_WORKTREE" {
+            *v = dir.path().display().to_string();
+        }
+    }
+    let timeout = rec.contract.check_timeout();
+    let mut out = Vec::new();
+    for command in commands {
+        let outcome =
+            checks::run_captured_echo(command, dir.path(), &env, timeout, opts.stream_checks)?;
+        let ok = outcome.ok();
+        out.push(outcome);
+        if !ok {
+            let kept = dir.keep();
+            return Ok((
+                ChecksRun {
+                    skipped: false,
+                    passed: false,
+                    commands: out,
+                },
+                Some(kept),
+            ));
+        }
+    }
+    Ok((
+        ChecksRun {
+            skipped: false,
+            passed: true,
+            commands: out,
+        },
+        None,
+    ))
+}

@@ -1,0 +1,285 @@
+//! Landing (SPEC §7.6–7.7): one ref transaction moves the target, the notes, each task's
+//! record and deletes each task branch, all with their expected old values; then every
+//! worktree where the target is checked out follows, and the task worktrees go. A journal
+//! entry per checked-out target is written before the refs move, so a kill in between is
+//! finished (or undone) by `task::recover`.
+
+use super::message::{checks_details, note_text, summarize};
+use super::{
+    select::short, target, Gated, Landed, Outcome, Pending, Refusal, Strategy, TaskMerged,
+};
+use crate::error::{Error, Result};
+use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::{cli, note, worktree, ObjectId, Repo};
+use crate::record::{self, event};
+use crate::task::{layout, Status};
+use std::path::PathBuf;
+
+/// Everything the landing needs, once the gate passed.
+pub(super) struct Landing {
+    pub target: String,
+    pub pending: Vec<Pending>,
+    pub checked_out: Vec<PathBuf>,
+    pub gated: Gated,
+    pub keep: bool,
+    pub strategy: Strategy,
+    /// Tasks named that had landed before, reported first.
+    pub already: Vec<TaskMerged>,
+}
+
+/// Moves the refs, updates the checked-out target (moving the refs back if git refuses), and
+/// cleans up the task worktrees unless kept.
+pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
+    let (old_tip, new_tip) = (landing.gated.old_tip, landing.gated.new_tip);
+    let (updates, mut results) = transaction(repo, &landing)?;
+    // A journal entry per checked-out target, written before the refs move: a merge killed
+    // from here on leaves that worktree for `task::recover` to finish or undo.
+    let mut journals = Vec::new();
+    if new_tip != old_tip {
+        for path in &landing.checked_out {
+            journals.push(crate::task::recover::Journal::begin(
+                repo,
+                crate::task::recover::Step::Checkout {
+                    worktree: path.clone(),
+                    branch: landing.target.clone(),
+                    old: old_tip.to_string(),
+                    new: new_tip.to_string(),
+                },
+            )?);
+        }
+    }
+    match refs::apply(repo, updates.clone()) {
+        Ok(()) => {}
+        Err(RefError::Conflict(msg)) => {
+            return Err(
+                Error::repo_msg(format!("{msg}; nothing was merged")).hint(format!(
+                    "'{}' or a task changed while merging; run the merge again",
+                    short(&landing.target)
+                )),
+            )
+        }
+        Err(RefError::Other(e)) => return Err(e),
+    }
+
+    let updated = match update_targets(repo, &landing, &updates)? {
+        Ok(updated) => updated,
+        Err(refusal) => return Ok(Outcome::Refused(refusal)),
+    };
+    drop(journals);
+    let Landing {
+        target,
+        pending,
+        gated,
+        keep,
+        already,
+        ..
+    } = landing;
+    drop(gated.lock);
+    let (warnings, leave) = if keep {
+        (Vec::new(), None)
+    } else {
+        clean_up(repo, &pending, &mut results)?
+    };
+    let mut tasks = already;
+    tasks.extend(results);
+    Ok(Outcome::Landed(Landed {
+        into: target,
+        old_tip: Some(old_tip.to_string()),
+        new_tip: Some(new_tip.to_string()),
+        tasks,
+        updated_worktrees: updated,
+        warnings,
+        leave_cwd: leave,
+    }))
+}
+
+/// Step 5: the ref changes of the one transaction (target, notes, patch snapshots that follow
+/// the landing, each task's `checks` and `merged` events, task branches), and each task's report.
+fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<TaskMerged>)> {
+    let (old_tip, new_tip) = (l.gated.old_tip, l.gated.new_tip);
+    let (target, pending, checked_out, keep, strategy) =
+        (&l.target, &l.pending, &l.checked_out, l.keep, l.strategy);
+    let mut updates = Vec::new();
+    if new_tip != old_tip {
+        let ids: Vec<&str> = pending.iter().map(|p| p.record.state.id.as_str()).collect();
+        updates.push(Update::update(
+            target.clone(),
+            old_tip,
+            new_tip,
+            format!("git-task: merge {}", ids.join(" ")),
+        ));
+    }
+    let notes: Vec<(ObjectId, String)> = pending
+        .iter()
+        .filter_map(|p| {
+            p.commits.last().map(|c| {
+                (
+                    *c,
+                    note_text(repo, &p.record, strategy, target, p.checks.as_ref()),
+                )
+            })
+        })
+        .collect();
+    if let Some(u) = note::prepare(repo, layout::NOTES_REF, &notes, "git-task: notes for merge")? {
+        updates.push(u);
+    }
+    // A patch-mode task active where the target is checked out: its snapshot follows the landing (SPEC §9).
+    for path in checked_out.iter().filter(|_| new_tip != old_tip) {
+        updates.extend(crate::patch::follow_landing(
+            repo, path, target, old_tip, new_tip,
+        )?);
+    }
+    let mut results = Vec::new();
+    for p in pending {
+        let id = p.record.state.task_id();
+        let mut state = p.record.state.clone();
+        state.status = Status::Merged;
+        let commit = p.commits.last().map(|c| c.to_string());
+        let details = serde_json::json!({
+            "commit": commit,
+            "commits": p.commits.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            "mode": strategy,
+            "into": target,
+            "keep": keep,
+            "task_tip": p.tip.to_string(),
+            "checks": p.checks.as_ref().map(|c| serde_json::json!({ "skipped": c.skipped, "passed": c.passed, "commands": summarize(&c.commands) })),
+        });
+        // Two events, one ref update: `checks` then `merged`.
+        let run = p
+            .checks
+            .as_ref()
+            .expect("checks ran (or were skipped) for every pending task");
+        let (_, with_checks) = record::prepare_append(
+            repo,
+            &p.record,
+            event::CHECKS,
+            &p.record.state,
+            checks_details(run),
+        )?;
+        let (merged, _) =
+            record::prepare_append(repo, &with_checks, event::MERGED, &state, details)?;
+        updates.push(Update::update(
+            merged.name.clone(),
+            p.record.tip,
+            merged.new.expect("an append sets the record"),
+            merged.message,
+        ));
+        if !keep {
+            updates.push(Update::delete(
+                p.record.state.branch.clone(),
+                p.tip,
+                format!("git-task: merged {id}"),
+            ));
+        }
+        results.push(TaskMerged {
+            task: id.to_string(),
+            already_merged: false,
+            commit,
+            commits: p.commits.iter().map(|c| c.to_string()).collect(),
+            into: target.clone(),
+            strategy,
+            checks: p.checks.clone(),
+            removed: false,
+            worktree: p.record.state.worktree.clone(),
+        });
+    }
+    Ok((updates, results))
+}
+
+/// Step 6: brings the worktrees where the target is checked out along; if git refuses one,
+/// puts back those already moved and moves the refs back, and the merge is refused.
+fn update_targets(
+    repo: &Repo,
+    l: &Landing,
+    updates: &[Update],
+) -> Result<std::result::Result<Vec<String>, Refusal>> {
+    let (old_tip, new_tip, checked_out) = (l.gated.old_tip, l.gated.new_tip, &l.checked_out);
+    let mut updated = Vec::new();
+    if new_tip != old_tip {
+        for (i, path) in checked_out.iter().enumerate() {
+            let Some(run) =
+                target::update_checked_out(repo, path, &l.gated.changes, old_tip, new_tip)?
+            else {
+                updated.push(path.display().to_string());
+                continue;
+            };
+            if !run.success {
+                for done in checked_out[..i].iter().rev() {
+                    let _ = cli::two_tree_update(done, new_tip, old_tip, false);
+                }
+                refs::apply(repo, reverse(updates)).map_err(|e| {
+                    Error::from(e).hint(format!("'{}' was moved to {new_tip} but '{}' could not be updated; run 'git -C {} read-tree -m -u {old_tip} {new_tip}' after saving your changes", short(&l.target), path.display(), path.display()))
+                })?;
+                let paths = cli::listed_paths(&run.stderr);
+                return Ok(Err(Refusal::TargetDirty {
+                    into: l.target.clone(),
+                    worktree: path.display().to_string(),
+                    paths,
+                    detail: run.stderr,
+                }));
+            }
+            updated.push(path.display().to_string());
+        }
+    }
+
+    Ok(Ok(updated))
+}
+
+/// Step 7: removes the task worktrees (stepping out of one this process stands in); returns the
+/// warnings for those that could not go, and where to `cd` if this process left its directory.
+fn clean_up(
+    repo: &Repo,
+    pending: &[Pending],
+    results: &mut [TaskMerged],
+) -> Result<(Vec<String>, Option<String>)> {
+    let mut warnings = Vec::new();
+    let mut leave = None;
+    let cwd = std::env::current_dir().ok();
+    for (p, r) in pending.iter().zip(results.iter_mut()) {
+        if let Some(w) = &p.worktree {
+            if cwd.as_deref().is_some_and(|c| c.starts_with(&w.path)) {
+                // This process stands in the worktree it removes: step out first.
+                let main = repo.main_worktree()?;
+                let _ = std::env::set_current_dir(&main);
+                leave = Some(main.display().to_string());
+            }
+            match worktree::remove(repo, w) {
+                Ok(()) => {
+                    r.removed = true;
+                    let scratch = crate::task::remove::scratch_dir(repo, &p.record.state.task_id());
+                    let _ = std::fs::remove_dir_all(scratch);
+                }
+                Err(e) => warnings.push(format!(
+                    "could not remove the worktree of '{}': {e}",
+                    p.record.state.id
+                )),
+            }
+        } else {
+            r.removed = true;
+        }
+    }
+    Ok((warnings, leave))
+}
+
+/// Returns the changes that undo `updates` (each expecting the value it set).
+pub(super) fn reverse(updates: &[Update]) -> Vec<Update> {
+    updates
+        .iter()
+        .map(|u| {
+            let back = match u.expect {
+                Expect::Is(old) | Expect::AbsentOrIs(old) => Some(old),
+                Expect::Absent | Expect::Any => None,
+            };
+            let expect = match u.new {
+                Some(new) => Expect::Is(new),
+                None => Expect::Absent,
+            };
+            Update {
+                name: u.name.clone(),
+                new: back,
+                expect,
+                message: "git-task: roll back merge".into(),
+            }
+        })
+        .collect()
+}

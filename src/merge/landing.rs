@@ -1,0 +1,192 @@
+//! The landing, computed in memory on the target's tip and judged (SPEC §7.2–7.3): squash,
+//! merge commit or replay, chained in the order given; what lands is exactly what is judged.
+
+use super::message::{merge_message, squash_message};
+use super::{select::short, Options, Pending, Refusal, Strategy};
+use crate::changes;
+use crate::contract::file::CONTRACT_FILE;
+use crate::error::Result;
+use crate::git::merge::{self as gmerge, CommitInfo};
+use crate::git::{objects, ObjectId, Repo};
+use crate::task::TaskId;
+
+/// Computes the landing of every pending task in memory, chained in order onto `onto`, and
+/// judges it (SPEC §7.2–7.3): the task's changes are exactly what its landing changes on the
+/// target; with `--rebase` each replayed commit is judged on its own too, and with `--merge`
+/// every commit that would become reachable must hold only paths git would write.
+pub(super) fn land_and_judge(
+    repo: &Repo,
+    pending: &mut [Pending],
+    onto: ObjectId,
+    target: &str,
+    opts: &Options,
+) -> Result<std::result::Result<(), Refusal>> {
+    let mut cur = onto;
+    let mut cur_tree = objects::commit_tree(repo, onto)?;
+    for p in pending.iter_mut() {
+        let id = p.record.state.task_id();
+        let landing = match opts.strategy {
+            Strategy::Squash | Strategy::Merge => land_whole(repo, &id, cur, p.tip, target, opts)?,
+            Strategy::Rebase => replay(repo, cur, p.tip, target)?,
+        };
+        let commits = match landing {
+            Ok(commits) => commits,
+            Err(paths) => {
+                return Ok(Err(Refusal::Conflict {
+                    task: id.to_string(),
+                    into: target.to_owned(),
+                    paths,
+                }))
+            }
+        };
+        let branch =
+            changes::branch_file_in_tree(repo, &p.record, objects::commit_tree(repo, p.tip)?)?;
+        // The policy that counts: the target's, at the tip the landing is computed on, and the frozen one.
+        let contract = changes::effective_at(repo, &p.record, &branch, Some(onto))?;
+        let source = changes::repair_source(repo, onto, Some(p.tip))?.to_string();
+        let new_tree = match commits.last() {
+            Some(c) => objects::commit_tree(repo, *c)?,
+            None => cur_tree,
+        };
+        let mut steps = vec![(cur_tree, new_tree)];
+        if opts.strategy == Strategy::Rebase {
+            let mut before = cur_tree;
+            for c in &commits {
+                let after = objects::commit_tree(repo, *c)?;
+                steps.push((before, after));
+                before = after;
+            }
+        }
+        for (before, after) in steps {
+            let root = changes::worktree_root(&p.record);
+            let verdict = changes::judge_change(repo, &contract, before, after, &source, root)?;
+            if !verdict.is_clean() {
+                return Ok(Err(Refusal::Violation(verdict)));
+            }
+        }
+        if let Some(last) = commits.last() {
+            cur = *last;
+        }
+        cur_tree = new_tree;
+        p.commits = commits;
+        p.landed_tree = Some(new_tree);
+    }
+    Ok(Ok(()))
+}
+
+/// Squash or merge commit of `task_tip` onto `onto`: `Ok(commits)` (empty when the task changes nothing), or `Err(conflicting paths)`.
+pub(super) fn land_whole(
+    repo: &Repo,
+    id: &TaskId,
+    onto: ObjectId,
+    task_tip: ObjectId,
+    target: &str,
+    opts: &Options,
+) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
+    let ancestor = gmerge::ancestor_tree(repo, onto, task_tip)?;
+    let ours = objects::commit_tree(repo, onto)?;
+    // The task side's contract file is set to the ancestor's: the merge then keeps whatever the target holds.
+    let keep_contract = gmerge::root_entry(repo, ancestor, CONTRACT_FILE)?;
+    let theirs = gmerge::with_root_entry(
+        repo,
+        objects::commit_tree(repo, task_tip)?,
+        CONTRACT_FILE,
+        keep_contract,
+    )?;
+    let merged = gmerge::merge_trees(
+        repo,
+        ancestor,
+        ours,
+        theirs,
+        ["base", short(target), &format!("task {id}")],
+    )?;
+    let Some(tree) = merged.tree else {
+        return Ok(Err(merged.conflicts));
+    };
+    let tree = gmerge::with_root_entry(
+        repo,
+        tree,
+        CONTRACT_FILE,
+        gmerge::root_entry(repo, ours, CONTRACT_FILE)?,
+    )?;
+    let own = own_commits(repo, onto, task_tip)?;
+    let commit = match opts.strategy {
+        Strategy::Squash => {
+            if tree == ours {
+                return Ok(Ok(Vec::new()));
+            }
+            let message = squash_message(id, &own, opts.message.as_deref());
+            gmerge::write_commit(repo, tree, &[onto], &message, None)?
+        }
+        _ => {
+            let message = merge_message(id, target, &own, opts.message.as_deref());
+            gmerge::write_commit(repo, tree, &[onto, task_tip], &message, None)?
+        }
+    };
+    Ok(Ok(vec![commit]))
+}
+
+/// Replays the task's own commits onto `onto`, skipping merges and commits that change nothing but the contract file.
+pub(super) fn replay(
+    repo: &Repo,
+    onto: ObjectId,
+    task_tip: ObjectId,
+    target: &str,
+) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
+    let line = gmerge::first_parent_line(repo, onto, task_tip)?;
+    let mut cur = onto;
+    let mut cur_tree = objects::commit_tree(repo, onto)?;
+    let keep_contract = gmerge::root_entry(repo, cur_tree, CONTRACT_FILE)?;
+    let mut made = Vec::new();
+    for c in line {
+        if c.parents.len() != 1 {
+            continue;
+        }
+        let parent_tree = objects::commit_tree(repo, c.parents[0])?;
+        let ancestor = gmerge::with_root_entry(repo, parent_tree, CONTRACT_FILE, keep_contract)?;
+        let theirs = gmerge::with_root_entry(repo, c.tree, CONTRACT_FILE, keep_contract)?;
+        if ancestor == theirs {
+            continue;
+        }
+        let label = format!("{} ({})", c.subject(), &c.id.to_string()[..12]);
+        let merged = gmerge::merge_trees(
+            repo,
+            ancestor,
+            cur_tree,
+            theirs,
+            ["parent", short(target), &label],
+        )?;
+        let Some(tree) = merged.tree else {
+            return Ok(Err(merged.conflicts));
+        };
+        if tree == cur_tree {
+            continue;
+        }
+        // The commit keeps its author and message; the note on the last one names the task.
+        cur = gmerge::write_commit(repo, tree, &[cur], &c.message, Some(&c.author))?;
+        cur_tree = tree;
+        made.push(cur);
+    }
+    Ok(Ok(made))
+}
+
+/// Returns the task's own commits between `onto` and `tip` (first-parent line, no merges, not the contract-only ones).
+pub(super) fn own_commits(repo: &Repo, onto: ObjectId, tip: ObjectId) -> Result<Vec<CommitInfo>> {
+    let mut out = Vec::new();
+    for c in gmerge::first_parent_line(repo, onto, tip)? {
+        if c.parents.len() != 1 {
+            continue;
+        }
+        let parent = gmerge::with_root_entry(
+            repo,
+            objects::commit_tree(repo, c.parents[0])?,
+            CONTRACT_FILE,
+            None,
+        )?;
+        let this = gmerge::with_root_entry(repo, c.tree, CONTRACT_FILE, None)?;
+        if parent != this {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}

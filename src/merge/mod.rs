@@ -1,0 +1,438 @@
+//! The merge gate (SPEC §7): judge → in-memory merge → checks → one ref
+//! transaction → worktree update → clean-up. Never prints.
+//!
+//! What it guarantees:
+//!
+//! * **Nothing lands unless everything passes.** Every task named is judged
+//!   over its whole diff (committed and uncommitted, with the same verdict
+//!   code as the pre-commit hook), merged in memory onto the target's current
+//!   tip, chained in the given order, and its frozen contract's checks are run;
+//!   only then does one ref transaction move the target branch, the notes ref,
+//!   each task's record (`merged`) and delete each task branch, each with its
+//!   expected old value. A refusal at any step changes no ref but the `checks`
+//!   event recorded for checks that failed.
+//! * **The contract file never reaches the target.** The task side of every
+//!   merge (and of every replayed commit) has `.task-contract.toml` reset to
+//!   what the other side holds, so the result keeps the target's own copy if it
+//!   has one and has none otherwise; a commit that only touched the contract
+//!   file is not replayed.
+//! * **A checked-out target is updated, never clobbered.** Where the target
+//!   branch is checked out (main worktree or a linked one), nothing moves
+//!   unless updating that worktree would overwrite no local change: a fast
+//!   in-process check of just the paths the merge changes (index entry and
+//!   file content equal to the old tip's, nothing in the way of an added path);
+//!   when it is not certain, git decides with `git read-tree -n -m -u old new`
+//!   (its own rules, nothing written). Then the refs move and the worktree's
+//!   index and files follow: in process (`git::twoway`, which checks the same
+//!   rules again under the index lock), or, when that declines (a local change
+//!   appeared meanwhile, an index extension or attributes gix cannot honour),
+//!   with `git read-tree -m -u old new` (see `git::cli`). If git then refuses,
+//!   the refs are moved back (compare-and-swap again) and the merge is
+//!   reported as refused. A process killed between the ref move and that
+//!   update leaves the worktree at the old tip (`git status` shows the merge
+//!   reversed; nothing is lost): `git read-tree -m -u <old> <new>` there, both
+//!   ids in the reflog of the target branch, finishes it.
+//! * **Concurrent merges queue up.** Checks run unlocked; then a lock file per
+//!   target branch (`<common dir>/git-task/locks/`) is held from the final
+//!   check of the checked-out target to its update. If the target moved while
+//!   the checks ran, the tasks are merged again onto its new tip (their checks
+//!   stay valid: the tasks did not change). A writer outside git-task that
+//!   moves the target in the last moment makes the transaction fail: nothing
+//!   lands (exit 128).
+//! * **Repeating is a no-op.** A task already merged is reported with its
+//!   earlier merge, and a clean-up an interrupted merge left undone (worktree
+//!   still present) is finished.
+//!
+//! Where each step lives:
+//!
+//! | step | file |
+//! |---|---|
+//! | which tasks, which target; refusals before any merge | `select.rs` |
+//! | the landing computed in memory and judged | `landing.rs` |
+//! | the frozen checks on the landing tree | `check.rs` |
+//! | the checked-out target: look ahead, update | `target.rs` |
+//! | one transaction, the worktree update, clean-up | `land.rs` |
+//! | commit messages, notes, event details | `message.rs` |
+//! | the per-branch lock | `lock.rs` |
+//!
+//! It relies on: `changes` for the verdict, `checks` for running commands,
+//! `git::merge` for in-memory merges, `git::refs` for transactions.
+
+mod check;
+mod land;
+mod landing;
+mod lock;
+mod message;
+mod select;
+mod target;
+
+use lock::BranchLock;
+pub use message::squash_message;
+pub use select::full_branch;
+pub use target::{checked_out_at, refuse_overwrite};
+
+use crate::checks::Outcome as CheckOutcome;
+use crate::config::Settings;
+use crate::contract::Verdict;
+use crate::error::{Error, Result};
+use crate::git::{twoway, worktree, ObjectId, Repo};
+use crate::record::Record;
+use crate::task::TaskId;
+use std::path::PathBuf;
+
+/// How the task's work is put onto the target branch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// One new commit with the task's whole change (default).
+    #[default]
+    Squash,
+    /// A merge commit whose second parent is the task branch.
+    Merge,
+    /// The task's own commits replayed one by one.
+    Rebase,
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Strategy::Squash => "squash",
+            Strategy::Merge => "merge",
+            Strategy::Rebase => "rebase",
+        })
+    }
+}
+
+/// What `merge` was asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Squash, merge commit, or rebase.
+    pub strategy: Strategy,
+    /// Branch to land on instead of each task's base branch (short or full name).
+    pub into: Option<String>,
+    /// Keep worktree and branch afterwards (`--keep` or `task.keepOnMerge`).
+    pub keep: bool,
+    /// Skip the checks (recorded in the event log).
+    pub no_checks: bool,
+    /// Message of the squash or merge commit, instead of one built from the task's commits.
+    pub message: Option<String>,
+    /// Stream the checks' output to stderr as they run (a terminal is watching).
+    pub stream_checks: bool,
+}
+
+/// The checks of one task: what ran and how it went.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChecksRun {
+    /// Whether `--no-checks` skipped them.
+    pub skipped: bool,
+    /// Whether every command that ran succeeded (true when skipped or none).
+    pub passed: bool,
+    /// One entry per command run, in order; stops at the first failure.
+    pub commands: Vec<CheckOutcome>,
+}
+
+/// One task's part of a merge.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TaskMerged {
+    /// The task id.
+    pub task: String,
+    /// Whether it had been merged before (nothing was done now).
+    pub already_merged: bool,
+    /// The commit that carries the task (squash or merge commit, or the last replayed one); `null` if nothing changed.
+    pub commit: Option<String>,
+    /// Every commit made for it (one, or each replayed commit with `--rebase`).
+    pub commits: Vec<String>,
+    /// The branch it landed on (full ref name).
+    pub into: String,
+    /// How it landed.
+    pub strategy: Strategy,
+    /// Its checks.
+    pub checks: Option<ChecksRun>,
+    /// Whether its worktree and branch were removed.
+    pub removed: bool,
+    /// The worktree (kept, or where it was).
+    pub worktree: String,
+}
+
+/// A merge that landed (or had already landed).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Landed {
+    /// The target branch (full ref name).
+    pub into: String,
+    /// Its tip before.
+    pub old_tip: Option<String>,
+    /// Its tip after.
+    pub new_tip: Option<String>,
+    /// Each task, in the order given.
+    pub tasks: Vec<TaskMerged>,
+    /// Worktrees where the target is checked out and whose index and files were updated.
+    pub updated_worktrees: Vec<String>,
+    /// Things that went wrong after the merge landed (a worktree that could not be deleted).
+    pub warnings: Vec<String>,
+    /// Where to `cd`: the merge was run from inside a worktree it removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leave_cwd: Option<String>,
+}
+
+/// Why a merge was refused; nothing landed.
+#[derive(Clone, Debug)]
+pub enum Refusal {
+    /// What the landing would change breaks the task's contract or the target's policy.
+    Violation(Verdict),
+    /// The task worktree holds uncommitted work; only the branch tip lands.
+    UncommittedWork {
+        task: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    /// The task worktree is not on the task branch (detached, or on another branch).
+    NotOnBranch {
+        task: String,
+        worktree: String,
+        branch: String,
+        head: String,
+    },
+    /// The record's frozen contract does not match the digest written at start.
+    RecordTampered {
+        task: String,
+        why: String,
+        /// The allowed globs frozen at start (`None`: that contract could not be found).
+        allowed: Option<Vec<String>>,
+    },
+    /// A commit that would become reachable from the target holds a path git would never write.
+    UnsafeHistory {
+        task: String,
+        commit: String,
+        path: String,
+    },
+    /// A check failed or timed out on the landing tree.
+    ChecksFailed {
+        task: String,
+        checks: ChecksRun,
+        /// The temporary checkout of the landing tree the checks ran in, kept for inspection.
+        checkout: Option<String>,
+    },
+    /// The in-memory merge onto the target conflicts.
+    Conflict {
+        task: String,
+        into: String,
+        paths: Vec<String>,
+    },
+    /// The target is checked out in a worktree whose local changes the merge would overwrite.
+    TargetDirty {
+        into: String,
+        worktree: String,
+        paths: Vec<String>,
+        detail: String,
+    },
+}
+
+/// The answer of [`merge`].
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Everything landed (or had already).
+    Landed(Landed),
+    /// Nothing landed.
+    Refused(Refusal),
+    /// A patch-mode task, accepted in place or not (SPEC §9).
+    Accepted {
+        /// The task id.
+        task: String,
+        /// What accepting it did.
+        accepted: Box<crate::patch::Accepted>,
+    },
+}
+
+/// A task that is about to land.
+struct Pending {
+    record: Record,
+    /// The task branch's tip: the task is exactly this commit (SPEC §7.1).
+    tip: ObjectId,
+    worktree: Option<worktree::Linked>,
+    /// The commits its landing makes (none when it changes nothing).
+    commits: Vec<ObjectId>,
+    /// The target's tree once this task (and those before it) landed.
+    landed_tree: Option<ObjectId>,
+    checks: Option<ChecksRun>,
+}
+
+/// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
+pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
+    if let Some(outcome) = accept_patch_task(repo, ids, opts)? {
+        return Ok(outcome);
+    }
+    let ready = match select::select(repo, settings, ids, opts)? {
+        select::Selection::Answer(outcome) => return Ok(outcome),
+        select::Selection::Ready(ready) => ready,
+    };
+    let select::Ready {
+        target,
+        old_tip,
+        mut pending,
+        linked,
+        already,
+    } = ready;
+    let checked_out = checked_out_at(repo, &target, &linked)?;
+    let gated = match gate(repo, &mut pending, &target, old_tip, &checked_out, opts)? {
+        Ok(gated) => gated,
+        Err(refusal) => return Ok(Outcome::Refused(refusal)),
+    };
+    let keep = opts.keep || settings.keep_on_merge;
+    land::land(
+        repo,
+        land::Landing {
+            target,
+            pending,
+            checked_out,
+            gated,
+            keep,
+            strategy: opts.strategy,
+            already,
+        },
+    )
+}
+
+/// A patch-mode task is accepted in place (SPEC §9): judged, checked, `merged`, snapshot dropped.
+/// Returns `None` when no patch-mode task is named, so the regular merge runs.
+fn accept_patch_task(repo: &Repo, ids: &[TaskId], opts: &Options) -> Result<Option<Outcome>> {
+    let mut patch = None;
+    for id in ids {
+        let rec = crate::record::load_existing(repo, id)?;
+        if rec.state.mode == crate::task::Mode::Patch {
+            patch = Some(rec);
+        }
+    }
+    let Some(rec) = patch else { return Ok(None) };
+    let id = rec.state.task_id();
+    if ids.len() > 1
+        || opts.into.is_some()
+        || opts.strategy != Strategy::Squash
+        || opts.message.is_some()
+    {
+        return Err(Error::input(format!(
+            "task '{id}' works in patch mode: its work is accepted where it is, on its own"
+        ))
+        .hint(format!("accept it alone: git task merge {id}")));
+    }
+    let accepted = crate::patch::accept(repo, &rec, !opts.no_checks)?;
+    Ok(Some(Outcome::Accepted {
+        task: id.to_string(),
+        accepted: Box::new(accepted),
+    }))
+}
+
+/// The landing, judged and checked, ready to move the refs: the target's lock is held.
+struct Gated {
+    lock: BranchLock,
+    /// The target's tip the landing was computed on (still its tip under the lock).
+    old_tip: ObjectId,
+    /// The target's tip once the tasks land.
+    new_tip: ObjectId,
+    /// What that move changes where the target is checked out.
+    changes: twoway::Changes,
+}
+
+/// Steps 2–5: computes the landing on the target's tip, judges it, checks it; if the target
+/// moved meanwhile, starts again on its new tip. The lock is held from the last look on.
+fn gate(
+    repo: &Repo,
+    pending: &mut [Pending],
+    target: &str,
+    mut old_tip: ObjectId,
+    checked_out: &[PathBuf],
+    opts: &Options,
+) -> Result<std::result::Result<Gated, Refusal>> {
+    let mut rounds = 0;
+    loop {
+        if let Err(refusal) = landing::land_and_judge(repo, pending, old_tip, target, opts)? {
+            return Ok(Err(refusal));
+        }
+        let (new_tip, changes) =
+            match target::plan_target_update(repo, pending, old_tip, checked_out, target)? {
+                Ok(plan) => plan,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
+        if let Some(refusal) = check::check_all(repo, pending, old_tip, opts)? {
+            return Ok(Err(refusal));
+        }
+        // Merges into this branch by other git-task processes wait from here to the worktree update.
+        let lock = BranchLock::acquire(repo, target)?;
+        let current = repo.find_ref(target)?.ok_or_else(|| {
+            Error::repo_msg(format!(
+                "branch '{}' was deleted while merging",
+                select::short(target)
+            ))
+        })?;
+        if current == old_tip {
+            // Work made in a task worktree while its checks ran would be deleted with it unlanded.
+            let ran = |p: &&Pending| p.checks.as_ref().is_some_and(|c| !c.commands.is_empty());
+            for p in pending.iter().filter(ran) {
+                if let Some(w) = p.worktree.as_ref().filter(|w| w.exists()) {
+                    if let Some(refusal) = select::task_worktree_refusal(repo, &p.record, w, p.tip)?
+                    {
+                        return Ok(Err(refusal));
+                    }
+                }
+            }
+            return Ok(Ok(Gated {
+                lock,
+                old_tip,
+                new_tip,
+                changes,
+            }));
+        }
+        drop(lock);
+        rounds += 1;
+        if rounds >= 10 {
+            return Err(Error::repo_msg(format!(
+                "'{}' kept moving while merging; nothing was merged",
+                select::short(target)
+            ))
+            .hint("run the merge again"));
+        }
+        old_tip = current;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message::with_trailer;
+    use super::*;
+    use crate::git::refs::{Expect, Update};
+
+    #[test]
+    fn trailer_is_appended_once_in_its_own_paragraph() {
+        let id = TaskId::parse("t1").unwrap();
+        assert_eq!(with_trailer("Fix it", &id), "Fix it\n\nTask-Id: t1\n");
+        assert_eq!(
+            with_trailer("Fix it\n\nSigned-off-by: A <a@x>\n", &id),
+            "Fix it\n\nSigned-off-by: A <a@x>\nTask-Id: t1\n"
+        );
+        assert_eq!(
+            squash_message(&id, &[], Some("  Custom  ")),
+            "Custom\n\nTask-Id: t1\n"
+        );
+        assert_eq!(squash_message(&id, &[], None), "task t1\n\nTask-Id: t1\n");
+    }
+
+    #[test]
+    fn reverse_undoes_each_change() {
+        let a = ObjectId::null(gix::hash::Kind::Sha1);
+        let b = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let ups = vec![
+            Update::update("refs/heads/main", a, b, "m"),
+            Update::create("refs/notes/tasks", b, "n"),
+            Update::delete("refs/heads/task/x", a, "d"),
+        ];
+        let back = land::reverse(&ups);
+        assert_eq!((back[0].new, back[0].expect), (Some(a), Expect::Is(b)));
+        assert_eq!((back[1].new, back[1].expect), (None, Expect::Is(b)));
+        assert_eq!((back[2].new, back[2].expect), (Some(a), Expect::Absent));
+    }
+
+    #[test]
+    fn full_branch_names() {
+        assert_eq!(select::full_branch("main"), "refs/heads/main");
+        assert_eq!(select::full_branch("refs/heads/x"), "refs/heads/x");
+    }
+}

@@ -1,0 +1,339 @@
+//! Which tasks land, and where (SPEC §7.1): loads the tasks named, resolves the target
+//! branch, and refuses what cannot be judged as a branch tip: a record that is not the one
+//! frozen at start, a worktree off its branch or holding uncommitted work, a path git would
+//! never write anywhere in the task's new history.
+
+use super::{ChecksRun, Landed, Outcome, Pending, Refusal, TaskMerged};
+use crate::config::Settings;
+use crate::error::{Error, Result};
+use crate::git::{objects, worktree, ObjectId, Repo};
+use crate::record::{self, event, Record};
+use crate::task::{layout, Status, TaskId};
+use std::path::PathBuf;
+
+/// What [`select`] found.
+pub(super) enum Selection {
+    /// The answer is already known: every task had landed before, or one is refused.
+    Answer(Outcome),
+    /// Tasks to land.
+    Ready(Ready),
+}
+
+/// Tasks to land on one target branch.
+pub(super) struct Ready {
+    /// The target branch (full ref name).
+    pub target: String,
+    /// Its tip when the tasks were selected.
+    pub old_tip: ObjectId,
+    /// The tasks still to land, in the order given.
+    pub pending: Vec<Pending>,
+    /// The linked worktrees of the repository.
+    pub linked: Vec<worktree::Linked>,
+    /// The tasks named that had landed before.
+    pub already: Vec<TaskMerged>,
+}
+
+/// Loads the tasks `ids` and decides where they land; `--into` wins over their shared base branch.
+pub(super) fn select(
+    repo: &Repo,
+    settings: &Settings,
+    ids: &[TaskId],
+    opts: &super::Options,
+) -> Result<Selection> {
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        if !seen.insert(id.as_str()) {
+            return Err(Error::input(format!("task '{id}' is named twice")));
+        }
+    }
+    let mut already = Vec::new();
+    let mut records = Vec::new();
+    for id in ids {
+        let rec = record::load_existing(repo, id)?;
+        match rec.state.status {
+            Status::Merged => already.push(earlier_merge(repo, &rec)?),
+            // Patch-mode tasks never get here: `merge` accepts them in place first.
+            Status::Active | Status::Dropped => records.push(rec),
+            Status::Provisioning => {
+                return Err(Error::input(format!("task '{id}' is still being started"))
+                    .hint("wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted"))
+            }
+            Status::Removed => {
+                return Err(Error::input(format!("task '{id}' was removed; there is nothing left to merge"))
+                    .hint(format!("see its history with 'git task log {id}'")))
+            }
+        }
+    }
+    if records.is_empty() {
+        let into = opts
+            .into
+            .as_deref()
+            .map(full_branch)
+            .or_else(|| already.first().map(|t: &TaskMerged| t.into.clone()))
+            .unwrap_or_default();
+        let warnings = already
+            .iter()
+            .filter_map(|t| finish_cleanup(repo, t).err())
+            .map(|e| e.to_string())
+            .collect();
+        return Ok(Selection::Answer(Outcome::Landed(Landed {
+            into,
+            old_tip: None,
+            new_tip: None,
+            tasks: already,
+            updated_worktrees: Vec::new(),
+            warnings,
+            leave_cwd: None,
+        })));
+    }
+
+    // The target: --into (a branch, nothing else), else the base branch all pending tasks share.
+    let target =
+        match &opts.into {
+            Some(b) => resolve_into(repo, settings, b)?,
+            None => {
+                let mut target: Option<String> = None;
+                for rec in &records {
+                    let Some(base) = rec.state.base_branch.clone() else {
+                        return Err(Error::input(format!(
+                            "task '{}' was started from a commit, not a branch",
+                            rec.state.id
+                        ))
+                        .hint(format!(
+                            "name the branch to merge into: git task merge {} --into <branch>",
+                            rec.state.id
+                        )));
+                    };
+                    match &target {
+                        Some(t) if *t != base => return Err(Error::input(format!(
+                            "the tasks have different base branches ('{}' and '{}')",
+                            short(t),
+                            short(&base)
+                        ))
+                        .hint(
+                            "merge them separately, or name one branch for all: --into <branch>",
+                        )),
+                        _ => target = Some(base),
+                    }
+                }
+                target.expect("at least one pending task")
+            }
+        };
+    let old_tip = repo.find_ref(&target)?.ok_or_else(|| {
+        Error::input(format!("branch '{}' does not exist", short(&target))).hint(format!(
+            "create it first: git branch {} <start>",
+            short(&target)
+        ))
+    })?;
+
+    // Trust nothing the task can move with git: the record must be the one frozen at start.
+    for rec in &records {
+        if let Some(t) = record::frozen::verify(repo, rec)? {
+            return Ok(Selection::Answer(Outcome::Refused(
+                Refusal::RecordTampered {
+                    task: rec.state.id.clone(),
+                    why: t.why,
+                    allowed: t.frozen_allowed,
+                },
+            )));
+        }
+    }
+
+    // 1. The task is its branch tip: its worktree must be on the branch, with nothing uncommitted.
+    let linked = worktree::list(repo)?;
+    let mut pending = Vec::new();
+    for rec in records {
+        let id = rec.state.task_id();
+        let wt_path = PathBuf::from(&rec.state.worktree);
+        let wt = linked
+            .iter()
+            .find(|w| w.path == wt_path || w.branch.as_deref() == Some(rec.state.branch.as_str()))
+            .cloned();
+        let tip = repo.find_ref(&rec.state.branch)?.ok_or_else(|| {
+            Error::input(format!(
+                "task '{id}' has no branch '{}'",
+                rec.state.branch_short()
+            ))
+            .hint("run 'git task sweep' to repair the task")
+        })?;
+        // A path git would never write, anywhere in the task's new history, is refused first:
+        // git cannot even show it in the worktree, which would otherwise look merely dirty.
+        if let Some((commit, path)) = unsafe_in_history(repo, old_tip, tip)? {
+            return Ok(Selection::Answer(Outcome::Refused(
+                Refusal::UnsafeHistory {
+                    task: id.to_string(),
+                    commit: commit.to_string(),
+                    path,
+                },
+            )));
+        }
+        if let Some(w) = wt.as_ref().filter(|w| w.exists()) {
+            if let Some(refusal) = task_worktree_refusal(repo, &rec, w, tip)? {
+                return Ok(Selection::Answer(Outcome::Refused(refusal)));
+            }
+        }
+        pending.push(Pending {
+            record: rec,
+            tip,
+            worktree: wt,
+            commits: Vec::new(),
+            landed_tree: None,
+            checks: None,
+        });
+    }
+
+    Ok(Selection::Ready(Ready {
+        target,
+        old_tip,
+        pending,
+        linked,
+        already,
+    }))
+}
+
+/// Returns `refs/heads/<name>` for a short or full branch name.
+pub fn full_branch(name: &str) -> String {
+    if name.starts_with("refs/") {
+        name.to_owned()
+    } else {
+        format!("refs/heads/{name}")
+    }
+}
+
+pub(super) fn short(name: &str) -> &str {
+    name.strip_prefix("refs/heads/").unwrap_or(name)
+}
+
+/// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists and is not a live
+/// task's own branch (whose contract would not judge what lands there); anything else is bad input.
+fn resolve_into(repo: &Repo, settings: &Settings, name: &str) -> Result<String> {
+    let full = full_branch(name);
+    let valid = full.starts_with("refs/heads/")
+        && gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
+    if !valid || repo.find_ref(&full)?.is_none() {
+        return Err(Error::input(format!("--into '{name}' is not a branch"))
+            .hint("--into takes the name of an existing branch; 'git branch' lists them"));
+    }
+    let prefix = format!("refs/heads/{}", settings.branch_prefix);
+    if let Some(owner) = layout::id_from_branch(&prefix, &full) {
+        if record::load(repo, &owner)?
+            .is_some_and(|r| r.state.status.is_live() && r.state.branch == full)
+        {
+            return Err(Error::input(format!(
+                "--into '{name}' is the branch of live task '{owner}'"
+            ))
+            .hint("merge into a base or umbrella branch instead: --into <branch>"));
+        }
+    }
+    Ok(full)
+}
+
+/// Refuses a task whose worktree is not on its branch or holds uncommitted work: only the
+/// branch tip lands (SPEC §7.1), so anything else would be lost or judged in place of it.
+pub(super) fn task_worktree_refusal(
+    repo: &Repo,
+    rec: &Record,
+    w: &worktree::Linked,
+    tip: ObjectId,
+) -> Result<Option<Refusal>> {
+    let wt_repo = worktree::open_at(&w.path)?;
+    let head_ref = wt_repo.head_branch()?;
+    if head_ref.as_deref() != Some(rec.state.branch.as_str()) {
+        let head = match (head_ref, wt_repo.head_commit()?) {
+            (Some(name), _) => short(&name).to_owned(),
+            (None, Some(commit)) => format!("detached at {}", &commit.to_string()[..12]),
+            (None, None) => "nothing".to_owned(),
+        };
+        return Ok(Some(Refusal::NotOnBranch {
+            task: rec.state.id.clone(),
+            worktree: w.path.display().to_string(),
+            branch: rec.state.branch_short().to_owned(),
+            head,
+        }));
+    }
+    // Hot path: a clean worktree on the tip.
+    if wt_repo.head_commit()? == Some(tip)
+        && crate::task::summary::worktree_is_clean(repo, &w.path, tip, &mut Default::default())?
+    {
+        return Ok(None);
+    }
+    let state = crate::snapshot::read(&wt_repo)?;
+    Ok(state.is_dirty().then(|| Refusal::UncommittedWork {
+        task: rec.state.id.clone(),
+        worktree: w.path.display().to_string(),
+        paths: state.changed.clone(),
+    }))
+}
+
+/// Returns the first path git would refuse to write that a commit reachable from `tip` but not
+/// from `hidden` introduces (each commit compared with its first parent, or the empty tree).
+fn unsafe_in_history(
+    repo: &Repo,
+    hidden: ObjectId,
+    tip: ObjectId,
+) -> Result<Option<(ObjectId, String)>> {
+    for (commit, parents) in objects::commits_between(repo, hidden, tip)? {
+        let before = match parents.first() {
+            Some(p) => objects::commit_tree(repo, *p)?,
+            None => objects::empty_tree(repo),
+        };
+        let after = objects::commit_tree(repo, commit)?;
+        for c in crate::git::diff::tree_to_tree(repo, before, after)? {
+            if c.unsafe_path || !crate::git::pathsafe::is_safe_path(c.path.as_bytes()) {
+                return Ok(Some((commit, c.path)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Reads the earlier `merged` event of a merged task.
+fn earlier_merge(repo: &Repo, rec: &Record) -> Result<TaskMerged> {
+    let events = record::events(repo, rec)?;
+    let merged = events.iter().rev().find(|e| e.event == event::MERGED);
+    let d = merged
+        .map(|e| e.details.clone())
+        .unwrap_or(serde_json::Value::Null);
+    let commit = d["commit"].as_str().map(str::to_owned);
+    let commits = d["commits"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let strategy = serde_json::from_value(d["mode"].clone()).unwrap_or_default();
+    let keep = d["keep"].as_bool().unwrap_or(false);
+    let checks = serde_json::from_value::<serde_json::Value>(d["checks"].clone())
+        .ok()
+        .filter(|v| !v.is_null())
+        .map(|v| ChecksRun {
+            skipped: v["skipped"].as_bool().unwrap_or(false),
+            passed: v["passed"].as_bool().unwrap_or(true),
+            commands: Vec::new(),
+        });
+    Ok(TaskMerged {
+        task: rec.state.id.clone(),
+        already_merged: true,
+        commit,
+        commits,
+        into: d["into"].as_str().unwrap_or_default().to_owned(),
+        strategy,
+        checks,
+        removed: !keep,
+        worktree: rec.state.worktree.clone(),
+    })
+}
+
+/// Finishes the clean-up of an earlier merge that was interrupted before its worktree went.
+fn finish_cleanup(repo: &Repo, t: &TaskMerged) -> Result<()> {
+    if !t.removed {
+        return Ok(());
+    }
+    let path = PathBuf::from(&t.worktree);
+    if let Some(w) = worktree::list(repo)?.into_iter().find(|w| w.path == path) {
+        worktree::remove(repo, &w)?;
+    }
+    Ok(())
+}
