@@ -40,7 +40,7 @@
 //!
 //! A new test writes its first snapshot the same way; look at it before committing it.
 
-use crate::cmd::support::{craft_abandoned_start, lone_task_branch};
+use crate::cmd::support::{commit_all, craft_abandoned_start, lone_task_branch};
 use crate::common::{bin, Run, TestRepo};
 use regex::Regex;
 use serde_json::Value;
@@ -319,12 +319,6 @@ fn normalise(repo: &TestRepo, names: &[(String, String)], text: &str) -> String 
         text = re.replace_all(&text, *to).into_owned();
     }
     text
-}
-
-/// Commits everything in `dir` with `msg`, hooks skipped.
-fn commit_all(repo: &TestRepo, dir: &Path, msg: &str) {
-    repo.git(dir, &["add", "-A"]);
-    repo.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
 }
 
 /// Runs the same command on two fresh copies of one scenario, as is and with `--json`, into one snapshot.
