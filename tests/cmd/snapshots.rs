@@ -162,8 +162,7 @@ impl Snap {
             writeln!(out, "[exit: {}]", rec.run.code).unwrap();
             let json = rec.program == "git task" && rec.args.iter().any(|a| a == "--json");
             match serde_json::from_str::<Value>(&rec.run.stdout) {
-                Ok(mut value) if json => {
-                    redact_json(&mut value);
+                Ok(value) if json => {
                     let pretty = serde_json::to_string_pretty(&value).unwrap();
                     section(&mut out, "stdout (json)", &redact(&format!("{pretty}\n")));
                 }
@@ -250,26 +249,24 @@ const JSON_FIELDS: &[(&str, &str)] = &[
     ("detail", "[GIT STDERR]"),
 ];
 
-/// Replaces the volatile numbers and non-empty strings of [`JSON_FIELDS`], at any depth (booleans stay).
-fn redact_json(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                let field = JSON_FIELDS.iter().find(|(k, _)| k == key);
-                match field {
-                    Some((_, placeholder))
-                        if v.is_number() || v.as_str().is_some_and(|s| !s.is_empty()) =>
-                    {
-                        *v = Value::String((*placeholder).to_owned());
-                    }
-                    _ => redact_json(v),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact_json),
-        _ => {}
-    }
-}
+/// The [`JSON_FIELDS`] wherever they appear: in JSON output, in JSON embedded in a human line
+/// (as `log` prints details), or as `key=value`. A number or non-empty string value is replaced
+/// (`"millis": 12` becomes `"millis": "[MS]"`, `time=1795480806` becomes `time=[TIME]`);
+/// booleans and empty strings stay.
+static FIELDS_IN_TEXT: LazyLock<Vec<(Regex, String)>> = LazyLock::new(|| {
+    JSON_FIELDS
+        .iter()
+        .flat_map(|(key, placeholder)| {
+            let json = format!(r#"("{key}":\s*)(-?\d+|"([^"\\]|\\.)+")"#);
+            let pair = format!(r"(\b{key}=)(\S+)");
+            [
+                (json, format!("${{1}}\"{placeholder}\"")),
+                (pair, format!("${{1}}{placeholder}")),
+            ]
+            .map(|(re, to)| (Regex::new(&re).unwrap(), to))
+        })
+        .collect()
+});
 
 /// Patterns replaced in every stream, in this order (after the literal paths and names).
 static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
@@ -314,6 +311,9 @@ fn normalise(repo: &TestRepo, names: &[(String, String)], text: &str) -> String 
     names.sort_by_key(|(id, _)| std::cmp::Reverse(id.len()));
     for (id, placeholder) in names {
         text = text.replace(id.as_str(), placeholder);
+    }
+    for (re, to) in FIELDS_IN_TEXT.iter() {
+        text = re.replace_all(&text, to.as_str()).into_owned();
     }
     for (re, to) in PATTERNS.iter() {
         text = re.replace_all(&text, *to).into_owned();
@@ -452,6 +452,12 @@ fn list() {
     s.repo.start("gone", &[]);
     s.repo.task_root(&["drop", "gone"]).ok();
     s.repo.task_root(&["remove", "gone"]).ok();
+    s.repo.start("dropped", &[]);
+    s.repo.task_root(&["drop", "dropped"]).ok();
+    let merged = s.repo.start("merged", &["--allow", "docs/**"]);
+    s.repo.write(&merged, "docs/a.md", "a\n");
+    commit_all(&s.repo, &merged, "Docs");
+    s.repo.task_root(&["merge", "merged"]).ok();
     s.run(&["list"]);
     s.run(&["list", "--all"]);
     s.run(&["list", "--all", "--json"]);
@@ -765,6 +771,9 @@ fn merge_again_and_keep() {
     s.run(&["merge", "t1", "--keep", "--merge", "-m", "Land t1"]);
     s.run(&["merge", "t1"]);
     s.run(&["merge", "t1", "--json"]);
+    // The log shows the checks and the merge.
+    s.run(&["log", "t1"]);
+    s.run(&["log", "t1", "--json"]);
     s.assert("merge_again_and_keep");
 }
 
