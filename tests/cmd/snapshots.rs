@@ -15,12 +15,12 @@
 //! | `[NAME1]`, …    | task names `start` generated, in order of first appearance         |
 //! | `[OID]`         | a full 40-hex object id                                            |
 //! | `[HASH]`        | an abbreviated object id (7 to 12 hex digits)                     |
-//! | `[TIME]`        | a date and time, or an epoch time in JSON (`time`, `created`)     |
+//! | `[TIME]`        | a date and time; the `time`, `created`, `updated` fields (JSON or `key=value`) |
 //! | `[DURATION]`    | a duration such as `0.0s` or `12ms`                               |
-//! | `[MS]`          | a `millis` field in JSON                                          |
+//! | `[MS]`          | a `millis` field                                                  |
 //! | `[NONCE]`, `[PID]` | the `nonce` and `pid` fields of JSON events                     |
 //! | `[GIT STDERR]`  | a JSON `detail` field holding git's stderr (depends on git's version) |
-//! | `.tmp[RAND]`    | the random part of a temporary file or directory name             |
+//! | `[RAND]`        | the random part of a temporary name (`.tmp[RAND]`, `git-task-check-<id>-[RAND]`) |
 //!
 //! JSON output is checked to be one document and shown pretty-printed (keys sorted) under
 //! `stdout (json):`. Escape codes of the colour test are shown as `^[`.
@@ -31,8 +31,8 @@
 //! (`INSTA_UPDATE=auto`) it also writes `<name>.snap.new` beside the snapshot, except under
 //! `CI` set, where nothing is written and a mismatch (or a missing snapshot) just fails.
 //!
-//! - With cargo-insta installed: `cargo insta test --test cli -- snapshots` then
-//!   `cargo insta review` (accept or reject each change).
+//! - With cargo-insta installed: run the tests as usual (or `cargo insta test`), then
+//!   `cargo insta review` to accept or reject each `.snap.new`.
 //! - Without it: `INSTA_UPDATE=always cargo test --test cli snapshots` rewrites the `.snap`
 //!   files in place; then read `git diff tests/cmd/snapshots/`, make sure every change is
 //!   intended, and commit the files. Delete any stray `*.snap.new` (`INSTA_UPDATE=no` never
@@ -58,7 +58,7 @@ struct Record {
     run: Run,
 }
 
-/// A test repository plus the transcript of the `git task` runs to snapshot.
+/// A test repository plus the transcript of the runs to snapshot.
 struct Snap {
     repo: TestRepo,
     records: Vec<Record>,
@@ -71,10 +71,7 @@ struct Snap {
 impl Snap {
     /// A fresh [`TestRepo::new`] repository.
     fn new() -> Self {
-        Self::with(TestRepo::new())
-    }
-
-    fn with(repo: TestRepo) -> Self {
+        let repo = TestRepo::new();
         // Temporary files of the binary (the merge gate's checkout) go under the test's own
         // directory, so that their paths are redacted like every other path.
         let tmp = repo.base().join("tmp");
