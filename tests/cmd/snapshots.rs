@@ -612,6 +612,8 @@ fn diff() {
     let mut s = Snap::new();
     let wt = task_with_work(&s.repo);
     s.repo.write(&wt, "README.md", "# demo\nmore\n");
+    s.repo
+        .git(&wt, &["mv", "src/store/mod.rs", "src/store/renamed.rs"]);
     s.run(&["diff", "t1"]);
     s.run(&["diff", "t1", "--json"]);
     s.run_in(&wt, &["diff", "--", "README.md"]);
@@ -664,6 +666,31 @@ fn revert_checkpoint() {
 #[test]
 fn revert_to() {
     human_and_json("revert_to", two_checkpoints, &["revert", "t1", "--to", "1"]);
+}
+
+#[test]
+fn revert_patch_file() {
+    let mut s = Snap::new();
+    task_with_work(&s.repo);
+    let patch = s.repo.base().join("discarded.patch");
+    let patch = patch.display().to_string();
+    s.run(&[
+        "revert",
+        "t1",
+        "--path",
+        "src/work.rs",
+        "--patch-file",
+        &patch,
+    ]);
+    let written = std::fs::read_to_string(&patch).unwrap();
+    s.repo.task_root(&["checkpoint", "t1"]).ok();
+    s.run(&["revert", "t1", "--patch-file", &patch, "--json"]);
+    let text = format!(
+        "{}\n=== the first patch file ===\n{}",
+        s.transcript(),
+        normalise(&s.repo, &[], &written)
+    );
+    assert_transcript("revert_patch_file", &text);
 }
 
 #[test]
@@ -941,6 +968,16 @@ fn hooks() {
     s.run(&["hooks", "uninstall", "--json"]);
     s.run(&["hooks", "install", "--json"]);
     s.assert("hooks");
+
+    // A hook already there is chained, and put back on uninstall.
+    let mut s = Snap::new();
+    let hooks = s.repo.root().join(".git/hooks");
+    crate::cmd::support::write_script(&hooks.join("pre-commit"), "#!/bin/sh\necho mine\n");
+    s.run(&["hooks", "install"]);
+    s.run(&["hooks", "status"]);
+    s.run(&["hooks", "status", "--json"]);
+    s.run(&["hooks", "uninstall"]);
+    s.assert("hooks_chained");
 }
 
 /// What the pre-commit hook prints when it refuses a commit, and when it lets one through.
