@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::git::objects;
 use crate::git::refs::{self, RefError, Update};
 use crate::git::{diff, ObjectId, Repo};
+use crate::record::event::{Event, Merged};
 use crate::record::Record;
 use crate::snapshot::WorktreeState;
 use crate::task::{layout, TaskId};
@@ -59,10 +60,8 @@ impl<'a> Saved<'a> {
         }
         if record.state.status == crate::task::Status::Merged {
             for e in crate::record::events(repo, record)? {
-                if e.event == crate::record::event::MERGED {
-                    if let Some(tip) = e.details["task_tip"].as_str().and_then(|t| t.parse().ok()) {
-                        safe.push(tip);
-                    }
+                if let Event::Merged(Merged::Branch { task_tip, .. }) = e.event {
+                    safe.extend(task_tip.parse::<ObjectId>().ok());
                 }
             }
         }
@@ -74,17 +73,8 @@ impl<'a> Saved<'a> {
     }
 }
 
-/// A ref that holds saved work.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SavedAttempt {
-    /// `refs/tasks/<id>/attempts/<n>`.
-    #[serde(rename = "ref")]
-    pub name: String,
-    /// The commit it points to.
-    pub commit: String,
-    /// What was saved, for people.
-    pub what: String,
-}
+/// A ref that holds saved work; events record it as it is (`removed`, `reset`).
+pub use crate::record::event::SavedAttempt;
 
 /// The writer of attempts.
 pub struct Attempt;

@@ -16,10 +16,10 @@
 
 use crate::contract::Verdict;
 use crate::error::Result;
-use crate::git::refs::{RefError, Update};
-
+use crate::git::refs::Update;
 use crate::git::{diff, inplace, note, objects, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::event::{self, Event};
+use crate::record::{self, Record, Step};
 use crate::task::{layout, Mode};
 use crate::work;
 
@@ -52,12 +52,11 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
     let verdict = crate::changes::judge_tree(repo, record, w.state.worktree_tree)?;
     if !verdict.is_clean() {
         let files: Vec<&str> = verdict.violations.iter().map(|v| v.file.as_str()).collect();
-        record::note_event(
-            repo,
-            &id,
-            event::VIOLATION,
-            serde_json::json!({ "during": "checkpoint", "files": files }),
-        )?;
+        let violation = Event::Violation(event::Violation::Checkpoint {
+            during: "checkpoint".into(),
+            files: files.into_iter().map(str::to_owned).collect(),
+        });
+        record::note(repo, &id, violation)?;
         return Ok(Outcome::Violation(verdict));
     }
     if w.mode == Mode::Worktree {
@@ -74,8 +73,8 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
             )));
         }
     }
-    let mut record = record.clone();
-    for _ in 0..10 {
+    let what = format!("save a checkpoint of '{id}'");
+    let saved = record::update(repo, record.clone(), &what, |record| {
         let all = work::checkpoints(repo, &id)?;
         let n = all.last().map(|c| c.n + 1).unwrap_or(1);
         let before = all.last().map(|c| c.tree).unwrap_or_else(|| w.start_tree());
@@ -142,45 +141,36 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
         )? {
             extra.push(update);
         }
-        let details =
-            serde_json::json!({ "number": n, "commit": commit.to_string(), "files": files });
-        match record::append(
-            repo,
-            &record,
-            event::CHECKPOINT,
-            &record.state,
-            details,
-            extra,
-        ) {
-            Ok(_) => {}
-            Err(RefError::Conflict(_)) => {
-                record = record::load_existing(repo, &id)?;
-                continue;
-            }
-            Err(RefError::Other(e)) => return Err(e),
-        }
-        if w.mode == Mode::Worktree {
-            // Everything is committed now: the index holds the checkpoint's tree.
-            let _journal = crate::task::recover::Journal::begin(
-                repo,
-                crate::task::recover::Step::InPlace {
-                    task: id.to_string(),
-                    worktree: w.wt.require_workdir()?.to_path_buf(),
-                    files: None,
-                    index: w.state.worktree_tree.to_string(),
-                },
-            )?;
-            inplace::write_index(&w.wt, w.state.worktree_tree, w.state.worktree_tree)?;
-        }
-        return Ok(Outcome::Saved(Saved {
+        let checkpoint = Event::Checkpoint(event::Checkpoint {
             number: n,
-            name: cp_ref,
             commit: commit.to_string(),
-            files,
-        }));
+            files: files.clone(),
+        });
+        Ok(Step::Append {
+            event: checkpoint,
+            state: record.state.clone(),
+            extra,
+            then: Saved {
+                number: n,
+                name: cp_ref,
+                commit: commit.to_string(),
+                files,
+            },
+        })
+    })?
+    .into_value(&id)?;
+    if w.mode == Mode::Worktree {
+        // Everything is committed now: the index holds the checkpoint's tree.
+        let _journal = crate::task::recover::Journal::begin(
+            repo,
+            crate::task::recover::Step::InPlace {
+                task: id.to_string(),
+                worktree: w.wt.require_workdir()?.to_path_buf(),
+                files: None,
+                index: w.state.worktree_tree.to_string(),
+            },
+        )?;
+        inplace::write_index(&w.wt, w.state.worktree_tree, w.state.worktree_tree)?;
     }
-    Err(crate::Error::repo_msg(format!(
-        "could not save a checkpoint of '{id}': the task kept changing"
-    ))
-    .hint("run the command again"))
+    Ok(Outcome::Saved(saved))
 }

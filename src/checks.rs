@@ -2,6 +2,10 @@
 //!
 //! This is the only module that starts processes. Commands run through
 //! `sh -c` with the task's environment, a timeout, and captured output.
+//!
+//! [`Frozen::run`] is the one runner of a task's frozen checks (`check --run`,
+//! the merge gate, accepting a patch-mode task); its [`Run`] is what the
+//! `checks` event records (`crate::record::event::Checks`).
 
 use crate::error::{Error, Result};
 use std::io::Read;
@@ -28,6 +32,80 @@ impl Outcome {
     /// Returns whether the command succeeded.
     pub fn ok(&self) -> bool {
         self.code == Some(0) && !self.timed_out
+    }
+}
+
+/// The frozen checks of a task, ready to run: the contract's commands, their
+/// timeout and the task's environment (`crate::record::Record::frozen_checks`).
+#[derive(Clone, Debug)]
+pub struct Frozen {
+    /// The commands, in the contract's order.
+    pub commands: Vec<String>,
+    /// How long each may run.
+    pub timeout: Duration,
+    /// The task's environment (`GIT_TASK_*`).
+    pub env: Vec<(&'static str, String)>,
+}
+
+/// How to run the frozen checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct How {
+    /// Also stream their output to stderr as it comes (a terminal is watching, SPEC §7.5).
+    pub stream: bool,
+    /// Run every command even after one failed (`check --run`); else stop at the first failure.
+    pub keep_going: bool,
+}
+
+/// The checks of one task: what ran and how it went.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Run {
+    /// Whether `--no-checks` skipped them.
+    pub skipped: bool,
+    /// Whether every command that ran succeeded (true when skipped or none).
+    pub passed: bool,
+    /// One entry per command run, in order, with its output.
+    pub commands: Vec<Outcome>,
+}
+
+impl Run {
+    /// Checks that did not run: skipped (`--no-checks`), or none to run.
+    pub fn not_run(skipped: bool) -> Run {
+        Run {
+            skipped,
+            passed: true,
+            commands: Vec::new(),
+        }
+    }
+}
+
+impl Frozen {
+    /// Runs the commands in `dir` (which becomes `GIT_TASK_WORKTREE`), calling `starting`
+    /// with each command before it starts.
+    pub fn run(&self, dir: &Path, how: How, starting: &mut dyn FnMut(&str)) -> Result<Run> {
+        let here = dir.display().to_string();
+        let env: Vec<(&str, String)> = self
+            .env
+            .iter()
+            .map(|(k, v)| match *k {
+                "GIT_TASK_WORKTREE" => (*k, here.clone()),
+                _ => (*k, v.clone()),
+            })
+            .collect();
+        let mut commands = Vec::new();
+        for command in &self.commands {
+            starting(command);
+            let outcome = run_captured_echo(command, dir, &env, self.timeout, how.stream)?;
+            let ok = outcome.ok();
+            commands.push(outcome);
+            if !ok && !how.keep_going {
+                break;
+            }
+        }
+        Ok(Run {
+            skipped: false,
+            passed: commands.iter().all(Outcome::ok),
+            commands,
+        })
     }
 }
 

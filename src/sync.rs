@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::git::merge as gmerge;
 use crate::git::refs::{self, RefError, Update};
 use crate::git::{cli, objects, worktree, ObjectId, Repo};
-use crate::record::{self, event};
+use crate::record::{self, event, Event};
 use crate::task::{layout, Mode, Status, TaskId};
 use std::path::PathBuf;
 
@@ -113,15 +113,13 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
     // When the task branch already holds what it needs, only the base ref moves and `synced` is recorded.
     let record_base_only = |commit: ObjectId, merged: bool, changed: bool| -> Result<Synced> {
         if changed {
-            let details = serde_json::json!({ "base": base_tip.to_string(), "commit": commit.to_string(), "merged": merged });
-            record::append(
-                repo,
-                &rec,
-                event::SYNCED,
-                &state,
-                details,
-                vec![base_update(base_tip)],
-            )?;
+            let details = Event::Synced(event::Synced {
+                base: base_tip.to_string(),
+                commit: commit.to_string(),
+                merged,
+                fast_forward: None,
+            });
+            record::append(repo, &rec, details, &state, vec![base_update(base_tip)])?;
         }
         Ok(Synced {
             task: id.to_string(),
@@ -208,14 +206,19 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
     // SPEC §5: nothing with a path git refuses is brought into the worktree.
     crate::git::twoway::changes(repo, task_tip, new_tip)?;
     // The worktree is clean (checked above), so the update cannot overwrite anything; git still checks.
-    let details = serde_json::json!({ "base": base_tip.to_string(), "commit": new_tip.to_string(), "merged": true, "fast_forward": fast_forward });
+    let details = Event::Synced(event::Synced {
+        base: base_tip.to_string(),
+        commit: new_tip.to_string(),
+        merged: true,
+        fast_forward: Some(fast_forward),
+    });
     let branch_update = Update::update(
         rec.state.branch.clone(),
         task_tip,
         new_tip,
         format!("git-task: sync {id}"),
     );
-    let (record_update, _) = record::prepare_append(repo, &rec, event::SYNCED, &state, details)?;
+    let (record_update, _) = record::prepare_append(repo, &rec, &details, &state)?;
     let updates = vec![
         record_update.clone(),
         branch_update.clone(),

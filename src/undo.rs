@@ -19,7 +19,7 @@ use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
 use crate::git::{diff, inplace, threeway, unified, ObjectId, Repo};
 use crate::patch;
-use crate::record::{self, event, Record};
+use crate::record::{self, event, Event, Record};
 use crate::snapshot;
 use crate::task::{layout, Mode};
 use crate::work::{self, Work};
@@ -107,12 +107,12 @@ pub fn revert(
     )?;
     done.kept_commits = kept.iter().map(|c| c.to_string()).collect();
     if done.attempt.is_some() || !done.files.is_empty() {
-        let details = serde_json::json!({
-            "what": what.describe(),
-            "attempt": done.attempt.as_ref().map(|a| a.name.clone()),
-            "files": done.files,
+        let details = Event::Reverted(event::Reverted {
+            what: what.describe(),
+            attempt: done.attempt.as_ref().map(|a| a.name.clone()),
+            files: done.files.clone(),
         });
-        record::note_event(repo, &record.state.task_id(), event::REVERTED, details)?;
+        record::note(repo, &record.state.task_id(), details)?;
     }
     Ok(Outcome::Done(done))
 }
@@ -208,7 +208,7 @@ fn target(
             let (cp, _) = work::checkpoint(repo, &id, *n)?;
             match w.mode {
                 Mode::Patch => {
-                    let parsed = crate::patch::parse_snapshot(repo, cp.commit)?;
+                    let parsed = crate::patch::snapshot::parse_snapshot(repo, cp.commit)?;
                     Target {
                         index: parsed.index_tree,
                         files: cp.tree,
@@ -264,7 +264,7 @@ fn task_paths_target(
     repo: &Repo,
     record: &Record,
     w: &Work,
-    s: &patch::Snapshot,
+    s: &crate::patch::snapshot::Snapshot,
     behind: &patch::LeftBehind,
     paths: Option<&[String]>,
 ) -> Result<(Target, Kept)> {
@@ -596,9 +596,13 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                         head: Some(snap.head),
                     };
                     let done = carry_out(repo, record, &w, &t, None, &why)?;
-                    let details = serde_json::json!({ "base": new_base.to_string(), "attempt": done.attempt.as_ref().map(|a| a.name.clone()) });
+                    let details = Event::Reset(event::Reset::Patch {
+                        base: new_base.to_string(),
+                        onto: None,
+                        attempt: done.attempt.as_ref().map(|a| a.name.clone()),
+                    });
                     if done.attempt.is_some() {
-                        record::note_event(repo, &id, event::RESET, details)?;
+                        record::note(repo, &id, details)?;
                     }
                     return Ok(ResetDone {
                         attempt: done.attempt,
@@ -632,7 +636,7 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                         changed: Vec::new(),
                         nested: Vec::new(),
                     };
-                    let snap_commit = crate::patch::write_snapshot(repo, &id, &clean)?;
+                    let snap_commit = crate::patch::snapshot::write_snapshot(repo, &id, &clean)?;
                     updates.push(Update::update(
                         layout::snapshot_ref(&id),
                         snap.commit,
@@ -667,12 +671,12 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
     }
     let mut state = record.state.clone();
     state.base_commit = new_base.to_string();
-    let details = serde_json::json!({
-        "base": new_base.to_string(),
-        "onto": onto.map(|o| o.to_string()),
-        "attempt": attempt.as_ref().map(|a| a.name.clone()),
+    let details = Event::Reset(event::Reset::Patch {
+        base: new_base.to_string(),
+        onto: onto.map(|o| o.to_string()),
+        attempt: attempt.as_ref().map(|a| a.name.clone()),
     });
-    record::append(repo, record, event::RESET, &state, details, updates).map_err(Error::from)?;
+    record::append(repo, record, details, &state, updates).map_err(Error::from)?;
     let _journal = crate::task::recover::Journal::begin(
         repo,
         crate::task::recover::Step::InPlace {

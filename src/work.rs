@@ -10,7 +10,7 @@
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::{objects, worktree, ObjectId, Repo};
-use crate::patch::{self, Snapshot};
+use crate::patch::snapshot::{read_snapshot, Snapshot};
 use crate::record::Record;
 use crate::snapshot::{self, WorktreeState};
 use crate::task::{layout, Mode, TaskId};
@@ -71,7 +71,7 @@ pub fn open(repo: &Repo, record: &Record) -> Result<Work> {
     let wt = worktree::open_at(path)?;
     let state = snapshot::read(&wt)?;
     let snapshot = match record.state.mode {
-        Mode::Patch => Some(patch::read_snapshot(repo, &id)?.ok_or_else(|| {
+        Mode::Patch => Some(read_snapshot(repo, &id)?.ok_or_else(|| {
             Error::input(format!("patch-mode task '{id}' has no snapshot"))
                 .hint(format!("see 'git task log {id}'"))
         })?),

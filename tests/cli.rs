@@ -6,3 +6,4 @@ mod cmd;
 
 mod guards;
 mod hooks;
+mod layers;

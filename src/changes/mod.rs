@@ -361,7 +361,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     };
     let mut own = own_changes(repo, record, &staged.changes)?;
     if record.state.mode == Mode::Patch {
-        own = crate::patch::without_pre_start_edits(repo, record, own)?;
+        own = crate::patch::snapshot::without_pre_start_edits(repo, record, own)?;
     }
     let judged = to_judged_in(repo, &own, staged.tree)?;
     let contract = effective(repo, record, &branch)?;

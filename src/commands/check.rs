@@ -82,73 +82,19 @@ impl Report for CheckReport {
 }
 
 pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
-    let verdict = if args.staged {
-        let here = crate::task::resolve::active_task(&ctx.repo, &ctx.settings)?;
-        if here.as_ref().map(TaskId::as_str) == Some(record.state.id.as_str()) {
-            // This worktree, opened as git handed it over (GIT_INDEX_FILE included).
-            let staged = crate::changes::read_staged(&ctx.repo)?;
-            crate::changes::judge_staged(&ctx.repo, &record, &staged)?
-        } else {
-            let path = std::path::Path::new(&record.state.worktree);
-            if !path.join(".git").exists() {
-                return Err(crate::Error::input(format!(
-                    "task '{}' has no worktree, so nothing is staged",
-                    record.state.id
-                ))
-                .hint(format!(
-                    "judge its committed work instead: git task check {}",
-                    record.state.id
-                )));
-            }
-            let wt = crate::git::worktree::open_at(path)?;
-            let staged = crate::changes::read_staged(&wt)?;
-            crate::changes::judge_staged(&wt, &record, &staged)?
-        }
-    } else {
-        crate::changes::judge_task(&ctx.repo, &record)?
-    };
-    let checks = if args.run {
-        Some(run_checks(ctx, &record)?)
-    } else {
-        None
-    };
-    let passed = verdict.is_clean() && checks.iter().flatten().all(Outcome::ok);
+    let checked = crate::task::check::check(
+        &ctx.repo,
+        &ctx.settings,
+        args.id.as_ref(),
+        args.staged,
+        args.run,
+        &mut |command| ctx.out.note(format_args!("running check '{command}'")),
+    )?;
+    let passed = checked.passed();
     let report = CheckReport {
-        verdict,
+        verdict: checked.verdict,
         staged: args.staged,
-        checks,
+        checks: checked.checks.map(|run| run.commands),
     };
     emit(ctx, &report, if passed { Done::Ok } else { Done::Negative })
-}
-
-/// Runs the frozen contract's checks in the task worktree and records a `checks` event.
-fn run_checks(ctx: &Ctx, record: &crate::record::Record) -> crate::Result<Vec<Outcome>> {
-    let dir = std::path::Path::new(&record.state.worktree);
-    if !dir.is_dir() {
-        return Err(crate::Error::input(format!(
-            "task '{}' has no worktree to run its checks in",
-            record.state.id
-        )));
-    }
-    let env = crate::task::start::task_env(&record.state);
-    let timeout = record.contract.check_timeout();
-    let mut outcomes = Vec::new();
-    for command in record.contract.check_commands() {
-        ctx.out.note(format_args!("running check '{command}'"));
-        outcomes.push(crate::checks::run_captured(command, dir, &env, timeout)?);
-    }
-    let results: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| serde_json::json!({ "command": o.command, "code": o.code, "timed_out": o.timed_out, "millis": o.millis }))
-        .collect();
-    let passed = outcomes.iter().all(Outcome::ok);
-    let details = serde_json::json!({ "source": "check", "passed": passed, "results": results });
-    crate::record::note_event(
-        &ctx.repo,
-        &record.state.task_id(),
-        crate::record::event::CHECKS,
-        details,
-    )?;
-    Ok(outcomes)
 }

@@ -3,7 +3,7 @@
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
-use crate::record::Event;
+use crate::record::Entry;
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
 
@@ -19,36 +19,29 @@ pub struct LogArgs {
 struct LogReport {
     kind: &'static str,
     task: String,
-    events: Vec<Event>,
+    events: Vec<Entry>,
 }
 
 impl Report for LogReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         for e in &self.events {
-            let time = e
-                .details
-                .get("time")
-                .and_then(|t| t.as_i64())
-                .map(format_time)
-                .unwrap_or_default();
+            let time = e.time.map(format_time).unwrap_or_default();
             let mut extra: Vec<String> = Vec::new();
-            if let Some(obj) = e.details.as_object() {
-                for (k, v) in obj {
-                    if matches!(k.as_str(), "event" | "task" | "time" | "nonce") || v.is_null() {
-                        continue;
-                    }
-                    let v = match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    extra.push(format!("{k}={}", crate::output::escape(&v)));
+            for (k, v) in e.details() {
+                if matches!(k.as_str(), "event" | "task" | "time" | "nonce") || v.is_null() {
+                    continue;
                 }
+                let v = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                extra.push(format!("{k}={}", crate::output::escape(&v)));
             }
             out.line(format_args!(
                 "{} {} {:<12} {}",
                 (&e.commit[..12]).style(out.palette.dim),
                 time,
-                e.event.style(out.palette.id),
+                e.event.name().style(out.palette.id),
                 extra.join(" ")
             ))?;
         }

@@ -5,7 +5,7 @@ use crate::commands::{emit, CmdResult, Done};
 use crate::contract::ContractFile;
 use crate::git::diff::ChangeKind;
 use crate::output::{Out, Report};
-use crate::record::Event;
+use crate::record::Entry;
 use crate::task::summary::{self, Dirty, RefMap, Summary};
 use crate::task::{layout, Mode, Status, TaskId};
 
@@ -39,7 +39,7 @@ struct StatusReport {
     files: Vec<FileRow>,
     checkpoints: Vec<String>,
     attempts: Vec<String>,
-    events: Vec<Event>,
+    events: Vec<Entry>,
 }
 
 impl Report for StatusReport {
@@ -130,7 +130,7 @@ impl Report for StatusReport {
             .into_iter()
             .rev()
         {
-            out.line(format_args!("  {} {}", &e.commit[..12], e.event))?;
+            out.line(format_args!("  {} {}", &e.commit[..12], e.event.name()))?;
         }
         Ok(())
     }
@@ -156,7 +156,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     if let Some(snap) = snapshot {
         // Patch mode: the files that differ from the snapshot's (SPEC §9).
         let worktree = std::path::Path::new(&record.state.worktree);
-        for c in crate::patch::changes_since(&ctx.repo, snap, worktree)?.1 {
+        for c in crate::patch::snapshot::changes_since(&ctx.repo, snap, worktree)?.1 {
             files.push(FileRow {
                 path: c.path,
                 change: c.kind,

@@ -2,6 +2,10 @@
 //!
 //! One implementation serves the pre-commit hook (staged changes), `check`
 //! and the merge gate (the whole task), so they can never disagree.
+//!
+//! Why one file of 700 lines: the judge is ~430 lines of one concept (the rule
+//! order, the reasons and the repair command each verdict prints); the rest is
+//! its table of unit tests, which belongs next to the rules it pins down.
 
 use super::file::{CONTRACT_FILE, POLICY_FILE};
 use super::Effective;
@@ -43,7 +47,7 @@ impl Change {
 }
 
 /// Why a path breaks the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// The path matches a `forbidden` rule.
@@ -83,7 +87,7 @@ impl std::fmt::Display for Reason {
 }
 
 /// One line of the report.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Violation {
     /// The offending path (`*` for `too_many_files`).
     pub file: String,

@@ -19,7 +19,7 @@ use crate::contract::{Reason, Verdict};
 use crate::error::{Context, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::{staged, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::{self, event, Event, Record};
 use crate::task::{resolve, Status};
 use gix::object::tree::EntryKind;
 use std::path::Path;
@@ -79,13 +79,13 @@ pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
     if verdict.is_clean() {
         return Ok(Outcome::Clean(verdict));
     }
-    let details = serde_json::json!({
-        "source": "pre-commit",
-        "staged": true,
-        "head": staged.head.map(|h| h.to_string()),
-        "violations": verdict.violations,
+    let details = Event::Violation(event::Violation::Staged {
+        source: "pre-commit".into(),
+        staged: true,
+        head: staged.head.map(|h| h.to_string()),
+        violations: verdict.violations.clone(),
     });
-    let event_error = record::note_event(repo, &id, event::VIOLATION, details)
+    let event_error = record::note(repo, &id, details)
         .err()
         .map(|e| e.to_string());
     let reverted = match settings.on_violation {

@@ -1,13 +1,12 @@
 //! The frozen contract's checks, run on the landing tree in a clean temporary checkout
 //! (SPEC §7.5); a failure is recorded in the task's event log and refuses the merge.
 
-use super::message::checks_details;
-use super::{ChecksRun, Options, Pending, Refusal};
-use crate::checks;
+use super::{Options, Pending, Refusal};
+use crate::checks::{How, Run};
 use crate::error::{Error, Result};
 use crate::git::{objects, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
-use crate::task::start::task_env;
+use crate::record::event::{Event, Purpose};
+use crate::record::{self, Record};
 use std::path::PathBuf;
 
 /// Runs every pending task's frozen checks on its landing tree; a failure is recorded and refuses.
@@ -32,23 +31,17 @@ pub(super) fn check_all(
                     .checks
                     .as_ref()
                     .expect("checks ran for the tasks before");
+                let checks = Event::checks(run, Purpose::Merge);
                 record::append(
                     repo,
                     &before.record,
-                    event::CHECKS,
+                    checks,
                     &before.record.state,
-                    checks_details(run),
                     Vec::new(),
                 )?;
             }
-            record::append(
-                repo,
-                &p.record,
-                event::CHECKS,
-                &p.record.state,
-                checks_details(&run),
-                Vec::new(),
-            )?;
+            let checks = Event::checks(&run, Purpose::Merge);
+            record::append(repo, &p.record, checks, &p.record.state, Vec::new())?;
             return Ok(Some(Refusal::ChecksFailed {
                 task: p.record.state.id.clone(),
                 checks: run,
@@ -72,17 +65,10 @@ pub(super) fn run_checks_on_landing(
     tree: ObjectId,
     onto: ObjectId,
     opts: &Options,
-) -> Result<(ChecksRun, Option<PathBuf>)> {
-    let commands = rec.contract.check_commands();
-    if opts.no_checks || commands.is_empty() {
-        return Ok((
-            ChecksRun {
-                skipped: opts.no_checks,
-                passed: true,
-                commands: Vec::new(),
-            },
-            None,
-        ));
+) -> Result<(Run, Option<PathBuf>)> {
+    let frozen = rec.frozen_checks();
+    if opts.no_checks || frozen.commands.is_empty() {
+        return Ok((Run::not_run(opts.no_checks), None));
     }
     let dir = tempfile::Builder::new()
         .prefix(&format!("git-task-check-{}-", rec.state.id))
@@ -97,37 +83,12 @@ pub(super) fn run_checks_on_landing(
             crate::task::copy::copy_ignored(&main, dir.path(), Some(&globs), &mut |_, _| {})?;
         }
     }
-    let mut env = task_env(&rec.state);
-    for (k, v) in env.iter_mut() {
-        if *k == "GIT_TASK_WORKTREE" {
-            *v = dir.path().display().to_string();
-        }
-    }
-    let timeout = rec.contract.check_timeout();
-    let mut out = Vec::new();
-    for command in commands {
-        let outcome =
-            checks::run_captured_echo(command, dir.path(), &env, timeout, opts.stream_checks)?;
-        let ok = outcome.ok();
-        out.push(outcome);
-        if !ok {
-            let kept = dir.keep();
-            return Ok((
-                ChecksRun {
-                    skipped: false,
-                    passed: false,
-                    commands: out,
-                },
-                Some(kept),
-            ));
-        }
-    }
-    Ok((
-        ChecksRun {
-            skipped: false,
-            passed: true,
-            commands: out,
-        },
-        None,
-    ))
+    let how = How {
+        stream: opts.stream_checks,
+        keep_going: false,
+    };
+    let run = frozen.run(dir.path(), how, &mut |_| {})?;
+    // Kept for inspection after a failure.
+    let kept = (!run.passed).then(|| dir.keep());
+    Ok((run, kept))
 }

@@ -4,14 +4,15 @@
 //! entry per checked-out target is written before the refs move, so a kill in between is
 //! finished (or undone) by `task::recover`.
 
-use super::message::{checks_details, note_text, summarize};
+use super::message::note_text;
 use super::{
     select::short, target, Gated, Landed, Outcome, Pending, Refusal, Strategy, TaskMerged,
 };
 use crate::error::{Error, Result};
 use crate::git::refs::{self, Expect, RefError, Update};
 use crate::git::{cli, note, worktree, ObjectId, Repo};
-use crate::record::{self, event};
+use crate::record;
+use crate::record::event::{self, Event, Purpose};
 use crate::task::{layout, Status};
 use std::path::PathBuf;
 
@@ -135,29 +136,23 @@ fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<TaskMerged>
         let mut state = p.record.state.clone();
         state.status = Status::Merged;
         let commit = p.commits.last().map(|c| c.to_string());
-        let details = serde_json::json!({
-            "commit": commit,
-            "commits": p.commits.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-            "mode": strategy,
-            "into": target,
-            "keep": keep,
-            "task_tip": p.tip.to_string(),
-            "checks": p.checks.as_ref().map(|c| serde_json::json!({ "skipped": c.skipped, "passed": c.passed, "commands": summarize(&c.commands) })),
+        let details = Event::Merged(event::Merged::Branch {
+            commit: commit.clone(),
+            commits: p.commits.iter().map(|c| c.to_string()).collect(),
+            mode: strategy.to_string(),
+            into: target.to_owned(),
+            keep,
+            task_tip: p.tip.to_string(),
+            checks: p.checks.as_ref().map(Into::into),
         });
         // Two events, one ref update: `checks` then `merged`.
         let run = p
             .checks
             .as_ref()
             .expect("checks ran (or were skipped) for every pending task");
-        let (_, with_checks) = record::prepare_append(
-            repo,
-            &p.record,
-            event::CHECKS,
-            &p.record.state,
-            checks_details(run),
-        )?;
-        let (merged, _) =
-            record::prepare_append(repo, &with_checks, event::MERGED, &state, details)?;
+        let checks = Event::checks(run, Purpose::Merge);
+        let (_, with_checks) = record::prepare_append(repo, &p.record, &checks, &p.record.state)?;
+        let (merged, _) = record::prepare_append(repo, &with_checks, &details, &state)?;
         updates.push(Update::update(
             merged.name.clone(),
             p.record.tip,

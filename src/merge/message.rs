@@ -1,8 +1,8 @@
 //! The texts a merge writes: commit messages with the `Task-Id` trailer, and the note.
 
 use super::select::short;
-use super::{ChecksRun, Strategy};
-use crate::checks::Outcome as CheckOutcome;
+use super::Strategy;
+use crate::checks::Run;
 use crate::git::merge::CommitInfo;
 use crate::git::Repo;
 use crate::record::Record;
@@ -64,7 +64,7 @@ pub(super) fn note_text(
     rec: &Record,
     strategy: Strategy,
     target: &str,
-    checks: Option<&ChecksRun>,
+    checks: Option<&Run>,
 ) -> String {
     let digest = gix::objs::compute_hash(
         repo.inner.object_hash(),
@@ -90,17 +90,4 @@ pub(super) fn note_text(
         None => text.push_str("Checks: none\n"),
     }
     text
-}
-
-/// The details of a `checks` event.
-pub(super) fn checks_details(run: &ChecksRun) -> serde_json::Value {
-    serde_json::json!({ "skipped": run.skipped, "passed": run.passed, "commands": summarize(&run.commands), "for": "merge" })
-}
-
-/// Check outcomes without their output, for the event log.
-pub(super) fn summarize(outcomes: &[CheckOutcome]) -> serde_json::Value {
-    outcomes
-        .iter()
-        .map(|o| serde_json::json!({ "command": o.command, "code": o.code, "timed_out": o.timed_out, "millis": o.millis }))
-        .collect()
 }

@@ -71,7 +71,7 @@ pub use message::squash_message;
 pub use select::full_branch;
 pub use target::{checked_out_at, refuse_overwrite};
 
-use crate::checks::Outcome as CheckOutcome;
+use crate::checks::Run;
 use crate::config::Settings;
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
@@ -120,17 +120,6 @@ pub struct Options {
     pub stream_checks: bool,
 }
 
-/// The checks of one task: what ran and how it went.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ChecksRun {
-    /// Whether `--no-checks` skipped them.
-    pub skipped: bool,
-    /// Whether every command that ran succeeded (true when skipped or none).
-    pub passed: bool,
-    /// One entry per command run, in order; stops at the first failure.
-    pub commands: Vec<CheckOutcome>,
-}
-
 /// One task's part of a merge.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TaskMerged {
@@ -147,7 +136,7 @@ pub struct TaskMerged {
     /// How it landed.
     pub strategy: Strategy,
     /// Its checks.
-    pub checks: Option<ChecksRun>,
+    pub checks: Option<Run>,
     /// Whether its worktree and branch were removed.
     pub removed: bool,
     /// The worktree (kept, or where it was).
@@ -208,7 +197,7 @@ pub enum Refusal {
     /// A check failed or timed out on the landing tree.
     ChecksFailed {
         task: String,
-        checks: ChecksRun,
+        checks: Run,
         /// The temporary checkout of the landing tree the checks ran in, kept for inspection.
         checkout: Option<String>,
     },
@@ -253,7 +242,7 @@ struct Pending {
     commits: Vec<ObjectId>,
     /// The target's tree once this task (and those before it) landed.
     landed_tree: Option<ObjectId>,
-    checks: Option<ChecksRun>,
+    checks: Option<Run>,
 }
 
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.

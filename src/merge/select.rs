@@ -3,11 +3,13 @@
 //! frozen at start, a worktree off its branch or holding uncommitted work, a path git would
 //! never write anywhere in the task's new history.
 
-use super::{ChecksRun, Landed, Outcome, Pending, Refusal, TaskMerged};
+use super::{Landed, Outcome, Pending, Refusal, TaskMerged};
+use crate::checks::Run;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::{objects, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::event::{Event, Merged};
+use crate::record::{self, Record};
 use crate::task::{layout, Status, TaskId};
 use std::path::PathBuf;
 
@@ -290,37 +292,31 @@ fn unsafe_in_history(
 /// Reads the earlier `merged` event of a merged task.
 fn earlier_merge(repo: &Repo, rec: &Record) -> Result<TaskMerged> {
     let events = record::events(repo, rec)?;
-    let merged = events.iter().rev().find(|e| e.event == event::MERGED);
-    let d = merged
-        .map(|e| e.details.clone())
-        .unwrap_or(serde_json::Value::Null);
-    let commit = d["commit"].as_str().map(str::to_owned);
-    let commits = d["commits"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let strategy = serde_json::from_value(d["mode"].clone()).unwrap_or_default();
-    let keep = d["keep"].as_bool().unwrap_or(false);
-    let checks = serde_json::from_value::<serde_json::Value>(d["checks"].clone())
-        .ok()
-        .filter(|v| !v.is_null())
-        .map(|v| ChecksRun {
-            skipped: v["skipped"].as_bool().unwrap_or(false),
-            passed: v["passed"].as_bool().unwrap_or(true),
-            commands: Vec::new(),
-        });
+    let merged = events.into_iter().rev().find_map(|e| match e.event {
+        Event::Merged(Merged::Branch {
+            commit,
+            commits,
+            mode,
+            into,
+            keep,
+            checks,
+            ..
+        }) => Some((commit, commits, mode, into, keep, checks)),
+        _ => None,
+    });
+    let (commit, commits, mode, into, keep, checks) = merged.unwrap_or_default();
     Ok(TaskMerged {
         task: rec.state.id.clone(),
         already_merged: true,
         commit,
         commits,
-        into: d["into"].as_str().unwrap_or_default().to_owned(),
-        strategy,
-        checks,
+        into,
+        strategy: serde_json::from_value(mode.into()).unwrap_or_default(),
+        checks: checks.map(|c| Run {
+            skipped: c.skipped,
+            passed: c.passed,
+            commands: Vec::new(),
+        }),
         removed: !keep,
         worktree: rec.state.worktree.clone(),
     })

@@ -15,35 +15,10 @@ use crate::task::{layout, TaskId, TaskState};
 use gix::object::tree::EntryKind;
 
 pub mod cache;
+pub mod event;
 pub mod frozen;
 
-/// Names of the events (SPEC §4).
-pub mod event {
-    /// `start` claimed the id.
-    pub const STARTED: &str = "started";
-    /// The worktree (or snapshot) is ready.
-    pub const PROVISIONED: &str = "provisioned";
-    /// A checkpoint was saved.
-    pub const CHECKPOINT: &str = "checkpoint";
-    /// A commit was refused by the contract.
-    pub const VIOLATION: &str = "violation";
-    /// Checks ran (or were skipped).
-    pub const CHECKS: &str = "checks";
-    /// The task landed on its base.
-    pub const MERGED: &str = "merged";
-    /// The task was marked failed or abandoned.
-    pub const DROPPED: &str = "dropped";
-    /// Worktree and branch were deleted.
-    pub const REMOVED: &str = "removed";
-    /// Work was reverted (saved as an attempt first).
-    pub const REVERTED: &str = "reverted";
-    /// The task was put back to its base.
-    pub const RESET: &str = "reset";
-    /// The base's new commits were brought in.
-    pub const SYNCED: &str = "synced";
-    /// The user moved the worktree (`git worktree move`); the record follows it.
-    pub const MOVED: &str = "moved";
-}
+pub use event::{Entry, Event};
 
 /// The latest state of a task as read from its record.
 #[derive(Clone, Debug)]
@@ -60,15 +35,15 @@ pub struct Record {
     pub tip: ObjectId,
 }
 
-/// One entry of the event log.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Event {
-    /// Event name (`started`, `checkpoint`, …).
-    pub event: String,
-    /// The record commit holding it.
-    pub commit: String,
-    /// Details recorded with the event.
-    pub details: serde_json::Value,
+impl Record {
+    /// The checks of the contract frozen at start, with their timeout and the task's environment.
+    pub fn frozen_checks(&self) -> crate::checks::Frozen {
+        crate::checks::Frozen {
+            commands: self.contract.check_commands().to_vec(),
+            timeout: self.contract.check_timeout(),
+            env: crate::task::branch::task_env(&self.state),
+        }
+    }
 }
 
 const STATE_FILE: &str = "task.toml";
@@ -105,11 +80,14 @@ pub fn follow_moved_worktree(repo: &Repo, state: &mut TaskState) {
 
 /// Reads the record of `id`, failing with a hint when it does not exist.
 pub fn load_existing(repo: &Repo, id: &TaskId) -> Result<Record> {
-    load(repo, id)?.ok_or_else(|| {
-        Error::input(format!("no task '{id}'"))
-            .hint("list tasks with 'git task list --all'")
-            .hint(format!("start it with 'git task start {id}'"))
-    })
+    load(repo, id)?.ok_or_else(|| missing(id))
+}
+
+/// The error for a task that has no record.
+pub fn missing(id: &TaskId) -> Error {
+    Error::input(format!("no task '{id}'"))
+        .hint("list tasks with 'git task list --all'")
+        .hint(format!("start it with 'git task start {id}'"))
 }
 
 /// Reads only the task state stored in record commit `tip`: what `list` needs.
@@ -163,8 +141,7 @@ fn event_commit(
     parent: Option<ObjectId>,
     state: &TaskState,
     frozen: (&str, Option<&str>),
-    event: &str,
-    details: &serde_json::Value,
+    event: &Event,
 ) -> Result<ObjectId> {
     let (contract_text, policy_text) = frozen;
     let state_blob = objects::write_blob(
@@ -183,19 +160,11 @@ fn event_commit(
         edits.push(TreeEdit::Upsert(POLICY_FILE, EntryKind::Blob, policy_blob));
     }
     let tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
-    let mut body = serde_json::Map::new();
-    body.insert("event".into(), event.into());
-    body.insert("task".into(), state.id.clone().into());
-    body.insert("time".into(), crate::task::now().into());
-    if let serde_json::Value::Object(extra) = details {
-        body.extend(extra.clone());
-    }
     // The state after the event, also in the message: `list` reads one object per task instead of three.
-    body.insert(
-        "state".into(),
-        serde_json::to_value(state).context(|| "could not encode the task state".into())?,
-    );
-    let message = format!("{event}\n\n{}\n", serde_json::Value::Object(body));
+    let state_json =
+        serde_json::to_value(state).context(|| "could not encode the task state".into())?;
+    let body = event::body(&state.id, crate::task::now(), event, state_json);
+    let message = format!("{}\n\n{body}\n", event.name());
     let parents: Vec<ObjectId> = parent.into_iter().collect();
     objects::write_own_commit(repo, tree, &parents, &message)
 }
@@ -207,10 +176,10 @@ pub fn create(
     repo: &Repo,
     state: &TaskState,
     contract_text: &str,
-    details: serde_json::Value,
+    started: event::Started,
     extra: Vec<Update>,
 ) -> std::result::Result<ObjectId, RefError> {
-    start_event(repo, None, state, contract_text, details, extra)
+    start_event(repo, None, state, contract_text, started, extra)
 }
 
 /// Starts a removed task again: appends a new `started` event (with a new frozen contract) to
@@ -223,10 +192,10 @@ pub fn restart(
     previous: &Record,
     state: &TaskState,
     contract_text: &str,
-    details: serde_json::Value,
+    started: event::Started,
     extra: Vec<Update>,
 ) -> std::result::Result<ObjectId, RefError> {
-    start_event(repo, Some(previous), state, contract_text, details, extra)
+    start_event(repo, Some(previous), state, contract_text, started, extra)
 }
 
 fn start_event(
@@ -234,20 +203,13 @@ fn start_event(
     previous: Option<&Record>,
     state: &TaskState,
     contract_text: &str,
-    mut details: serde_json::Value,
+    mut started: event::Started,
     extra: Vec<Update>,
 ) -> std::result::Result<ObjectId, RefError> {
     let id = state.task_id();
     // The commit carries the time and pid, so it is unique: `MustNotExist` cannot be fooled by an equal value.
-    if let serde_json::Value::Object(map) = &mut details {
-        map.insert(
-            "nonce".into(),
-            format!("{}-{}", std::process::id(), nanos()).into(),
-        );
-        if let Some(previous) = previous {
-            map.insert("restart_of".into(), previous.tip.to_string().into());
-        }
-    }
+    started.nonce = format!("{}-{}", std::process::id(), nanos());
+    started.restart_of = previous.map(|p| p.tip.to_string());
     let parent = previous.map(|p| p.tip);
     // The base's policy is frozen with the contract: the gate counts it beside the target's current one.
     let policy = match state.base_commit.parse::<ObjectId>() {
@@ -257,7 +219,7 @@ fn start_event(
         Err(_) => None,
     };
     let frozen = (contract_text, policy.as_deref());
-    let commit = event_commit(repo, parent, state, frozen, event::STARTED, &details)
+    let commit = event_commit(repo, parent, state, frozen, &Event::Started(started))
         .map_err(RefError::Other)?;
     // The digest goes outside refs before any ref names the record (SPEC §7.4).
     let digest = frozen::digest(repo, state, contract_text, policy.as_deref());
@@ -293,13 +255,11 @@ pub fn before_current_start(repo: &Repo, record: &Record) -> Result<Option<Recor
 pub fn append(
     repo: &Repo,
     record: &Record,
-    event: &str,
+    event: Event,
     state: &TaskState,
-    details: serde_json::Value,
     extra: Vec<Update>,
 ) -> std::result::Result<Record, RefError> {
-    let (update, next) =
-        prepare_append(repo, record, event, state, details).map_err(RefError::Other)?;
+    let (update, next) = prepare_append(repo, record, &event, state).map_err(RefError::Other)?;
     let mut updates = vec![update];
     updates.extend(extra);
     refs::apply(repo, updates)?;
@@ -313,9 +273,8 @@ pub fn append(
 pub fn prepare_append(
     repo: &Repo,
     record: &Record,
-    event: &str,
+    event: &Event,
     state: &TaskState,
-    details: serde_json::Value,
 ) -> Result<(Update, Record)> {
     let id = state.task_id();
     let commit = event_commit(
@@ -324,9 +283,8 @@ pub fn prepare_append(
         state,
         (&record.contract_text, record.policy_text.as_deref()),
         event,
-        &details,
     )?;
-    if event == event::RESET {
+    if let Event::Reset(_) = event {
         // A reset may freeze a new contract (`start --reset` with contract options): its digest
         // goes outside refs before the record names it, as a start's does.
         let digest = frozen::digest(
@@ -341,7 +299,7 @@ pub fn prepare_append(
         layout::record_ref(&id),
         record.tip,
         commit,
-        format!("git-task: {event} {id}"),
+        format!("git-task: {} {id}", event.name()),
     );
     let next = Record {
         state: state.clone(),
@@ -353,27 +311,97 @@ pub fn prepare_append(
     Ok((update, next))
 }
 
-/// Appends an event that only records something (no state change, no other refs), retrying if another writer moved the record.
-pub fn note_event(repo: &Repo, id: &TaskId, event: &str, details: serde_json::Value) -> Result<()> {
+/// What a writer wants done with the record as it is now (see [`update`]).
+#[allow(clippy::large_enum_variant)] // made and matched once per try, never stored
+pub enum Step<T> {
+    /// Append `event`, with the task state after it and other ref changes in the same
+    /// transaction; [`update`] then returns the new record and `then`.
+    Append {
+        /// The event.
+        event: Event,
+        /// The task state after it.
+        state: TaskState,
+        /// Other ref changes that land with it (all or nothing).
+        extra: Vec<Update>,
+        /// What the writer returns once the event is written.
+        then: T,
+    },
+    /// Write nothing and finish with this.
+    Stop(T),
+}
+
+/// How [`update`] ended.
+#[allow(clippy::large_enum_variant)] // returned once and taken apart at once, never stored
+pub enum Updated<T> {
+    /// The event was appended: the record after it, and the writer's `then`.
+    Appended(Record, T),
+    /// The writer stopped without writing.
+    Stopped(T),
+    /// The record was deleted meanwhile.
+    Gone,
+}
+
+/// The one compare-and-swap loop over a record: asks `step` what to write given the record
+/// as it is now, appends it, and when another writer moved the record first, reads it again
+/// and asks again (at most ten times, then fails with an error saying `what` could not be done:
+/// "drop task 'x'").
+///
+/// `step` may run several times: it must only prepare (objects it writes are harmless when
+/// no ref names them).
+pub fn update<T>(
+    repo: &Repo,
+    mut record: Record,
+    what: &str,
+    mut step: impl FnMut(&Record) -> Result<Step<T>>,
+) -> Result<Updated<T>> {
+    let id = record.state.task_id();
     for _ in 0..10 {
-        let record = load_existing(repo, id)?;
-        match append(
-            repo,
-            &record,
-            event,
-            &record.state,
-            details.clone(),
-            Vec::new(),
-        ) {
-            Ok(_) => return Ok(()),
-            Err(RefError::Conflict(_)) => continue,
+        let (event, state, extra, then) = match step(&record)? {
+            Step::Stop(value) => return Ok(Updated::Stopped(value)),
+            Step::Append {
+                event,
+                state,
+                extra,
+                then,
+            } => (event, state, extra, then),
+        };
+        match append(repo, &record, event, &state, extra) {
+            Ok(next) => return Ok(Updated::Appended(next, then)),
+            Err(RefError::Conflict(_)) => match load(repo, &id)? {
+                Some(now) => record = now,
+                None => return Ok(Updated::Gone),
+            },
             Err(RefError::Other(e)) => return Err(e),
         }
     }
-    Err(Error::repo_msg(format!(
-        "could not record '{event}' for task '{id}': the record kept changing"
-    ))
-    .hint("run the command again"))
+    Err(
+        Error::repo_msg(format!("could not {what}: its record kept changing"))
+            .hint("run the command again"),
+    )
+}
+
+impl<T> Updated<T> {
+    /// The writer's value, failing as [`load_existing`] does when the record was deleted.
+    pub fn into_value(self, id: &TaskId) -> Result<T> {
+        match self {
+            Updated::Appended(_, value) | Updated::Stopped(value) => Ok(value),
+            Updated::Gone => Err(missing(id)),
+        }
+    }
+}
+
+/// Appends an event that only records something (no state change, no other refs), retrying if another writer moved the record.
+pub fn note(repo: &Repo, id: &TaskId, event: Event) -> Result<()> {
+    let what = format!("record '{}' for task '{id}'", event.name());
+    update(repo, load_existing(repo, id)?, &what, |record| {
+        Ok(Step::Append {
+            event: event.clone(),
+            state: record.state.clone(),
+            extra: Vec::new(),
+            then: (),
+        })
+    })?
+    .into_value(id)
 }
 
 /// Deletes the record ref (only for a start that never finished).
@@ -390,21 +418,12 @@ pub fn delete(repo: &Repo, id: &TaskId, tip: ObjectId) -> std::result::Result<()
 }
 
 /// Returns the events of the record, oldest first.
-pub fn events(repo: &Repo, record: &Record) -> Result<Vec<Event>> {
+pub fn events(repo: &Repo, record: &Record) -> Result<Vec<Entry>> {
     let mut out = Vec::new();
     let mut next = Some(record.tip);
     while let Some(commit) = next {
         let message = objects::commit_message(repo, commit)?;
-        let (name, rest) = message.split_once('\n').unwrap_or((message.as_str(), ""));
-        let mut details = serde_json::from_str(rest.trim()).unwrap_or(serde_json::Value::Null);
-        if let serde_json::Value::Object(map) = &mut details {
-            map.remove("state");
-        }
-        out.push(Event {
-            event: name.trim().to_owned(),
-            commit: commit.to_string(),
-            details,
-        });
+        out.push(Entry::parse(commit.to_string(), &message));
         next = objects::commit_parents(repo, commit)?.first().copied();
     }
     out.reverse();

@@ -14,7 +14,7 @@ use std::path::Path;
 pub const WORKTREE_INCLUDE: &str = ".worktreeinclude";
 
 /// What was copied.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Copied {
     /// Files copied (reflinked or not).
     pub files: u64,

@@ -1,7 +1,9 @@
 //! What a task is: its id, mode, status and where it lives.
 
 pub mod branch;
+pub mod check;
 pub mod copy;
+pub mod drop;
 pub mod id;
 pub mod layout;
 pub mod liveness;

@@ -137,7 +137,7 @@ fn abandoned(repo: &Repo) -> Vec<(PathBuf, Option<Entry>)> {
         else {
             continue;
         };
-        if pid == std::process::id() || !super::start::process_is_gone(pid) {
+        if pid == std::process::id() || !super::liveness::process_is_gone(pid) {
             continue;
         }
         if name.starts_with('.') {

@@ -12,9 +12,10 @@ use crate::attempt::{self, Attempt, Saved, SavedAttempt};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::ignored::{self, Ignored};
-use crate::git::refs::{RefError, Update};
+use crate::git::refs::Update;
 use crate::git::{worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::event::{self, Event};
+use crate::record::{self, Record, Step};
 use crate::snapshot;
 use std::path::{Path, PathBuf};
 
@@ -191,13 +192,15 @@ pub fn remove(
     };
     // The worktree is gone now, so finish even if another command (drop, a hook) appended an
     // event meanwhile: retry against the record's new tip, saving any branch commits it brought.
-    let mut current = record;
     let mut saved_tip = tip;
-    let mut tries = 0;
-    let record = loop {
+    let updated = record::update(repo, record, &format!("remove task '{id}'"), |current| {
+        if current.state.status == Status::Removed {
+            // Another command removed it meanwhile.
+            return Ok(Step::Stop(Some(Box::new(current.clone()))));
+        }
         let branch_tip = repo.find_ref(&current.state.branch)?;
         if branch_tip != saved_tip {
-            attempts.extend(save_work(repo, &current, None, None, None, "remove")?);
+            attempts.extend(save_work(repo, current, None, None, None, "remove")?);
             saved_tip = branch_tip;
         }
         let mut state = current.state.clone();
@@ -213,23 +216,23 @@ pub fn remove(
             })
             .into_iter()
             .collect();
-        let details = serde_json::json!({
-            "previous_status": previous,
-            "attempts": attempts,
-            "attic": attic.as_ref().map(|a| a.display().to_string()),
-            "ignored": ignored,
+        let removed = Event::Removed(event::Removed::Removed {
+            previous_status: previous,
+            attempts: attempts.clone(),
+            attic: attic.as_ref().map(|a| a.display().to_string()),
+            ignored,
         });
-        match record::append(repo, &current, event::REMOVED, &state, details, extra) {
-            Ok(record) => break record,
-            Err(RefError::Conflict(_)) if tries < 10 => {
-                tries += 1;
-                match record::load(repo, id)? {
-                    Some(r) if r.state.status != Status::Removed => current = r,
-                    other => return Ok(Ok(Removed::AlreadyGone(other.map(Box::new)))),
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
+        Ok(Step::Append {
+            event: removed,
+            state,
+            extra,
+            then: None,
+        })
+    })?;
+    let record = match updated {
+        record::Updated::Appended(record, _) => record,
+        record::Updated::Stopped(removed) => return Ok(Ok(Removed::AlreadyGone(removed))),
+        record::Updated::Gone => return Ok(Ok(Removed::AlreadyGone(None))),
     };
     let mut warnings = Vec::new();
     if let Err(e) = remove_scratch(repo, id) {

@@ -25,7 +25,7 @@ use crate::contract::file::ContractFile;
 use crate::error::{Error, Result};
 use crate::git::refs::Update;
 use crate::git::{inplace, objects, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::{self, event, Event, Record};
 use crate::snapshot;
 use std::path::PathBuf;
 
@@ -211,12 +211,12 @@ pub fn reset(
     state_after.status = Status::Active;
     state_after.base_commit = base.to_string();
     state_after.contract_commit = Some(first.to_string());
-    let details = serde_json::json!({
-        "base": base.to_string(),
-        "onto": opts.onto.map(|o| o.to_string()),
-        "previous_head": tip.map(|t| t.to_string()),
-        "attempts": attempt.iter().collect::<Vec<_>>(),
-        "contract_replaced": new_contract.is_some(),
+    let details = Event::Reset(event::Reset::Task {
+        base: base.to_string(),
+        onto: opts.onto.map(|o| o.to_string()),
+        previous_head: tip.map(|t| t.to_string()),
+        attempts: attempt.iter().cloned().collect(),
+        contract_replaced: new_contract.is_some(),
     });
     // A replaced contract is frozen into this event's commit.
     let mut from = record.clone();
@@ -224,7 +224,7 @@ pub fn reset(
         from.contract = contract;
         from.contract_text = contract_text.to_owned();
     }
-    let record = record::append(repo, &from, event::RESET, &state_after, details, extra)?;
+    let record = record::append(repo, &from, details, &state_after, extra)?;
 
     // The worktree follows the branch.
     let cwd = std::env::current_dir().ok();

@@ -18,29 +18,13 @@ pub use super::liveness::{process_is_gone, provisioning_is_abandoned};
 use super::{layout, now, Mode, Status, TaskId, TaskState};
 use crate::config::Settings;
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
+pub use crate::contract::spec::{contract_text, ContractSpec};
 use crate::error::{Error, Result};
 use crate::git::objects;
 use crate::git::refs::{RefError, Update};
 use crate::git::{self, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
+use crate::record::{self, event, Event, Record};
 use std::path::{Path, PathBuf};
-
-/// Where the contract of a new task comes from.
-#[derive(Clone, Debug, Default)]
-pub struct ContractSpec {
-    /// `--contract FILE`: copied as is.
-    pub file: Option<PathBuf>,
-    /// `--allow` globs.
-    pub allow: Vec<String>,
-    /// `--forbid` globs.
-    pub forbid: Vec<String>,
-    /// `--no-new-files`.
-    pub no_new_files: bool,
-    /// `--no-deletions`.
-    pub no_deletions: bool,
-    /// `--check` commands.
-    pub checks: Vec<String>,
-}
 
 /// What `start` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -91,7 +75,7 @@ fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<
         contract: opts.contract.clone(),
     };
     match crate::patch::start(repo, settings, &patch_opts)? {
-        Started::Existing(record) if opts.reset && record.state.status.is_live() => {
+        crate::patch::Started::Existing(record) if opts.reset && record.state.status.is_live() => {
             let reset = super::reset::ResetOptions {
                 from_start: true,
                 ..Default::default()
@@ -99,7 +83,8 @@ fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<
             let done = super::reset::reset(repo, settings, &record, &reset)?;
             Ok(Started::Reset(Box::new(done)))
         }
-        other => Ok(other),
+        crate::patch::Started::Existing(record) => Ok(Started::Existing(record)),
+        crate::patch::Started::Created(record) => Ok(Started::Created(record)),
     }
 }
 
@@ -124,57 +109,6 @@ impl From<Error> for StartError {
     fn from(e: Error) -> Self {
         StartError::Other(e)
     }
-}
-
-/// Builds the contract text for a new task, validating it.
-pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
-    if let Some(file) = &spec.file {
-        let text = std::fs::read_to_string(file).map_err(|e| {
-            Error::input(format!(
-                "could not read contract file '{}': {e}",
-                file.display()
-            ))
-            .hint("give the path of a readable .task-contract.toml to --contract")
-        })?;
-        let parsed = ContractFile::parse(&text, &file.display().to_string())?;
-        if let Some(task) = &parsed.task {
-            if task != id.as_str() {
-                return Err(Error::input(format!(
-                    "contract file '{}' is for task '{task}', not '{id}'",
-                    file.display()
-                ))
-                .hint(format!(
-                    "set 'task = \"{id}\"' in it, or remove the 'task' key"
-                )));
-            }
-        }
-        return Ok(text);
-    }
-    for (flag, patterns) in [("--allow", &spec.allow), ("--forbid", &spec.forbid)] {
-        for pattern in patterns {
-            if let Err(msg) = crate::contract::glob::check_pattern(pattern) {
-                return Err(Error::input(format!("bad glob '{pattern}' given to {flag}: {msg}"))
-                    .hint("globs use '*', '?', '**', '[abc]' and '{a,b}'; see 'man git-task', section CONTRACT FILE"));
-            }
-        }
-    }
-    let contract = ContractFile {
-        version: crate::contract::file::VERSION,
-        task: Some(id.to_string()),
-        allowed: spec.allow.clone(),
-        forbidden: spec.forbid.clone(),
-        allow_new_files: Some(!spec.no_new_files),
-        allow_deletions: Some(!spec.no_deletions),
-        max_changed_files: None,
-        checks: (!spec.checks.is_empty()).then(|| crate::contract::file::Checks {
-            commands: spec.checks.clone(),
-            timeout_s: None,
-        }),
-    };
-    let text = contract.to_toml();
-    // Globs given on the command line are checked the same way as a file's.
-    ContractFile::parse(&text, "--allow/--forbid")?;
-    Ok(text)
 }
 
 /// The base a task starts from.
@@ -557,13 +491,16 @@ pub fn start(
         setup: setup.clone(),
         contract_commit: Some(first.to_string()),
     };
-    let details = serde_json::json!({
-        "mode": "worktree",
-        "base": base.commit.to_string(),
-        "base_branch": base.branch,
-        "branch": branch,
-        "worktree": state.worktree,
-    });
+    let details = event::Started {
+        mode: Mode::Worktree,
+        base: base.commit.to_string(),
+        base_branch: base.branch.clone(),
+        branch: Some(branch.clone()),
+        snapshot: None,
+        worktree: state.worktree.clone(),
+        nonce: String::new(),
+        restart_of: None,
+    };
     let message = format!("git-task: start {id}");
     let mut extra = vec![Update::create(branch.clone(), first, message.clone())];
     // A removed task keeps its base ref for history; starting it again moves it.
@@ -704,15 +641,11 @@ fn provision(
     }
     let mut state = record.state.clone();
     state.status = Status::Active;
-    let details =
-        serde_json::json!({ "worktree": state.worktree, "setup": setup, "copied_ignored": copied });
-    record::append(
-        repo,
-        record,
-        event::PROVISIONED,
-        &state,
-        details,
-        Vec::new(),
-    )
-    .map_err(|e| StartError::Other(e.into()))
+    let provisioned = Event::Provisioned(event::Provisioned::Worktree {
+        worktree: state.worktree.clone(),
+        setup: setup.map(str::to_owned),
+        copied_ignored: copied,
+    });
+    record::append(repo, record, provisioned, &state, Vec::new())
+        .map_err(|e| StartError::Other(e.into()))
 }

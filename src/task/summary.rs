@@ -105,7 +105,7 @@ pub fn summarize(
         _ => None,
     };
     let patch = match snapshot {
-        Some(snap) => Some(crate::patch::changes_since(
+        Some(snap) => Some(crate::patch::snapshot::changes_since(
             repo,
             snap,
             Path::new(&s.worktree),

@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::git::objects;
 use crate::git::refs::{self, Update};
 use crate::git::{worktree, Repo};
-use crate::record::{self, event, Record};
+use crate::record::{self, event, Event, Record};
 use std::path::{Path, PathBuf};
 
 /// One repair, done or (with `--dry-run`) planned.
@@ -280,8 +280,11 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 ),
             );
             run_repair(&mut repairs, plan, dry_run, |_| {
-                let details = serde_json::json!({ "from": tip.worktree, "to": s.worktree });
-                record::append(repo, r, event::MOVED, s, details, Vec::new())?;
+                let moved = Event::Moved(event::Moved {
+                    from: tip.worktree.clone(),
+                    to: s.worktree.clone(),
+                });
+                record::append(repo, r, moved, s, Vec::new())?;
                 Ok(true)
             });
             continue;
@@ -319,9 +322,11 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             }
             let mut state = s.clone();
             state.status = Status::Removed;
-            let details =
-                serde_json::json!({ "reason": "worktree vanished", "attempts": repair.attempts });
-            record::append(repo, r, event::REMOVED, &state, details, extra)?;
+            let removed = Event::Removed(event::Removed::Swept {
+                reason: "worktree vanished".into(),
+                attempts: repair.attempts.clone(),
+            });
+            record::append(repo, r, removed, &state, extra)?;
             Ok(true)
         });
     }

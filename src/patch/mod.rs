@@ -16,17 +16,30 @@
 //! task (`merge`) judges it, runs its frozen checks, appends `merged`, deletes
 //! the snapshot and clears the mark, leaving the work in place.
 
-use crate::checks::Outcome;
+pub mod snapshot;
+
+use crate::checks::{How, Outcome, Run};
 use crate::config::Settings;
+use crate::contract::spec::{contract_text, ContractSpec};
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::refs::{RefError, Update};
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
-use crate::record::{self, event, Record};
-use crate::snapshot::{self, WorktreeState};
-use crate::task::start::{contract_text, ContractSpec, Started};
+use crate::record::event::{self, Event, Purpose};
+use crate::record::{self, Record};
+use crate::snapshot::WorktreeState;
 use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
 use gix::object::tree::EntryKind;
+use snapshot::{read_snapshot, write_snapshot};
+
+/// What a patch-mode start did.
+#[derive(Debug)]
+pub enum Started {
+    /// A new task was made.
+    Created(Record),
+    /// The task already existed; nothing changed.
+    Existing(Record),
+}
 
 /// What `start --mode patch` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -37,90 +50,6 @@ pub struct StartOptions {
     pub base: Option<String>,
     /// The contract.
     pub contract: ContractSpec,
-}
-
-/// A parsed snapshot commit.
-#[derive(Clone, Copy, Debug)]
-pub struct Snapshot {
-    /// The snapshot commit.
-    pub commit: ObjectId,
-    /// HEAD when the snapshot was taken.
-    pub head: ObjectId,
-    /// The index then.
-    pub index_tree: ObjectId,
-    /// The files then, untracked included.
-    pub worktree_tree: ObjectId,
-}
-
-/// Writes the snapshot commit of `state` (see the module docs) and returns its id.
-pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result<ObjectId> {
-    let head = state.head.ok_or_else(|| {
-        Error::input("HEAD has no commit yet, so there is nothing to start a patch-mode task from")
-            .hint("make a first commit, then start the task")
-    })?;
-    let index = objects::write_own_commit(
-        repo,
-        state.index_tree,
-        &[head],
-        &format!("index of task {id} at start\n"),
-    )?;
-    // The untracked files: what the worktree tree adds on top of the index.
-    let untracked: Vec<diff::ChangedPath> =
-        diff::tree_to_tree(repo, state.index_tree, state.worktree_tree)?
-            .into_iter()
-            .filter(|c| c.old.is_none())
-            .collect();
-    let edits: Vec<objects::TreeEdit<'_>> = untracked
-        .iter()
-        .filter_map(|c| {
-            c.new
-                .map(|(k, oid)| objects::TreeEdit::Upsert(c.path.as_str(), k, oid))
-        })
-        .collect();
-    let u_tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
-    let untracked = objects::write_own_commit(
-        repo,
-        u_tree,
-        &[],
-        &format!("untracked files of task {id} at start\n"),
-    )?;
-    objects::write_own_commit(
-        repo,
-        state.worktree_tree,
-        &[head, index, untracked],
-        &format!("git-task: snapshot of {id}\n\nTask-Id: {id}\n"),
-    )
-}
-
-/// Reads the snapshot of `id`; `None` when it has none (worktree mode, or accepted).
-pub fn read_snapshot(repo: &Repo, id: &TaskId) -> Result<Option<Snapshot>> {
-    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else {
-        return Ok(None);
-    };
-    parse_snapshot(repo, commit).map(Some)
-}
-
-/// Parses a snapshot (or patch-mode checkpoint) commit: tree = files, parent 1 = HEAD, parent 2 = the index commit.
-pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
-    let parents = objects::commit_parents(repo, commit)?;
-    let worktree_tree = objects::commit_tree(repo, commit)?;
-    let (Some(&head), Some(&index)) = (parents.first(), parents.get(1)) else {
-        return Err(Error::repo_msg(format!(
-            "snapshot commit {commit} lacks its HEAD and index parents"
-        )));
-    };
-    let index_tree = objects::commit_tree(repo, index)?;
-    // Checkpoint commits chain on the previous one; their index commit's parent is HEAD at that time.
-    let head = match objects::commit_parents(repo, index)?.first() {
-        Some(&h) => h,
-        None => head,
-    };
-    Ok(Snapshot {
-        commit,
-        head,
-        index_tree,
-        worktree_tree,
-    })
 }
 
 /// Returns the entry (blob, executable, link or submodule) at `path` in `tree`; `None` when there is none.
@@ -134,53 +63,6 @@ pub fn entry_in(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<(Entry
         .map_err(|e| Error::repo(format!("could not look up '{path}'"), e))?
         .filter(|e| !e.mode().is_tree())
         .map(|e| (e.mode().kind(), e.object_id())))
-}
-
-/// Leaves out of `changes` (what a commit stages: HEAD → index) each path whose staged entry is
-/// the user's own edit made before the start (SPEC §9): the snapshot's index or files held
-/// exactly that entry there, and it differed from the snapshot's HEAD.
-///
-/// Anything else stays the task's: a further edit of such a file, and a path put back to the
-/// snapshot HEAD's content after the branch changed it (that undoes work done since the start).
-/// The pre-commit hook calls this; no worktree is read and no process is spawned.
-pub fn without_pre_start_edits(
-    repo: &Repo,
-    record: &Record,
-    changes: Vec<diff::ChangedPath>,
-) -> Result<Vec<diff::ChangedPath>> {
-    let Some(snap) = read_snapshot(repo, &record.state.task_id())? else {
-        return Ok(changes);
-    };
-    let head_tree = objects::commit_tree(repo, snap.head)?;
-    if snap.index_tree == head_tree && snap.worktree_tree == head_tree {
-        return Ok(changes);
-    }
-    // The user's edits: path -> the entries the snapshot's index and files held, where they differ from its HEAD.
-    let mut edited: std::collections::HashMap<String, Vec<Option<(EntryKind, ObjectId)>>> =
-        std::collections::HashMap::new();
-    for tree in [snap.index_tree, snap.worktree_tree] {
-        for c in diff::tree_to_tree(repo, head_tree, tree)? {
-            edited.entry(c.path).or_default().push(c.new);
-        }
-    }
-    Ok(changes
-        .into_iter()
-        .filter(|c| !edited.get(&c.path).is_some_and(|e| e.contains(&c.new)))
-        .collect())
-}
-
-/// Reads the worktree at `worktree` and returns its state with the paths whose files differ from
-/// the snapshot commit `snapshot`'s (the task's changes, SPEC §9), for `status` and `list`.
-pub fn changes_since(
-    repo: &Repo,
-    snapshot: ObjectId,
-    worktree: &std::path::Path,
-) -> Result<(WorktreeState, Vec<diff::ChangedPath>)> {
-    let wt = worktree::open_at(worktree)?;
-    let state = snapshot::read(&wt)?;
-    let start = objects::commit_tree(repo, snapshot)?;
-    let changes = diff::tree_to_tree(repo, start, state.worktree_tree)?;
-    Ok((state, changes))
 }
 
 /// Returns the active patch-mode task of the worktree `repo` was opened in, if the mark names a live one.
@@ -227,7 +109,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             }
         }
     }
-    let state = snapshot::read(repo)?;
+    let state = crate::snapshot::read(repo)?;
     if let Some(spec) = &opts.base {
         let want = repo.rev_parse_commit(spec)?;
         if Some(want) != state.head {
@@ -267,13 +149,16 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         setup: None,
         contract_commit: None,
     };
-    let details = serde_json::json!({
-        "mode": "patch",
-        "base": head.to_string(),
-        "base_branch": branch,
-        "snapshot": snap.to_string(),
-        "worktree": task_state.worktree,
-    });
+    let details = event::Started {
+        mode: Mode::Patch,
+        base: head.to_string(),
+        base_branch: branch,
+        branch: None,
+        snapshot: Some(snap.to_string()),
+        worktree: task_state.worktree.clone(),
+        nonce: String::new(),
+        restart_of: None,
+    };
     let extra = vec![
         Update::create(
             layout::snapshot_ref(&id),
@@ -298,16 +183,11 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
     resolve::write_mark(repo.git_dir(), &id)?;
     let mut provisioned = created.state.clone();
     provisioned.status = Status::Active;
-    let details =
-        serde_json::json!({ "worktree": provisioned.worktree, "snapshot": snap.to_string() });
-    let record = record::append(
-        repo,
-        &created,
-        event::PROVISIONED,
-        &provisioned,
-        details,
-        Vec::new(),
-    )?;
+    let details = Event::Provisioned(event::Provisioned::Patch {
+        worktree: provisioned.worktree.clone(),
+        snapshot: snap.to_string(),
+    });
+    let record = record::append(repo, &created, details, &provisioned, Vec::new())?;
     Ok(Started::Created(record))
 }
 
@@ -352,61 +232,44 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
         );
     };
     let wt = worktree::open_at(std::path::Path::new(&record.state.worktree))?;
-    let state = snapshot::read(&wt)?;
+    let state = crate::snapshot::read(&wt)?;
     let verdict = crate::changes::judge_tree(repo, record, state.worktree_tree)?;
     if !verdict.is_clean() {
         return Ok(Accepted::Violation(verdict));
     }
-    let mut outcomes = Vec::new();
-    if run_checks {
-        let env = crate::task::start::task_env(&record.state);
-        for cmd in record.contract.check_commands() {
-            let outcome = crate::checks::run_captured(
-                cmd,
-                std::path::Path::new(&record.state.worktree),
-                &env,
-                record.contract.check_timeout(),
-            )?;
-            let ok = outcome.ok();
-            outcomes.push(outcome);
-            if !ok {
-                record::note_event(
-                    repo,
-                    &id,
-                    event::CHECKS,
-                    serde_json::json!({ "ok": false, "checks": outcomes }),
-                )?;
-                return Ok(Accepted::ChecksFailed(outcomes));
-            }
-        }
-    }
-    let checks_detail = if run_checks {
-        serde_json::json!({ "ok": true, "checks": outcomes })
-    } else {
-        serde_json::json!({ "ok": true, "skipped": true })
+    let run = match run_checks {
+        true => record.frozen_checks().run(
+            std::path::Path::new(&record.state.worktree),
+            How::default(),
+            &mut |_| {},
+        )?,
+        false => Run::not_run(true),
     };
-    record::note_event(repo, &id, event::CHECKS, checks_detail)?;
+    record::note(repo, &id, Event::checks(&run, Purpose::Merge))?;
+    if !run.passed {
+        return Ok(Accepted::ChecksFailed(run.commands));
+    }
     let record = &record::load_existing(repo, &id)?;
     let mut merged = record.state.clone();
     merged.status = Status::Merged;
-    let details = serde_json::json!({
-        "mode": "patch",
-        "accepted": state.worktree_tree.to_string(),
-        "head": state.head.map(|h| h.to_string()),
-        "checks": if run_checks { serde_json::to_value(&outcomes).unwrap_or_default() } else { serde_json::Value::String("skipped".into()) },
+    let details = Event::Merged(event::Merged::Patch {
+        mode: Mode::Patch,
+        accepted: state.worktree_tree.to_string(),
+        head: state.head.map(|h| h.to_string()),
+        checks: (&run).into(),
     });
     let extra = vec![Update::delete(
         layout::snapshot_ref(&id),
         snap,
         format!("git-task: accept {id}"),
     )];
-    let record = record::append(repo, record, event::MERGED, &merged, details, extra)?;
+    let record = record::append(repo, record, details, &merged, extra)?;
     if resolve::read_mark(&wt).as_ref() == Some(&id) {
         resolve::clear_mark(wt.git_dir())?;
     }
     Ok(Accepted::Done {
         record,
-        checks: outcomes,
+        checks: run.commands,
     })
 }
 

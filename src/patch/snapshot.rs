@@ -1,0 +1,141 @@
+//! The patch-mode snapshot (SPEC §9): the commit of HEAD, index and files taken at start,
+//! how it is written and read, and the task's changes counted from it. The hook, `status`,
+//! `list` and `undo` read it; nothing here starts, accepts or rolls back a task.
+
+use crate::error::{Error, Result};
+use crate::git::{diff, objects, worktree, ObjectId, Repo};
+use crate::record::Record;
+use crate::snapshot::{self, WorktreeState};
+use crate::task::{layout, TaskId};
+use gix::object::tree::EntryKind;
+
+/// A parsed snapshot commit.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    /// The snapshot commit.
+    pub commit: ObjectId,
+    /// HEAD when the snapshot was taken.
+    pub head: ObjectId,
+    /// The index then.
+    pub index_tree: ObjectId,
+    /// The files then, untracked included.
+    pub worktree_tree: ObjectId,
+}
+
+/// Writes the snapshot commit of `state` (see the module docs) and returns its id.
+pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result<ObjectId> {
+    let head = state.head.ok_or_else(|| {
+        Error::input("HEAD has no commit yet, so there is nothing to start a patch-mode task from")
+            .hint("make a first commit, then start the task")
+    })?;
+    let index = objects::write_own_commit(
+        repo,
+        state.index_tree,
+        &[head],
+        &format!("index of task {id} at start\n"),
+    )?;
+    // The untracked files: what the worktree tree adds on top of the index.
+    let untracked: Vec<diff::ChangedPath> =
+        diff::tree_to_tree(repo, state.index_tree, state.worktree_tree)?
+            .into_iter()
+            .filter(|c| c.old.is_none())
+            .collect();
+    let edits: Vec<objects::TreeEdit<'_>> = untracked
+        .iter()
+        .filter_map(|c| {
+            c.new
+                .map(|(k, oid)| objects::TreeEdit::Upsert(c.path.as_str(), k, oid))
+        })
+        .collect();
+    let u_tree = objects::edit_tree(repo, objects::empty_tree(repo), &edits)?;
+    let untracked = objects::write_own_commit(
+        repo,
+        u_tree,
+        &[],
+        &format!("untracked files of task {id} at start\n"),
+    )?;
+    objects::write_own_commit(
+        repo,
+        state.worktree_tree,
+        &[head, index, untracked],
+        &format!("git-task: snapshot of {id}\n\nTask-Id: {id}\n"),
+    )
+}
+
+/// Reads the snapshot of `id`; `None` when it has none (worktree mode, or accepted).
+pub fn read_snapshot(repo: &Repo, id: &TaskId) -> Result<Option<Snapshot>> {
+    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else {
+        return Ok(None);
+    };
+    parse_snapshot(repo, commit).map(Some)
+}
+
+/// Parses a snapshot (or patch-mode checkpoint) commit: tree = files, parent 1 = HEAD, parent 2 = the index commit.
+pub fn parse_snapshot(repo: &Repo, commit: ObjectId) -> Result<Snapshot> {
+    let parents = objects::commit_parents(repo, commit)?;
+    let worktree_tree = objects::commit_tree(repo, commit)?;
+    let (Some(&head), Some(&index)) = (parents.first(), parents.get(1)) else {
+        return Err(Error::repo_msg(format!(
+            "snapshot commit {commit} lacks its HEAD and index parents"
+        )));
+    };
+    let index_tree = objects::commit_tree(repo, index)?;
+    // Checkpoint commits chain on the previous one; their index commit's parent is HEAD at that time.
+    let head = match objects::commit_parents(repo, index)?.first() {
+        Some(&h) => h,
+        None => head,
+    };
+    Ok(Snapshot {
+        commit,
+        head,
+        index_tree,
+        worktree_tree,
+    })
+}
+
+/// Leaves out of `changes` (what a commit stages: HEAD → index) each path whose staged entry is
+/// the user's own edit made before the start (SPEC §9): the snapshot's index or files held
+/// exactly that entry there, and it differed from the snapshot's HEAD.
+///
+/// Anything else stays the task's: a further edit of such a file, and a path put back to the
+/// snapshot HEAD's content after the branch changed it (that undoes work done since the start).
+/// The pre-commit hook calls this; no worktree is read and no process is spawned.
+pub fn without_pre_start_edits(
+    repo: &Repo,
+    record: &Record,
+    changes: Vec<diff::ChangedPath>,
+) -> Result<Vec<diff::ChangedPath>> {
+    let Some(snap) = read_snapshot(repo, &record.state.task_id())? else {
+        return Ok(changes);
+    };
+    let head_tree = objects::commit_tree(repo, snap.head)?;
+    if snap.index_tree == head_tree && snap.worktree_tree == head_tree {
+        return Ok(changes);
+    }
+    // The user's edits: path -> the entries the snapshot's index and files held, where they differ from its HEAD.
+    let mut edited: std::collections::HashMap<String, Vec<Option<(EntryKind, ObjectId)>>> =
+        std::collections::HashMap::new();
+    for tree in [snap.index_tree, snap.worktree_tree] {
+        for c in diff::tree_to_tree(repo, head_tree, tree)? {
+            edited.entry(c.path).or_default().push(c.new);
+        }
+    }
+    Ok(changes
+        .into_iter()
+        .filter(|c| !edited.get(&c.path).is_some_and(|e| e.contains(&c.new)))
+        .collect())
+}
+
+/// Reads the worktree at `worktree` and returns its state with the paths whose files differ from
+/// the snapshot commit `snapshot`'s (the task's changes, SPEC §9), for `status` and `list`.
+pub fn changes_since(
+    repo: &Repo,
+    snapshot: ObjectId,
+    worktree: &std::path::Path,
+) -> Result<(WorktreeState, Vec<diff::ChangedPath>)> {
+    let wt = worktree::open_at(worktree)?;
+    let state = snapshot::read(&wt)?;
+    let start = objects::commit_tree(repo, snapshot)?;
+    let changes = diff::tree_to_tree(repo, start, state.worktree_tree)?;
+    Ok((state, changes))
+}
