@@ -1081,6 +1081,7 @@ fn colour() {
     s.repo.write(&wt, "README.md", "# changed\n");
     s.repo.git(s.repo.root(), &["config", "color.ui", "always"]);
     s.env.push(("NO_COLOR", None));
+    s.env.push(("TERM", Some("xterm-256color".to_owned())));
     s.run(&["check", "t1"]);
     s.run(&["status", "t1"]);
     s.run(&["status", "nope"]);
