@@ -226,7 +226,7 @@ pub fn move_nested_aside(
     repo: &Repo,
     id: &TaskId,
     worktree: &Path,
-    nested: &[gix::bstr::BString],
+    nested: &[crate::git::bstr::BString],
 ) -> Result<Option<PathBuf>> {
     if nested.is_empty() {
         return Ok(None);
@@ -249,11 +249,9 @@ pub fn move_nested_aside(
         }
     };
     for rel in nested {
-        let rel: &gix::bstr::BStr = rel.as_ref();
-        let rel = gix::path::from_bstr(rel)
-            .map_err(|e| Error::repo(format!("could not move '{rel}'"), e))?;
-        let from = worktree.join(&rel);
-        let to = dest.join(&rel);
+        let rel = crate::git::path::from_repo(rel.as_ref())?;
+        let from = worktree.join(rel);
+        let to = dest.join(rel);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;

@@ -14,7 +14,7 @@ use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
-use crate::git::{diff, inplace, ObjectId, Repo};
+use crate::git::{checkout::inplace, diff, ObjectId, Repo};
 use crate::record::Record;
 use crate::work;
 use std::collections::BTreeMap;

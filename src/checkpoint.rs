@@ -17,7 +17,7 @@
 use crate::contract::Verdict;
 use crate::error::Result;
 use crate::git::refs::Update;
-use crate::git::{diff, inplace, note, objects, ObjectId, Repo};
+use crate::git::{checkout::inplace, diff, objects, refs::note, ObjectId, Repo};
 use crate::record::event::{self, Event};
 use crate::record::{self, Record, Step};
 use crate::task::{layout, Mode};

@@ -161,7 +161,7 @@ pub fn run_captured_echo(
         {
             break status;
         }
-        if start.elapsed() >= timeout || gix::interrupt::is_triggered() {
+        if start.elapsed() >= timeout || crate::git::interrupt::is_triggered() {
             timed_out = start.elapsed() >= timeout;
             // The command may have started children of its own that hold the pipes open:
             // end its whole process group, not only the shell.
@@ -228,13 +228,11 @@ impl Reader {
 /// Kills the process group led by `pid` (commands run in their own group, see [`shell`]).
 fn kill_group(pid: u32) {
     #[cfg(unix)]
+    if let Some(group) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
     {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{pid}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
     #[cfg(not(unix))]
     let _ = pid;
@@ -287,56 +285,6 @@ pub fn run_hook(script: &Path, dir: &Path, args: &[&str]) -> Result<i32> {
         .status()
         .map_err(|e| Error::repo(format!("could not run hook '{}'", script.display()), e))?;
     Ok(status.code().unwrap_or(1))
-}
-
-/// Starts deleting `path` (a directory moved aside) in a detached background process:
-/// git-task's own `delete-aside`, in a process group of its own from the moment it is
-/// spawned, which then leaves the terminal's session and lowers its priority, so
-/// neither closing the terminal nor the user's next command stops or competes with
-/// it. Returns false if that could not start.
-///
-/// The child inherits an exclusive `flock` on the directory, taken here before it
-/// is spawned, and holds it until it exits: `sweep` tells a delete in progress
-/// from one that died by that lock ([`crate::git::worktree::deletion_in_progress`]),
-/// with no window between this process ending and the child starting.
-pub fn delete_in_background(path: &Path) -> bool {
-    if !cfg!(unix) {
-        return false;
-    }
-    let Ok(exe) = std::env::current_exe() else {
-        return false;
-    };
-    #[cfg(unix)]
-    let _lock = {
-        let Ok(dir) = std::fs::File::open(path) else {
-            return false;
-        };
-        if rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-            // Another delete holds it already.
-            return true;
-        }
-        // Inherited by the child (and only by it: closed here once it is spawned).
-        if rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).is_err() {
-            return false;
-        }
-        dir
-    };
-    let mut cmd = Command::new(exe);
-    cmd.args(["delete-aside", "--"])
-        .arg(path)
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for var in crate::git::LOCAL_ENV {
-        cmd.env_remove(var);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    cmd.spawn().is_ok()
 }
 
 #[cfg(all(test, target_os = "linux"))]

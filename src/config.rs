@@ -63,7 +63,7 @@ impl Settings {
         }
         let worktree_dir = match repo.config_string(WORKTREE_DIR) {
             Some(dir) => {
-                let dir = expand_home(&dir);
+                let dir = crate::git::fs::expand_home(&dir);
                 crate::git::normalize(&main.join(dir))
             }
             None => layout::default_worktree_dir(&main),
@@ -88,15 +88,5 @@ impl Settings {
             auto_commit_exclude,
             sparse_always: repo.config_strings(SPARSE_ALWAYS),
         })
-    }
-}
-
-fn expand_home(dir: &str) -> PathBuf {
-    match dir.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default()
-            .join(rest),
-        None => PathBuf::from(dir),
     }
 }

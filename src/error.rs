@@ -129,19 +129,13 @@ impl fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
-impl From<gix::Error> for Error {
-    fn from(err: gix::Error) -> Self {
-        Error::repo("repository operation failed", err)
-    }
-}
-
 impl From<std::io::Error> for Error {
     fn from(err: std::io::Error) -> Self {
         Error::repo("I/O error", err)
     }
 }
 
-/// Adds context to a fallible gix or I/O call at the adapter boundary.
+/// Adds context to a fallible git (gix) or I/O call at the adapter boundary.
 pub trait Context<T> {
     /// Turns the error into a repository error whose message names the object.
     fn context(self, message: impl FnOnce() -> String) -> Result<T>;

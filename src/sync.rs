@@ -204,7 +204,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
     };
 
     // SPEC §5: nothing with a path git refuses is brought into the worktree.
-    crate::git::twoway::changes(repo, task_tip, new_tip)?;
+    crate::git::checkout::twoway::changes(repo, task_tip, new_tip)?;
     // The worktree is clean (checked above), so the update cannot overwrite anything; git still checks.
     let details = Event::Synced(event::Synced {
         base: base_tip.to_string(),

@@ -17,13 +17,13 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
-use crate::git::{diff, inplace, threeway, unified, ObjectId, Repo};
+use crate::git::EntryKind;
+use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, ObjectId, Repo};
 use crate::patch;
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
 use crate::task::{layout, Mode};
 use crate::work::{self, Work};
-use gix::object::tree::EntryKind;
 use std::path::Path;
 
 /// What to undo.
@@ -454,20 +454,11 @@ fn move_head_to(wt: &Repo, record: &Record, from: Option<ObjectId>, to: ObjectId
 
 /// Returns `files` with the `.task-contract.toml` entry of `current` (worktree mode keeps its contract file).
 fn with_contract_file(repo: &Repo, files: ObjectId, current: ObjectId) -> Result<ObjectId> {
-    let tree = repo
-        .inner
-        .find_tree(current)
-        .map_err(|e| Error::repo("could not read a tree", e))?;
-    match tree.find_entry(CONTRACT_FILE) {
-        Some(e) => objects::edit_tree(
-            repo,
-            files,
-            &[TreeEdit::Upsert(
-                CONTRACT_FILE,
-                e.mode().kind(),
-                e.object_id(),
-            )],
-        ),
+    let tree = objects::Tree::read(repo, current)?;
+    match tree.top_entry(CONTRACT_FILE) {
+        Some((kind, id)) => {
+            objects::edit_tree(repo, files, &[TreeEdit::Upsert(CONTRACT_FILE, kind, id)])
+        }
         None => Ok(files),
     }
 }
@@ -512,15 +503,7 @@ fn paths_exist(repo: &Repo, trees: &[ObjectId], paths: &[String]) -> Result<bool
     for p in paths {
         let mut found = false;
         for t in trees {
-            let tree = repo
-                .inner
-                .find_tree(*t)
-                .map_err(|e| Error::repo("could not read a tree", e))?;
-            if tree
-                .lookup_entry_by_path(p)
-                .map_err(|e| Error::repo("could not read a tree", e))?
-                .is_some()
-            {
+            if objects::Tree::read(repo, *t)?.entry(p)?.is_some() {
                 found = true;
                 break;
             }

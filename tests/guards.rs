@@ -268,6 +268,155 @@ fn commands_do_not_use_each_other() {
     );
 }
 
+/// The `.rs` files below `src/` as (path relative to `src/` with `/` separators, text).
+fn src_files() -> Vec<(String, String)> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, std::fs::read_to_string(&f).unwrap())
+        })
+        .collect()
+}
+
+/// What breaks the adapter's fences in the file `rel` (relative to `src/`):
+/// outside `git/`, any mention of `gix::`; inside `git/`, a `crate::` path other
+/// than `crate::error` or `crate::git`, or a `super::` chain that climbs out of `git/`.
+fn adapter_fence_offences(rel: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(inside) = rel.strip_prefix("git/") else {
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("gix::") {
+                out.push(format!("src/{rel}:{}: names gix:: outside src/git/", n + 1));
+            }
+        }
+        return out;
+    };
+    // How many modules below `git` this file is: git/mod.rs is 0, git/x.rs and git/x/mod.rs are 1.
+    let depth = inside.split('/').count() - usize::from(inside.ends_with("mod.rs"));
+    for (n, line) in text.lines().enumerate() {
+        for (pos, _) in line.match_indices("crate::") {
+            let preceded = line[..pos]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            let rest = &line[pos + "crate::".len()..];
+            let allowed = ["error", "git"].iter().any(|m| {
+                rest.strip_prefix(m)
+                    .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
+            if !preceded && !allowed {
+                out.push(format!(
+                    "src/{rel}:{}: git/ uses the core: {}",
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+        for (pos, _) in line.match_indices("super::") {
+            if line[..pos].ends_with("super::") {
+                continue;
+            }
+            let climbs = line[pos..].matches("super::").count().min(
+                line[pos..]
+                    .split("super::")
+                    .skip(1)
+                    .take_while(|s| s.is_empty())
+                    .count()
+                    + 1,
+            );
+            if climbs > depth {
+                out.push(format!(
+                    "src/{rel}:{}: super:: climbs out of git/: {}",
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// STYLE B.3: gix stays inside the adapter (`src/git/`), and the adapter is at the bottom:
+/// it uses nothing of the crate but the error type.
+#[test]
+fn gix_stays_in_git_and_git_uses_only_the_error_type() {
+    let mut offences = Vec::new();
+    for (rel, text) in src_files() {
+        offences.extend(adapter_fence_offences(&rel, &text));
+    }
+    assert!(
+        offences.is_empty(),
+        "the git adapter's fences are broken (STYLE B.3):\n{}",
+        offences.join("\n")
+    );
+}
+
+/// The fence check itself catches what it is for (a guard that cannot fail is no guard).
+#[test]
+fn the_adapter_fence_check_catches_planted_violations() {
+    let planted = [
+        ("task/start.rs", "let id = gix::ObjectId::null(kind);"),
+        ("changes/mod.rs", "use gix::bstr::BString;"),
+        ("git/worktree.rs", "use crate::checks::kill_group;"),
+        (
+            "git/status/dirty.rs",
+            "let s = crate::task::layout::branch(id);",
+        ),
+        ("git/mod.rs", "use super::checks;"),
+        ("git/refs/note.rs", "use super::super::super::record;"),
+    ];
+    for (rel, line) in planted {
+        assert_eq!(
+            adapter_fence_offences(rel, line).len(),
+            1,
+            "{rel}: {line} is not caught"
+        );
+    }
+    let fine = [
+        (
+            "git/refs/note.rs",
+            "use super::super::objects; use crate::git::{ObjectId, Repo};",
+        ),
+        ("git/mod.rs", "use crate::error::{Context, Error, Result};"),
+        (
+            "git/diff/mod.rs",
+            "crate::git::pathsafe::is_safe_component(name, false)",
+        ),
+        ("task/start.rs", "let flag = crate::git::interrupt::flag();"),
+    ];
+    for (rel, line) in fine {
+        assert_eq!(
+            adapter_fence_offences(rel, line),
+            Vec::<String>::new(),
+            "{rel}"
+        );
+    }
+}
+
+/// No code changes the process's environment: `set_var` races with every thread that reads
+/// it (`list`'s workers open repositories), and git-task passes what a child needs to the child.
+#[test]
+fn nothing_changes_the_process_environment() {
+    let mut offences = Vec::new();
+    for (rel, text) in src_files() {
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("set_var(") || line.contains("remove_var(") {
+                offences.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
 /// `install.sh` installs binary and man page under PREFIX, is idempotent, warns about PATH, and uninstalls.
 #[test]
 fn install_script_installs_is_idempotent_and_uninstalls() {

@@ -198,7 +198,6 @@ fn circles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 /// Issue 13: `src/` has no import circle.
 #[test]
-#[ignore = "enabled once the task/patch/undo knot is untied (in progress)"]
 fn src_has_no_import_circle() {
     let g = graph();
     let found = circles(&g);

@@ -2,7 +2,7 @@
 //! uncommitted and untracked work included, with the checkpoint that last touched it.
 
 use crate::error::Result;
-use crate::git::renames::{self, Status};
+use crate::git::diff::renames::{self, Status};
 use crate::git::{diff, Repo};
 use crate::record::Record;
 use crate::work::{self, Work};

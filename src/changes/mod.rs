@@ -11,10 +11,11 @@ use crate::contract::judge::RepairContext;
 use crate::contract::{self, BranchFile, Change, Effective, Verdict};
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
-use crate::git::{objects, staged, ObjectId, Repo};
+pub use crate::git::index::staged::{read_staged, Staged};
+use crate::git::objects::{self, Tree};
+use crate::git::{EntryKind, ObjectId, Repo};
 use crate::record::Record;
 use crate::task::{layout, Mode};
-use gix::object::tree::EntryKind;
 
 /// Turns tree changes into judge input, resolving symlink targets to repository paths.
 ///
@@ -36,24 +37,22 @@ pub fn to_judged_in(
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
-                let blob = repo.inner.find_blob(id).map_err(|e| {
+                let blob = objects::read_blob(repo, id).map_err(|e| {
                     crate::Error::repo(format!("could not read link '{}'", c.path), e)
                 })?;
-                let mut link = resolve_link(&c.path, &String::from_utf8_lossy(&blob.data));
+                let mut link = resolve_link(&c.path, &String::from_utf8_lossy(&blob));
                 if let (Link::Inside { path, dir }, Some(tree)) = (&mut link, tree) {
                     if in_tree.is_none() {
-                        in_tree = Some(repo.inner.find_tree(tree).map_err(|e| {
-                            crate::Error::repo(format!("could not read tree {tree}"), e)
-                        })?);
+                        in_tree = Some(Tree::read(repo, tree)?);
                     }
                     let t = in_tree.as_ref().expect("set above");
                     *dir = if path.is_empty() {
                         Some(true)
                     } else {
-                        t.lookup_entry_by_path(path.as_str())
+                        t.entry(path.as_str())
                             .ok()
                             .flatten()
-                            .map(|e| e.mode().is_tree())
+                            .map(|(kind, _)| kind == EntryKind::Tree)
                     };
                 }
                 Some(link)
@@ -274,58 +273,6 @@ pub fn judge_change(
     Ok(contract::judge(contract, &judged, &ctx))
 }
 
-/// What a commit made now would contain: HEAD, the index, and the staged changes between them.
-pub struct Staged {
-    /// The commit HEAD points to (`None` on an unborn branch).
-    pub head: Option<ObjectId>,
-    /// The tree of HEAD (the empty tree when unborn).
-    pub head_tree: ObjectId,
-    /// The tree the commit would record, when the index's cached tree says so (then `index` is `None`).
-    pub tree: Option<ObjectId>,
-    /// The index being committed, decoded, when its cached tree could not give `tree`.
-    pub index: Option<gix::index::File>,
-    /// Paths whose staged entry differs from HEAD, sorted.
-    pub changes: Vec<ChangedPath>,
-}
-
-/// Reads what is staged in the index git would commit (`GIT_INDEX_FILE` when git set it, as it does for
-/// `git commit -a` and `git commit -- <paths>`), compared with HEAD.
-///
-/// Fast path: git refreshes the index's cached tree before running `pre-commit`, so the tree being
-/// committed is known without decoding the index, and only the trees that differ from HEAD's are
-/// read. Otherwise the index is decoded and walked together with HEAD's tree (see [`crate::git::staged`]).
-pub fn read_staged(repo: &Repo) -> Result<Staged> {
-    let head = repo.head_commit()?;
-    let head_tree = match head {
-        Some(c) => objects::commit_tree(repo, c)?,
-        None => objects::empty_tree(repo),
-    };
-    let path = staged::index_path(repo);
-    if let Some(tree) = staged::cached_root_tree(&path, repo.inner.object_hash())? {
-        let changes = diff::tree_to_tree(repo, head_tree, tree)?;
-        return Ok(Staged {
-            head,
-            head_tree,
-            tree: Some(tree),
-            index: None,
-            changes,
-        });
-    }
-    let index = if path.exists() {
-        staged::open_index(repo, &path)?
-    } else {
-        gix::index::File::from_state(gix::index::State::new(repo.inner.object_hash()), path)
-    };
-    let changes = staged::changes(repo, &index, head.map(|_| head_tree))?;
-    Ok(Staged {
-        head,
-        head_tree,
-        tree: None,
-        index: Some(index),
-        changes,
-    })
-}
-
 /// Judges what is staged for task `record`: the pre-commit hook and `check --staged`.
 ///
 /// The branch level of the contract is the index's `.task-contract.toml`
@@ -335,25 +282,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     let branch = if record.state.mode == Mode::Patch {
         BranchFile::NotApplicable
     } else {
-        let text = match (&staged.tree, &staged.index) {
-            (Some(tree), _) => objects::read_blob_in_tree(repo, *tree, CONTRACT_FILE)?,
-            (None, Some(index)) => match staged::entry_at(index, CONTRACT_FILE) {
-                Some((_, id)) => Some(
-                    repo.inner
-                        .find_blob(id)
-                        .map_err(|e| {
-                            crate::Error::repo(
-                                format!("could not read the staged {CONTRACT_FILE}"),
-                                e,
-                            )
-                        })?
-                        .data
-                        .clone(),
-                ),
-                None => None,
-            },
-            (None, None) => None,
-        };
+        let text = staged.read_blob(repo, CONTRACT_FILE)?;
         match text {
             Some(bytes) => BranchFile::Present(String::from_utf8_lossy(&bytes).into_owned()),
             None => BranchFile::Deleted,
@@ -389,17 +318,12 @@ fn own_changes(repo: &Repo, record: &Record, changes: &[ChangedPath]) -> Result<
         return Ok(changes.to_vec());
     };
     let tree = objects::commit_tree(repo, tip)?;
-    let tree = repo
-        .inner
-        .find_tree(tree)
-        .map_err(|e| crate::Error::repo(format!("could not read tree {tree}"), e))?;
+    let tree = Tree::read(repo, tree)?;
     let mut own = Vec::with_capacity(changes.len());
     for c in changes {
         let entry = tree
-            .lookup_entry_by_path(&c.path)
-            .map_err(|e| crate::Error::repo(format!("could not look up '{}'", c.path), e))?
-            .filter(|e| !e.mode().is_tree())
-            .map(|e| (e.mode().kind(), e.object_id()));
+            .entry(&c.path)?
+            .filter(|(kind, _)| *kind != EntryKind::Tree);
         // A path git would never write is always judged, whoever's it is.
         let unsafe_path = c.unsafe_path || !crate::git::pathsafe::is_safe_path(c.path.as_bytes());
         if entry != c.new || unsafe_path {

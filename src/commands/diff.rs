@@ -2,7 +2,7 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::git::unified;
+use crate::git::diff::unified;
 use crate::output::{Out, Report};
 use crate::task::TaskId;
 

@@ -3,7 +3,7 @@
 use crate::attempt::SavedAttempt;
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::git::ignored::Ignored;
+use crate::git::status::ignored::Ignored;
 use crate::output::{Out, Report};
 use crate::task::remove::{self, Removed};
 use crate::task::TaskId;

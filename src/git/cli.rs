@@ -2,7 +2,7 @@
 //!
 //! gix 0.90 can check out a fresh worktree but cannot safely update a worktree
 //! whose branch moved (STYLE.md B.14: a hand-made version silently overwrote a
-//! local edit in the spike). `git::twoway` does that update in process for the
+//! local edit in the spike). `git::checkout::twoway` does that update in process for the
 //! cases where git's answer is certain; everything else is left to git, which
 //! git-task asks for exactly two steps, both scoped to one worktree with
 //! `git -C <worktree>`:
@@ -14,8 +14,8 @@
 //!   everything else (unrelated edits, staged changes) stays as it is. With
 //!   `dry_run` (`-n`) the same checks run and nothing is written, which is how
 //!   `merge` refuses *before* any ref moves when its own quick check of the
-//!   changed paths (`git::twoway::is_certainly_safe`) is not certain, and it is
-//!   the update itself whenever `git::twoway::update` declines (a local change,
+//!   changed paths (`git::checkout::twoway::is_certainly_safe`) is not certain, and it is
+//!   the update itself whenever `git::checkout::twoway::update` declines (a local change,
 //!   a file becoming a directory, attributes, a split index or untracked cache).
 //!   read-tree trusts the index's stat data, so a refusal that only says "not
 //!   uptodate" is retried once after `git update-index -q --refresh`.
@@ -28,8 +28,8 @@
 //! which would otherwise point it at another worktree when git-task runs inside
 //! a hook. Nothing else in the crate spawns git.
 
-use super::ObjectId;
 use crate::error::{Error, Result};
+use crate::git::ObjectId;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -50,7 +50,7 @@ pub struct GitRun {
 fn git(worktree: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(worktree);
-    for var in super::LOCAL_ENV.iter().chain(GIT_CALLER_ENV) {
+    for var in crate::git::LOCAL_ENV.iter().chain(GIT_CALLER_ENV) {
         cmd.env_remove(var);
     }
     // Never wait for an editor or a terminal prompt (SPEC §2.5).
@@ -60,6 +60,16 @@ fn git(worktree: &Path) -> Command {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
         .stdin(Stdio::null());
+    // Without a configured identity, git's commits sign like git-task's own
+    // (a variable the user set wins: git-task's process environment is left as it is).
+    if crate::git::fallback_identity_used() {
+        let (name, email) = crate::git::FALLBACK_IDENTITY;
+        for (var, value) in [("GIT_COMMITTER_NAME", name), ("GIT_COMMITTER_EMAIL", email)] {
+            if std::env::var_os(var).is_none() {
+                cmd.env(var, value);
+            }
+        }
+    }
     cmd
 }
 

@@ -5,8 +5,8 @@
 //! waits for us or makes us fail with a retry hint; neither loses the other's
 //! change. Comments and layout of the file are kept (gix's parser is lossless).
 
-use super::Repo;
 use crate::error::{Context, Error, Result};
+use crate::git::Repo;
 use std::path::Path;
 
 /// Adds `value` to the multi-valued key `section.key` of the repository's config unless it is already there; returns whether it was added.

@@ -1,34 +1,100 @@
-//! The adapter to gix: opening the repository and reading what git-task needs.
+//! The adapter to gix, at the bottom of the crate: this file opens a repository
+//! ([`Repo`], whose gix handle no module outside `git/` sees) and reads refs and
+//! configuration; the rest is grouped by git concept:
 //!
-//! Everything that writes (refs, objects, worktrees, index) lives in the
-//! submodules; nothing outside `git/` calls gix's write APIs.
+//! - `objects`: blobs, trees, commits; `diff/`: changed paths between trees, with
+//!   renames, as unified patches; `merge/`: in-memory merges;
+//! - `refs/`: transactions with expected old values, cheap bulk reads, notes;
+//! - `index/`: what is staged, index files, the cache-tree extension;
+//! - `status/`: is a worktree clean (the quick check of `list`, the gate's), its
+//!   state as trees, ignored files;
+//! - `checkout/`: moving a checked-out worktree, rewriting one in place, and the
+//!   one file writer both use;
+//! - `worktree/`: linked worktrees (add, list, remove); `config`: config files;
+//!   `pathsafe`: which repository paths may be written; `journal`: the crash
+//!   journal's entries; `fs`: whole-file replacement and path helpers; `cli`: the
+//!   only place that runs the `git` program.
+//!
+//! `git/` uses nothing of the crate but the error type (`tests/guards.rs` checks).
+//! What it re-exports of gix are plain values: [`ObjectId`], [`EntryKind`] and the
+//! byte strings of [`bstr`].
 
-pub mod cachetree;
+pub mod checkout;
 pub mod cli;
 pub mod config;
 pub mod diff;
-pub mod dirty;
-pub mod ignored;
-pub mod inplace;
-pub mod lstat;
+pub mod fs;
+pub mod index;
+pub mod journal;
 pub mod merge;
-pub mod note;
 pub mod objects;
 pub mod pathsafe;
-pub mod refread;
 pub mod refs;
-pub mod renames;
-pub mod staged;
 pub mod status;
-pub mod threeway;
-pub mod twoway;
-pub mod unified;
 pub mod worktree;
 
 use crate::error::{Context, Error, Result};
 use std::path::{Path, PathBuf};
 
+/// Object ids and tree entry kinds are plain values; git-task names them as gix
+/// does instead of copying them (an id is 20 bytes, an entry kind five cases).
+pub use gix::object::tree::EntryKind;
 pub use gix::ObjectId;
+// Path and file helpers every layer uses, kept at their old names.
+pub(crate) use fs::read_small;
+pub use fs::{absolute, canonical, cwd_inside, is_executable, leave_if_inside, normalize};
+/// Byte strings: repository paths are bytes, not UTF-8 (`BString`, `BStr`, `ByteSlice`).
+pub mod bstr {
+    pub use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
+}
+
+/// Repository paths (git's bytes, `/`-separated) and paths on disk.
+pub mod path {
+    use crate::error::{Error, Result};
+    use crate::git::bstr::BStr;
+    use std::path::Path;
+
+    /// A repository path as a relative path on disk.
+    pub fn from_repo(rel: &BStr) -> Result<&Path> {
+        gix::path::from_byte_slice(rel).map_err(|e| Error::repo(format!("bad path '{rel}'"), e))
+    }
+
+    /// A path on disk (a link's target) as git stores it.
+    pub fn to_repo(path: &Path) -> Result<std::borrow::Cow<'_, BStr>> {
+        gix::path::into_bstr(path)
+            .map_err(|e| Error::repo(format!("bad path '{}'", path.display()), e))
+    }
+}
+
+/// Ctrl-C: the flag long operations (a checkout, a copy) look at, and the handler
+/// that raises it instead of killing the process.
+pub mod interrupt {
+    use std::sync::atomic::AtomicBool;
+
+    /// The flag raised by the handler.
+    pub fn flag() -> &'static AtomicBool {
+        &gix::interrupt::IS_INTERRUPTED
+    }
+
+    /// Whether Ctrl-C was pressed since the handler was installed.
+    pub fn is_triggered() -> bool {
+        gix::interrupt::is_triggered()
+    }
+
+    /// Installed for as long as it lives (a second Ctrl-C kills the process).
+    pub struct Handler(#[allow(dead_code)] gix::interrupt::Deregister);
+
+    /// Installs the handler; `None` when one cannot be installed (the default then applies).
+    pub fn install() -> Option<Handler> {
+        gix::interrupt::init_handler_default(1).ok().map(Handler)
+    }
+}
+
+impl From<gix::Error> for Error {
+    fn from(err: gix::Error) -> Self {
+        Error::repo("repository operation failed", err)
+    }
+}
 
 /// Variables git sets for hooks that would point a child process's `git` at another
 /// repository, worktree or index; cleared for every process git-task starts elsewhere
@@ -50,21 +116,48 @@ pub const LOCAL_ENV: &[&str] = &[
 /// How git-task opens every repository: objects are read as stored, with replace refs
 /// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
 /// or the hooks see (SPEC §7.4).
+///
+/// Every handle also carries git-task's fallback identity (`git-task <git-task@localhost>`)
+/// as gix's last-resort committer and author: it signs only when no `committer.*`/
+/// `author.*`/`user.*` (nor `GIT_COMMITTER_*`/`GIT_AUTHOR_*`) is set, so a merge works
+/// on a machine without an identity, as `start` and `checkpoint` do. The options travel with the handle, so the repositories gix
+/// opens itself (a new worktree's, whose `HEAD` reflog needs a committer) sign the same way,
+/// with no process environment to set.
 pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
-    const NO_REPLACE: &str = "core.useReplaceRefs=false";
+    const OVERRIDES: [&str; 5] = [
+        "core.useReplaceRefs=false",
+        "gitoxide.committer.nameFallback=git-task",
+        "gitoxide.committer.emailFallback=git-task@localhost",
+        "gitoxide.author.nameFallback=git-task",
+        "gitoxide.author.emailFallback=git-task@localhost",
+    ];
     let mut map = gix::sec::trust::Mapping::<gix::open::Options>::default();
-    map.full = map.full.config_overrides([NO_REPLACE]);
-    map.reduced = map.reduced.config_overrides([NO_REPLACE]);
+    map.full = map.full.config_overrides(OVERRIDES);
+    map.reduced = map.reduced.config_overrides(OVERRIDES);
     map
+}
+
+/// Set once a repository without a configured identity was opened: the `git` processes
+/// [`cli`] starts then sign with the same fallback identity (given to each child in its
+/// environment; the process's own environment is never changed).
+static FALLBACK_IDENTITY_USED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The name and email git-task signs with when no identity is configured.
+pub(crate) const FALLBACK_IDENTITY: (&str, &str) = ("git-task", "git-task@localhost");
+
+/// Whether a repository without a configured identity was opened by this process.
+pub(crate) fn fallback_identity_used() -> bool {
+    FALLBACK_IDENTITY_USED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// An open repository, seen from one worktree (or from inside a hook).
 pub struct Repo {
-    /// The gix handle; core modules read through it, writes go through `git/*`.
-    pub inner: gix::Repository,
+    /// The gix handle: only `git/` uses it.
+    inner: gix::Repository,
     common_dir: PathBuf,
     /// Looked at once per process (`list` asks for every worktree).
-    ignore_files: std::cell::OnceCell<dirty::IgnoreFiles>,
+    ignore_files: std::cell::OnceCell<status::dirty::IgnoreFiles>,
 }
 
 impl Repo {
@@ -91,14 +184,14 @@ impl Repo {
     ///
     /// Without `user.name`/`user.email` configured, git-task's own commits and
     /// reflog entries are signed `git-task <git-task@localhost>`, like `git
-    /// worktree add` works without an identity.
+    /// worktree add` works without an identity: repositories opened with
+    /// [`open_options`] carry that fallback; one opened otherwise gets it here,
+    /// on this handle only.
     pub fn from_gix(mut inner: gix::Repository) -> Result<Repo> {
-        if !has_committer_identity(&inner) {
-            // Repositories gix opens internally (a new worktree's) read the identity from the environment.
-            std::env::set_var("GIT_COMMITTER_NAME", "git-task");
-            std::env::set_var("GIT_COMMITTER_EMAIL", "git-task@localhost");
+        if !has_configured_identity(&inner) {
+            FALLBACK_IDENTITY_USED.store(true, std::sync::atomic::Ordering::Relaxed);
             inner
-                .committer_or_set_fallback("git-task", "git-task@localhost")
+                .committer_or_set_fallback(FALLBACK_IDENTITY.0, FALLBACK_IDENTITY.1)
                 .map_err(|e| Error::repo("could not set a fallback identity", e))?;
         }
         let common_dir = normalize(inner.common_dir());
@@ -107,6 +200,22 @@ impl Repo {
             common_dir,
             ignore_files: std::cell::OnceCell::new(),
         })
+    }
+
+    /// Returns another handle on the same repository for another thread (gix handles are
+    /// not shared between threads); it reads the same refs, objects and configuration.
+    pub fn for_thread(&self) -> Repo {
+        Repo {
+            inner: self.inner.clone(),
+            common_dir: self.common_dir.clone(),
+            ignore_files: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Returns the path of the index the caller's git would use: `GIT_INDEX_FILE` when set
+    /// (inside a hook), else this worktree's index.
+    pub fn index_path(&self) -> PathBuf {
+        self.inner.index_path()
     }
 
     /// Returns the common git directory shared by all worktrees, without `..` components.
@@ -127,8 +236,8 @@ impl Repo {
     }
 
     /// Returns the ignore files outside the tree that decide what is untracked
-    /// ([`dirty::IgnoreFiles`]): `info/exclude` and `core.excludesFile`.
-    pub fn ignore_files(&self) -> &dirty::IgnoreFiles {
+    /// ([`status::dirty::IgnoreFiles`]): `info/exclude` and `core.excludesFile`.
+    pub fn ignore_files(&self) -> &status::dirty::IgnoreFiles {
         self.ignore_files.get_or_init(|| {
             let excludes = self
                 .inner
@@ -136,7 +245,7 @@ impl Repo {
                 .trusted_path("core.excludesFile")
                 .ok()
                 .flatten();
-            dirty::IgnoreFiles::new(self.common_dir(), excludes)
+            status::dirty::IgnoreFiles::new(self.common_dir(), excludes)
         })
     }
 
@@ -148,6 +257,11 @@ impl Repo {
     /// Returns the worktree this process runs in, if any.
     pub fn workdir(&self) -> Option<&Path> {
         self.inner.workdir()
+    }
+
+    /// Returns whether the repository is bare (no worktree).
+    pub fn is_bare(&self) -> bool {
+        self.inner.is_bare()
     }
 
     /// Returns the worktree or an error saying a bare repository cannot do this.
@@ -340,76 +454,12 @@ impl Repo {
     }
 }
 
-/// Returns whether file metadata has an executable bit (git's `100755` mode); always false off Unix.
-pub fn is_executable(meta: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
-    }
-}
-
-/// Reads a small file with one `open`, one `read` and a `close`.
-///
-/// `std::fs::read` first asks for the file's size and position, and reads once more
-/// to see the end: `list` reads a few small files for each of a thousand tasks. A read
-/// that does not fill the buffer is a regular file's end; a file that does fill it is
-/// read on until a read returns nothing.
-pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut out = vec![0; 4096];
-    let mut len = 0;
-    loop {
-        let n = match file.read(&mut out[len..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        len += n;
-        if n == 0 || len < out.len() {
-            break;
-        }
-        out.resize(out.len() * 2, 0);
-    }
-    out.truncate(len);
-    Ok(out)
-}
-
-/// Removes `.` and `..` components without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// Returns `path` made absolute against the process's current directory, normalised.
-pub fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        normalize(path)
-    } else {
-        normalize(&std::env::current_dir().unwrap_or_default().join(path))
-    }
-}
-
-/// Whether gix finds a committer name and email (see [`committer_identity`]).
-fn has_committer_identity(repo: &gix::Repository) -> bool {
-    committer_identity(repo).is_some()
+/// Whether a committer name and email are configured (`committer.*` or `user.*`),
+/// not counting git-task's fallback.
+fn has_configured_identity(repo: &gix::Repository) -> bool {
+    let config = repo.config_snapshot();
+    let any = |keys: &[&str]| keys.iter().any(|k| config.string(*k).is_some());
+    any(&["committer.name", "user.name"]) && any(&["committer.email", "user.email"])
 }
 
 /// The committer name and email gix signs with ([`gix::Repository::committer`]:
@@ -431,24 +481,4 @@ fn committer_identity(repo: &gix::Repository) -> Option<(gix::bstr::BString, gix
             "gitoxide.committer.emailFallback",
         ])?,
     ))
-}
-
-/// Returns whether the process's current directory is `path` or a directory below it.
-pub fn cwd_inside(path: &Path) -> bool {
-    let Ok(cwd) = std::env::current_dir() else {
-        return false;
-    };
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
-    canon(&cwd).starts_with(canon(path))
-}
-
-/// Moves the process out of `path` into `to` when its current directory is inside `path`
-/// (about to be deleted or replaced); returns `to` then, so the caller can tell the user to `cd` there.
-pub fn leave_if_inside(path: &Path, to: &Path) -> Result<Option<PathBuf>> {
-    if !cwd_inside(path) {
-        return Ok(None);
-    }
-    std::env::set_current_dir(to)
-        .map_err(|e| Error::repo(format!("could not change to '{}'", to.display()), e))?;
-    Ok(Some(to.to_path_buf()))
 }

@@ -1,7 +1,7 @@
 //! Writing blobs, trees and commits, and reading blobs at a path in a commit.
 
-use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use crate::git::{ObjectId, Repo};
 use gix::object::tree::EntryKind;
 
 /// Writes `bytes` as a blob.
@@ -78,10 +78,11 @@ pub fn edit_tree(repo: &Repo, tree: ObjectId, edits: &[TreeEdit<'_>]) -> Result<
         Err(e) => {
             // gix refuses to write a tree with a name git refuses: say which path, as `unsafe_path`.
             let mut seen = std::collections::HashSet::new();
-            if let Ok(Some(bad)) = super::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen) {
-                return Err(super::pathsafe::refusal(&bad, &format!("tree {tree}")));
+            if let Ok(Some(bad)) = crate::git::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen)
+            {
+                return Err(crate::git::pathsafe::refusal(&bad, &format!("tree {tree}")));
             }
-            Err(crate::Error::repo("could not write a tree", e))
+            Err(crate::error::Error::repo("could not write a tree", e))
         }
     }
 }
@@ -216,6 +217,63 @@ pub fn read_blob_in_tree(repo: &Repo, tree: ObjectId, path: &str) -> Result<Opti
     Ok(Some(blob.data.clone()))
 }
 
+/// Reads the blob `id`.
+pub fn read_blob(repo: &Repo, id: ObjectId) -> Result<Vec<u8>> {
+    Ok(repo
+        .inner
+        .find_blob(id)
+        .context(|| format!("could not read blob {id}"))?
+        .data
+        .clone())
+}
+
+/// Returns the id `bytes` would have as a blob, without writing it.
+pub fn hash_blob(repo: &Repo, bytes: &[u8]) -> ObjectId {
+    gix::objs::compute_hash(repo.inner.object_hash(), gix::objs::Kind::Blob, bytes)
+        .expect("hashing a buffer in memory cannot fail")
+}
+
+/// Returns the entry at `path` in `tree` when it is not a tree (a blob, an executable,
+/// a link or a submodule); `None` when there is none or it is a directory.
+pub fn entry_in(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+    Ok(Tree::read(repo, tree)?
+        .entry(path)?
+        .filter(|(kind, _)| *kind != EntryKind::Tree))
+}
+
+/// A tree read once for several lookups by path.
+pub struct Tree<'r> {
+    id: ObjectId,
+    tree: gix::Tree<'r>,
+}
+
+impl<'r> Tree<'r> {
+    /// Reads tree `id`.
+    pub fn read(repo: &'r Repo, id: ObjectId) -> Result<Tree<'r>> {
+        let tree = repo
+            .inner
+            .find_tree(id)
+            .context(|| format!("could not read tree {id}"))?;
+        Ok(Tree { id, tree })
+    }
+
+    /// Returns the entry at `path` (`a/b/c`), trees included; `None` when there is none.
+    pub fn entry(&self, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+        let found = self
+            .tree
+            .lookup_entry_by_path(path)
+            .context(|| format!("could not look up '{path}' in tree {}", self.id))?;
+        Ok(found.map(|e| (e.mode().kind(), e.object_id())))
+    }
+
+    /// Returns the entry named `name` directly in this tree.
+    pub fn top_entry(&self, name: &str) -> Option<(EntryKind, ObjectId)> {
+        self.tree
+            .find_entry(name)
+            .map(|e| (e.mode().kind(), e.object_id()))
+    }
+}
+
 /// Returns the best common ancestor of two commits, if any.
 pub fn merge_base(repo: &Repo, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
     let base = repo
@@ -238,7 +296,7 @@ pub fn count_between(repo: &Repo, hidden: ObjectId, tip: ObjectId) -> Result<usi
         .context(|| format!("could not walk {hidden}..{tip}"))?;
     let mut n = 0;
     for info in walk {
-        info.map_err(|e| crate::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        info.map_err(|e| crate::error::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
         n += 1;
     }
     Ok(n)
@@ -310,8 +368,8 @@ pub fn commits_between(
         .context(|| format!("could not walk {hidden}..{tip}"))?;
     let mut out = Vec::new();
     for info in walk {
-        let info =
-            info.map_err(|e| crate::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
+        let info = info
+            .map_err(|e| crate::error::Error::repo(format!("could not walk {hidden}..{tip}"), e))?;
         out.push((info.id, info.parent_ids.iter().copied().collect()));
     }
     Ok(out)

@@ -15,8 +15,8 @@
 //! Every tree entry name is one component: a name holding a `/` (which only a
 //! hand-made tree object can have) is refused too.
 
-use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use crate::git::{ObjectId, Repo};
 use gix::bstr::BStr;
 use gix::objs::FindExt;
 use gix::validate::path::component::{Mode, Options};
@@ -84,22 +84,12 @@ pub fn display(path: &[u8]) -> String {
 }
 
 /// The error for an unsafe path found where files are about to be written (exit 1, kind `unsafe_path`).
-pub fn refusal(path: &str, what: &str) -> crate::Error {
-    crate::Error::negative(format!(
+pub fn refusal(path: &str, what: &str) -> crate::error::Error {
+    crate::error::Error::negative(format!(
         "unsafe_path: refusing to write '{}' from {what}: a path component that git refuses (., .., .git, an empty one)",
         display(path.as_bytes())
     ))
     .hint("the tree was made by hand (git mktree, git commit-tree); nothing was written")
-}
-
-/// Refuses (before anything is written) when any path that moving from tree `old` to `new` touches is unsafe.
-///
-/// `what` names the source in the message (`"checkpoint 2"`, `"the base"`).
-pub fn check_changes(changes: &[super::diff::ChangedPath], what: &str) -> Result<()> {
-    match changes.iter().find(|c| c.unsafe_path) {
-        Some(c) => Err(refusal(&c.path, what)),
-        None => Ok(()),
-    }
 }
 
 /// Refuses to write (or delete) `path` under `workdir` when the path is unsafe, or when one of its
@@ -116,7 +106,7 @@ pub fn check_write(workdir: &std::path::Path, path: &str, what: &str) -> Result<
         match std::fs::symlink_metadata(&dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
-                return Err(crate::Error::negative(format!(
+                return Err(crate::error::Error::negative(format!(
                     "refusing to write '{}' from {what}: '{}' is not a directory (a symlink would lead elsewhere)",
                     display(path.as_bytes()),
                     display(dir.strip_prefix(workdir).unwrap_or(&dir).to_string_lossy().as_bytes())

@@ -348,21 +348,10 @@ fn exists(path: &Path) -> bool {
 
 /// Writes `bytes` to `path` with mode 0755: a temporary file beside it, renamed into place.
 fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.git-task-{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        std::fs::write(&tmp, bytes)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.context(|| format!("could not write '{}'", path.display()))
+    crate::git::fs::replace_file(path, Some(0o755), |file| {
+        std::io::Write::write_all(file, bytes)
+    })
+    .context(|| format!("could not write '{}'", path.display()))
 }
 
 /// Adds `notes.rewriteRef=refs/notes/tasks` unless some config has it; returns whether it was added.

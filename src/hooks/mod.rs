@@ -22,11 +22,7 @@ pub fn hooks_dir(repo: &Repo) -> PathBuf {
         .filter(|p| !p.is_empty())
     {
         Some(path) => {
-            let path = PathBuf::from(if let Some(rest) = path.strip_prefix("~/") {
-                format!("{}/{rest}", std::env::var("HOME").unwrap_or_default())
-            } else {
-                path
-            });
+            let path = crate::git::fs::expand_home(&path);
             if path.is_absolute() {
                 path
             } else {

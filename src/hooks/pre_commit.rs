@@ -18,10 +18,9 @@ use crate::config::{OnViolation, Settings};
 use crate::contract::{Reason, Verdict};
 use crate::error::{Context, Result};
 use crate::git::objects::{self, TreeEdit};
-use crate::git::{staged, ObjectId, Repo};
+use crate::git::{index::file::set_index_entries, EntryKind, ObjectId, Repo};
 use crate::record::{self, event, Event, Record};
 use crate::task::{resolve, Status};
-use gix::object::tree::EntryKind;
 use std::path::Path;
 
 /// What the hook concluded.
@@ -169,7 +168,7 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
     for path in &paths {
         restore.push((path.clone(), head_entry(repo, staged.head_tree, path)?));
     }
-    staged::set_index_entries(repo, &repo.git_dir().join("index"), &restore)?;
+    set_index_entries(repo, &repo.git_dir().join("index"), &restore)?;
     for (path, entry) in &restore {
         restore_file(repo, &workdir, path, *entry)?;
     }
@@ -185,16 +184,7 @@ fn head_entry(
     head_tree: ObjectId,
     path: &str,
 ) -> Result<Option<(EntryKind, ObjectId)>> {
-    let tree = repo
-        .inner
-        .find_tree(head_tree)
-        .context(|| format!("could not read tree {head_tree}"))?;
-    let entry = tree
-        .lookup_entry_by_path(path)
-        .context(|| format!("could not look up '{path}'"))?;
-    Ok(entry
-        .filter(|e| !e.mode().is_tree())
-        .map(|e| (e.mode().kind(), e.object_id())))
+    objects::entry_in(repo, head_tree, path)
 }
 
 /// Puts `path` in the worktree back to `entry` (deleting it when `None`).
@@ -215,36 +205,7 @@ fn restore_file(
         None => remove(&full),
         Some((EntryKind::Commit | EntryKind::Tree, _)) => Ok(()),
         Some((kind, id)) => {
-            let blob = repo
-                .inner
-                .find_blob(id)
-                .context(|| format!("could not read '{path}' from HEAD"))?;
-            remove(&full)?;
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent)
-                    .context(|| format!("could not create the directory of '{path}'"))?;
-            }
-            if kind == EntryKind::Link {
-                #[cfg(unix)]
-                {
-                    let target = String::from_utf8_lossy(&blob.data).into_owned();
-                    return std::os::unix::fs::symlink(target, &full)
-                        .context(|| format!("could not restore link '{path}'"));
-                }
-            }
-            std::fs::write(&full, &blob.data).context(|| format!("could not restore '{path}'"))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = if kind == EntryKind::BlobExecutable {
-                    0o755
-                } else {
-                    0o644
-                };
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))
-                    .context(|| format!("could not restore '{path}'"))?;
-            }
-            Ok(())
+            crate::git::checkout::write_entry(repo, workdir, Path::new(path), kind, id)
         }
     }
 }

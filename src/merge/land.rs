@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::git::refs::{self, Expect, RefError, Update};
-use crate::git::{cli, note, worktree, ObjectId, Repo};
+use crate::git::{cli, refs::note, worktree, ObjectId, Repo};
 use crate::record;
 use crate::record::event::{self, Event, Purpose};
 use crate::task::{layout, Status};

@@ -35,7 +35,7 @@ impl BranchLock {
                     let holder = std::fs::read_to_string(&path)
                         .ok()
                         .and_then(|t| t.trim().parse::<u32>().ok());
-                    if holder.is_some_and(|pid| !process_alive(pid)) {
+                    if holder.is_some_and(crate::task::liveness::process_is_gone) {
                         let _ = std::fs::remove_file(&path);
                         continue;
                     }
@@ -65,15 +65,5 @@ impl BranchLock {
 impl Drop for BranchLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Returns whether process `pid` still runs (always `true` where that cannot be told).
-fn process_alive(pid: u32) -> bool {
-    let proc_dir = std::path::Path::new("/proc");
-    if proc_dir.is_dir() {
-        proc_dir.join(pid.to_string()).exists()
-    } else {
-        true
     }
 }

@@ -66,13 +66,7 @@ pub(super) fn note_text(
     target: &str,
     checks: Option<&Run>,
 ) -> String {
-    let digest = gix::objs::compute_hash(
-        repo.inner.object_hash(),
-        gix::object::Kind::Blob,
-        rec.contract_text.as_bytes(),
-    )
-    .map(|id| id.to_string())
-    .unwrap_or_default();
+    let digest = crate::git::objects::hash_blob(repo, rec.contract_text.as_bytes()).to_string();
     let mut text = format!(
         "git-task: merged\nTask: {}\nEvent: merged\nMode: {strategy}\nInto: {}\nContract: {digest}\n",
         rec.state.id,

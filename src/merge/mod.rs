@@ -23,7 +23,7 @@
 //!   file content equal to the old tip's, nothing in the way of an added path);
 //!   when it is not certain, git decides with `git read-tree -n -m -u old new`
 //!   (its own rules, nothing written). Then the refs move and the worktree's
-//!   index and files follow: in process (`git::twoway`, which checks the same
+//!   index and files follow: in process (`git::checkout::twoway`, which checks the same
 //!   rules again under the index lock), or, when that declines (a local change
 //!   appeared meanwhile, an index extension or attributes gix cannot honour),
 //!   with `git read-tree -m -u old new` (see `git::cli`). If git then refuses,
@@ -75,7 +75,7 @@ use crate::checks::Run;
 use crate::config::Settings;
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
-use crate::git::{twoway, worktree, ObjectId, Repo};
+use crate::git::{checkout::twoway, worktree, ObjectId, Repo};
 use crate::record::Record;
 use crate::task::TaskId;
 use std::path::PathBuf;
@@ -406,8 +406,8 @@ mod tests {
 
     #[test]
     fn reverse_undoes_each_change() {
-        let a = ObjectId::null(gix::hash::Kind::Sha1);
-        let b = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let a: ObjectId = "0000000000000000000000000000000000000000".parse().unwrap();
+        let b: ObjectId = "4b825dc642cb6eb9a060e54bf8d69288fbee4904".parse().unwrap();
         let ups = vec![
             Update::update("refs/heads/main", a, b, "m"),
             Update::create("refs/notes/tasks", b, "n"),

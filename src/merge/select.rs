@@ -210,8 +210,7 @@ pub(super) fn short(name: &str) -> &str {
 /// task's own branch (whose contract would not judge what lands there); anything else is bad input.
 fn resolve_into(repo: &Repo, settings: &Settings, name: &str) -> Result<String> {
     let full = full_branch(name);
-    let valid = full.starts_with("refs/heads/")
-        && gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
+    let valid = full.starts_with("refs/heads/") && crate::git::refs::is_valid_name(&full);
     if !valid || repo.find_ref(&full)?.is_none() {
         return Err(Error::input(format!("--into '{name}' is not a branch"))
             .hint("--into takes the name of an existing branch; 'git branch' lists them"));

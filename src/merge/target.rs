@@ -4,7 +4,7 @@
 
 use super::{Pending, Refusal};
 use crate::error::Result;
-use crate::git::{cli, twoway, worktree, ObjectId, Repo};
+use crate::git::{checkout::twoway, cli, worktree, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 
 /// Returns the worktrees (main or linked) where `branch` is checked out.
@@ -15,7 +15,7 @@ pub fn checked_out_at(
 ) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let main_head = std::fs::read_to_string(repo.common_dir().join("HEAD")).unwrap_or_default();
-    if main_head.strip_prefix("ref: ").map(str::trim) == Some(branch) && !repo.inner.is_bare() {
+    if main_head.strip_prefix("ref: ").map(str::trim) == Some(branch) && !repo.is_bare() {
         let main = repo.main_worktree()?;
         if main.join(".git").exists() {
             out.push(main);

@@ -24,12 +24,12 @@ use crate::contract::spec::{contract_text, ContractSpec};
 use crate::contract::Verdict;
 use crate::error::{Error, Result};
 use crate::git::refs::{RefError, Update};
+use crate::git::EntryKind;
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
 use crate::record::event::{self, Event, Purpose};
 use crate::record::{self, Record};
 use crate::snapshot::WorktreeState;
 use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
-use gix::object::tree::EntryKind;
 use snapshot::{read_snapshot, write_snapshot};
 
 /// What a patch-mode start did.
@@ -54,15 +54,7 @@ pub struct StartOptions {
 
 /// Returns the entry (blob, executable, link or submodule) at `path` in `tree`; `None` when there is none.
 pub fn entry_in(repo: &Repo, tree: ObjectId, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
-    let tree = repo
-        .inner
-        .find_tree(tree)
-        .map_err(|e| Error::repo(format!("could not read tree {tree}"), e))?;
-    Ok(tree
-        .lookup_entry_by_path(path)
-        .map_err(|e| Error::repo(format!("could not look up '{path}'"), e))?
-        .filter(|e| !e.mode().is_tree())
-        .map(|e| (e.mode().kind(), e.object_id())))
+    objects::entry_in(repo, tree, path)
 }
 
 /// Returns the active patch-mode task of the worktree `repo` was opened in, if the mark names a live one.
@@ -307,18 +299,11 @@ pub fn left_behind(
         return Ok(out);
     }
     let made_here = made_on(wt, branch)?;
-    let walk = wt
-        .inner
-        .rev_walk([head])
-        .with_hidden([to])
-        .all()
-        .map_err(|e| Error::repo(format!("could not walk {to}..{head}"), e))?;
-    for info in walk {
-        let info = info.map_err(|e| Error::repo(format!("could not walk {to}..{head}"), e))?;
-        if made_here.contains(&info.id) {
-            out.own.push(info.id);
+    for id in objects::commits_not_reachable(wt, &[head], &[to], usize::MAX)? {
+        if made_here.contains(&id) {
+            out.own.push(id);
         } else {
-            out.foreign.push(info.id);
+            out.foreign.push(id);
         }
     }
     Ok(out)
@@ -326,24 +311,9 @@ pub fn left_behind(
 
 /// Returns the commits the reflog of `branch` shows as made by a commit command on it.
 fn made_on(wt: &Repo, branch: &str) -> Result<std::collections::HashSet<ObjectId>> {
-    let mut made = std::collections::HashSet::new();
-    let err = |e| Error::repo(format!("could not read the reflog of '{branch}'"), e);
-    let Some(reference) = wt.inner.try_find_reference(branch).map_err(err)? else {
-        return Ok(made);
-    };
-    let mut log = reference.log_iter();
-    let Some(lines) = log
-        .all()
-        .map_err(|e| Error::repo(format!("could not read the reflog of '{branch}'"), e))?
-    else {
-        return Ok(made);
-    };
-    for line in lines.flatten() {
-        if line.message.starts_with(b"commit") {
-            made.insert(line.new_oid());
-        }
-    }
-    Ok(made)
+    Ok(crate::git::refs::reflog_ids(wt, branch, "commit")?
+        .into_iter()
+        .collect())
 }
 
 /// Returns the paths the commits `commits` changed, each against its first parent (all its files for a root).

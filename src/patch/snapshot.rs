@@ -3,11 +3,11 @@
 //! `list` and `undo` read it; nothing here starts, accepts or rolls back a task.
 
 use crate::error::{Error, Result};
+use crate::git::EntryKind;
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
 use crate::record::Record;
 use crate::snapshot::{self, WorktreeState};
 use crate::task::{layout, TaskId};
-use gix::object::tree::EntryKind;
 
 /// A parsed snapshot commit.
 #[derive(Clone, Copy, Debug)]

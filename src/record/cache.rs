@@ -60,12 +60,7 @@ impl StateCache {
         let Some(dir) = self.path.parent() else {
             return;
         };
-        let tmp = dir.join(format!("states.{}.tmp", std::process::id()));
-        let written = std::fs::create_dir_all(dir).is_ok()
-            && std::fs::write(&tmp, text).is_ok()
-            && std::fs::rename(&tmp, &self.path).is_ok();
-        if !written {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let _ = std::fs::create_dir_all(dir)
+            .and_then(|()| crate::git::fs::write_atomically(&self.path, text.as_bytes()));
     }
 }

@@ -15,7 +15,7 @@
 
 use crate::checks::{Outcome, Run};
 use crate::contract::Violation as Broken;
-use crate::git::ignored::Ignored;
+use crate::git::status::ignored::Ignored;
 use crate::task::copy::Copied;
 use crate::task::{Mode, Status};
 use serde::de::DeserializeOwned;

@@ -41,12 +41,7 @@ pub fn digest(
         state.base_branch.as_deref().unwrap_or("\u{1}none"),
         state.mode,
     );
-    gix::objs::compute_hash(
-        repo.inner.object_hash(),
-        gix::objs::Kind::Blob,
-        text.as_bytes(),
-    )
-    .expect("hashing a buffer in memory cannot fail")
+    objects::hash_blob(repo, text.as_bytes())
 }
 
 /// Writes the digest for the `started` event commit `started` (before any ref points to it).
@@ -54,9 +49,7 @@ pub fn write(repo: &Repo, state: &TaskState, started: ObjectId, digest: ObjectId
     let dir = dir(repo, &state.task_id());
     std::fs::create_dir_all(&dir).context(|| format!("could not create '{}'", dir.display()))?;
     let path = dir.join(started.to_string());
-    let tmp = dir.join(format!("{started}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, format!("{digest}\n"))
-        .and_then(|()| std::fs::rename(&tmp, &path))
+    crate::git::fs::write_atomically(&path, format!("{digest}\n").as_bytes())
         .context(|| format!("could not write '{}'", path.display()))
 }
 

@@ -10,9 +10,9 @@ use crate::contract::file::ContractFile;
 use crate::error::{Context, Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::EntryKind;
 use crate::git::{ObjectId, Repo};
 use crate::task::{layout, TaskId, TaskState};
-use gix::object::tree::EntryKind;
 
 pub mod cache;
 pub mod event;

@@ -5,8 +5,8 @@ use super::{TaskId, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::objects::{self, TreeEdit};
+use crate::git::EntryKind;
 use crate::git::{ObjectId, Repo};
-use gix::object::tree::EntryKind;
 
 /// Returns the tree of a task branch's first commit: the base's tree plus the contract file.
 pub fn first_commit_tree(repo: &Repo, base: ObjectId, contract_text: &str) -> Result<ObjectId> {

@@ -33,37 +33,6 @@ pub fn parse_include(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Returns the ignored files and (collapsed) directories of the worktree `repo` runs in.
-fn ignored_entries(repo: &Repo) -> Result<Vec<String>> {
-    let index = repo
-        .inner
-        .index_or_empty()
-        .context(|| "could not read the index".into())?;
-    let options = repo
-        .inner
-        .dirwalk_options()
-        .context(|| "could not prepare a directory walk".into())?
-        .emit_ignored(Some(gix::dir::walk::EmissionMode::CollapseDirectory))
-        .emit_untracked(gix::dir::walk::EmissionMode::Matching);
-    let mut collect = gix::dir::walk::delegate::Collect::default();
-    repo.inner
-        .dirwalk(
-            &index,
-            None::<&str>,
-            &gix::interrupt::IS_INTERRUPTED,
-            options,
-            &mut collect,
-        )
-        .context(|| "could not walk the worktree for ignored files".into())?;
-    Ok(collect
-        .into_entries_by_path()
-        .into_iter()
-        .filter(|(e, _)| matches!(e.status, gix::dir::entry::Status::Ignored(_)))
-        .map(|(e, _)| e.rela_path.to_string())
-        .filter(|p| !p.is_empty())
-        .collect())
-}
-
 /// Copies the selected ignored files from the current worktree of `repo` into `dest`.
 ///
 /// `include`: `None` copies every ignored file; `Some(globs)` only those the globs match.
@@ -83,15 +52,15 @@ pub fn copy_ignored(
         None => None,
     };
     let mut files = Vec::new();
-    for entry in ignored_entries(repo)? {
+    for entry in crate::git::status::ignored::entries(repo)? {
         let full = source.join(&entry);
         let selected = include.as_ref().is_none_or(|p| p.is_match(&entry));
         if full.is_dir() {
-            walk(&source, &full, &mut |rel| {
-                if selected || include.as_ref().is_some_and(|p| p.is_match(rel)) {
-                    files.push(rel.to_owned());
+            for rel in crate::git::status::ignored::files_below(&source, &full) {
+                if selected || include.as_ref().is_some_and(|p| p.is_match(&rel)) {
+                    files.push(rel);
                 }
-            });
+            }
         } else if selected {
             files.push(entry);
         }
@@ -99,7 +68,7 @@ pub fn copy_ignored(
     let total = files.len() as u64;
     let mut copied = Copied::default();
     for rel in &files {
-        if gix::interrupt::is_triggered() {
+        if crate::git::interrupt::is_triggered() {
             return Err(Error::repo_msg("interrupted while copying ignored files"));
         }
         let from = source.join(rel);
@@ -133,22 +102,6 @@ pub fn copy_ignored(
         progress(copied.files, total);
     }
     Ok(copied)
-}
-
-/// Calls `f` with the repository-relative path of every file below `dir`.
-fn walk(root: &Path, dir: &Path, f: &mut dyn FnMut(&str)) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            walk(root, &path, f);
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            f(&rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! `start` is told from a running one (SPEC §2.7).
 
 use super::{now, Status, TaskState};
-use std::path::Path;
 
 /// Returns the process id recorded for a task that is being provisioned, if that process is gone.
 pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
@@ -12,14 +11,46 @@ pub fn provisioning_is_abandoned(state: &TaskState) -> bool {
     if state.pid == std::process::id() {
         return false;
     }
-    if Path::new("/proc/self").is_dir() {
+    if cfg!(unix) {
         return process_is_gone(state.pid);
     }
     now() - state.created > 3600
 }
 
-/// Returns whether process `pid` has ended (false when that cannot be told, e.g. without `/proc`).
+/// Returns whether process `pid` has ended: `kill(pid, 0)` finds no such process (a
+/// process of another user, or a zombie, is not gone; a number no process can have,
+/// 0 or above `i32::MAX`, is). False when that cannot be told (off Unix).
 pub fn process_is_gone(pid: u32) -> bool {
-    let proc_dir = Path::new("/proc");
-    proc_dir.join("self").is_dir() && !proc_dir.join(pid.to_string()).exists()
+    #[cfg(unix)]
+    {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return true;
+        };
+        rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::process_is_gone;
+
+    /// This process is alive; a child that was waited for is gone, and so is a pid no process can have.
+    #[test]
+    fn a_waited_for_child_is_gone_and_this_process_is_not() {
+        assert!(!process_is_gone(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(process_is_gone(pid));
+        assert!(process_is_gone(0));
+        assert!(process_is_gone(4_000_000_000));
+    }
 }

@@ -26,84 +26,14 @@
 use super::TaskId;
 use crate::attempt::SavedAttempt as Attempt;
 use crate::error::{Error, Result};
-use crate::git::{inplace, twoway, worktree, ObjectId, Repo};
+use crate::git::{checkout::inplace, checkout::twoway, worktree, ObjectId, Repo};
 use crate::snapshot;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// One step that leaves a worktree half made if the process dies during it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "step", rename_all = "snake_case")]
-pub enum Step {
-    /// The worktree at `worktree`, where `branch` is checked out, moves from commit `old` to `new`.
-    Checkout {
-        worktree: PathBuf,
-        branch: String,
-        old: String,
-        new: String,
-    },
-    /// The files (`files`, a tree, when given) and the index (`index`, a tree) of task
-    /// `task`'s worktree at `worktree` are rewritten in place.
-    InPlace {
-        task: String,
-        worktree: PathBuf,
-        files: Option<String>,
-        index: String,
-    },
-    /// A ref transaction takes these lock files.
-    RefLocks { locks: Vec<PathBuf> },
-}
-
-/// A journal entry as stored.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Entry {
-    pid: u32,
-    /// Seconds since the epoch when the entry was written.
-    created: i64,
-    #[serde(flatten)]
-    step: Step,
-}
-
-/// A journal entry of this process: deleted when dropped (the step is over).
-#[must_use = "dropping it ends the step"]
-pub struct Journal(Option<PathBuf>);
-
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-fn journal_dir(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join("journal")
-}
-
-impl Journal {
-    /// Writes the entry for `step` before the step starts.
-    pub fn begin(repo: &Repo, step: Step) -> Result<Journal> {
-        let dir = journal_dir(repo);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        let path = dir.join(format!("{pid}.{n}.json"));
-        let tmp = dir.join(format!(".{pid}.{n}.json.tmp"));
-        let entry = Entry {
-            pid,
-            created: super::now(),
-            step,
-        };
-        let text = serde_json::to_vec(&entry).expect("a journal entry serializes");
-        std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&tmp, text))
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
-        Ok(Journal(Some(path)))
-    }
-}
-
-impl Drop for Journal {
-    fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
+use crate::git::journal::{journal_dir, Entry, RefChange};
+pub use crate::git::journal::{Journal, Step};
+use crate::git::refs::{self, Expect, Update};
 
 /// One repair made (or, dry, planned) from a journal entry of a killed process.
 #[derive(Clone, Debug, Serialize)]
@@ -150,7 +80,27 @@ fn abandoned(repo: &Repo) -> Vec<(PathBuf, Option<Entry>)> {
             .and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
         out.push((path, entry));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    // Interrupted ref transactions first: they settle which commit each branch names, and a
+    // checkout is finished (or undone) against that. Then each process's steps in order.
+    let order = |(path, entry): &(PathBuf, Option<Entry>)| {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let mut numbers = name
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches('.')
+            .split('.');
+        let pid = numbers.next().and_then(|p| p.parse::<u32>().ok());
+        let n = numbers.next().and_then(|n| n.parse::<u32>().ok());
+        let refs_first = !matches!(
+            entry,
+            Some(Entry {
+                step: Step::RefLocks { .. },
+                ..
+            })
+        );
+        (refs_first, pid, n)
+    };
+    out.sort_by_key(order);
     out
 }
 
@@ -204,11 +154,11 @@ fn describe(entry: &Entry) -> Recovered {
             attempts: Vec::new(),
             error: None,
         },
-        Step::RefLocks { locks } => Recovered {
+        Step::RefLocks { locks, .. } => Recovered {
             problem: "interrupted_ref_update",
             task: None,
             action: format!(
-                "a ref update was killed holding its locks: delete {}",
+                "a ref update was killed holding its locks: delete {}, and finish the update if it had begun to move its refs",
                 locks
                     .iter()
                     .map(|l| format!("'{}'", l.display()))
@@ -231,6 +181,44 @@ fn describe(entry: &Entry) -> Recovered {
     }
 }
 
+/// Finishes a ref transaction a killed process had begun to apply: once any of its refs holds
+/// its new value, the transaction was being committed, so every ref still at its old value
+/// moves too (each by compare-and-swap). A transaction that moved nothing is left undone.
+/// Returns the refs moved now.
+fn finish_ref_update(repo: &Repo, updates: &[RefChange]) -> Result<Vec<String>> {
+    let parse = |v: &Option<String>| v.as_deref().map(oid).transpose();
+    let mut begun = false;
+    let mut left = Vec::new();
+    for u in updates {
+        let (old, new) = (parse(&u.old)?, parse(&u.new)?);
+        let now = repo.find_ref(&u.name)?;
+        if now == new {
+            // A change to what it already was proves nothing; any other does.
+            begun |= old != new;
+            continue;
+        }
+        let at_old = now == old || (u.or_absent && now.is_none());
+        if u.any || !at_old {
+            continue;
+        }
+        left.push(Update {
+            name: u.name.clone(),
+            new,
+            expect: match now {
+                Some(id) => Expect::Is(id),
+                None => Expect::Absent,
+            },
+            message: u.message.clone(),
+        });
+    }
+    if !begun || left.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names = left.iter().map(|u| format!("'{}'", u.name)).collect();
+    refs::commit(repo, left)?;
+    Ok(names)
+}
+
 fn oid(text: &str) -> Result<ObjectId> {
     text.parse()
         .map_err(|_| Error::repo_msg(format!("bad object id '{text}' in a journal entry")))
@@ -238,7 +226,7 @@ fn oid(text: &str) -> Result<ObjectId> {
 
 fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<String> {
     match &entry.step {
-        Step::RefLocks { locks } => {
+        Step::RefLocks { locks, updates } => {
             let mut deleted = Vec::new();
             for lock in locks {
                 match std::fs::remove_file(lock) {
@@ -252,10 +240,15 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
                     }
                 }
             }
-            Ok(match deleted.is_empty() {
-                true => "no lock was left".into(),
+            let finished = finish_ref_update(repo, updates)?;
+            let mut done = match deleted.is_empty() {
+                true => "no lock was left".to_owned(),
                 false => format!("deleted {}", deleted.join(", ")),
-            })
+            };
+            if !finished.is_empty() {
+                done.push_str(&format!("; finished the update of {}", finished.join(", ")));
+            }
+            Ok(done)
         }
         Step::Checkout {
             worktree,
@@ -305,7 +298,7 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             }
             remove_leftovers(path, entry.pid)?;
             let wt = worktree::open_at(path)?;
-            let lock = wt.inner.index_path().with_file_name("index.lock");
+            let lock = wt.index_path().with_file_name("index.lock");
             match std::fs::remove_file(&lock) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

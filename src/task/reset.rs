@@ -24,7 +24,7 @@ use crate::config::Settings;
 use crate::contract::file::ContractFile;
 use crate::error::{Error, Result};
 use crate::git::refs::Update;
-use crate::git::{inplace, objects, worktree, ObjectId, Repo};
+use crate::git::{checkout::inplace, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
 use std::path::PathBuf;
@@ -257,13 +257,7 @@ pub fn reset(
                     Error::repo(format!("could not create '{}'", parent.display()), e)
                 })?;
             }
-            worktree::add(
-                repo,
-                &path,
-                &s.branch,
-                None,
-                &gix::interrupt::IS_INTERRUPTED,
-            )?;
+            worktree::add(repo, &path, &s.branch, None, crate::git::interrupt::flag())?;
             recreated = true;
             Vec::new()
         }

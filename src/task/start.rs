@@ -130,9 +130,7 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
                     format!("refs/heads/{spec}"),
                     format!("refs/remotes/{spec}"),
                 ] {
-                    let valid =
-                        gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes()))
-                            .is_ok();
+                    let valid = crate::git::refs::is_valid_name(&full);
                     if valid && repo.ref_target(&full)?.is_some() {
                         found.push(full);
                     }
@@ -157,8 +155,7 @@ fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
             } else {
                 format!("refs/heads/{spec}")
             };
-            let valid =
-                gix::validate::reference::name(gix::bstr::BStr::new(full.as_bytes())).is_ok();
+            let valid = crate::git::refs::is_valid_name(&full);
             let branch = match valid {
                 true => repo.find_ref(&full)?.map(|_| full),
                 false => None,
@@ -350,7 +347,7 @@ pub fn start(
         return Ok(start_patch(repo, settings, opts)?);
     }
     // Ctrl-C rolls a half-made start back instead of leaving it (see `interrupted`).
-    let _guard = gix::interrupt::init_handler_default(1).ok();
+    let _guard = crate::git::interrupt::install();
     super::sweep::repair_abandoned_starts(repo, settings);
     // A removed task is started again on the same record: its history stays in the log.
     let mut previous: Option<Record> = None;
@@ -573,7 +570,7 @@ pub fn start(
 }
 
 fn interrupted() -> Result<()> {
-    if gix::interrupt::is_triggered() {
+    if crate::git::interrupt::is_triggered() {
         return Err(Error::repo_msg(
             "interrupted; everything this start made was removed",
         ));
@@ -611,7 +608,7 @@ fn provision(
         path,
         branch,
         how.sparse,
-        &gix::interrupt::IS_INTERRUPTED,
+        crate::git::interrupt::flag(),
     )?;
     interrupted()?;
     let copied = match how.include {

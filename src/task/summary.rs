@@ -4,8 +4,8 @@ use super::{layout, Mode, Status, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
-use crate::git::dirty::{DotGit, Quick};
-use crate::git::refread::RefReader;
+use crate::git::refs::read::RefReader;
+use crate::git::status::dirty::{DotGit, Quick};
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::cache::StateCache;
 use std::cell::RefCell;
@@ -203,9 +203,9 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
             let handles: Vec<_> = ids
                 .chunks(chunk)
                 .map(|part| {
-                    let inner = repo.inner.clone();
+                    let handle = repo.for_thread();
                     let work = &work;
-                    scope.spawn(move || work(part, &Repo::from_gix(inner)?))
+                    scope.spawn(move || work(part, &handle))
                 })
                 .collect();
             handles
@@ -257,7 +257,7 @@ struct Listed {
 /// Returns whether the worktree at `path`, whose HEAD is `head`, has nothing uncommitted
 /// (staged, modified, deleted or untracked), as cheaply as it can be told.
 ///
-/// The quick look ([`crate::git::dirty`]) answers from stat data alone while nothing
+/// The quick look ([`crate::git::status::dirty`]) answers from stat data alone while nothing
 /// changed since the last clean answer; otherwise a full status decides, and a clean
 /// answer is remembered for the next look. `list` and the merge gate both rely on it.
 pub fn worktree_is_clean(
@@ -278,7 +278,7 @@ fn clean_at(
     cache: &mut objects::FlatCache,
 ) -> Result<bool> {
     let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
-    match crate::git::dirty::quick_check(
+    match crate::git::status::dirty::quick_check(
         path,
         git_dir,
         head,

@@ -99,8 +99,8 @@ fn quick_look(
     repo: &git_task::git::Repo,
     head: git_task::git::ObjectId,
     tree: Option<git_task::git::ObjectId>,
-) -> git_task::git::dirty::Quick {
-    use git_task::git::dirty::{quick_check, DotGit};
+) -> git_task::git::status::dirty::Quick {
+    use git_task::git::status::dirty::{quick_check, DotGit};
     quick_check(
         wt,
         DotGit::read(wt).git_dir(),
@@ -115,7 +115,7 @@ fn quick_look(
 /// a change made afterwards is still seen.
 #[test]
 fn a_fresh_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::dirty::Quick;
+    use git_task::git::status::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("fresh", &[]);
@@ -141,7 +141,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
 /// directory changed; a file that stops being tracked while it stays on disk is untracked, and seen.
 #[test]
 fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
-    use git_task::git::dirty::Quick;
+    use git_task::git::status::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("c", &[]);
@@ -305,5 +305,54 @@ fn a_file_no_longer_ignored_is_seen() {
             wt.join(file).exists(),
             "{what}: remove refuses to lose {file}"
         );
+    }
+}
+
+/// The per-user ignore file git reads when `core.excludesFile` is unset (`~/.config/git/ignore`,
+/// or `$XDG_CONFIG_HOME/git/ignore`) hides a file from `list` as it does from `git status`, and
+/// an edit of it is seen even when the clean memo would otherwise skip the look for untracked files.
+#[test]
+fn the_user_ignore_file_in_the_config_home_is_honoured() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    repo.write(&wt, "debug.log", "noise\n");
+    let xdg = repo.base().join("xdg");
+    for (config_home, xdg_set) in [
+        (repo.base().join("home/.config"), false),
+        (xdg.clone(), true),
+    ] {
+        std::fs::create_dir_all(config_home.join("git")).unwrap();
+        let ignore = config_home.join("git/ignore");
+        std::fs::write(&ignore, "*.log\n").unwrap();
+        let env = |cmd: &mut std::process::Command| {
+            if xdg_set {
+                cmd.env("XDG_CONFIG_HOME", &xdg);
+            }
+        };
+        let status = || {
+            let mut cmd = repo.command("git", &wt);
+            env(&mut cmd);
+            let out = cmd.args(["status", "--porcelain"]).output().unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        let list = || {
+            let mut cmd = repo.command(crate::common::bin(), repo.root());
+            env(&mut cmd);
+            let out = cmd.args(["list", "--json"]).output().unwrap();
+            assert!(out.status.success());
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["tasks"][0]["dirty"].clone()
+        };
+        assert_eq!(status(), "", "git ignores debug.log (xdg: {xdg_set})");
+        assert_eq!(list(), false);
+        assert_eq!(list(), false, "from the clean memo");
+        std::fs::write(&ignore, "# nothing ignored any more\n").unwrap();
+        assert_eq!(status(), "?? debug.log");
+        assert_eq!(
+            list(),
+            true,
+            "the edited ignore file is seen (xdg: {xdg_set})"
+        );
+        std::fs::write(&ignore, "*.log\n").unwrap();
     }
 }

@@ -284,3 +284,52 @@ fn start_works_without_a_configured_identity() {
     );
     repo.fsck();
 }
+
+/// Without any identity (an empty home, no `user.*`): `start`, `checkpoint`, `merge` and a
+/// `list` of enough tasks to run on several threads all work, git-task's commits are signed
+/// `git-task <git-task@localhost>` (git is the oracle), and the fallback identity is never
+/// put into git-task's own environment (a command it runs does not inherit it).
+#[test]
+fn no_identity_start_checkpoint_merge_and_parallel_list() {
+    let repo = crate::common::TestRepo::new();
+    let home = repo.base().join("home");
+    std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
+    let signed = |rev: &str, format: &str| repo.git(repo.root(), &["log", "-1", format, rev]);
+    let anon = "git-task <git-task@localhost>";
+
+    let wt = repo.start("anon", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    repo.task(&wt, &["checkpoint", "-m", "step"]).ok();
+    assert_eq!(
+        signed("task/anon", "--format=%an <%ae>|%cn <%ce>"),
+        format!("{anon}|{anon}")
+    );
+    let env = repo
+        .task_root(&[
+            "exec",
+            "anon",
+            "--",
+            "sh",
+            "-c",
+            "echo \"${GIT_COMMITTER_NAME-unset}|${GIT_COMMITTER_EMAIL-unset}\"",
+        ])
+        .ok();
+    assert_eq!(env.out(), "unset|unset", "{env}");
+    repo.task_root(&["merge", "anon"]).ok();
+    assert_eq!(signed("main", "--format=%cn <%ce>"), anon);
+    repo.fsck();
+
+    // More tasks than one `list` worker takes (64): the workers open their own handles.
+    for i in 0..70 {
+        repo.start(&format!("t{i}"), &[]);
+    }
+    let list = repo.task_root(&["list", "--json"]).ok().json();
+    let tasks = list["tasks"].as_array().expect("a task list");
+    assert_eq!(tasks.len(), 70, "{list}");
+    assert_eq!(signed("refs/tasks/t69/record", "--format=%cn <%ce>"), anon);
+    let reflog = repo.git(
+        &repo.task_dir("t69"),
+        &["reflog", "-1", "--format=%gn <%ge>", "HEAD"],
+    );
+    assert_eq!(reflog, anon);
+}

@@ -218,3 +218,43 @@ fn list_reads_refs_as_git_does() {
         "trunk is followed to main"
     );
 }
+
+/// `list`'s cheap ref reader answers as git does for loose, packed, symbolic, per-worktree
+/// and missing refs, and for a loose ref that shadows a packed one.
+#[test]
+fn the_cheap_ref_reader_agrees_with_git() {
+    let repo = crate::common::TestRepo::new();
+    let root = repo.root();
+    let head = repo.git(root, &["rev-parse", "HEAD"]);
+    repo.git(root, &["commit", "-q", "--allow-empty", "-m", "second"]);
+    let second = repo.git(root, &["rev-parse", "HEAD"]);
+    repo.git(root, &["update-ref", "refs/tasks/p/record", &head]);
+    repo.git(root, &["update-ref", "refs/heads/shadowed", &head]);
+    repo.git(root, &["pack-refs", "--all"]);
+    repo.git(root, &["update-ref", "refs/heads/shadowed", &second]);
+    repo.git(root, &["update-ref", "refs/tasks/l/record", &second]);
+    repo.git(
+        root,
+        &["symbolic-ref", "refs/heads/alias", "refs/heads/shadowed"],
+    );
+    repo.git(root, &["update-ref", "refs/worktree/mine", &head]);
+    let git_repo = git_task::git::Repo::discover(root).unwrap();
+    let reader = git_task::git::refs::read::RefReader::new(&git_repo);
+    for name in [
+        "refs/tasks/p/record",
+        "refs/tasks/l/record",
+        "refs/heads/shadowed",
+        "refs/heads/alias",
+        "refs/worktree/mine",
+        "refs/heads/main",
+        "refs/tasks/missing/record",
+    ] {
+        let want = repo
+            .git_run(root, &["rev-parse", "-q", "--verify", name])
+            .stdout
+            .trim()
+            .to_owned();
+        let ours = reader.target(name).unwrap().map(|id| id.to_string());
+        assert_eq!(ours.unwrap_or_default(), want, "{name}");
+    }
+}

@@ -238,3 +238,152 @@ fn an_interrupted_index_write_is_finished_from_the_journal() {
     assert!(!git_dir.join("index.lock").exists());
     assert_eq!(repo.porcelain(&wt), "");
 }
+
+/// Writes a dead process's journal entry for a ref transaction on `updates` (name, old, new).
+fn journal_ref_update(repo: &TestRepo, updates: &[(&str, Option<&str>, Option<&str>)]) {
+    let dead = 4_000_000_003u32;
+    let locks: Vec<String> = updates
+        .iter()
+        .map(|(name, _, _)| {
+            repo.root()
+                .join(".git")
+                .join(format!("{name}.lock"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let updates: Vec<serde_json::Value> = updates
+        .iter()
+        .map(|(name, old, new)| {
+            serde_json::json!({ "name": name, "old": old, "new": new, "message": "git-task: test" })
+        })
+        .collect();
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "ref_locks", "locks": locks, "updates": updates,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+}
+
+/// A ref transaction killed after it moved some of its refs is finished: the refs it had not
+/// moved yet move too, so a task is never half removed (record says removed, branch still there).
+#[test]
+fn a_ref_transaction_killed_halfway_is_finished() {
+    let repo = TestRepo::new();
+    let main = rev(&repo, "main");
+    repo.git(
+        repo.root(),
+        &["commit", "-q", "--allow-empty", "-m", "second"],
+    );
+    let second = rev(&repo, "main");
+    repo.git(repo.root(), &["branch", "a", &main]);
+    repo.git(repo.root(), &["branch", "b", &main]);
+    repo.git(repo.root(), &["branch", "gone", &main]);
+    // The killed transaction: a → second (done), b → second (not yet), gone deleted (not yet).
+    repo.git(repo.root(), &["update-ref", "refs/heads/a", &second]);
+    repo.write(
+        repo.root(),
+        ".git/refs/heads/b.lock",
+        &format!("{second}\n"),
+    );
+    journal_ref_update(
+        &repo,
+        &[
+            ("refs/heads/a", Some(&main), Some(&second)),
+            ("refs/heads/b", Some(&main), Some(&second)),
+            ("refs/heads/gone", Some(&main), None),
+        ],
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_ref_update"], "{j}");
+    assert_eq!(rev(&repo, "refs/heads/a"), second);
+    assert_eq!(rev(&repo, "refs/heads/b"), second, "{j}");
+    assert!(repo.refs("refs/heads/gone").is_empty(), "{j}");
+    assert!(!repo.root().join(".git/refs/heads/b.lock").exists());
+    repo.fsck();
+}
+
+/// A ref transaction killed before it moved any ref is not finished: its locks go, nothing moves.
+#[test]
+fn a_ref_transaction_killed_before_it_moved_anything_changes_nothing() {
+    let repo = TestRepo::new();
+    let main = rev(&repo, "main");
+    repo.git(
+        repo.root(),
+        &["commit", "-q", "--allow-empty", "-m", "second"],
+    );
+    let second = rev(&repo, "main");
+    repo.git(repo.root(), &["branch", "a", &main]);
+    repo.git(repo.root(), &["branch", "b", &main]);
+    repo.write(
+        repo.root(),
+        ".git/refs/heads/a.lock",
+        &format!("{second}\n"),
+    );
+    journal_ref_update(
+        &repo,
+        &[
+            ("refs/heads/a", Some(&main), Some(&second)),
+            ("refs/heads/b", Some(&main), Some(&second)),
+        ],
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_ref_update"], "{j}");
+    assert_eq!(rev(&repo, "refs/heads/a"), main);
+    assert_eq!(rev(&repo, "refs/heads/b"), main);
+    assert!(!repo.root().join(".git/refs/heads/a.lock").exists());
+    repo.fsck();
+}
+
+/// A merge killed inside its ref transaction, with the target checked out: the transaction is
+/// finished first, then the checked-out worktree follows the branch to its new tip.
+#[test]
+fn a_killed_merge_transaction_is_finished_before_its_checkout() {
+    let repo = TestRepo::new();
+    let old = rev(&repo, "main");
+    repo.git(repo.root(), &["switch", "-q", "-c", "side"]);
+    repo.write(repo.root(), "landed.txt", "landed\n");
+    repo.git(repo.root(), &["add", "landed.txt"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "landed"]);
+    let new = rev(&repo, "side");
+    repo.git(repo.root(), &["switch", "-q", "main"]);
+    repo.git(repo.root(), &["branch", "a", &old]);
+    repo.git(repo.root(), &["update-ref", "refs/heads/a", &new]);
+    // Entry 0: the checkout of main; entry 1: the transaction, which moved `a` but not `main`.
+    let dead = 4_000_000_003u32;
+    let checkout = serde_json::json!({
+        "pid": dead, "created": 1, "step": "checkout",
+        "worktree": repo.root(), "branch": "refs/heads/main", "old": old, "new": new,
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &checkout.to_string(),
+    );
+    let lock = |n: &str| repo.root().join(format!(".git/refs/heads/{n}.lock"));
+    let transaction = serde_json::json!({
+        "pid": dead, "created": 1, "step": "ref_locks", "locks": [lock("main"), lock("a")],
+        "updates": [
+            { "name": "refs/heads/main", "old": old, "new": new, "message": "git-task: merge t" },
+            { "name": "refs/heads/a", "old": old, "new": new, "message": "git-task: merge t" },
+        ],
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.1.json"),
+        &transaction.to_string(),
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(
+        problems(&j),
+        ["interrupted_ref_update", "interrupted_checkout"],
+        "{j}"
+    );
+    assert_eq!(rev(&repo, "main"), new, "{j}");
+    assert_eq!(repo.porcelain(repo.root()), "", "{j}");
+    assert!(repo.root().join("landed.txt").exists());
+    repo.fsck();
+}

@@ -959,3 +959,75 @@ fn the_worktree_index_has_the_cache_tree_git_would_write() {
     }
     repo.fsck();
 }
+
+/// `task.worktreeDir` and `core.hooksPath` starting with `~/` are below the home directory, as git expands them.
+#[test]
+fn a_worktree_dir_and_hooks_path_under_home_are_expanded() {
+    let repo = TestRepo::new();
+    let home = repo.base().join("home");
+    repo.git(repo.root(), &["config", "task.worktreeDir", "~/trees"]);
+    let j = repo.task_root(&["start", "tilde", "--json"]).ok().json();
+    assert_eq!(
+        PathBuf::from(j["worktree"].as_str().unwrap()),
+        home.join("trees/tilde")
+    );
+    repo.git(repo.root(), &["config", "core.hooksPath", "~/hooks"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    assert!(home.join("hooks/pre-commit").is_file());
+    // git looks for hooks there too.
+    let wt = home.join("trees/tilde");
+    let hooks = repo.git(&wt, &["rev-parse", "--git-path", "hooks"]);
+    assert_eq!(PathBuf::from(hooks), home.join("hooks"));
+}
+
+/// The in-process listing of linked worktrees (git's administrative files read directly, for
+/// `list`'s speed) and the `.git` file of each worktree agree with git: the same worktrees and
+/// branches as `git worktree list --porcelain`, the same git dir as `git rev-parse --git-dir`.
+#[test]
+fn the_worktree_listing_and_dot_git_files_agree_with_git() {
+    let repo = TestRepo::new();
+    let a = repo.start("a", &[]);
+    repo.start("b", &[]);
+    // A worktree added by git itself, with a relative path and a detached HEAD.
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", "--detach", "../plain"],
+    );
+    let git_repo = git_task::git::Repo::discover(repo.root()).unwrap();
+    let ours: Vec<(PathBuf, Option<String>)> = git_task::git::worktree::list(&git_repo)
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.path.canonicalize().unwrap(), l.branch))
+        .collect();
+    let porcelain = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    let mut git: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for block in porcelain.split("\n\n").skip(1) {
+        let path = block
+            .lines()
+            .find_map(|l| l.strip_prefix("worktree "))
+            .unwrap();
+        let branch = block
+            .lines()
+            .find_map(|l| l.strip_prefix("branch "))
+            .map(str::to_owned);
+        git.push((PathBuf::from(path).canonicalize().unwrap(), branch));
+    }
+    let mut ours_sorted = ours.clone();
+    ours_sorted.sort();
+    git.sort();
+    assert_eq!(ours_sorted, git);
+    for dir in [
+        a.clone(),
+        repo.base().join("plain"),
+        repo.root().to_path_buf(),
+    ] {
+        let want = PathBuf::from(repo.git(&dir, &["rev-parse", "--absolute-git-dir"]));
+        let dot_git = git_task::git::status::dirty::DotGit::read(&dir);
+        assert_eq!(
+            dot_git.git_dir().map(|p| p.canonicalize().unwrap()),
+            Some(want.canonicalize().unwrap()),
+            "{}",
+            dir.display()
+        );
+    }
+}

@@ -763,3 +763,60 @@ fn concluding_a_merge_judges_only_what_the_task_wrote() {
         "1"
     );
 }
+
+/// The revert writes files as git's checkout does: an executable keeps its bit and gets the mode
+/// git gives it, a symlink is a symlink again; `git status` then sees nothing at those paths.
+#[cfg(unix)]
+#[test]
+fn revert_restores_executables_and_links_as_git_checks_them_out() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.write(&root, "src/store/run.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(
+        root.join("src/store/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("mod.rs", root.join("src/store/link")).unwrap();
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "an executable and a link"]);
+    let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
+    repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    let before = head(&repo, &wt);
+    repo.write(&wt, "src/store/run.sh", "#!/bin/sh\necho changed\n");
+    std::fs::set_permissions(
+        wt.join("src/store/run.sh"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::remove_file(wt.join("src/store/link")).unwrap();
+    repo.write(&wt, "src/store/link", "now a file\n");
+    repo.git(&wt, &["add", "-A"]);
+    let run = commit(&repo, &wt, &["-m", "revert me"]);
+    assert_refused(&repo, &wt, &run, &before, "src/store/link", "forbidden");
+    assert_eq!(
+        repo.porcelain(&wt),
+        "",
+        "git sees HEAD's content and modes again"
+    );
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    // git's own checkout of the same file is the oracle for the mode.
+    let oracle = repo.base().join("oracle");
+    repo.git(
+        &root,
+        &[
+            "checkout-index",
+            &format!("--prefix={}/", oracle.display()),
+            "src/store/run.sh",
+        ],
+    );
+    assert_eq!(
+        mode(&wt.join("src/store/run.sh")),
+        mode(&oracle.join("src/store/run.sh"))
+    );
+    assert_eq!(
+        std::fs::read_link(wt.join("src/store/link")).unwrap(),
+        Path::new("mod.rs")
+    );
+}

@@ -1,7 +1,8 @@
 //! The staged-changes walk against git as the oracle: `git diff --cached --name-status --no-renames`.
 
 use crate::common::TestRepo;
-use git_task::git::{staged, Repo};
+use git_task::git::index::{cachetree, file, staged};
+use git_task::git::Repo;
 use std::path::Path;
 
 /// `git diff --cached` as (status letter, path) pairs, sorted by path (a type change counts as a modification).
@@ -27,12 +28,12 @@ fn oracle(repo: &TestRepo, dir: &Path) -> Vec<(char, String)> {
 type Rows = Vec<(char, String)>;
 
 fn ours(dir: &Path) -> (Rows, Rows) {
-    let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
+    let repo = Repo::discover(dir).unwrap();
     let head = repo
         .head_commit()
         .unwrap()
         .map(|c| git_task::git::objects::commit_tree(&repo, c).unwrap());
-    let index = staged::open_index(&repo, &repo.inner.index_path()).unwrap();
+    let index = file::open_index(&repo, &repo.index_path()).unwrap();
     let rows = |state: &gix::index::State| -> Vec<(char, String)> {
         staged::changes(&repo, state, head)
             .unwrap()
@@ -74,7 +75,7 @@ fn assert_matches_git(repo: &TestRepo, dir: &Path, what: &str) {
 
 /// What the hook uses: the cached root tree when valid, else the walk.
 fn read_staged(dir: &Path) -> Vec<(char, String)> {
-    let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
+    let repo = Repo::discover(dir).unwrap();
     let staged = git_task::changes::read_staged(&repo).unwrap();
     staged
         .changes
@@ -89,8 +90,8 @@ fn root_tree_known(dir: &Path) -> bool {
 
 /// The root of the cached tree of the index of the repository at `dir`, as git-task reads it.
 fn cached_root(dir: &Path) -> Option<String> {
-    let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
-    staged::cached_root_tree(&repo.inner.index_path(), repo.inner.object_hash())
+    let repo = Repo::discover(dir).unwrap();
+    cachetree::cached_root_tree(&repo.index_path(), gix::hash::Kind::Sha1)
         .unwrap()
         .map(|t| t.to_string())
 }
@@ -104,8 +105,8 @@ fn letter(kind: git_task::git::diff::ChangeKind) -> char {
 }
 
 fn has_cached_tree(dir: &Path) -> bool {
-    let repo = Repo::from_gix(gix::open(dir).unwrap()).unwrap();
-    let index = staged::open_index(&repo, &repo.inner.index_path()).unwrap();
+    let repo = Repo::discover(dir).unwrap();
+    let index = file::open_index(&repo, &repo.index_path()).unwrap();
     index.tree().is_some_and(|t| t.num_entries.is_some())
 }
 

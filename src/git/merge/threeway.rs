@@ -1,7 +1,7 @@
 //! Three-way merges of trees in memory (for undoing one checkpoint).
 
-use super::{ObjectId, Repo};
 use crate::error::{Error, Result};
+use crate::git::{ObjectId, Repo};
 
 /// Merges `theirs` into `ours` with `base` as the ancestor; returns the merged tree, or the conflicting paths.
 pub fn merge_trees(

@@ -42,10 +42,16 @@
 //! path, as git's `cache_tree_invalidate_path` does, so no stale subtree id
 //! survives. A freshly written file is racily clean (its mtime is not before
 //! the index's), so git and gix re-hash it once rather than trust its stat.
+//!
+//! Longer than 500 lines on purpose: the two-way rules, the plan made from them,
+//! the update that follows the plan and the crash repair ([`settle`]) must agree
+//! line by line, so they are read together; files are written by `checkout`'s
+//! one writer.
 
-use super::diff::{tree_to_tree, ChangedPath};
-use super::{objects, ObjectId, Repo};
+use super::{delete, remove_empty_parents, temp_name, write_temp};
 use crate::error::{Context, Error, Result};
+use crate::git::diff::{tree_to_tree, ChangedPath};
+use crate::git::{objects, ObjectId, Repo};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage, Stat};
 use gix::object::tree::EntryKind;
@@ -85,7 +91,7 @@ pub fn changes(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Changes> {
         objects::commit_tree(repo, old)?,
         objects::commit_tree(repo, new)?,
     )?;
-    super::pathsafe::check_changes(&changes, &format!("commit {new}"))?;
+    crate::git::diff::check_safe(&changes, &format!("commit {new}"))?;
     Ok(Changes(changes))
 }
 
@@ -107,7 +113,7 @@ pub fn is_certainly_safe(repo: &Repo, worktree: &Path, changes: &Changes) -> Res
     let wt = if is_workdir_of(repo, worktree) {
         repo
     } else {
-        opened = super::worktree::open_at(worktree)?;
+        opened = crate::git::worktree::open_at(worktree)?;
         &opened
     };
     let index_path = wt.inner.index_path();
@@ -140,7 +146,7 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     let wt = if is_workdir_of(repo, worktree) {
         repo
     } else {
-        opened = super::worktree::open_at(worktree)?;
+        opened = crate::git::worktree::open_at(worktree)?;
         &opened
     };
     if let Some(why) = unsupported_setup(repo, wt, changes)? {
@@ -180,7 +186,7 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     for step in steps.iter().filter(|s| s.change.new.is_some()) {
         let (kind, id) = step.change.new.expect("filtered");
-        match write_temp(repo, worktree, &step.change.path, kind, id) {
+        match write_temp(repo, worktree, Path::new(&step.change.path), kind, id) {
             Ok(pair) => staged.push(pair),
             Err(_) => {
                 discard(worktree, &staged);
@@ -192,7 +198,7 @@ pub fn update(repo: &Repo, worktree: &Path, changes: &Changes) -> Result<Update>
     }
     // 2. Deletions, with the directories they leave empty; 3. the new files into place.
     for step in steps.iter().filter(|s| s.change.new.is_none()) {
-        if let Err(e) = delete(worktree, &step.change.path) {
+        if let Err(e) = delete(worktree, Path::new(&step.change.path)) {
             discard(worktree, &staged);
             return Err(e);
         }
@@ -279,7 +285,7 @@ fn on_disk(repo: &Repo, full: &Path) -> Option<(EntryKind, ObjectId)> {
         let bytes: Vec<u8> = gix::path::into_bstr(target).ok()?.into_owned().into();
         (EntryKind::Link, bytes)
     } else if meta.is_file() {
-        let kind = if super::is_executable(&meta) {
+        let kind = if crate::git::is_executable(&meta) {
             EntryKind::BlobExecutable
         } else {
             EntryKind::Blob
@@ -291,15 +297,6 @@ fn on_disk(repo: &Repo, full: &Path) -> Option<(EntryKind, ObjectId)> {
     let id =
         gix::objs::compute_hash(repo.inner.object_hash(), gix::object::Kind::Blob, &bytes).ok()?;
     Some((kind, id))
-}
-
-/// Returns the temporary name [`update`] (and `inplace`) give a file of process `pid` next to `full`.
-pub fn temp_name(full: &Path, pid: u32) -> PathBuf {
-    let name = full
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    full.with_file_name(format!(".{name}.git-task-{pid}.tmp"))
 }
 
 /// Finishes a move of the worktree at `worktree` from commit `from` to commit `to`
@@ -330,7 +327,7 @@ pub fn settle(
     let wt = if is_workdir_of(repo, worktree) {
         repo
     } else {
-        opened = super::worktree::open_at(worktree)?;
+        opened = crate::git::worktree::open_at(worktree)?;
         &opened
     };
     let index_path = wt.inner.index_path();
@@ -376,7 +373,7 @@ pub fn settle(
                 if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
                     continue;
                 }
-                let (tmp, full) = write_temp(repo, worktree, &c.path, kind, id)?;
+                let (tmp, full) = write_temp(repo, worktree, Path::new(&c.path), kind, id)?;
                 if let Err(e) = std::fs::rename(&tmp, &full) {
                     let _ = std::fs::remove_file(&tmp);
                     return Err(Error::repo(
@@ -385,7 +382,7 @@ pub fn settle(
                     ));
                 }
             }
-            None => delete(worktree, &c.path)?,
+            None => delete(worktree, Path::new(&c.path))?,
         }
         written.push(c.path.clone());
     }
@@ -477,7 +474,7 @@ struct Step<'a> {
 
 fn is_workdir_of(repo: &Repo, worktree: &Path) -> bool {
     repo.workdir()
-        .is_some_and(|w| super::normalize(w) == super::normalize(worktree))
+        .is_some_and(|w| crate::git::normalize(w) == crate::git::normalize(worktree))
 }
 
 /// Reads an index without verifying its trailing checksum, as git does outside `git fsck`
@@ -543,14 +540,7 @@ fn unsupported_setup(
         repo.common_dir().join("info").join("attributes"),
         PathBuf::from("/etc/gitattributes"),
     ];
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(xdg) => files.push(PathBuf::from(xdg).join("git").join("attributes")),
-        None => {
-            if let Some(home) = std::env::var_os("HOME") {
-                files.push(PathBuf::from(home).join(".config/git/attributes"));
-            }
-        }
-    }
+    files.extend(crate::git::fs::xdg_git_file("attributes"));
     let workdir = wt.require_workdir()?;
     let mut dirs = BTreeSet::new();
     for c in changes {
@@ -720,7 +710,7 @@ fn file_is_unmodified(
     let kind_on_disk = if meta.file_type().is_symlink() {
         EntryKind::Link
     } else if meta.is_file() {
-        if super::is_executable(meta) {
+        if crate::git::is_executable(meta) {
             EntryKind::BlobExecutable
         } else {
             EntryKind::Blob
@@ -785,100 +775,12 @@ fn invalidate(root: &mut gix::index::extension::Tree, path: &str) {
     }
 }
 
-/// Writes the content of blob `id` next to `path` under a temporary name; returns (temporary, final) paths.
-fn write_temp(
-    repo: &Repo,
-    workdir: &Path,
-    path: &str,
-    kind: EntryKind,
-    id: ObjectId,
-) -> Result<(PathBuf, PathBuf)> {
-    let full = workdir.join(path);
-    if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent)
-            .context(|| format!("could not create the directory of '{path}'"))?;
-    }
-    let blob = repo
-        .inner
-        .find_blob(id)
-        .context(|| format!("could not read the content of '{path}'"))?;
-    let tmp = temp_name(&full, std::process::id());
-    if kind == EntryKind::Link {
-        let target = gix::path::from_bstr(BStr::new(&blob.data))
-            .map_err(|e| Error::repo(format!("could not read the target of '{path}'"), e))?
-            .into_owned();
-        symlink(&target, &tmp).context(|| format!("could not create the link '{path}'"))?;
-    } else {
-        write_file(&tmp, &blob.data, kind == EntryKind::BlobExecutable)
-            .context(|| format!("could not write '{path}'"))?;
-    }
-    Ok((tmp, full))
-}
-
-#[cfg(unix)]
-fn write_file(path: &Path, data: &[u8], executable: bool) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // Like git: 0777 or 0666, less the umask.
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(if executable { 0o777 } else { 0o666 })
-        .open(path)?;
-    let written = file.write_all(data);
-    if written.is_err() {
-        let _ = std::fs::remove_file(path);
-    }
-    written
-}
-
-#[cfg(not(unix))]
-fn write_file(path: &Path, data: &[u8], _executable: bool) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(data)
-}
-
-#[cfg(unix)]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
-}
-
-#[cfg(not(unix))]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    write_file(link, gix::path::into_bstr(target).as_ref(), false)
-}
-
 /// Removes temporary files written by [`write_temp`] and the directories made for them.
 fn discard(workdir: &Path, staged: &[(PathBuf, PathBuf)]) {
     for (tmp, _) in staged {
         let _ = std::fs::remove_file(tmp);
         remove_empty_parents(workdir, tmp);
     }
-}
-
-/// Removes the directories above `full` that are empty, up to (not including) `workdir`.
-fn remove_empty_parents(workdir: &Path, full: &Path) {
-    let mut dir = full.parent();
-    while let Some(d) = dir {
-        if d == workdir || !d.starts_with(workdir) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-}
-
-/// Deletes the file at `path` (already gone is fine) and the directories it leaves empty.
-fn delete(workdir: &Path, path: &str) -> Result<()> {
-    let full = workdir.join(path);
-    match std::fs::remove_file(&full) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::repo(format!("could not delete '{path}'"), e)),
-    }
-    remove_empty_parents(workdir, &full);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,12 +2,19 @@
 //!
 //! Listing reads git's administrative files directly (`<common>/worktrees/*/
 //! gitdir` and `HEAD`), which is what `git worktree list` does and keeps
-//! `list` cheap with a thousand tasks.
+//! `list` cheap with a thousand tasks. Removing one (moved aside, deleted in the
+//! background) is `remove`.
 
-use super::{normalize, ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::{normalize, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+
+mod remove;
+pub use remove::{
+    delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
+    is_leftover_removal_at, move_aside, remove, remove_admin, Aside,
+};
 
 /// One linked worktree as git records it.
 #[derive(Clone, Debug)]
@@ -87,7 +94,7 @@ pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
 ///
 /// The worktree is registered first, then checked out; if checkout fails or `interrupt`
 /// is raised, the caller removes it (start rolls back everything it made). The fresh
-/// index is remembered as clean ([`super::dirty::remember_index`]) while it is in memory.
+/// index is remembered as clean ([`crate::git::status::dirty::remember_index`]) while it is in memory.
 pub fn add(
     repo: &Repo,
     path: &Path,
@@ -101,7 +108,7 @@ pub fn add(
     let tip = repo
         .find_ref(branch)?
         .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
-    let tree = super::objects::commit_tree(repo, tip)?;
+    let tree = crate::git::objects::commit_tree(repo, tip)?;
     let created = retry_while_another_is_added(|| {
         repo.inner.prepare_add_worktree(
             path,
@@ -127,10 +134,10 @@ pub fn add(
             .config_string("core.repositoryFormatVersion")
             .is_none_or(|v| v.trim() == "0")
         {
-            super::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
+            crate::git::config::set_in_file(&common_config, "core.repositoryFormatVersion", "1")?;
         }
-        super::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
-        super::config::set_in_file(
+        crate::git::config::set_in_file(&common_config, "extensions.worktreeConfig", "true")?;
+        crate::git::config::set_in_file(
             &git_dir.join("config.worktree"),
             "core.sparseCheckout",
             "true",
@@ -173,13 +180,16 @@ pub fn add(
     }
     // With the tree ids of its directories, as git's own checkout writes it: the first
     // commit (and its hook) then reads only the trees it changes.
-    match super::cachetree::of_tree(repo, tree).ok().flatten() {
-        Some(cache) => super::cachetree::write_index(repo, &index, &cache)?,
+    match crate::git::index::cachetree::of_tree(repo, tree)
+        .ok()
+        .flatten()
+    {
+        Some(cache) => crate::git::index::cachetree::write_index(repo, &index, &cache)?,
         None => index
             .write(Default::default())
             .context(|| "could not write the worktree index".into())?,
     }
-    super::dirty::remember_index(path, tip, repo.ignore_files(), &index);
+    crate::git::status::dirty::remember_index(path, tip, repo.ignore_files(), &index);
     Ok(())
 }
 
@@ -205,220 +215,11 @@ fn retry_while_another_is_added<T>(mut add: impl FnMut() -> gix::Result<T>) -> g
     }
 }
 
-/// Removes a linked worktree without looking at its content: its directory is
-/// first renamed aside (atomic), then its administrative entry is deleted, and
-/// the renamed directory is deleted in the background (SPEC §10: `remove` must
-/// not wait for a 100,000-file delete). `sweep` deletes any leftover.
-///
-/// Callers save any work first (SPEC §2.2).
-pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
-    move_aside(repo, linked).map(drop)
-}
-
-/// A worktree directory moved aside by [`move_aside`]: deleted in the
-/// background when dropped, so a caller can finish its own work first without
-/// a 100,000-file delete competing for the disk and the cores.
-#[must_use = "dropping it starts the delete"]
-#[derive(Debug)]
-pub struct Aside(Option<PathBuf>);
-
-impl Drop for Aside {
-    fn drop(&mut self) {
-        // Best effort: what is left is an interrupted removal for `sweep`.
-        let _ = self.start_delete();
-    }
-}
-
-impl Aside {
-    /// Starts deleting the moved-aside files in the background (deleting them now when no
-    /// background process can start); an error says what could not be deleted.
-    pub fn start_delete(&mut self) -> Result<()> {
-        match self.0.take() {
-            Some(aside) if !crate::checks::delete_in_background(&aside) => {
-                delete_moved_aside(&aside)
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Returns where the worktree's files were moved to, until their delete starts.
-    pub fn path(&self) -> Option<&Path> {
-        self.0.as_deref()
-    }
-
-    /// Deletes the moved-aside files now, before returning: for a rollback, which
-    /// must leave nothing behind when it reports that everything was removed.
-    pub fn delete_now(mut self) -> Result<()> {
-        match self.0.take() {
-            Some(aside) => delete_dir_shared(&aside),
-            None => Ok(()),
-        }
-    }
-}
-
-/// The first half of [`remove`]: the worktree is gone from its path and from
-/// git's list of worktrees; its files are deleted when the returned [`Aside`] is dropped.
-pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
-    let aside = aside_path(&linked.path);
-    let moved = match std::fs::rename(&linked.path, &aside) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => {
-            return Err(Error::repo(
-                format!("could not move '{}' aside", linked.path.display()),
-                e,
-            ))
-        }
-    };
-    let aside = Aside(moved.then_some(aside));
-    remove_admin(linked)?;
-    let _ = repo;
-    Ok(aside)
-}
-
-/// Deletes only the administrative entry of a worktree (`git worktree prune` for one entry).
-pub fn remove_admin(linked: &Linked) -> Result<()> {
-    match std::fs::remove_dir_all(&linked.git_dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::repo(
-            format!("could not delete '{}'", linked.git_dir.display()),
-            e,
-        )),
-    }
-}
-
-/// Returns a sibling path to move a worktree directory to before deleting it.
-fn aside_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    path.with_file_name(format!(".{name}.removing-{}-{nanos}", std::process::id()))
-}
-
-/// Whether a directory name is one that [`remove`] moved aside and that no
-/// deletion of this process is still working on: what an interrupted removal
-/// leaves behind. (The deletions this process started run in the background;
-/// they are not leftovers.)
-pub fn is_leftover_removal(name: &str) -> bool {
-    let Some(rest) = name
-        .strip_prefix('.')
-        .and_then(|n| n.rsplit_once(".removing-"))
-        .map(|(_, rest)| rest)
-    else {
-        return false;
-    };
-    match rest.split_once('-') {
-        Some((pid, _)) => pid.parse::<u32>().ok() != Some(std::process::id()),
-        None => false,
-    }
-}
-
-/// Returns whether a delete is working on the moved-aside directory at `path`: the
-/// background delete holds an exclusive `flock` on it until it exits
-/// ([`crate::checks::delete_in_background`]).
-pub fn deletion_in_progress(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        let Ok(dir) = std::fs::File::open(path) else {
-            return false;
-        };
-        // Dropping `dir` releases the lock again when it was free.
-        rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
-    }
-}
-
-/// Whether the directory at `path` is a removal that was interrupted: named like one
-/// ([`is_leftover_removal`]) and no delete holds its lock.
-pub fn is_leftover_removal_at(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    is_leftover_removal(&name) && !deletion_in_progress(path)
-}
-
-/// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its name
-/// says so), and also where the task left directories without write permission (a Go
-/// module cache does), which `rm -rf` cannot empty.
-pub fn delete_moved_aside(path: &Path) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if !(name.starts_with('.') && name.contains(".removing-")) {
-        return Err(Error::input(format!(
-            "'{}' is not a worktree moved aside by git-task",
-            path.display()
-        )));
-    }
-    if delete_dir_shared(path).is_ok() {
-        return Ok(());
-    }
-    make_writable(path);
-    delete_dir_shared(path)
-}
-
-/// Gives the owner write and search permission on every directory below `path`.
-fn make_writable(path: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return;
-        };
-        if !meta.is_dir() {
-            return;
-        }
-        let mode = meta.permissions().mode();
-        if mode & 0o700 != 0o700 {
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o700));
-        }
-        if let Ok(entries) = std::fs::read_dir(path) {
-            for e in entries.flatten() {
-                make_writable(&e.path());
-            }
-        }
-    }
-}
-
-/// Deletes a directory that may also be being deleted by someone else at the
-/// same time (a background delete of an earlier `remove`): what vanishes under
-/// us is not an error.
-pub fn delete_dir_shared(path: &Path) -> Result<()> {
-    let mut tries = 0;
-    loop {
-        match std::fs::remove_dir_all(path) {
-            Ok(()) => return Ok(()),
-            Err(_) if !path.exists() => return Ok(()),
-            // A file the other deleter took between our listing and our unlink.
-            Err(e) if tries < 3 && e.kind() == std::io::ErrorKind::NotFound => tries += 1,
-            Err(e) => {
-                return Err(Error::repo(
-                    format!("could not delete '{}'", path.display()),
-                    e,
-                ))
-            }
-        }
-    }
-}
-
 /// Returns the repository opened again from the main worktree (or the common dir) when `repo`
 /// was opened through `linked`'s administrative directory: deleting that worktree takes the
 /// paths `repo` reads objects and refs through with it.
 pub fn reopen_outside(repo: &Repo, linked: &Linked) -> Result<Option<Repo>> {
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
-    if canon(repo.git_dir()) != canon(&linked.git_dir) {
+    if crate::git::canonical(repo.git_dir()) != crate::git::canonical(&linked.git_dir) {
         return Ok(None);
     }
     open_at(&repo.main_worktree()?).map(Some)
@@ -426,7 +227,7 @@ pub fn reopen_outside(repo: &Repo, linked: &Linked) -> Result<Option<Repo>> {
 
 /// Opens the repository as seen from a linked worktree, ignoring the environment of a hook.
 pub fn open_at(path: &Path) -> Result<Repo> {
-    let inner = gix::open_opts(path, super::open_options().full)
+    let inner = gix::open_opts(path, crate::git::open_options().full)
         .context(|| format!("could not open the worktree '{}'", path.display()))?;
     Repo::from_gix(inner)
 }
@@ -490,27 +291,4 @@ pub fn checkout_tree(repo: &Repo, tree: ObjectId, dir: &Path) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A directory this process moved aside is being deleted in the background;
-    /// one moved aside by another process and still there is a leftover.
-    #[test]
-    fn only_removals_of_other_processes_are_leftovers() {
-        let own = aside_path(Path::new("/tmp/x.tasks/alpha"));
-        let own = own.file_name().unwrap().to_str().unwrap();
-        assert!(own.starts_with(".alpha.removing-"), "{own}");
-        assert!(!is_leftover_removal(own));
-        let other = format!(
-            ".alpha.removing-{}-12345",
-            std::process::id().wrapping_add(1)
-        );
-        assert!(is_leftover_removal(&other));
-        assert!(!is_leftover_removal("alpha"));
-        assert!(!is_leftover_removal(".alpha.removing-"));
-        assert!(!is_leftover_removal("alpha.removing-1-2"));
-    }
 }

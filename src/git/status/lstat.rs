@@ -1,6 +1,6 @@
 //! `lstat` of many paths inside one worktree.
 //!
-//! The clean check ([`super::dirty`]) stats every tracked file of a worktree,
+//! The clean check ([`crate::git::status::dirty`]) stats every tracked file of a worktree,
 //! and `list` does it for a thousand worktrees. Most of an `lstat`'s cost is
 //! the kernel walking its path, component by component; relative to an open
 //! handle on the worktree's root, a path is as long as it is in the index, not

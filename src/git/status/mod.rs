@@ -1,7 +1,18 @@
+//! Worktree status: is a worktree clean, what is ignored in it.
+//!
+//! This file holds the merge gate's quick clean check; `state` reads a
+//! worktree's HEAD, index and files as trees (what a snapshot commits); `dirty` is `list`'s
+//! cheap one (with `lstat` under it), `ignored` counts ignored files.
+//!
 //! A fast "is this worktree clean?" for the merge gate's hot path.
 
-use super::{objects, Repo};
+pub mod dirty;
+pub mod ignored;
+pub mod lstat;
+pub mod state;
+
 use crate::error::{Context, Error, Result};
+use crate::git::{objects, Repo};
 
 /// Returns `Some(true)` when the worktree `repo` was opened in certainly has
 /// nothing uncommitted (no staged change, no modified, deleted or untracked

@@ -16,8 +16,12 @@
 //! For a small worktree the memo also keeps the tracked paths, so a look at an
 //! unchanged index is only `lstat`s, without decoding the index. A big one is
 //! scanned on several threads.
+//!
+//! Longer than 500 lines on purpose: the memo's format, the rules that say when
+//! it still holds and the scan that writes it change together, and its unit
+//! tests sit beside them.
 
-use super::{lstat, read_small, ObjectId};
+use crate::git::{read_small, status::lstat, ObjectId};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::object::tree::EntryKind;
@@ -570,10 +574,7 @@ impl Memo {
         }
         // Best effort: a memo that cannot be written only costs speed next time.
         // Written aside and renamed, so a concurrent look never reads half of it.
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let _ = crate::git::fs::write_atomically(path, &bytes);
     }
 }
 
@@ -680,13 +681,7 @@ impl IgnoreFiles {
     /// The ignore files of the repository whose common git dir is `common_dir`, with `excludes_file`
     /// the configured `core.excludesFile` if any.
     pub fn new(common_dir: &Path, excludes_file: Option<PathBuf>) -> IgnoreFiles {
-        let default = || {
-            std::env::var_os("XDG_CONFIG_HOME")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-                .map(|d| d.join("git").join("ignore"))
-        };
+        let default = || crate::git::fs::xdg_git_file("ignore");
         let mut files = vec![common_dir.join("info").join("exclude")];
         files.extend(excludes_file.or_else(default));
         let fingerprint = files.iter().fold(0u64, |sum, file| {
@@ -759,13 +754,80 @@ impl DotGit {
     }
 }
 
-/// The directory a `.git` file's `gitdir:` line names, relative ones against the worktree at `path`.
+/// The directory a `.git` file's `gitdir: ` line names, relative ones against the worktree at
+/// `path`; as git reads it (`read_gitfile_gently`: that exact prefix, line ends trimmed).
 fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
     let text = std::str::from_utf8(text).ok()?;
-    let dir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    let dir = text
+        .strip_prefix("gitdir: ")?
+        .trim_end_matches(['\n', '\r']);
+    if dir.is_empty() {
+        return None;
+    }
+    let dir = PathBuf::from(dir);
     Some(if dir.is_relative() {
-        super::normalize(&path.join(dir))
+        crate::git::normalize(&path.join(dir))
     } else {
         dir
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DotGit;
+    use std::path::Path;
+
+    /// What gix's discovery makes of the `.git` at `worktree` (the oracle for [`DotGit`]).
+    fn gix_reads(worktree: &Path) -> Option<std::path::PathBuf> {
+        let dot_git = worktree.join(".git");
+        if dot_git.is_dir() {
+            return Some(dot_git);
+        }
+        gix::discover::path::from_gitdir_file(&dot_git).ok()
+    }
+
+    /// `DotGit` (one `read` on `list`'s path) agrees with gix's reading of `.git` files:
+    /// absolute and relative `gitdir:` lines, CRLF and extra blanks, a `.git` directory, none.
+    #[test]
+    fn dot_git_reads_what_gix_discovery_reads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let admin = root.join("repo/.git/worktrees/t");
+        std::fs::create_dir_all(&admin).unwrap();
+        let cases = [
+            ("abs", format!("gitdir: {}\n", admin.display())),
+            ("crlf", format!("gitdir: {}\r\n", admin.display())),
+            ("rel", "gitdir: ../repo/.git/worktrees/t\n".to_owned()),
+            ("rel-dot", "gitdir: ./../repo/.git/worktrees/t\n".to_owned()),
+        ];
+        for (name, text) in cases {
+            let wt = root.join(name);
+            std::fs::create_dir_all(&wt).unwrap();
+            std::fs::write(wt.join(".git"), text).unwrap();
+            let ours = DotGit::read(&wt);
+            assert!(ours.exists, "{name}");
+            let want = gix_reads(&wt).expect("gix reads it");
+            assert_eq!(
+                ours.git_dir().map(|p| p.canonicalize().unwrap()),
+                Some(want.canonicalize().unwrap()),
+                "{name}"
+            );
+        }
+        let main = root.join("repo");
+        let ours = DotGit::read(&main);
+        assert!(ours.exists);
+        assert_eq!(ours.git_dir(), gix_reads(&main).as_deref());
+        let none = root.join("none");
+        std::fs::create_dir_all(&none).unwrap();
+        let ours = DotGit::read(&none);
+        assert!(!ours.exists && ours.git_dir().is_none());
+        assert!(gix_reads(&none).is_none());
+        // A `.git` file without a `gitdir: ` line names nothing, for gix (and git) neither.
+        for garbage in ["garbage\n", "gitdir:/no/space\n", "gitdir: \n", ""] {
+            std::fs::write(none.join(".git"), garbage).unwrap();
+            let ours = DotGit::read(&none);
+            assert!(ours.exists && ours.git_dir().is_none(), "{garbage:?}");
+            assert!(gix_reads(&none).is_none(), "{garbage:?}");
+        }
+    }
 }

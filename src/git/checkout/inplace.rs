@@ -18,12 +18,13 @@
 //! Ignored files are never read or written: the current and target trees
 //! never contain them.
 
-use super::diff::{tree_to_tree, tree_to_tree_raw, ChangeKind, ChangedPath};
-use super::{ObjectId, Repo};
+use super::{delete, write_entry};
 use crate::error::{Context, Error, Result};
+use crate::git::diff::{tree_to_tree, tree_to_tree_raw, ChangeKind, ChangedPath};
+use crate::git::{ObjectId, Repo};
 use gix::object::tree::EntryKind;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Makes the files of the worktree `wt` go from `current` (a tree of what is on
 /// disk, untracked files included) to `target`, and writes its index from `index`.
@@ -39,7 +40,7 @@ pub fn apply(
     let raw = tree_to_tree_raw(wt, current, target)?;
     let changes: Vec<ChangedPath> = raw.iter().map(|c| c.to_changed()).collect();
     // SPEC §5: a path git refuses is never written (nor deleted) by git-task.
-    super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
+    crate::git::diff::check_safe(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)?;
     // Files are written under their names' own bytes: a lossy name would miss the file.
     // Deletions first: a file may have to make room for a directory of the same name.
@@ -59,7 +60,7 @@ pub fn apply(
 pub fn check(wt: &Repo, current: ObjectId, target: ObjectId) -> Result<()> {
     let workdir = wt.require_workdir()?.to_path_buf();
     let changes = tree_to_tree(wt, current, target)?;
-    super::pathsafe::check_changes(&changes, &format!("tree {target}"))?;
+    crate::git::diff::check_safe(&changes, &format!("tree {target}"))?;
     check_blockers(&workdir, &changes)
 }
 
@@ -158,114 +159,4 @@ fn blocked(what: &str, path: &str) -> Error {
 /// Returns a tree path as a relative path on disk.
 fn on_disk(path: &gix::bstr::BStr) -> Result<&Path> {
     gix::path::from_byte_slice(path).map_err(|e| Error::repo(format!("bad path '{path}'"), e))
-}
-
-fn delete(workdir: &Path, rel: &Path) -> Result<()> {
-    let full = workdir.join(rel);
-    let path = rel.display();
-    match std::fs::symlink_metadata(&full) {
-        Ok(m) if m.is_dir() => {
-            // A gitlink's directory: remove it only when empty.
-            let _ = std::fs::remove_dir(&full);
-        }
-        Ok(_) => std::fs::remove_file(&full).context(|| format!("could not delete '{path}'"))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::repo(format!("could not read '{path}'"), e)),
-    }
-    remove_empty_parents(workdir, &full);
-    Ok(())
-}
-
-/// Removes the now-empty directories above `full`, up to (not including) `workdir`.
-fn remove_empty_parents(workdir: &Path, full: &Path) {
-    let mut dir = full.parent();
-    while let Some(d) = dir {
-        if d == workdir || !d.starts_with(workdir) {
-            break;
-        }
-        if std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-}
-
-fn write_entry(wt: &Repo, workdir: &Path, rel: &Path, kind: EntryKind, id: ObjectId) -> Result<()> {
-    let full = workdir.join(rel);
-    let path = rel.display();
-    if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent)
-            .context(|| format!("could not create the directory of '{path}'"))?;
-    }
-    if kind == EntryKind::Commit {
-        // A submodule: its directory is all git-task makes; its content is the submodule's business.
-        std::fs::create_dir_all(&full).context(|| format!("could not create '{path}'"))?;
-        return Ok(());
-    }
-    let blob = wt
-        .inner
-        .find_blob(id)
-        .context(|| format!("could not read the content of '{path}'"))?;
-    if let Ok(m) = std::fs::symlink_metadata(&full) {
-        if m.is_dir() {
-            std::fs::remove_dir(&full)
-                .context(|| format!("could not replace the directory '{path}'"))?;
-        }
-    }
-    let tmp = temp_sibling(&full);
-    if kind == EntryKind::Link {
-        let target = gix::path::from_bstr(gix::bstr::BStr::new(&blob.data))
-            .map_err(|e| Error::repo(format!("could not read the target of '{path}'"), e))?
-            .into_owned();
-        symlink(&target, &tmp).context(|| format!("could not create the link '{path}'"))?;
-    } else {
-        std::fs::write(&tmp, &blob.data).context(|| format!("could not write '{path}'"))?;
-        set_executable(&tmp, kind == EntryKind::BlobExecutable)
-            .context(|| format!("could not set the mode of '{path}'"))?;
-    }
-    if let Err(e) = std::fs::rename(&tmp, &full) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::repo(format!("could not write '{path}'"), e));
-    }
-    Ok(())
-}
-
-fn temp_sibling(full: &Path) -> PathBuf {
-    let name = full
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    full.with_file_name(format!(".{name}.git-task-{}.tmp", std::process::id()))
-}
-
-#[cfg(unix)]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(target, link)
-}
-
-#[cfg(not(unix))]
-fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
-    // Without symlinks, git writes the target as a plain file.
-    std::fs::write(link, gix::path::into_bstr(target).as_ref() as &[u8])
-}
-
-#[cfg(unix)]
-fn set_executable(path: &Path, executable: bool) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut perms = std::fs::metadata(path)?.permissions();
-    let mode = perms.mode();
-    // Like git: executable means "readable bits become executable too", respecting the umask already applied.
-    let new = if executable {
-        mode | ((mode & 0o444) >> 2)
-    } else {
-        mode & !0o111
-    };
-    perms.set_mode(new);
-    std::fs::set_permissions(path, perms)
-}
-
-#[cfg(not(unix))]
-fn set_executable(_path: &Path, _executable: bool) -> std::io::Result<()> {
-    Ok(())
 }

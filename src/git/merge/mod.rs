@@ -1,10 +1,15 @@
+//! Merges: merge commits of the gate (this file), three-way tree merges
+//! for undoing one checkpoint (`threeway`).
+//!
 //! In-memory merges and the commits that record them: nothing here touches a
 //! worktree, an index or a ref. Objects are written to the object database
 //! (merged blobs, trees, commits); until a ref points at them they are
 //! unreachable and harmless.
 
-use super::{objects, ObjectId, Repo};
+pub mod threeway;
+
 use crate::error::{Context, Error, Result};
+use crate::git::{objects, ObjectId, Repo};
 use gix::bstr::BStr;
 use gix::object::tree::EntryKind;
 

@@ -1,7 +1,13 @@
+//! Diffs: changed-path lists between trees (this file), with renames
+//! (`renames`), and unified text patches (`unified`).
+//!
 //! Lists of changed paths between trees.
 
-use super::{ObjectId, Repo};
+pub mod renames;
+pub mod unified;
+
 use crate::error::{Context, Result};
+use crate::git::{ObjectId, Repo};
 use gix::bstr::{BStr, BString};
 use gix::object::tree::EntryKind;
 use std::collections::VecDeque;
@@ -30,7 +36,7 @@ pub struct ChangedPath {
     /// Entry kind after (`None` when deleted).
     pub new: Option<(EntryKind, ObjectId)>,
     /// A component of the raw path is one git refuses (`..`, `.git`, a name holding `/`: SPEC §5,
-    /// [`super::pathsafe`]); `path` is lossy and cannot tell.
+    /// [`crate::git::pathsafe`]); `path` is lossy and cannot tell.
     pub unsafe_path: bool,
 }
 
@@ -59,7 +65,7 @@ pub struct RawChange {
     pub old: Option<(EntryKind, ObjectId)>,
     /// Entry kind after (`None` when deleted).
     pub new: Option<(EntryKind, ObjectId)>,
-    /// A component of the raw path is one git refuses ([`super::pathsafe`]).
+    /// A component of the raw path is one git refuses ([`crate::git::pathsafe`]).
     pub unsafe_path: bool,
 }
 
@@ -144,7 +150,7 @@ pub fn tree_to_tree_raw(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec
 }
 
 /// A tree-diff delegate like gix's `Recorder` that also keeps, for every change, whether a
-/// component of its raw path is unsafe ([`super::pathsafe`]). It keeps empty names and names
+/// component of its raw path is unsafe ([`crate::git::pathsafe`]). It keeps empty names and names
 /// holding `/` as components of their own, which a joined path cannot show.
 #[derive(Default)]
 struct Recorder {
@@ -166,7 +172,7 @@ impl Recorder {
         self.path.extend_from_slice(name);
         // Whether it is a symlink is only known at the change: see `visit`.
         self.parts
-            .push((start, !super::pathsafe::is_safe_component(name, false)));
+            .push((start, !crate::git::pathsafe::is_safe_component(name, false)));
     }
 }
 
@@ -201,11 +207,21 @@ impl gix::diff::tree::Visit for Recorder {
             let name = self.path[start..]
                 .strip_prefix(b"/")
                 .unwrap_or(&self.path[start..]);
-            leaf_unsafe = !super::pathsafe::is_safe_component(name, true);
+            leaf_unsafe = !crate::git::pathsafe::is_safe_component(name, true);
         }
         let any = leaf_unsafe || self.parts.iter().any(|p| p.1);
         self.records
             .push((change, self.path.clone(), any, leaf_unsafe));
         std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// Refuses (before anything is written) when any path that moving from tree `old` to `new` touches is unsafe.
+///
+/// `what` names the source in the message (`"checkpoint 2"`, `"the base"`).
+pub fn check_safe(changes: &[ChangedPath], what: &str) -> crate::error::Result<()> {
+    match changes.iter().find(|c| c.unsafe_path) {
+        Some(c) => Err(crate::git::pathsafe::refusal(&c.path, what)),
+        None => Ok(()),
     }
 }

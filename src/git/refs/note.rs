@@ -1,9 +1,9 @@
 //! Notes under a notes ref, prepared as a commit so that the ref move can join
 //! a larger transaction (a merge lands its commits, notes and records at once).
 
-use super::refs::{Expect, Update};
-use super::{objects, ObjectId, Repo};
 use crate::error::{Context, Error, Result};
+use crate::git::refs::{Expect, Update};
+use crate::git::{objects, ObjectId, Repo};
 
 /// Writes a new notes commit on top of `notes_ref` that attaches `notes` (object, text) and returns the ref change that publishes it.
 ///

@@ -1,11 +1,17 @@
+//! Refs: transactions (this file), cheap bulk reads (`read`), notes prepared
+//! as part of a transaction (`note`).
+//!
 //! Ref transactions with expected old values: the only place that writes refs.
 //!
 //! Every change names what it expects to find (nothing, or a given id), so two
 //! concurrent invocations can never both win (SPEC §4). Several changes given
 //! together land all or nothing.
 
-use super::{ObjectId, Repo};
+pub mod note;
+pub mod read;
+
 use crate::error::{Error, Result};
+use crate::git::{ObjectId, Repo};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
@@ -69,6 +75,22 @@ impl Update {
             message: message.into(),
         }
     }
+
+    /// The change as the crash journal keeps it.
+    fn journaled(&self) -> crate::git::journal::RefChange {
+        let old = match self.expect {
+            Expect::Is(id) | Expect::AbsentOrIs(id) => Some(id.to_string()),
+            Expect::Absent | Expect::Any => None,
+        };
+        crate::git::journal::RefChange {
+            name: self.name.clone(),
+            old,
+            new: self.new.map(|id| id.to_string()),
+            or_absent: matches!(self.expect, Expect::AbsentOrIs(_)),
+            any: matches!(self.expect, Expect::Any),
+            message: self.message.clone(),
+        }
+    }
 }
 
 /// Why a transaction did not apply.
@@ -98,7 +120,7 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
     }
     let names: Vec<String> = updates.iter().map(|u| u.name.clone()).collect();
     // The lock files this transaction takes, journaled so that a kill -9 mid-transaction
-    // does not leave them to block every later update of these refs (`task::recover`).
+    // does not leave them to block every later update of these refs (`git::journal`).
     let mut locks: Vec<std::path::PathBuf> = names
         .iter()
         .map(|n| repo.common_dir().join(format!("{n}.lock")))
@@ -106,9 +128,15 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
     if updates.iter().any(|u| u.new.is_none()) {
         locks.push(repo.common_dir().join("packed-refs.lock"));
     }
-    let _journal =
-        crate::task::recover::Journal::begin(repo, crate::task::recover::Step::RefLocks { locks })
-            .ok();
+    let journaled = updates.iter().map(Update::journaled).collect();
+    let _journal = crate::git::journal::Journal::begin(
+        repo,
+        crate::git::journal::Step::RefLocks {
+            locks,
+            updates: journaled,
+        },
+    )
+    .ok();
     let mut edits = Vec::with_capacity(updates.len());
     for u in updates {
         let name: FullName = u.name.as_str().try_into().map_err(|e| {
@@ -171,4 +199,31 @@ pub fn commit(repo: &Repo, updates: Vec<Update>) -> Result<()> {
 fn is_lock_contention(err: &gix::Error) -> bool {
     let text = format!("{err:?}");
     text.contains("lock") && (text.contains("exist") || text.contains("Lock"))
+}
+
+/// Returns the ids the reflog of `name` moved the ref to, in the entries whose message
+/// starts with `message_prefix` (`commit` for what `git commit` made); oldest first,
+/// empty when the ref or its log does not exist.
+pub fn reflog_ids(repo: &Repo, name: &str, message_prefix: &str) -> Result<Vec<ObjectId>> {
+    let err = |e| Error::repo(format!("could not read the reflog of '{name}'"), e);
+    let Some(reference) = repo.inner.try_find_reference(name).map_err(err)? else {
+        return Ok(Vec::new());
+    };
+    let mut log = reference.log_iter();
+    let Some(lines) = log
+        .all()
+        .map_err(|e| Error::repo(format!("could not read the reflog of '{name}'"), e))?
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(lines
+        .flatten()
+        .filter(|line| line.message.starts_with(message_prefix.as_bytes()))
+        .map(|line| line.new_oid())
+        .collect())
+}
+
+/// Whether `name` is a full ref name git accepts (`refs/heads/main`; no `..`, no `.lock`, …).
+pub fn is_valid_name(name: &str) -> bool {
+    gix::validate::reference::name(gix::bstr::BStr::new(name.as_bytes())).is_ok()
 }

@@ -8,8 +8,8 @@
 //! ref, a per-worktree ref, an odd file, a ref in neither place) is asked of
 //! gix instead, so the answers are gix's.
 
-use super::{read_small, ObjectId, Repo};
 use crate::error::Result;
+use crate::git::{read_small, ObjectId, Repo};
 use std::cell::OnceCell;
 
 /// Reads refs of one repository, `packed-refs` loaded at most once.

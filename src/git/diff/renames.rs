@@ -1,7 +1,7 @@
 //! Tree-to-tree changes with rename detection (for `changes`).
 
-use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use crate::git::{ObjectId, Repo};
 
 /// How a file changed, renames included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

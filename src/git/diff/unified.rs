@@ -9,9 +9,9 @@
 //! does), so `git apply` can apply them, forward or in reverse, from the
 //! objects in the repository.
 
-use super::diff::{tree_to_tree, ChangeKind, ChangedPath};
-use super::{ObjectId, Repo};
 use crate::error::{Context, Result};
+use crate::git::diff::{tree_to_tree, ChangeKind, ChangedPath};
+use crate::git::{ObjectId, Repo};
 use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, HunkHeader};
 use gix::diff::blob::{diff_with_slider_heuristics, Algorithm, InternedInput, UnifiedDiff};
 use gix::object::tree::EntryKind;

@@ -1,0 +1,199 @@
+//! File-system helpers under both the adapter and the core: replacing a file whole
+//! (git's lockfile idea: a reader sees the old content or the new, never half), and
+//! where git looks for a user's files (`~/`, `$XDG_CONFIG_HOME/git/`), reading small
+//! files cheaply, and comparing paths (normalised, canonical, the current directory).
+
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Expands a leading `~/` to the home directory, as git does for path-valued settings
+/// (`core.hooksPath`, `task.worktreeDir`); other paths are returned as given. The home
+/// directory is gix's (`$HOME`, else the system's idea of it).
+pub fn expand_home(path: &str) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => gix::path::env::home_dir().unwrap_or_default().join(rest),
+        None => PathBuf::from(path),
+    }
+}
+
+/// Returns git's per-user file `name` (`ignore`, `attributes`): `$XDG_CONFIG_HOME/git/<name>`,
+/// else `~/.config/git/<name>`; an empty variable counts as unset, as in git.
+pub fn xdg_git_file(name: &str) -> Option<PathBuf> {
+    gix::path::env::xdg_config(name, &mut |var| {
+        gix::path::env::var(var).filter(|v| !v.is_empty())
+    })
+}
+
+/// Replaces the file at `path` with what `write` writes: into a temporary file beside
+/// it (`.<name>.<random>.tmp`, `tempfile`), then renamed over `path`. The temporary file
+/// is created `0666` less the umask, as `std::fs::write` and git create files, unless
+/// `mode` names the exact mode it gets; it is removed when anything fails.
+pub fn replace_file(
+    path: &Path,
+    mode: Option<u32>,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    write(tmp.as_file_mut())?;
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Replaces the file at `path` with `bytes` ([`replace_file`]).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, None, |file| file.write_all(bytes))
+}
+
+/// Returns whether file metadata has an executable bit (git's `100755` mode); always false off Unix.
+pub fn is_executable(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// Reads a small file with one `open`, one `read` and a `close`.
+///
+/// `std::fs::read` first asks for the file's size and position, and reads once more
+/// to see the end: `list` reads a few small files for each of a thousand tasks. A read
+/// that does not fill the buffer is a regular file's end; a file that does fill it is
+/// read on until a read returns nothing.
+pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut out = vec![0; 4096];
+    let mut len = 0;
+    loop {
+        let n = match file.read(&mut out[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        len += n;
+        if n == 0 || len < out.len() {
+            break;
+        }
+        out.resize(out.len() * 2, 0);
+    }
+    out.truncate(len);
+    Ok(out)
+}
+
+/// Removes `.` and `..` components without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Returns `path` with symlinks resolved, or only normalised ([`normalize`]) when it
+/// cannot be resolved (it does not exist): for comparing two paths to one directory.
+pub fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| normalize(path))
+}
+
+/// Returns `path` made absolute against the process's current directory, normalised.
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&std::env::current_dir().unwrap_or_default().join(path))
+    }
+}
+
+/// Returns whether the process's current directory is `path` or a directory below it.
+pub fn cwd_inside(path: &Path) -> bool {
+    let Ok(cwd) = std::env::current_dir() else {
+        return false;
+    };
+    canonical(&cwd).starts_with(canonical(path))
+}
+
+/// Moves the process out of `path` into `to` when its current directory is inside `path`
+/// (about to be deleted or replaced); returns `to` then, so the caller can tell the user to `cd` there.
+pub fn leave_if_inside(path: &Path, to: &Path) -> Result<Option<PathBuf>> {
+    if !cwd_inside(path) {
+        return Ok(None);
+    }
+    std::env::set_current_dir(to)
+        .map_err(|e| Error::repo(format!("could not change to '{}'", to.display()), e))?;
+    Ok(Some(to.to_path_buf()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file is replaced whole, keeps git's default mode, and no temporary file is left.
+    #[test]
+    fn replaces_whole_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("state")]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            let reference = dir.path().join("made-by-std");
+            std::fs::write(&reference, "").unwrap();
+            assert_eq!(
+                mode(&path),
+                mode(&reference),
+                "the mode std::fs::write gives"
+            );
+            std::fs::remove_file(&reference).unwrap();
+            replace_file(&path, Some(0o755), |f| f.write_all(b"#!/bin/sh\n")).unwrap();
+            assert_eq!(mode(&path), 0o755);
+        }
+        // A failed write leaves the old content and no temporary file.
+        let failed = replace_file(&path, None, |_| Err(std::io::Error::other("full")));
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"#!/bin/sh\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,292 @@
+//! Removing a linked worktree without waiting for its files: the directory is renamed
+//! aside (atomic), its administrative entry deleted, and the renamed directory deleted
+//! by a background process of git-task's own (`delete-aside`), which `sweep` can tell
+//! from a dead one by the lock it holds.
+
+use super::Linked;
+use crate::error::{Error, Result};
+use crate::git::Repo;
+use std::path::{Path, PathBuf};
+
+/// Removes a linked worktree without looking at its content: its directory is
+/// first renamed aside (atomic), then its administrative entry is deleted, and
+/// the renamed directory is deleted in the background (SPEC §10: `remove` must
+/// not wait for a 100,000-file delete). `sweep` deletes any leftover.
+///
+/// Callers save any work first (SPEC §2.2).
+pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
+    move_aside(repo, linked).map(drop)
+}
+
+/// A worktree directory moved aside by [`move_aside`]: deleted in the
+/// background when dropped, so a caller can finish its own work first without
+/// a 100,000-file delete competing for the disk and the cores.
+#[must_use = "dropping it starts the delete"]
+#[derive(Debug)]
+pub struct Aside(Option<PathBuf>);
+
+impl Drop for Aside {
+    fn drop(&mut self) {
+        // Best effort: what is left is an interrupted removal for `sweep`.
+        let _ = self.start_delete();
+    }
+}
+
+impl Aside {
+    /// Starts deleting the moved-aside files in the background (deleting them now when no
+    /// background process can start); an error says what could not be deleted.
+    pub fn start_delete(&mut self) -> Result<()> {
+        match self.0.take() {
+            Some(aside) if !delete_in_background(&aside) => delete_moved_aside(&aside),
+            _ => Ok(()),
+        }
+    }
+
+    /// Returns where the worktree's files were moved to, until their delete starts.
+    pub fn path(&self) -> Option<&Path> {
+        self.0.as_deref()
+    }
+
+    /// Deletes the moved-aside files now, before returning: for a rollback, which
+    /// must leave nothing behind when it reports that everything was removed.
+    pub fn delete_now(mut self) -> Result<()> {
+        match self.0.take() {
+            Some(aside) => delete_dir_shared(&aside),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The first half of [`remove`]: the worktree is gone from its path and from
+/// git's list of worktrees; its files are deleted when the returned [`Aside`] is dropped.
+pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
+    let aside = aside_path(&linked.path);
+    let moved = match std::fs::rename(&linked.path, &aside) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not move '{}' aside", linked.path.display()),
+                e,
+            ))
+        }
+    };
+    let aside = Aside(moved.then_some(aside));
+    remove_admin(linked)?;
+    let _ = repo;
+    Ok(aside)
+}
+
+/// Deletes only the administrative entry of a worktree (`git worktree prune` for one entry).
+pub fn remove_admin(linked: &Linked) -> Result<()> {
+    match std::fs::remove_dir_all(&linked.git_dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::repo(
+            format!("could not delete '{}'", linked.git_dir.display()),
+            e,
+        )),
+    }
+}
+
+/// Returns a sibling path to move a worktree directory to before deleting it.
+fn aside_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    path.with_file_name(format!(".{name}.removing-{}-{nanos}", std::process::id()))
+}
+
+/// Whether a directory name is one that [`remove`] moved aside and that no
+/// deletion of this process is still working on: what an interrupted removal
+/// leaves behind. (The deletions this process started run in the background;
+/// they are not leftovers.)
+pub fn is_leftover_removal(name: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix('.')
+        .and_then(|n| n.rsplit_once(".removing-"))
+        .map(|(_, rest)| rest)
+    else {
+        return false;
+    };
+    match rest.split_once('-') {
+        Some((pid, _)) => pid.parse::<u32>().ok() != Some(std::process::id()),
+        None => false,
+    }
+}
+
+/// Returns whether a delete is working on the moved-aside directory at `path`: the
+/// background delete holds an exclusive `flock` on it until it exits
+/// ([`delete_in_background`]).
+pub fn deletion_in_progress(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        // Dropping `dir` releases the lock again when it was free.
+        rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Whether the directory at `path` is a removal that was interrupted: named like one
+/// ([`is_leftover_removal`]) and no delete holds its lock.
+pub fn is_leftover_removal_at(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    is_leftover_removal(&name) && !deletion_in_progress(path)
+}
+
+/// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its name
+/// says so), and also where the task left directories without write permission (a Go
+/// module cache does), which `rm -rf` cannot empty.
+pub fn delete_moved_aside(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !(name.starts_with('.') && name.contains(".removing-")) {
+        return Err(Error::input(format!(
+            "'{}' is not a worktree moved aside by git-task",
+            path.display()
+        )));
+    }
+    if delete_dir_shared(path).is_ok() {
+        return Ok(());
+    }
+    make_writable(path);
+    delete_dir_shared(path)
+}
+
+/// Gives the owner write and search permission on every directory below `path`.
+///
+/// By hand, not `walkdir`: a directory must be made searchable before it is listed,
+/// and `walkdir` lists a directory before it hands it out.
+fn make_writable(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if !meta.is_dir() {
+            return;
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o700));
+        }
+        if let Ok(entries) = std::fs::read_dir(path) {
+            for e in entries.flatten() {
+                make_writable(&e.path());
+            }
+        }
+    }
+}
+
+/// Deletes a directory that may also be being deleted by someone else at the
+/// same time (a background delete of an earlier `remove`): what vanishes under
+/// us is not an error.
+pub fn delete_dir_shared(path: &Path) -> Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir_all(path) {
+            Ok(()) => return Ok(()),
+            Err(_) if !path.exists() => return Ok(()),
+            // A file the other deleter took between our listing and our unlink.
+            Err(e) if tries < 3 && e.kind() == std::io::ErrorKind::NotFound => tries += 1,
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not delete '{}'", path.display()),
+                    e,
+                ))
+            }
+        }
+    }
+}
+
+/// Starts deleting `path` (a directory moved aside) in a detached background process:
+/// git-task's own `delete-aside`, in a process group of its own from the moment it is
+/// spawned, which then leaves the terminal's session and lowers its priority, so
+/// neither closing the terminal nor the user's next command stops or competes with
+/// it. Returns false if that could not start.
+///
+/// The child inherits an exclusive `flock` on the directory, taken here before it
+/// is spawned, and holds it until it exits: `sweep` tells a delete in progress
+/// from one that died by that lock ([`deletion_in_progress`]),
+/// with no window between this process ending and the child starting.
+fn delete_in_background(path: &Path) -> bool {
+    use std::process::{Command, Stdio};
+    if !cfg!(unix) {
+        return false;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    #[cfg(unix)]
+    let _lock = {
+        let Ok(dir) = std::fs::File::open(path) else {
+            return false;
+        };
+        if rustix::fs::flock(&dir, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            // Another delete holds it already.
+            return true;
+        }
+        // Inherited by the child (and only by it: closed here once it is spawned).
+        if rustix::io::fcntl_setfd(&dir, rustix::io::FdFlags::empty()).is_err() {
+            return false;
+        }
+        dir
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(["delete-aside", "--"])
+        .arg(path)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for var in crate::git::LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory this process moved aside is being deleted in the background;
+    /// one moved aside by another process and still there is a leftover.
+    #[test]
+    fn only_removals_of_other_processes_are_leftovers() {
+        let own = aside_path(Path::new("/tmp/x.tasks/alpha"));
+        let own = own.file_name().unwrap().to_str().unwrap();
+        assert!(own.starts_with(".alpha.removing-"), "{own}");
+        assert!(!is_leftover_removal(own));
+        let other = format!(
+            ".alpha.removing-{}-12345",
+            std::process::id().wrapping_add(1)
+        );
+        assert!(is_leftover_removal(&other));
+        assert!(!is_leftover_removal("alpha"));
+        assert!(!is_leftover_removal(".alpha.removing-"));
+        assert!(!is_leftover_removal("alpha.removing-1-2"));
+    }
+}
