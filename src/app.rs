@@ -7,7 +7,7 @@ use crate::commands::{self, Ctx, Done};
 use crate::config::Settings;
 use crate::error::Error;
 use crate::git::Repo;
-use crate::output::{use_color, Format, Out, Palette};
+use crate::output::{use_color_env, Format, Out, Palette};
 use clap::Parser;
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -25,9 +25,8 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             _ => ExitCode::from(1),
         };
     }
-    let no_color = std::env::var_os("NO_COLOR");
     let early_out = || {
-        let err_color = use_color(std::io::stderr().is_terminal(), no_color.as_deref(), None);
+        let err_color = use_color_env(std::io::stderr().is_terminal(), None);
         Out::new(
             Format::Human,
             cli.global.quiet,
@@ -62,14 +61,12 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let color_ui = repo.config_string("color.ui");
-    let palette = Palette::new(use_color(
+    let palette = Palette::new(use_color_env(
         std::io::stdout().is_terminal(),
-        no_color.as_deref(),
         color_ui.as_deref(),
     ));
-    let err_palette = Palette::new(use_color(
+    let err_palette = Palette::new(use_color_env(
         std::io::stderr().is_terminal(),
-        no_color.as_deref(),
         color_ui.as_deref(),
     ));
     let format = if cli.global.json {
@@ -122,16 +119,11 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             },
         );
     }
-    let no_color = std::env::var_os("NO_COLOR");
     let out = Out::new(
         Format::Human,
         false,
         Palette::default(),
-        Palette::new(use_color(
-            std::io::stderr().is_terminal(),
-            no_color.as_deref(),
-            None,
-        )),
+        Palette::new(use_color_env(std::io::stderr().is_terminal(), None)),
     );
     let mut text = err.render().to_string();
     // The rejected value may hold control characters (a newline in an id): show them escaped.

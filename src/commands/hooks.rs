@@ -4,6 +4,7 @@ use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::hooks::install::{self, InstallAction, InstallOptions, State, UninstallAction};
 use crate::hooks::scripts;
+use crate::hooks::Enforcement;
 use crate::output::{Out, Report};
 
 /// Install, remove or inspect the git hooks that enforce task contracts
@@ -16,7 +17,7 @@ pub struct HooksArgs {
 /// What to do with the hooks.
 #[derive(clap::Subcommand, Debug)]
 pub enum HooksAction {
-    /// Write pre-commit and post-checkout into the hooks directory, chaining hooks already there
+    /// Put pre-commit and post-checkout where every worktree runs them, chaining the hooks already there
     Install {
         /// Replace a git-task hook that was edited or comes from another version
         #[arg(long)]
@@ -36,18 +37,6 @@ pub fn run(ctx: &Ctx, args: &HooksArgs) -> CmdResult {
                 settings: current_settings(ctx)?,
             };
             let outcome = install::install(&ctx.repo, &opts)?;
-            if let Some(path) = ctx
-                .repo
-                .config_string("core.hooksPath")
-                .filter(|p| !p.is_empty() && !p.starts_with('/') && !p.starts_with('~'))
-            {
-                // githooks(5): a relative core.hooksPath is resolved in each worktree on its own.
-                ctx.out.warn(format_args!(
-                    "core.hooksPath is relative ('{path}'): every worktree, task worktrees included, runs the hooks in its own '{path}', not the ones installed here"
-                ));
-                ctx.out
-                    .hint("make core.hooksPath absolute so that one install covers every worktree");
-            }
             emit(
                 ctx,
                 &InstallReport {
@@ -91,6 +80,7 @@ fn current_settings(ctx: &Ctx) -> crate::Result<scripts::Settings> {
     Ok(scripts::Settings {
         binary: binary.display().to_string(),
         prefix: ctx.settings.branch_prefix.clone(),
+        chain: String::new(),
     })
 }
 
@@ -116,6 +106,33 @@ impl Report for InstallReport {
                 h.name,
                 crate::output::escape(&h.path)
             ))?;
+        }
+        for w in &self.outcome.worktrees {
+            if let Some(why) = &w.skipped {
+                out.warn(format_args!(
+                    "worktree '{}' skipped: {}",
+                    crate::output::escape(&w.path),
+                    crate::output::escape(why)
+                ));
+            }
+        }
+        let covered = self
+            .outcome
+            .worktrees
+            .iter()
+            .filter(|w| w.skipped.is_none())
+            .count();
+        if covered > 0 {
+            out.note(format_args!(
+                "{covered} linked worktree{} covered too",
+                if covered == 1 { "" } else { "s" }
+            ));
+        }
+        if self.outcome.layout == "relative" {
+            out.note("core.hooksPath is relative: each worktree's config.worktree points it at git-task's hooks, which run that worktree's own hooks first");
+        }
+        if self.outcome.worktree_config_changed {
+            out.note("set extensions.worktreeConfig=true so each worktree can have its own core.hooksPath");
         }
         out.note(format_args!(
             "the hooks run {}",
@@ -153,6 +170,9 @@ impl Report for UninstallReport {
         if self.outcome.notes_rewrite_ref_changed {
             out.note("removed notes.rewriteRef=refs/notes/tasks, which 'hooks install' had set");
         }
+        if self.outcome.worktree_config_changed {
+            out.note("removed extensions.worktreeConfig, which 'hooks install' had set");
+        }
         Ok(())
     }
 }
@@ -166,32 +186,37 @@ struct StatusReport {
 
 impl Report for StatusReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        if let Some(path) = &self.status.hooks_path {
+            out.line(format_args!(
+                "core.hooksPath   {} ({})",
+                crate::output::escape(path),
+                self.status.layout
+            ))?;
+        }
         out.line(format_args!(
             "hooks directory  {}",
             crate::output::escape(&self.status.dir)
         ))?;
         for h in &self.status.hooks {
-            let state = match h.state {
-                State::Missing => "missing",
-                State::Installed => "installed",
-                State::Outdated => "outdated (run 'git task hooks install')",
-                State::Modified => "modified (run 'git task hooks install --force')",
-                State::Foreign => "foreign (run 'git task hooks install' to chain it)",
+            hook_line(out, h)?;
+        }
+        for w in &self.status.worktrees {
+            let state = match &w.enforcement {
+                Enforcement::Enforced => "enforced".to_owned(),
+                Enforcement::NotInstalled => {
+                    "NOT enforced: hooks not installed here (run 'git task hooks install')"
+                        .to_owned()
+                }
+                Enforcement::Overwritten { path } => format!(
+                    "NOT enforced: '{}' replaced git-task's hook (run 'git task hooks install')",
+                    crate::output::escape(path)
+                ),
+                Enforcement::Disabled => "NOT enforced: core.hooksPath is /dev/null".to_owned(),
             };
-            out.line(format_args!("{:<16} {state}", h.name))?;
-            if let Some(chained) = &h.chained {
-                out.line(format_args!(
-                    "  chained        {}",
-                    crate::output::escape(chained)
-                ))?;
-            }
-            if let Some(bin) = &h.binary {
-                let found = if h.binary_found { "" } else { " (missing)" };
-                out.line(format_args!(
-                    "  binary         {}{found}",
-                    crate::output::escape(bin)
-                ))?;
-            }
+            out.line(format_args!(
+                "worktree         {}  {state}",
+                crate::output::escape(&w.path)
+            ))?;
         }
         out.line(format_args!(
             "notes.rewriteRef {}",
@@ -202,4 +227,31 @@ impl Report for StatusReport {
             }
         ))
     }
+}
+
+fn hook_line(out: &Out, h: &install::HookStatus) -> std::io::Result<()> {
+    let state = match h.state {
+        State::Missing => "missing",
+        State::Installed => "installed",
+        State::Outdated => "outdated (run 'git task hooks install')",
+        State::Modified => "modified (run 'git task hooks install --force')",
+        State::Foreign => "foreign (run 'git task hooks install' to chain it)",
+        State::ChainedByManager => "a hook manager's, which runs git-task's first (kept beside it as .legacy)",
+        State::Overwritten => "OVERWRITTEN by another hook: commits are not checked against contracts (run 'git task hooks install' to chain it)",
+    };
+    out.line(format_args!("{:<16} {state}", h.name))?;
+    if let Some(chained) = &h.chained {
+        out.line(format_args!(
+            "  chained        {}",
+            crate::output::escape(chained)
+        ))?;
+    }
+    if let Some(bin) = &h.binary {
+        let found = if h.binary_found { "" } else { " (missing)" };
+        out.line(format_args!(
+            "  binary         {}{found}",
+            crate::output::escape(bin)
+        ))?;
+    }
+    Ok(())
 }

@@ -82,7 +82,7 @@ impl Report for ListReport {
 }
 
 pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
-    let tasks = summary::list(&ctx.repo, args.all)?
+    let tasks: Vec<Row> = summary::list(&ctx.repo, args.all)?
         .into_iter()
         .map(|(s, summary)| Row {
             id: s.id.clone(),
@@ -95,12 +95,23 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             path: s.worktree,
         })
         .collect();
-    emit(
+    let live_worktrees = tasks
+        .iter()
+        .any(|t| t.mode == Mode::Worktree && t.status.is_live());
+    let done = emit(
         ctx,
         &ListReport {
             kind: "list",
             tasks,
         },
         Done::Ok,
-    )
+    );
+    if live_worktrees {
+        crate::output::enforcement::warn_unenforced(
+            &ctx.out,
+            &crate::hooks::enforcement(&ctx.repo, None),
+            false,
+        );
+    }
+    done
 }

@@ -234,7 +234,17 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         }
     };
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
-        Ok(Started::Created(record)) => emit(ctx, &StartReport::new(&record, true), Done::Ok),
+        Ok(Started::Created(record)) => {
+            let done = emit(ctx, &StartReport::new(&record, true), Done::Ok);
+            let git_dir =
+                crate::hooks::worktrees::git_dir_of(std::path::Path::new(&record.state.worktree));
+            crate::output::enforcement::warn_unenforced(
+                &ctx.out,
+                &crate::hooks::enforcement(&ctx.repo, git_dir.as_deref()),
+                true,
+            );
+            done
+        }
         Ok(Started::Existing(record)) => emit(ctx, &StartReport::new(&record, false), Done::Ok),
         Ok(Started::Reset(done)) => {
             let done = *done;

@@ -203,5 +203,14 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         attempts: names("attempts")?,
         events,
     };
-    emit(ctx, &report, Done::Ok)
+    let done = emit(ctx, &report, Done::Ok);
+    if s.mode == Mode::Worktree && s.status.is_live() {
+        let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(&s.worktree));
+        crate::output::enforcement::warn_unenforced(
+            &ctx.out,
+            &crate::hooks::enforcement(&ctx.repo, git_dir.as_deref()),
+            true,
+        );
+    }
+    done
 }

@@ -9,6 +9,53 @@ use crate::error::{Context, Error, Result};
 use crate::git::Repo;
 use std::path::Path;
 
+/// Parses git's `GIT_CONFIG_PARAMETERS` (the `-c` settings git hands to the processes it
+/// starts) into `key=value` overrides, `key` alone for a key given without a value.
+///
+/// git writes each setting as `'key'='value'`, older gits as `'key=value'`; either is
+/// single-quoted the shell's way (`'\''` for a quote), settings separated by spaces. A malformed
+/// rest is ignored, as git stops at it with an error of its own.
+pub fn parse_parameters(text: &str) -> Vec<String> {
+    /// Reads one single-quoted word at the start of `s`; returns it and the rest.
+    fn quoted(s: &str) -> Option<(String, &str)> {
+        let mut rest = s.strip_prefix('\'')?;
+        let mut word = String::new();
+        loop {
+            let end = rest.find('\'')?;
+            word.push_str(&rest[..end]);
+            rest = &rest[end + 1..];
+            // `'\''`: a quote closes, an escaped quote, a quote reopens.
+            match rest.strip_prefix("\\''") {
+                Some(after) => {
+                    word.push('\'');
+                    rest = after;
+                }
+                None => return Some((word, rest)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let Some((key, after)) = quoted(rest) else {
+            break;
+        };
+        rest = after;
+        if let Some(value_part) = rest.strip_prefix('=') {
+            let Some((value, after)) = quoted(value_part) else {
+                break;
+            };
+            out.push(format!("{key}={value}"));
+            rest = after;
+        } else {
+            // The old form: `'key=value'`, or `'key'` for an implicit true.
+            out.push(key);
+        }
+        rest = rest.trim_start();
+    }
+    out
+}
+
 /// Adds `value` to the multi-valued key `section.key` of the repository's config unless it is already there; returns whether it was added.
 pub fn add_local_value(repo: &Repo, section: &str, key: &str, value: &str) -> Result<bool> {
     let mut added = false;
@@ -59,6 +106,67 @@ pub fn remove_local_value(
         Ok(())
     })?;
     Ok(removed)
+}
+
+/// Returns every value of `section.key` in the repository's configuration, lowest precedence
+/// first, each with whether it comes from a worktree's `config.worktree`.
+pub fn values_with_worktree_flag(repo: &Repo, section: &str, key: &str) -> Vec<(String, bool)> {
+    let snapshot = repo.inner.config_snapshot();
+    let file = snapshot.plumbing();
+    let Some(sections) = file.sections_by_name(section) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in sections.filter(|s| s.header().subsection_name().is_none()) {
+        let worktree = s.meta().source == gix::config::Source::Worktree;
+        for v in s.values(key) {
+            out.push((v.to_string(), worktree));
+        }
+    }
+    out
+}
+
+/// Reads `key` (`section.name`) from the config file at `path` alone; `None` if the file or the key is missing.
+pub fn get_in_file(path: &Path, key: &str) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let file = gix::config::File::from_bytes_no_includes(
+        &bytes,
+        gix::config::file::Metadata::from(gix::config::Source::Local),
+        Default::default(),
+    )
+    .ok()?;
+    file.raw_value(key).ok().map(|v| v.to_string())
+}
+
+/// Removes `key` (`section.name`) from the config file at `path` when its value is `value`, the
+/// section when that leaves it empty, and the file when that leaves it empty; returns whether
+/// it removed the key.
+pub fn remove_in_file(path: &Path, key: &str, value: &str) -> Result<bool> {
+    if get_in_file(path, key).as_deref() != Some(value) {
+        return Ok(false);
+    }
+    let (section, name) = key.split_once('.').unwrap_or((key, ""));
+    edit_file(path, |config| {
+        if let Ok(mut values) = config.raw_values_mut_by(section, None, name) {
+            let all = values.get().unwrap_or_default();
+            for pos in (0..all.len()).rev() {
+                if all[pos] == value {
+                    values.delete(pos);
+                }
+            }
+        }
+        if config
+            .section(section, None)
+            .is_ok_and(|s| s.body().num_values() == 0)
+        {
+            config.remove_section(section, None);
+        }
+        Ok(())
+    })?;
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        std::fs::remove_file(path).context(|| format!("could not remove '{}'", path.display()))?;
+    }
+    Ok(true)
 }
 
 /// Sets `key` (`section.name`) to `value` in the config file at `path`, creating the file if needed.
@@ -121,4 +229,27 @@ fn edit_file(path: &Path, edit: impl FnOnce(&mut gix::config::File) -> Result<()
         let _ = std::fs::remove_file(&lock);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_parameters;
+
+    #[test]
+    fn parameters_as_git_writes_them() {
+        assert_eq!(
+            parse_parameters("'color.ui'='false' 'task.onViolation'='revert'"),
+            ["color.ui=false", "task.onViolation=revert"]
+        );
+        assert_eq!(
+            parse_parameters("'core.bare=false' 'a.b'"),
+            ["core.bare=false", "a.b"]
+        );
+        assert_eq!(
+            parse_parameters(" 'x.y'='it'\\''s = here' "),
+            ["x.y=it's = here"]
+        );
+        assert_eq!(parse_parameters(""), Vec::<String>::new());
+        assert_eq!(parse_parameters("'a.b'='c' garbage"), ["a.b=c"]);
+    }
 }

@@ -120,9 +120,15 @@ pub const LOCAL_ENV: &[&str] = &[
 /// Every handle also carries git-task's fallback identity (`git-task <git-task@localhost>`)
 /// as gix's last-resort committer and author: it signs only when no `committer.*`/
 /// `author.*`/`user.*` (nor `GIT_COMMITTER_*`/`GIT_AUTHOR_*`) is set, so a merge works
-/// on a machine without an identity, as `start` and `checkpoint` do. The options travel with the handle, so the repositories gix
-/// opens itself (a new worktree's, whose `HEAD` reflog needs a committer) sign the same way,
-/// with no process environment to set.
+/// on a machine without an identity, as `start` and `checkpoint` do. The options travel with
+/// the handle, so the repositories gix opens itself (a new worktree's, whose `HEAD` reflog
+/// needs a committer) sign the same way, with no process environment to set.
+///
+/// The `git -c key=value` settings of the git that started git-task (a hook, or `git task`
+/// itself) come in `GIT_CONFIG_PARAMETERS`, which gix does not read: they are applied as
+/// command-line overrides, so `-c color.ui=false` or `-c task.onViolation=revert` mean what they
+/// mean to git. (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>` are read by gix itself.) git-task's
+/// own overrides above win over them: `-c core.useReplaceRefs=true` cannot turn replace refs on.
 pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
     const OVERRIDES: [&str; 5] = [
         "core.useReplaceRefs=false",
@@ -131,9 +137,15 @@ pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
         "gitoxide.author.nameFallback=git-task",
         "gitoxide.author.emailFallback=git-task@localhost",
     ];
+    let cli = std::env::var("GIT_CONFIG_PARAMETERS")
+        .map(|p| config::parse_parameters(&p))
+        .unwrap_or_default();
     let mut map = gix::sec::trust::Mapping::<gix::open::Options>::default();
-    map.full = map.full.config_overrides(OVERRIDES);
-    map.reduced = map.reduced.config_overrides(OVERRIDES);
+    map.full = map
+        .full
+        .config_overrides(OVERRIDES)
+        .cli_overrides(cli.clone());
+    map.reduced = map.reduced.config_overrides(OVERRIDES).cli_overrides(cli);
     map
 }
 

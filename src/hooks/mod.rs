@@ -3,38 +3,85 @@
 //! gix runs no hooks, so `start` runs the `post-checkout` hook in the new
 //! worktree exactly as `git worktree add` would (SPEC §8).
 //!
-//! `install` puts the shims of `scripts` into the hooks directory; the shims
-//! call `git task hook <name>`, whose handlers are `pre_commit` and
-//! `post_checkout`.
+//! `install` puts the shims of `scripts` where each worktree's hooks are
+//! found (see [`install`] for the two layouts); the shims call
+//! `git task hook <name>`, whose handlers are `pre_commit` and `post_checkout`.
 
+mod dir;
 pub mod install;
 pub mod post_checkout;
 pub mod pre_commit;
 pub mod scripts;
+pub mod worktrees;
 
 use crate::git::Repo;
 use std::path::{Path, PathBuf};
 
-/// Returns the effective hooks directory: `core.hooksPath` if set, else `<common dir>/hooks`.
-pub fn hooks_dir(repo: &Repo) -> PathBuf {
-    match repo
-        .config_string("core.hooksPath")
+/// Where the repository's hooks are, as the user (or their hook manager) configured them:
+/// `core.hooksPath` without the per-worktree value `install` sets (see [`install`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// One directory every worktree shares: `<common dir>/hooks`, or an absolute `core.hooksPath`.
+    Shared(PathBuf),
+    /// A relative `core.hooksPath` (husky's `.husky/_`, a committed `.githooks`): each
+    /// worktree runs the hooks under its own top.
+    Relative(String),
+    /// `core.hooksPath=/dev/null`: hooks are turned off.
+    Disabled,
+}
+
+/// Returns the user's `core.hooksPath` (the last value in any config, `-c` included), leaving
+/// out a worktree's value that points at git-task's own hooks directory.
+pub fn user_hooks_path(repo: &Repo) -> Option<String> {
+    let own = [
+        own_dir(repo.git_dir(), repo.common_dir()),
+        main_own_dir(repo.common_dir()),
+    ];
+    crate::git::config::values_with_worktree_flag(repo, "core", "hooksPath")
+        .into_iter()
+        .filter(|(value, worktree)| !(*worktree && own.iter().any(|o| Path::new(value) == o)))
+        .map(|(value, _)| value)
+        .next_back()
         .filter(|p| !p.is_empty())
-    {
+}
+
+/// Returns the repository's hook layout (see [`Layout`]).
+pub fn layout(repo: &Repo) -> Layout {
+    match user_hooks_path(repo) {
+        None => Layout::Shared(repo.common_dir().join("hooks")),
+        Some(path) if path == "/dev/null" => Layout::Disabled,
         Some(path) => {
-            let path = crate::git::fs::expand_home(&path);
-            if path.is_absolute() {
-                path
+            let expanded = crate::git::fs::expand_home(&path);
+            if expanded.is_absolute() {
+                Layout::Shared(expanded)
             } else {
-                // githooks(5): a relative core.hooksPath is relative to where hooks run, the worktree's top.
-                repo.workdir().map(|w| w.join(&path)).unwrap_or(path)
+                // githooks(5): a relative core.hooksPath is relative to where hooks run, each
+                // worktree's top.
+                Layout::Relative(path)
             }
         }
-        None => repo.common_dir().join("hooks"),
     }
 }
 
-/// Runs the `post-checkout` hook (if installed and executable) in `worktree`, as `git worktree add` does.
+/// git-task's own hooks directory of the worktree whose private git dir is `git_dir`:
+/// `<git dir>/hooks` of a linked worktree (where dulwich and gitui look, and git never
+/// does unless `core.hooksPath` says so), `<common dir>/git-task/hooks` of the main one.
+pub fn own_dir(git_dir: &Path, common_dir: &Path) -> PathBuf {
+    let git_dir = crate::git::normalize(git_dir);
+    if git_dir == common_dir {
+        main_own_dir(common_dir)
+    } else {
+        git_dir.join("hooks")
+    }
+}
+
+fn main_own_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("git-task").join("hooks")
+}
+
+/// Puts the hooks of the new linked worktree `worktree` in place ([`worktrees::prepare`]),
+/// then runs its `post-checkout` hook (if installed and executable) there, as
+/// `git worktree add` would: from that worktree's hooks directory.
 ///
 /// Its exit status is returned but, like git, callers do not undo the checkout for it.
 pub fn run_post_checkout(
@@ -42,12 +89,68 @@ pub fn run_post_checkout(
     worktree: &Path,
     new_head: &str,
 ) -> crate::Result<Option<i32>> {
-    let script = hooks_dir(repo).join("post-checkout");
+    let git_dir = worktrees::prepare(repo, worktree)?;
+    let own = git_dir
+        .as_deref()
+        .map(|g| (g, own_dir(g, repo.common_dir())))
+        .filter(|(g, own)| worktrees::points_here(g, own))
+        .map(|(_, own)| own);
+    let dir = match (own, layout(repo)) {
+        (Some(own), _) => own,
+        (None, Layout::Relative(rel)) => worktree.join(rel),
+        (None, Layout::Shared(dir)) => dir,
+        (None, Layout::Disabled) => return Ok(None),
+    };
+    let script = dir.join("post-checkout");
     if !is_executable(&script) {
         return Ok(None);
     }
     let null = "0".repeat(new_head.len());
     crate::checks::run_hook(&script, worktree, &[&null, new_head, "1"]).map(Some)
+}
+
+/// Whether commits in a worktree run git-task's pre-commit hook: a cheap look at a few files,
+/// no process (`list` asks it once).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum Enforcement {
+    /// git runs the contract check at commit time.
+    Enforced,
+    /// `git task hooks install` was not run (or not since this worktree was made).
+    NotInstalled,
+    /// A hook manager replaced git-task's hook at this path.
+    Overwritten {
+        /// The hook that runs instead.
+        path: String,
+    },
+    /// `core.hooksPath=/dev/null`: git runs no hooks.
+    Disabled,
+}
+
+/// Returns whether commits in the worktree whose private git dir is `git_dir` run the contract
+/// check; `None` answers for the repository as a whole (the main worktree's view).
+pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
+    match layout(repo) {
+        Layout::Disabled => Enforcement::Disabled,
+        Layout::Relative(_) => {
+            let git_dir = git_dir.unwrap_or(repo.common_dir());
+            let own = own_dir(git_dir, repo.common_dir());
+            let main_own = main_own_dir(repo.common_dir());
+            let ours = |dir: &Path| {
+                dir::read_text(&dir.join("pre-commit")).is_some_and(|t| scripts::is_ours(&t))
+            };
+            // A worktree made by `git worktree add` has a copy of the main worktree's
+            // config.worktree: it runs the main worktree's directory, which serves it as well.
+            if (ours(&own) && worktrees::points_here(git_dir, &own))
+                || (ours(&main_own) && worktrees::points_here(git_dir, &main_own))
+            {
+                Enforcement::Enforced
+            } else {
+                Enforcement::NotInstalled
+            }
+        }
+        Layout::Shared(dir) => dir::shared_enforcement(&dir),
+    }
 }
 
 /// Returns whether `path` is an executable file.

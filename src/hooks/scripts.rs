@@ -1,7 +1,8 @@
 //! The hook shims, embedded from `hooks/` (the one source of their text).
 //!
-//! Each shim carries two settings that `hooks install` fills in: the absolute
-//! path of the git-task binary and the task branch prefix. Everything else is
+//! Each shim carries three settings that `hooks install` fills in: the absolute
+//! path of the git-task binary, the task branch prefix and the hooks directory
+//! it chains to (empty in a shared hooks directory). Everything else is
 //! written byte for byte as it is in `hooks/`, so [`render`] of the values
 //! parsed back from an installed file reproduces that file exactly when nobody
 //! edited it.
@@ -41,6 +42,11 @@ impl HookKind {
 pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
 /// `hooks/post-checkout`.
 pub const POST_CHECKOUT: &str = include_str!("../../hooks/post-checkout");
+/// `hooks/pass-through`: every other hook, in git-task's own hooks directory of a worktree.
+pub const PASS_THROUGH: &str = include_str!("../../hooks/pass-through");
+/// The shims of version 1 (no chain setting), recognised so that `install` updates them.
+const V1_PRE_COMMIT: &str = include_str!("v1/pre-commit");
+const V1_POST_CHECKOUT: &str = include_str!("v1/post-checkout");
 
 /// The line that identifies a shim as git-task's (its second line starts with it).
 pub const MARKER: &str = "# git-task ";
@@ -48,6 +54,8 @@ const BIN_LINE: &str = "git_task_bin=";
 const PREFIX_LINE: &str = "git_task_prefix=";
 const DEFAULT_BIN_LINE: &str = "git_task_bin=''";
 const DEFAULT_PREFIX_LINE: &str = "git_task_prefix='task/'";
+const CHAIN_LINE: &str = "git_task_chain=";
+const DEFAULT_CHAIN_LINE: &str = "git_task_chain=''";
 
 /// The install-time settings of a shim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,11 +64,26 @@ pub struct Settings {
     pub binary: String,
     /// Task branch prefix (`task/`).
     pub prefix: String,
+    /// The hooks directory whose hook of the same name runs first (empty: `<name>.git-task-chained`).
+    pub chain: String,
 }
 
 /// Returns the shim `kind` with `settings` filled in.
 pub fn render(kind: HookKind, settings: &Settings) -> String {
-    kind.template()
+    fill(kind.template(), settings)
+}
+
+/// Returns the pass-through hook that runs `chain`'s hook of the same name.
+pub fn render_pass_through(chain: &str) -> String {
+    PASS_THROUGH.replacen(
+        DEFAULT_CHAIN_LINE,
+        &format!("{CHAIN_LINE}{}", sh_quote(chain)),
+        1,
+    )
+}
+
+fn fill(template: &str, settings: &Settings) -> String {
+    template
         .replacen(
             DEFAULT_BIN_LINE,
             &format!("{BIN_LINE}{}", sh_quote(&settings.binary)),
@@ -69,6 +92,11 @@ pub fn render(kind: HookKind, settings: &Settings) -> String {
         .replacen(
             DEFAULT_PREFIX_LINE,
             &format!("{PREFIX_LINE}{}", sh_quote(&settings.prefix)),
+            1,
+        )
+        .replacen(
+            DEFAULT_CHAIN_LINE,
+            &format!("{CHAIN_LINE}{}", sh_quote(&settings.chain)),
             1,
         )
 }
@@ -90,12 +118,26 @@ pub fn parse(text: &str) -> Option<Settings> {
     Some(Settings {
         binary: value(BIN_LINE)?,
         prefix: value(PREFIX_LINE)?,
+        chain: value(CHAIN_LINE).unwrap_or_default(),
     })
 }
 
-/// Returns whether `text` is exactly the current shim `kind` with some settings (not edited, not another version).
+/// Returns whether `text` is exactly a shim `kind` of this or an earlier version with some
+/// settings (not edited): one `install` may replace without `--force`.
 pub fn is_pristine(kind: HookKind, text: &str) -> bool {
-    parse(text).is_some_and(|s| render(kind, &s) == text)
+    let v1 = match kind {
+        HookKind::PreCommit => V1_PRE_COMMIT,
+        HookKind::PostCheckout => V1_POST_CHECKOUT,
+    };
+    parse(text).is_some_and(|s| render(kind, &s) == text || fill(v1, &s) == text)
+}
+
+/// Returns whether `text` is a pass-through hook of this version with some chain, not edited.
+pub fn is_pristine_pass_through(text: &str) -> bool {
+    text.lines()
+        .find_map(|l| l.strip_prefix(CHAIN_LINE))
+        .and_then(sh_unquote)
+        .is_some_and(|chain| render_pass_through(&chain) == text)
 }
 
 /// Quotes `s` for a POSIX shell, always with single quotes.
@@ -120,6 +162,7 @@ mod tests {
             assert!(t.starts_with("#!/bin/sh\n"), "{}", kind.name());
             assert_eq!(t.matches(DEFAULT_BIN_LINE).count(), 1, "{}", kind.name());
             assert_eq!(t.matches(DEFAULT_PREFIX_LINE).count(), 1, "{}", kind.name());
+            assert_eq!(t.matches(DEFAULT_CHAIN_LINE).count(), 1, "{}", kind.name());
             assert!(is_ours(t) && is_pristine(kind, t));
         }
     }
@@ -129,6 +172,7 @@ mod tests {
         let s = Settings {
             binary: "/opt/it's here/git-task".into(),
             prefix: "work/$x/".into(),
+            chain: ".husky/_".into(),
         };
         for kind in HookKind::ALL {
             let text = render(kind, &s);
@@ -144,5 +188,14 @@ mod tests {
         }
         assert!(!is_ours("#!/bin/sh\nexit 0\n"));
         assert!(!is_pristine(HookKind::PreCommit, POST_CHECKOUT));
+        // A shim of version 1 counts as pristine (install updates it), with its settings.
+        let v1 = fill(V1_PRE_COMMIT, &s);
+        assert!(is_pristine(HookKind::PreCommit, &v1));
+        assert_eq!(parse(&v1).unwrap().chain, "");
+        let pass = render_pass_through(".githooks");
+        assert!(is_ours(&pass) && is_pristine_pass_through(&pass));
+        assert!(!is_pristine_pass_through(
+            &pass.replace("exec", "exec nice")
+        ));
     }
 }

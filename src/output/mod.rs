@@ -3,13 +3,14 @@
 //! Every command builds one [`Report`] value and hands it to [`Out::report`],
 //! so the human and JSON forms come from the same struct and cannot drift.
 
+pub mod enforcement;
 mod escape;
 mod style;
 pub mod table;
 pub mod violation;
 
 pub use escape::{escape, escape_keep_lines};
-pub use style::{use_color, Palette};
+pub use style::{use_color, use_color_env, Palette};
 
 use std::cell::RefCell;
 use std::io::{self, Write};

@@ -39,11 +39,15 @@ impl Palette {
     }
 }
 
-/// Decides whether a stream gets colour: `NO_COLOR`, then `color.ui`, then "is it a terminal".
+/// Decides whether a stream gets colour, as git does: `NO_COLOR` (set and not empty) means
+/// never; then `color.ui` (`-c color.ui=…` included): `never`/`false` means never, `always`
+/// means always; otherwise (`auto`, unset) only on a terminal that is not `TERM=dumb` (magit
+/// and other editors run git on a pseudo-terminal with `TERM=dumb`).
 pub fn use_color(
     is_terminal: bool,
     no_color: Option<&std::ffi::OsStr>,
     color_ui: Option<&str>,
+    term: Option<&std::ffi::OsStr>,
 ) -> bool {
     let no_color = no_color.is_some_and(|v| !v.is_empty());
     let git_says_never = matches!(
@@ -54,7 +58,18 @@ pub fn use_color(
         color_ui.map(str::to_ascii_lowercase).as_deref(),
         Some("always")
     );
-    !no_color && !git_says_never && (is_terminal || git_says_always)
+    let dumb = term.is_some_and(|t| t == "dumb");
+    !no_color && !git_says_never && ((is_terminal && !dumb) || git_says_always)
+}
+
+/// [`use_color`] for this process: `NO_COLOR` and `TERM` from the environment.
+pub fn use_color_env(is_terminal: bool, color_ui: Option<&str>) -> bool {
+    use_color(
+        is_terminal,
+        std::env::var_os("NO_COLOR").as_deref(),
+        color_ui,
+        std::env::var_os("TERM").as_deref(),
+    )
 }
 
 #[cfg(test)]
@@ -64,21 +79,26 @@ mod tests {
 
     #[test]
     fn colour_truth_table() {
-        assert!(use_color(true, None, None));
-        assert!(!use_color(false, None, None));
-        assert!(!use_color(true, Some(OsStr::new("1")), None));
+        assert!(use_color(true, None, None, None));
+        assert!(!use_color(false, None, None, None));
+        assert!(!use_color(true, Some(OsStr::new("1")), None, None));
         assert!(
-            use_color(true, Some(OsStr::new("")), None),
+            use_color(true, Some(OsStr::new("")), None, None),
             "an empty NO_COLOR does not count"
         );
-        assert!(!use_color(true, None, Some("never")));
-        assert!(!use_color(true, None, Some("false")));
-        assert!(use_color(true, None, Some("auto")));
-        assert!(use_color(false, None, Some("always")));
+        assert!(!use_color(true, None, Some("never"), None));
+        assert!(!use_color(true, None, Some("false"), None));
+        assert!(use_color(true, None, Some("auto"), None));
+        assert!(use_color(false, None, Some("always"), None));
         assert!(
-            !use_color(false, Some(OsStr::new("1")), Some("always")),
+            !use_color(false, Some(OsStr::new("1")), Some("always"), None),
             "NO_COLOR wins"
         );
+        let dumb = Some(OsStr::new("dumb"));
+        assert!(!use_color(true, None, None, dumb), "TERM=dumb");
+        assert!(!use_color(true, None, Some("auto"), dumb));
+        assert!(use_color(true, None, Some("always"), dumb));
+        assert!(use_color(true, None, None, Some(OsStr::new("xterm"))));
     }
 
     #[test]

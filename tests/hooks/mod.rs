@@ -1,7 +1,10 @@
 //! The hooks through real git: `git commit`, `git switch` and `git worktree add` with the shims installed.
 
 mod base_merge;
+mod clients;
+mod managers;
 mod staged;
+mod tools;
 
 use crate::common::{bin, Run, TestRepo};
 use std::path::{Path, PathBuf};
@@ -453,6 +456,29 @@ fn foreign_hook_under_hooks_path_keeps_running_and_is_restored() {
     left.sort();
     assert_eq!(left, ["pre-commit"]);
     repo.fsck();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_chained_shell_hook_still_sees_its_own_name() {
+    use std::os::unix::fs::PermissionsExt;
+    // Hooks that dispatch on their file name (husky v4's husky.sh, multiplexers) keep working.
+    let repo = TestRepo::new();
+    let log = repo.base().join("names.log");
+    let hook = repo.root().join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\necho \"$(basename \"$0\") $#\" >> '{}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.task_root(&["hooks", "install"]).ok();
+    repo.write(repo.root(), "README.md", "x\n");
+    commit(&repo, repo.root(), &["-am", "x"]).ok();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "pre-commit 0\n");
 }
 
 #[cfg(unix)]

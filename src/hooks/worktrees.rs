@@ -1,0 +1,316 @@
+//! git-task's own hooks directory of each worktree, and the per-worktree
+//! `core.hooksPath` that points git at it.
+//!
+//! Every linked worktree gets the shims in its private git dir's `hooks/`
+//! (`.git/worktrees/<id>/hooks`): git never looks there on its own, dulwich
+//! and gitui always do. With a relative `core.hooksPath` (see
+//! [`super::install`]) each worktree's `config.worktree` also points
+//! `core.hooksPath` there (the main worktree's at `<common dir>/git-task/hooks`),
+//! and the shims chain to the hooks the user's path resolves to in that
+//! worktree. Nothing here starts a process.
+
+use super::scripts::{self, HookKind};
+use super::Layout;
+use crate::error::{Context, Result};
+use crate::git::{config, Repo};
+use std::path::{Path, PathBuf};
+
+/// The hook names git knows (githooks(5)); a pass-through hook is written for each one a
+/// manager put in the user's hooks directory, so that it keeps running behind git-task's.
+pub const GIT_HOOKS: &[&str] = &[
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+];
+
+/// Marker file in a worktree's private git dir: the relative hooks directory git-task
+/// copied from the main worktree (husky's generated, self-ignored `.husky/_`), so that
+/// `uninstall` removes exactly that.
+pub const COPIED_MARKER: &str = "git-task-hooks-copied";
+
+/// One worktree git-task knows the hooks of.
+#[derive(Clone, Debug)]
+pub struct Worktree {
+    /// Its top directory.
+    pub path: PathBuf,
+    /// Its private git dir.
+    pub git_dir: PathBuf,
+    /// Whether it is the main worktree.
+    pub main: bool,
+}
+
+/// Returns the main worktree (if the repository has one) and every linked worktree whose directory exists.
+pub fn all(repo: &Repo) -> Result<Vec<Worktree>> {
+    let mut out = Vec::new();
+    if !repo.is_bare() {
+        out.push(Worktree {
+            path: repo.main_worktree()?,
+            git_dir: repo.common_dir().to_path_buf(),
+            main: true,
+        });
+    }
+    for linked in crate::git::worktree::list(repo)? {
+        if linked.exists() {
+            out.push(Worktree {
+                path: linked.path.clone(),
+                git_dir: crate::git::normalize(&linked.git_dir),
+                main: false,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Returns the private git dir a linked worktree's `.git` file names, `None` for a main worktree.
+pub fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(worktree.join(".git")).ok()?;
+    let dir = text.lines().next()?.strip_prefix("gitdir: ")?;
+    let dir = Path::new(dir);
+    Some(crate::git::normalize(&if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        worktree.join(dir)
+    }))
+}
+
+/// The `config.worktree` of the worktree whose private git dir is `git_dir`.
+pub fn config_file(git_dir: &Path) -> PathBuf {
+    git_dir.join("config.worktree")
+}
+
+/// Returns whether the worktree's `config.worktree` points `core.hooksPath` at `own`.
+pub fn points_here(git_dir: &Path, own: &Path) -> bool {
+    config::get_in_file(&config_file(git_dir), "core.hooksPath")
+        .is_some_and(|v| Path::new(&v) == own)
+}
+
+/// What `install` did in one worktree.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct WorktreeOutcome {
+    /// The worktree's top directory.
+    pub path: String,
+    /// git-task's hooks directory of that worktree.
+    pub dir: String,
+    /// Whether its `config.worktree` points `core.hooksPath` there.
+    pub hooks_path_set: bool,
+    /// The relative hooks directory copied from the main worktree, if one was.
+    pub copied: Option<String>,
+    /// Why the worktree was left alone, if it was.
+    pub skipped: Option<String>,
+    /// What happened to each shim in git-task's directory of the worktree.
+    pub hooks: Vec<super::dir::HookOutcome<super::dir::InstallAction>>,
+}
+
+/// Puts git-task's shims into `wt`'s own hooks directory (see the module docs); with a
+/// relative layout also points the worktree's `core.hooksPath` there and copies a
+/// generated, self-ignored hooks directory (husky's) the worktree lacks.
+pub fn install(
+    repo: &Repo,
+    wt: &Worktree,
+    layout: &Layout,
+    settings: &scripts::Settings,
+    force: bool,
+) -> Result<WorktreeOutcome> {
+    let own = super::own_dir(&wt.git_dir, repo.common_dir());
+    let mut outcome = WorktreeOutcome {
+        path: wt.path.display().to_string(),
+        dir: own.display().to_string(),
+        hooks_path_set: false,
+        copied: None,
+        skipped: None,
+        hooks: Vec::new(),
+    };
+    let rel = match layout {
+        Layout::Relative(rel) => Some(rel.as_str()),
+        _ => None,
+    };
+    if rel.is_none() && wt.main {
+        // The main worktree's hooks are the shared directory's.
+        return Ok(outcome);
+    }
+    let cfg = config_file(&wt.git_dir);
+    if rel.is_some() {
+        if let Some(value) = config::get_in_file(&cfg, "core.hooksPath") {
+            // `git worktree add` copies the main worktree's config.worktree: its value is ours too.
+            let main_own = super::own_dir(repo.common_dir(), repo.common_dir());
+            if Path::new(&value) != own && Path::new(&value) != main_own {
+                outcome.skipped = Some(format!(
+                    "its own core.hooksPath ('{value}') in '{}' is left as it is",
+                    cfg.display()
+                ));
+                return Ok(outcome);
+            }
+        }
+    }
+    let settings = scripts::Settings {
+        chain: rel.unwrap_or_default().to_owned(),
+        ..settings.clone()
+    };
+    outcome.hooks = super::dir::install_in_dir(&own, &settings, force, rel.is_some())?;
+    if let Some(rel) = rel {
+        if !wt.main {
+            outcome.copied = copy_generated(repo, wt, rel)?;
+        }
+        write_pass_through(repo, wt, &own, rel)?;
+        if !points_here(&wt.git_dir, &own) {
+            config::set_in_file(&cfg, "core.hooksPath", &own.display().to_string())?;
+        }
+        // A copy of the main worktree's config.worktree that held nothing else goes on uninstall.
+        outcome.hooks_path_set = true;
+    }
+    Ok(outcome)
+}
+
+/// Undoes [`install`] in `wt`: the pointer, the shims, the copied directory.
+pub fn uninstall(repo: &Repo, wt: &Worktree) -> Result<()> {
+    let own = super::own_dir(&wt.git_dir, repo.common_dir());
+    config::remove_in_file(
+        &config_file(&wt.git_dir),
+        "core.hooksPath",
+        &own.display().to_string(),
+    )?;
+    super::dir::uninstall_in_dir(&own)?;
+    if let Ok(entries) = std::fs::read_dir(&own) {
+        for e in entries.flatten() {
+            let path = e.path();
+            if std::fs::read_to_string(&path).is_ok_and(|t| scripts::is_pristine_pass_through(&t)) {
+                std::fs::remove_file(&path)
+                    .context(|| format!("could not remove '{}'", path.display()))?;
+            }
+        }
+    }
+    // Directories git-task made, if it left them empty.
+    let _ = std::fs::remove_dir(&own);
+    if wt.main {
+        if let Some(parent) = own.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+    let marker = wt.git_dir.join(COPIED_MARKER);
+    if let Ok(rel) = std::fs::read_to_string(&marker) {
+        let rel = rel.trim_end_matches('\n');
+        if !rel.is_empty() && !rel.split('/').any(|c| c == "..") {
+            let copy = wt.path.join(rel);
+            if copy.is_dir() {
+                std::fs::remove_dir_all(&copy)
+                    .context(|| format!("could not remove '{}'", copy.display()))?;
+            }
+            // The directories above it that the copy made, when empty.
+            let mut dir = copy.parent();
+            while let Some(d) = dir.filter(|d| *d != wt.path) {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
+        std::fs::remove_file(&marker)
+            .context(|| format!("could not remove '{}'", marker.display()))?;
+    }
+    Ok(())
+}
+
+/// Copies the main worktree's `rel` into `wt` when `wt` has none and the main one is a
+/// generated directory that ignores itself (husky writes `_/.gitignore` with `*`), so the copy
+/// adds nothing untracked; a directory the worktree's checkout has (a committed `.githooks`)
+/// is its own and never copied over.
+fn copy_generated(repo: &Repo, wt: &Worktree, rel: &str) -> Result<Option<String>> {
+    if rel.split('/').any(|c| c == "..") {
+        return Ok(None);
+    }
+    let target = wt.path.join(rel);
+    if std::fs::symlink_metadata(&target).is_ok() {
+        return Ok(None);
+    }
+    let source = repo.main_worktree()?.join(rel);
+    let ignores_itself = std::fs::read_to_string(source.join(".gitignore"))
+        .is_ok_and(|t| t.lines().any(|l| l.trim() == "*"));
+    if !source.is_dir() || !ignores_itself {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(&target)
+        .context(|| format!("could not create '{}'", target.display()))?;
+    let entries =
+        std::fs::read_dir(&source).context(|| format!("could not read '{}'", source.display()))?;
+    for e in entries.flatten() {
+        let from = e.path();
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let to = target.join(e.file_name());
+        std::fs::copy(&from, &to)
+            .context(|| format!("could not copy '{}' to '{}'", from.display(), to.display()))?;
+    }
+    std::fs::write(wt.git_dir.join(COPIED_MARKER), format!("{rel}\n"))
+        .context(|| format!("could not write '{}'", wt.git_dir.display()))?;
+    Ok(Some(rel.to_owned()))
+}
+
+/// Writes a pass-through hook into `own` for every hook git knows that the user's `rel`
+/// directory holds (in the main worktree or in `wt`), except the ones git-task handles.
+fn write_pass_through(repo: &Repo, wt: &Worktree, own: &Path, rel: &str) -> Result<()> {
+    let main = repo.main_worktree()?.join(rel);
+    let here = wt.path.join(rel);
+    let text = scripts::render_pass_through(rel);
+    for name in GIT_HOOKS {
+        if HookKind::ALL.iter().any(|k| k.name() == *name) {
+            continue;
+        }
+        if !super::is_executable(&main.join(name)) && !super::is_executable(&here.join(name)) {
+            continue;
+        }
+        let path = own.join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(t) if t == text => continue,
+            Ok(t) if !scripts::is_pristine_pass_through(&t) => continue,
+            Err(_) if std::fs::symlink_metadata(&path).is_ok() => continue,
+            _ => {}
+        }
+        super::dir::write_executable(&path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Puts the hooks of a new linked worktree in place, as `install` would have had the worktree
+/// existed then; does nothing when the hooks are not installed. Returns the worktree's git dir.
+pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
+    let Some(git_dir) = git_dir_of(worktree) else {
+        return Ok(None);
+    };
+    let layout = super::layout(repo);
+    let Some(settings) = super::dir::installed_settings(repo, &layout) else {
+        return Ok(Some(git_dir));
+    };
+    let wt = Worktree {
+        path: worktree.to_path_buf(),
+        git_dir: git_dir.clone(),
+        main: false,
+    };
+    install(repo, &wt, &layout, &settings, false)?;
+    Ok(Some(git_dir))
+}

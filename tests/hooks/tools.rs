@@ -1,0 +1,87 @@
+//! Finding the real hook managers and clients the tests drive.
+//!
+//! `tests/tools/install-hook-tools.sh` installs them under `target/hook-tools/`
+//! (or `HOOK_TOOLS`); a tool on `PATH` does too. A test whose tool is absent
+//! fails when `CI` is set, and otherwise says so on stderr ("SKIP: ...") and
+//! returns early: never a silent pass.
+
+use std::path::{Path, PathBuf};
+
+/// Where the install script puts the tools.
+pub fn prefix() -> PathBuf {
+    std::env::var_os("HOOK_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hook-tools"))
+}
+
+/// The npm prefix holding husky and lefthook (`node_modules/`), to copy into test repositories.
+pub fn npm_dir() -> PathBuf {
+    prefix().join("npm")
+}
+
+/// The `bin` directory of the tools' Python virtual environment.
+pub fn venv_bin() -> PathBuf {
+    prefix().join("venv/bin")
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Returns the tool `name` from the install prefix or `PATH`; when it is missing, fails under
+/// `CI` and prints a visible skip notice otherwise (the caller then returns).
+pub fn require(name: &str, test: &str) -> Option<PathBuf> {
+    let found = [
+        npm_dir().join("node_modules/.bin").join(name),
+        venv_bin().join(name),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .or_else(|| on_path(name));
+    if found.is_none() {
+        missing(name, test);
+    }
+    found
+}
+
+/// Returns a Python interpreter that can `import dulwich`.
+pub fn python_with_dulwich(test: &str) -> Option<PathBuf> {
+    let candidates = [venv_bin().join("python"), PathBuf::from("python3")];
+    let found = candidates.into_iter().find(|py| {
+        std::process::Command::new(py)
+            .args(["-c", "import dulwich"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if found.is_none() {
+        missing("dulwich (Python)", test);
+    }
+    found
+}
+
+fn missing(name: &str, test: &str) {
+    let msg = format!(
+        "{test}: {name} is not installed; run tests/tools/install-hook-tools.sh (it installs into {})",
+        prefix().display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("SKIP: {msg}");
+}
+
+/// `PATH` for hooks that need the tools: their directories, then the test's own.
+pub fn path_with_tools(tools: &[&Path]) -> std::ffi::OsString {
+    let mut dirs: Vec<PathBuf> = tools
+        .iter()
+        .filter_map(|t| t.parent().map(Path::to_path_buf))
+        .collect();
+    dirs.push(crate::common::bin().parent().unwrap().to_path_buf());
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).unwrap()
+}
