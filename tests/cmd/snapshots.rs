@@ -1079,9 +1079,12 @@ fn colour() {
     let mut s = Snap::new();
     let wt = task_with_work(&s.repo);
     s.repo.write(&wt, "README.md", "# changed\n");
-    s.repo.git(s.repo.root(), &["config", "color.ui", "always"]);
     s.env.push(("NO_COLOR", None));
     s.env.push(("TERM", Some("xterm-256color".to_owned())));
+    // `git -c color.ui=always task …` (git passes it in GIT_CONFIG_PARAMETERS).
+    let root = s.root();
+    s.run_git(&root, &["-c", "color.ui=always", "task", "status", "nope"]);
+    s.repo.git(s.repo.root(), &["config", "color.ui", "always"]);
     s.run(&["check", "t1"]);
     s.run(&["status", "t1"]);
     s.run(&["status", "nope"]);
