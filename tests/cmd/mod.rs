@@ -26,6 +26,7 @@ mod path;
 mod recover;
 mod remove;
 mod scratch;
+mod snapshots;
 mod start;
 mod status;
 mod sweep;
