@@ -91,8 +91,13 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         &mut |command| ctx.out.note(format_args!("running check '{command}'")),
     )?;
     let passed = checked.passed();
+    let mut verdict = checked.verdict;
+    if verdict.is_clean() && !passed {
+        // The contract holds but a check failed: the same kind a merge refuses with.
+        verdict.kind = "checks_failed";
+    }
     let report = CheckReport {
-        verdict: checked.verdict,
+        verdict,
         staged: args.staged,
         checks: checked.checks.map(|run| run.commands),
     };
