@@ -353,7 +353,7 @@ fn carry_out(
         });
     }
     inplace::check(&w.wt, cur.worktree_tree, target.files)?;
-    let attempt = save_state(repo, &id, &w.state, why)?;
+    let attempt = save_state(repo, &id, &w.wt, &w.state, why)?;
     let patch_file = match patch_file {
         Some(path) => {
             let text = unified::trees(repo, target.files, cur.worktree_tree, &[], w.skip())?;
@@ -385,14 +385,16 @@ fn carry_out(
     })
 }
 
-/// Saves a worktree state as the task's next attempt ([`crate::attempt`]: files as the tree, parents HEAD and a commit of the index).
+/// Saves the state of the task's worktree `wt` as the task's next attempt ([`crate::attempt`]:
+/// files as the tree, parents HEAD and a commit of the index).
 pub fn save_state(
     repo: &Repo,
     id: &crate::task::TaskId,
+    wt: &Repo,
     state: &snapshot::WorktreeState,
     why: &str,
 ) -> Result<SavedAttempt> {
-    let workdir = state_path(repo);
+    let workdir = wt.workdir().map(Path::to_path_buf).unwrap_or_default();
     let saved = crate::attempt::Saved {
         why,
         worktree: Some((&workdir, state)),
@@ -401,10 +403,6 @@ pub fn save_state(
     };
     Ok(crate::attempt::Attempt::save(repo, id, &saved)?
         .expect("an attempt with `always` and a worktree is always written"))
-}
-
-fn state_path(repo: &Repo) -> std::path::PathBuf {
-    repo.workdir().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// Refuses (before anything changes) when HEAD is no longer on the branch the patch-mode task
@@ -609,7 +607,7 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                     }
                     check_head_movable(&w.wt, record, new_base)?;
                     inplace::check(&w.wt, cur.worktree_tree, base_tree)?;
-                    let attempt = save_state(repo, &id, cur, &why)?;
+                    let attempt = save_state(repo, &id, &w.wt, cur, &why)?;
                     // The task now starts from a clean checkout of the new base.
                     let clean = snapshot::WorktreeState {
                         head: Some(new_base),
