@@ -49,7 +49,10 @@ pub struct GitRun {
 
 fn git(worktree: &Path) -> Command {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(worktree);
+    // The graft file is switched off below; git would advise on it in every message.
+    cmd.args(["-c", "advice.graftFileDeprecated=false"])
+        .arg("-C")
+        .arg(worktree);
     for var in crate::git::LOCAL_ENV.iter().chain(GIT_CALLER_ENV) {
         cmd.env_remove(var);
     }

@@ -18,7 +18,7 @@ pub fn resolve(repo: &Repo, settings: &Settings, id: Option<&TaskId>) -> Result<
         Some(id) => record::load_existing(repo, &id),
         None => Err(
             Error::input("no task id given, and this worktree has no active task")
-                .hint("name the task, e.g. 'git task status <id>'; 'git task list' shows them"),
+                .hint("name the task after the command ('git task list' shows them), or run it inside the task's worktree"),
         ),
     }
 }

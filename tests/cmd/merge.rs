@@ -301,6 +301,12 @@ fn local_edit_in_base_worktree_blocks_the_merge() {
     let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
     assert_eq!(json["kind"], "target_dirty");
     assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    // git's own words, without its advice about the graft file git-task switches off.
+    let detail = json["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("README.md") && !detail.contains("graft"),
+        "{json}"
+    );
     assert_eq!(repo.read(repo.root(), "README.md"), "# my unsaved edit\n");
     assert_eq!(rev(&repo, "main"), before);
     repo.fsck();
