@@ -157,14 +157,13 @@ pub fn commit(
         None => Update::create(branch.clone(), commit, reflog),
     };
     // Journaled from before the branch moves until the index follows it (`task::recover`).
-    let _journal = crate::task::recover::Journal::begin(
+    let _journal = crate::task::recover::Journal::in_place(
         repo,
-        crate::task::recover::Step::InPlace {
-            task: id.to_string(),
-            worktree: w.wt.require_workdir()?.to_path_buf(),
-            files: None,
-            index: index.to_string(),
-        },
+        id.as_str(),
+        w.wt.require_workdir()?,
+        None,
+        index,
+        None,
     )?;
     refs::commit(&w.wt, vec![update])?;
     inplace::write_index(&w.wt, index, cur.worktree_tree)?;

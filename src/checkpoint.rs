@@ -74,6 +74,9 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
         }
     }
     let what = format!("save a checkpoint of '{id}'");
+    // Worktree mode: the index follows the branch to the checkpoint commit; journaled before the
+    // branch moves, so a kill in between is finished by the next command (`task::recover`).
+    let mut journal = None;
     let saved = record::update(repo, record.clone(), &what, |record| {
         let all = work::checkpoints(repo, &id)?;
         let n = all.last().map(|c| c.n + 1).unwrap_or(1);
@@ -94,6 +97,14 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
                 let parents: Vec<ObjectId> = w.state.head.into_iter().collect();
                 let commit =
                     objects::write_own_commit(repo, w.state.worktree_tree, &parents, &body)?;
+                journal = Some(crate::task::recover::Journal::in_place(
+                    repo,
+                    id.as_str(),
+                    w.wt.require_workdir()?,
+                    None,
+                    w.state.worktree_tree,
+                    Some(commit),
+                )?);
                 let branch = match w.state.head {
                     Some(head) => {
                         Update::update(record.state.branch.clone(), head, commit, reflog.clone())
@@ -161,16 +172,8 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
     .into_value(&id)?;
     if w.mode == Mode::Worktree {
         // Everything is committed now: the index holds the checkpoint's tree.
-        let _journal = crate::task::recover::Journal::begin(
-            repo,
-            crate::task::recover::Step::InPlace {
-                task: id.to_string(),
-                worktree: w.wt.require_workdir()?.to_path_buf(),
-                files: None,
-                index: w.state.worktree_tree.to_string(),
-            },
-        )?;
         inplace::write_index(&w.wt, w.state.worktree_tree, w.state.worktree_tree)?;
     }
+    drop(journal);
     Ok(Outcome::Saved(saved))
 }

@@ -22,6 +22,7 @@ use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, Object
 use crate::patch;
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
+use crate::task::recover::Journal;
 use crate::task::{layout, Mode};
 use crate::work::{self, Work};
 use std::path::Path;
@@ -363,14 +364,13 @@ fn carry_out(
         }
         None => None,
     };
-    let _journal = crate::task::recover::Journal::begin(
+    let _journal = Journal::in_place(
         repo,
-        crate::task::recover::Step::InPlace {
-            task: record.state.id.clone(),
-            worktree: w.wt.require_workdir()?.to_path_buf(),
-            files: Some(target.files.to_string()),
-            index: target.index.to_string(),
-        },
+        &record.state.id,
+        w.wt.require_workdir()?,
+        Some(target.files),
+        target.index,
+        None,
     )?;
     let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
     if let Some(h) = move_head {
@@ -658,14 +658,13 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
         attempt: attempt.as_ref().map(|a| a.name.clone()),
     });
     record::append(repo, record, details, &state, updates).map_err(Error::from)?;
-    let _journal = crate::task::recover::Journal::begin(
+    let _journal = Journal::in_place(
         repo,
-        crate::task::recover::Step::InPlace {
-            task: record.state.id.clone(),
-            worktree: w.wt.require_workdir()?.to_path_buf(),
-            files: Some(target.files.to_string()),
-            index: target.index.to_string(),
-        },
+        &record.state.id,
+        w.wt.require_workdir()?,
+        Some(target.files),
+        target.index,
+        None,
     )?;
     let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
     if let (Some(h), Mode::Patch) = (target.head, w.mode) {

@@ -25,11 +25,16 @@ pub enum Step {
     },
     /// The files (`files`, a tree, when given) and the index (`index`, a tree) of task
     /// `task`'s worktree at `worktree` are rewritten in place.
+    ///
+    /// With `head`, the step is journaled before a ref transaction moves the worktree's branch
+    /// to that commit: until HEAD names it, the step has not begun and there is nothing to finish.
     InPlace {
         task: String,
         worktree: PathBuf,
         files: Option<String>,
         index: String,
+        #[serde(default)]
+        head: Option<String>,
     },
     /// A ref transaction takes these lock files and makes these changes, all or none: a
     /// transaction killed after it moved some of its refs is finished from here.
@@ -86,6 +91,28 @@ pub fn journal_dir(repo: &Repo) -> PathBuf {
 }
 
 impl Journal {
+    /// Journals rewriting the files (`files`, when given) and index (`index`) of task `task`'s
+    /// worktree at `worktree` in place; `head`: only once its HEAD is at that commit.
+    pub fn in_place(
+        repo: &Repo,
+        task: &str,
+        worktree: &std::path::Path,
+        files: Option<crate::git::ObjectId>,
+        index: crate::git::ObjectId,
+        head: Option<crate::git::ObjectId>,
+    ) -> Result<Journal> {
+        Journal::begin(
+            repo,
+            Step::InPlace {
+                task: task.to_owned(),
+                worktree: worktree.to_path_buf(),
+                files: files.map(|f| f.to_string()),
+                index: index.to_string(),
+                head: head.map(|h| h.to_string()),
+            },
+        )
+    }
+
     /// Writes the entry for `step` before the step starts.
     pub fn begin(repo: &Repo, step: Step) -> Result<Journal> {
         let dir = journal_dir(repo);

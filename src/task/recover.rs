@@ -292,9 +292,19 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             worktree: path,
             files,
             index,
+            head,
         } => {
             if !path.join(".git").exists() {
                 return Ok(format!("'{}' is gone: nothing to finish", path.display()));
+            }
+            if let Some(head) = head {
+                // Journaled before the branch moved: if it never did, nothing was rewritten.
+                if worktree::open_at(path)?.head_commit()? != Some(oid(head)?) {
+                    return Ok(format!(
+                        "the branch of '{}' had not moved yet: nothing to finish",
+                        path.display()
+                    ));
+                }
             }
             remove_leftovers(path, entry.pid)?;
             let wt = worktree::open_at(path)?;

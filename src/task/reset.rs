@@ -224,6 +224,19 @@ pub fn reset(
         from.contract = contract;
         from.contract_text = contract_text.to_owned();
     }
+    // An in-place rewrite is journaled before the branch moves: a kill in between is finished
+    // by the next command (`task::recover`), once it sees the branch moved.
+    let journal = match (in_place, &wt, &state) {
+        (true, Some(wt), Some(_)) => Some(super::recover::Journal::in_place(
+            repo,
+            &s.id,
+            wt.require_workdir()?,
+            Some(tree),
+            tree,
+            Some(first),
+        )?),
+        _ => None,
+    };
     let record = record::append(repo, &from, details, &state_after, extra)?;
 
     // The worktree follows the branch.
@@ -232,17 +245,9 @@ pub fn reset(
     let mut recreated = false;
     let files = match (in_place, &wt, &state) {
         (true, Some(wt), Some(state)) => {
-            // A kill mid-rewrite is finished by the next command (`task::recover`).
-            let _journal = super::recover::Journal::begin(
-                repo,
-                super::recover::Step::InPlace {
-                    task: record.state.id.clone(),
-                    worktree: wt.require_workdir()?.to_path_buf(),
-                    files: Some(tree.to_string()),
-                    index: tree.to_string(),
-                },
-            )?;
-            inplace::apply(wt, state.worktree_tree, tree, tree)?
+            let files = inplace::apply(wt, state.worktree_tree, tree, tree)?;
+            drop(journal);
+            files
         }
         _ => {
             let mut outside = None;

@@ -387,3 +387,44 @@ fn a_killed_merge_transaction_is_finished_before_its_checkout() {
     assert!(repo.root().join("landed.txt").exists());
     repo.fsck();
 }
+
+/// A reset journals its in-place rewrite before the branch moves: killed after the move, the
+/// rewrite is finished (the files saved first); killed before it, nothing is rewritten.
+#[test]
+fn an_in_place_rewrite_journaled_before_its_branch_moved_waits_for_the_move() {
+    let repo = TestRepo::new();
+    let wt = repo.start("rw", &[]);
+    let base = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let base_tree = repo.git(&wt, &["rev-parse", "HEAD^{tree}"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 7; }\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-qm", "work"]);
+    let work = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let dead = 4_000_000_003u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "in_place", "task": "rw",
+        "worktree": wt, "files": base_tree, "index": base_tree, "head": base,
+    });
+    let write_journal = || {
+        repo.write(
+            repo.root(),
+            &format!(".git/git-task/journal/{dead}.0.json"),
+            &journal.to_string(),
+        )
+    };
+    // Killed before the branch moved: the worktree stays as it is.
+    write_journal();
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_in_place_update"], "{j}");
+    assert_eq!(repo.porcelain(&wt), "", "{j}");
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { 7; }\n");
+    // Killed after: HEAD is at the base, files and index still at the work; finished.
+    repo.git(&wt, &["update-ref", "refs/heads/task/rw", &base, &work]);
+    assert_ne!(repo.porcelain(&wt), "");
+    write_journal();
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_in_place_update"], "{j}");
+    assert_eq!(repo.porcelain(&wt), "", "{j}");
+    assert_ne!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { 7; }\n");
+    repo.fsck();
+}
