@@ -88,24 +88,37 @@ pub fn remove_local_value(
 ) -> Result<bool> {
     let mut removed = false;
     edit_file(&repo.common_dir().join("config"), |config| {
-        if let Ok(mut values) = config.raw_values_mut_by(section, None, key) {
-            let all = values.get().unwrap_or_default();
-            for pos in (0..all.len()).rev() {
-                if value.is_none_or(|v| all[pos] == v) {
-                    values.delete(pos);
-                    removed = true;
-                }
-            }
-        }
-        if config
-            .section(section, None)
-            .is_ok_and(|s| s.body().num_values() == 0)
-        {
-            config.remove_section(section, None);
-        }
+        removed = remove_values(config, section, key, value);
         Ok(())
     })?;
     Ok(removed)
+}
+
+/// Removes every `section.key` of `config` whose value is `value` (all of them when `None`), and
+/// the section if that leaves it empty; returns whether a value was removed.
+fn remove_values(
+    config: &mut gix::config::File,
+    section: &str,
+    key: &str,
+    value: Option<&str>,
+) -> bool {
+    let mut removed = false;
+    if let Ok(mut values) = config.raw_values_mut_by(section, None, key) {
+        let all = values.get().unwrap_or_default();
+        for pos in (0..all.len()).rev() {
+            if value.is_none_or(|v| all[pos] == v) {
+                values.delete(pos);
+                removed = true;
+            }
+        }
+    }
+    if config
+        .section(section, None)
+        .is_ok_and(|s| s.body().num_values() == 0)
+    {
+        config.remove_section(section, None);
+    }
+    removed
 }
 
 /// Returns every value of `section.key` in the repository's configuration, lowest precedence
@@ -147,20 +160,7 @@ pub fn remove_in_file(path: &Path, key: &str, value: &str) -> Result<bool> {
     }
     let (section, name) = key.split_once('.').unwrap_or((key, ""));
     edit_file(path, |config| {
-        if let Ok(mut values) = config.raw_values_mut_by(section, None, name) {
-            let all = values.get().unwrap_or_default();
-            for pos in (0..all.len()).rev() {
-                if all[pos] == value {
-                    values.delete(pos);
-                }
-            }
-        }
-        if config
-            .section(section, None)
-            .is_ok_and(|s| s.body().num_values() == 0)
-        {
-            config.remove_section(section, None);
-        }
+        remove_values(config, section, name, Some(value));
         Ok(())
     })?;
     if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
