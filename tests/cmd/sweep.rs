@@ -388,7 +388,8 @@ fn a_start_that_finished_meanwhile_is_not_rolled_back() {
         &seen.state
     ));
 
-    let rolled = git_task::task::abandoned::roll_back_abandoned(&git_repo, &settings, &seen).unwrap();
+    let rolled =
+        git_task::task::abandoned::roll_back_abandoned(&git_repo, &settings, &seen).unwrap();
     assert!(rolled.is_none(), "a finished start was rolled back");
     assert!(wt.join("README.md").exists());
     assert_eq!(
