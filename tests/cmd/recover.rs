@@ -268,19 +268,25 @@ fn journal_ref_update(repo: &TestRepo, updates: &[(&str, Option<&str>, Option<&s
     );
 }
 
+/// Makes a second commit on main, and branches `a` and `b` at the first; returns both commits.
+fn branches_a_and_b(repo: &TestRepo) -> (String, String) {
+    let main = rev(repo, "main");
+    repo.git(
+        repo.root(),
+        &["commit", "-q", "--allow-empty", "-m", "second"],
+    );
+    let second = rev(repo, "main");
+    repo.git(repo.root(), &["branch", "a", &main]);
+    repo.git(repo.root(), &["branch", "b", &main]);
+    (main, second)
+}
+
 /// A ref transaction killed after it moved some of its refs is finished: the refs it had not
 /// moved yet move too, so a task is never half removed (record says removed, branch still there).
 #[test]
 fn a_ref_transaction_killed_halfway_is_finished() {
     let repo = TestRepo::new();
-    let main = rev(&repo, "main");
-    repo.git(
-        repo.root(),
-        &["commit", "-q", "--allow-empty", "-m", "second"],
-    );
-    let second = rev(&repo, "main");
-    repo.git(repo.root(), &["branch", "a", &main]);
-    repo.git(repo.root(), &["branch", "b", &main]);
+    let (main, second) = branches_a_and_b(&repo);
     repo.git(repo.root(), &["branch", "gone", &main]);
     // The killed transaction: a → second (done), b → second (not yet), gone deleted (not yet).
     repo.git(repo.root(), &["update-ref", "refs/heads/a", &second]);
@@ -310,14 +316,7 @@ fn a_ref_transaction_killed_halfway_is_finished() {
 #[test]
 fn a_ref_transaction_killed_before_it_moved_anything_changes_nothing() {
     let repo = TestRepo::new();
-    let main = rev(&repo, "main");
-    repo.git(
-        repo.root(),
-        &["commit", "-q", "--allow-empty", "-m", "second"],
-    );
-    let second = rev(&repo, "main");
-    repo.git(repo.root(), &["branch", "a", &main]);
-    repo.git(repo.root(), &["branch", "b", &main]);
+    let (main, second) = branches_a_and_b(&repo);
     repo.write(
         repo.root(),
         ".git/refs/heads/a.lock",
