@@ -35,17 +35,7 @@ fn dulwich_is_judged(repo: &TestRepo, python: &Path, wt: &Path) {
     assert_eq!(run.code, 1, "{run}");
     assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
     assert_eq!(repo.git(wt, &["rev-parse", "HEAD"]), before);
-    repo.git(
-        wt,
-        &[
-            "restore",
-            "--source=HEAD",
-            "--staged",
-            "--worktree",
-            "--",
-            "src/store/mod.rs",
-        ],
-    );
+    super::restore_from_head(repo, wt, "src/store/mod.rs");
     repo.write(wt, "src/lib.rs", "// allowed\n");
     repo.git(wt, &["add", "-A"]);
     let run = dulwich_commit(repo, python, wt, "clean");

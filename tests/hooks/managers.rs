@@ -79,17 +79,7 @@ fn both_run_in(repo: &TestRepo, wt: &Path, path: &OsString, tag: &str, log: &Pat
     assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
     assert_eq!(repo.git(wt, &["rev-parse", "HEAD"]), before);
     ran(already + 1);
-    repo.git(
-        wt,
-        &[
-            "restore",
-            "--source=HEAD",
-            "--staged",
-            "--worktree",
-            "--",
-            "src/store/mod.rs",
-        ],
-    );
+    super::restore_from_head(repo, wt, "src/store/mod.rs");
     repo.write(wt, "src/lib.rs", &format!("// {}\n", log_lines(log).len()));
     git(repo, wt, path, &["add", "-A"]);
     std::fs::write(fail, "").unwrap();

@@ -21,6 +21,21 @@ fn commit(repo: &TestRepo, dir: &Path, args: &[&str]) -> Run {
     repo.git_run(dir, &full)
 }
 
+/// Puts `path` back as HEAD has it, in the index and on disk (`git restore`).
+fn restore_from_head(repo: &TestRepo, dir: &Path, path: &str) {
+    repo.git(
+        dir,
+        &[
+            "restore",
+            "--source=HEAD",
+            "--staged",
+            "--worktree",
+            "--",
+            path,
+        ],
+    );
+}
+
 fn head(repo: &TestRepo, dir: &Path) -> String {
     repo.git(dir, &["rev-parse", "HEAD"])
 }
