@@ -12,6 +12,13 @@
 //! keeps its history; the undo shows as staged changes), and `reset` moves
 //! the task branch back to a fresh contract commit on the base. In patch mode
 //! reverting everything restores the snapshot exactly: HEAD, index, files.
+//! The patch-mode reset is `reset.rs`.
+//!
+//! A little over 500 lines: the target of each kind of revert and the one carry-out that
+//! saves, writes and moves HEAD are one flow, read top to bottom.
+
+mod reset;
+pub use reset::{reset_patch, ResetDone};
 
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
@@ -23,7 +30,7 @@ use crate::patch;
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
 use crate::task::recover::Journal;
-use crate::task::{layout, Mode};
+use crate::task::Mode;
 use crate::work::{self, Work};
 use std::path::Path;
 
@@ -79,7 +86,7 @@ pub enum Outcome {
 }
 
 /// The state an undo goes to.
-struct Target {
+pub(super) struct Target {
     index: ObjectId,
     files: ObjectId,
     /// Patch mode: the commit HEAD goes back to.
@@ -328,7 +335,7 @@ fn task_paths_target(
 }
 
 /// Saves the attempt, writes the patch file, moves HEAD back (patch mode) and writes files and index.
-fn carry_out(
+pub(super) fn carry_out(
     repo: &Repo,
     record: &Record,
     w: &Work,
@@ -408,7 +415,7 @@ pub fn save_state(
 /// Refuses (before anything changes) when HEAD is no longer on the branch the patch-mode task
 /// started on, or when moving it back to `to` would leave behind commits that are not the task's
 /// own (SPEC §9: another task's merge, a commit made on the branch from elsewhere).
-fn check_head_movable(wt: &Repo, record: &Record, to: ObjectId) -> Result<()> {
+pub(super) fn check_head_movable(wt: &Repo, record: &Record, to: ObjectId) -> Result<()> {
     let now = wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
     if now != record.state.branch {
         let short = |b: &str| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned();
@@ -440,7 +447,12 @@ fn check_head_movable(wt: &Repo, record: &Record, to: ObjectId) -> Result<()> {
     Ok(())
 }
 
-fn move_head_to(wt: &Repo, record: &Record, from: Option<ObjectId>, to: ObjectId) -> Result<()> {
+pub(super) fn move_head_to(
+    wt: &Repo,
+    record: &Record,
+    from: Option<ObjectId>,
+    to: ObjectId,
+) -> Result<()> {
     let name = record.state.branch.clone();
     let msg = format!("git-task: revert {}", record.state.id);
     let update = match from {
@@ -531,152 +543,6 @@ fn follow_index(
         .map(|c| (c.path, c.new))
         .collect();
     apply_edits(repo, index, &edits)
-}
-
-/// What `reset` did.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ResetDone {
-    /// The work saved before it was discarded.
-    pub attempt: Option<SavedAttempt>,
-    /// The base the task now starts from.
-    pub base: String,
-    /// Files written or deleted.
-    pub files: Vec<String>,
-}
-
-/// Puts a patch-mode task back to its snapshot (or onto `onto`), saving its work first; appends `reset`.
-///
-/// Called by [`crate::task::reset::reset`], the one reset.
-pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Result<ResetDone> {
-    let id = record.state.task_id();
-    let w = work::open(repo, record)?;
-    let old_base = repo.find_ref(&layout::base_ref(&id))?;
-    let new_base = match onto {
-        Some(rev) => rev,
-        // Patch mode: the origin is the snapshot commit; the base is the HEAD it was taken on.
-        None => w.snapshot.map(|s| s.head).unwrap_or(w.origin),
-    };
-    let base_tree = objects::commit_tree(repo, new_base)?;
-    let cur = &w.state;
-    let mut updates = Vec::new();
-    let why = format!("reset of {id}");
-    let (target, attempt) = match w.mode {
-        // The one worktree-mode reset is `task::reset`.
-        Mode::Worktree => {
-            return Err(Error::input(format!(
-                "task '{id}' works in its own worktree; reset it with 'git task reset {id}'"
-            )))
-        }
-        Mode::Patch => {
-            let snap = w.snapshot.expect("patch mode has a snapshot");
-            match onto {
-                None => {
-                    let t = Target {
-                        index: snap.index_tree,
-                        files: snap.worktree_tree,
-                        head: Some(snap.head),
-                    };
-                    let done = carry_out(repo, record, &w, &t, None, &why)?;
-                    let details = Event::Reset(event::Reset::Patch {
-                        base: new_base.to_string(),
-                        onto: None,
-                        attempt: done.attempt.as_ref().map(|a| a.name.clone()),
-                    });
-                    if done.attempt.is_some() {
-                        record::note(repo, &id, details)?;
-                    }
-                    return Ok(ResetDone {
-                        attempt: done.attempt,
-                        base: new_base.to_string(),
-                        files: done.files,
-                    });
-                }
-                Some(_) => {
-                    let clean_there = cur.head == Some(new_base)
-                        && cur.index_tree == base_tree
-                        && cur.worktree_tree == base_tree
-                        && snap.head == new_base
-                        && snap.index_tree == base_tree
-                        && snap.worktree_tree == base_tree;
-                    if clean_there {
-                        return Ok(ResetDone {
-                            attempt: None,
-                            base: new_base.to_string(),
-                            files: Vec::new(),
-                        });
-                    }
-                    check_head_movable(&w.wt, record, new_base)?;
-                    inplace::check(&w.wt, cur.worktree_tree, base_tree)?;
-                    let attempt = save_state(repo, &id, &w.wt, cur, &why)?;
-                    // The task now starts from a clean checkout of the new base.
-                    let clean = snapshot::WorktreeState {
-                        head: Some(new_base),
-                        head_tree: base_tree,
-                        index_tree: base_tree,
-                        worktree_tree: base_tree,
-                        changed: Vec::new(),
-                        nested: Vec::new(),
-                    };
-                    let snap_commit = crate::patch::snapshot::write_snapshot(repo, &id, &clean)?;
-                    updates.push(Update::update(
-                        layout::snapshot_ref(&id),
-                        snap.commit,
-                        snap_commit,
-                        format!("git-task: reset {id}"),
-                    ));
-                    (
-                        Target {
-                            index: base_tree,
-                            files: base_tree,
-                            head: Some(new_base),
-                        },
-                        Some(attempt),
-                    )
-                }
-            }
-        }
-    };
-    match old_base {
-        Some(old) if old != new_base => updates.push(Update::update(
-            layout::base_ref(&id),
-            old,
-            new_base,
-            format!("git-task: reset {id}"),
-        )),
-        None => updates.push(Update::create(
-            layout::base_ref(&id),
-            new_base,
-            format!("git-task: reset {id}"),
-        )),
-        _ => {}
-    }
-    let mut state = record.state.clone();
-    state.base_commit = new_base.to_string();
-    let details = Event::Reset(event::Reset::Patch {
-        base: new_base.to_string(),
-        onto: onto.map(|o| o.to_string()),
-        attempt: attempt.as_ref().map(|a| a.name.clone()),
-    });
-    record::append(repo, record, details, &state, updates).map_err(Error::from)?;
-    let _journal = Journal::in_place(
-        repo,
-        &record.state.id,
-        w.wt.require_workdir()?,
-        Some(target.files),
-        target.index,
-        None,
-    )?;
-    let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
-    if let (Some(h), Mode::Patch) = (target.head, w.mode) {
-        if Some(h) != cur.head {
-            move_head_to(&w.wt, record, cur.head, h)?;
-        }
-    }
-    Ok(ResetDone {
-        attempt,
-        base: new_base.to_string(),
-        files,
-    })
 }
 
 #[cfg(test)]
