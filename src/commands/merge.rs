@@ -1,4 +1,7 @@
 //! `git task merge`: the gate; lands tasks whose whole diff keeps the contract and whose checks pass.
+//!
+//! About 500 lines: most of it is the rendering of the eight refusals (human and JSON), each
+//! with the commands that fix it; the gate itself is `src/merge/`.
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
