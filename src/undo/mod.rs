@@ -371,6 +371,26 @@ pub(super) fn carry_out(
         }
         None => None,
     };
+    let files = write_target(repo, record, w, target)?;
+    Ok(Undone {
+        attempt: Some(attempt),
+        files,
+        patch_file,
+        moved_head: move_head.is_some(),
+        kept_commits: Vec::new(),
+    })
+}
+
+/// Rewrites the task's files and index in place to `target` (journaled, so a kill is finished
+/// by the next command), then moves HEAD where the target says (patch mode); returns the files
+/// written or deleted. The current state is saved as an attempt before this is called.
+pub(super) fn write_target(
+    repo: &Repo,
+    record: &Record,
+    w: &Work,
+    target: &Target,
+) -> Result<Vec<String>> {
+    let cur = &w.state;
     let _journal = Journal::in_place(
         repo,
         &record.state.id,
@@ -380,16 +400,10 @@ pub(super) fn carry_out(
         None,
     )?;
     let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
-    if let Some(h) = move_head {
+    if let Some(h) = target.head.filter(|h| Some(*h) != cur.head) {
         move_head_to(&w.wt, record, cur.head, h)?;
     }
-    Ok(Undone {
-        attempt: Some(attempt),
-        files,
-        patch_file,
-        moved_head: move_head.is_some(),
-        kept_commits: Vec::new(),
-    })
+    Ok(files)
 }
 
 /// Saves the state of the task's worktree `wt` as the task's next attempt ([`crate::attempt`]:

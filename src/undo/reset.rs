@@ -3,14 +3,13 @@
 //! attempt first, then files, index and HEAD follow.
 
 use super::SavedAttempt;
-use super::{carry_out, check_head_movable, move_head_to, save_state, Target};
+use super::{carry_out, check_head_movable, save_state, write_target, Target};
 use crate::error::{Error, Result};
 use crate::git::objects;
 use crate::git::refs::Update;
 use crate::git::{checkout::inplace, ObjectId, Repo};
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
-use crate::task::recover::Journal;
 use crate::task::{layout, Mode};
 use crate::work;
 
@@ -139,20 +138,7 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
         attempt: attempt.as_ref().map(|a| a.name.clone()),
     });
     record::append(repo, record, details, &state, updates).map_err(Error::from)?;
-    let _journal = Journal::in_place(
-        repo,
-        &record.state.id,
-        w.wt.require_workdir()?,
-        Some(target.files),
-        target.index,
-        None,
-    )?;
-    let files = inplace::apply(&w.wt, cur.worktree_tree, target.files, target.index)?;
-    if let (Some(h), Mode::Patch) = (target.head, w.mode) {
-        if Some(h) != cur.head {
-            move_head_to(&w.wt, record, cur.head, h)?;
-        }
-    }
+    let files = write_target(repo, record, &w, &target)?;
     Ok(ResetDone {
         attempt,
         base: new_base.to_string(),

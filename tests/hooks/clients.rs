@@ -93,25 +93,15 @@ fn dulwich_commits_in_task_worktrees_are_judged() {
 #[cfg(unix)]
 #[test]
 fn dulwich_with_a_relative_hooks_path_runs_both_and_git_runs_each_hook_once() {
-    use std::os::unix::fs::PermissionsExt;
     let Some(python) = tools::python_with_dulwich("dulwich_with_a_relative_hooks_path") else {
         return;
     };
     let repo = TestRepo::new();
     let log = repo.base().join("hooks.log");
-    repo.write(
-        repo.root(),
-        ".githooks/pre-commit",
+    super::commit_githooks(
+        &repo,
         &format!("#!/bin/sh\necho \"team $(pwd)\" >> '{}'\n", log.display()),
     );
-    std::fs::set_permissions(
-        repo.root().join(".githooks/pre-commit"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    repo.git(repo.root(), &["add", "-A"]);
-    repo.git(repo.root(), &["commit", "-q", "-m", "team hooks"]);
-    repo.git(repo.root(), &["config", "core.hooksPath", ".githooks"]);
     repo.task_root(&["hooks", "install"]).ok();
     let wt = repo.start("t", &["--forbid", "src/store/**"]);
     dulwich_is_judged(&repo, &python, &wt);

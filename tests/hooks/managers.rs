@@ -480,22 +480,12 @@ fn pre_commit_framework_before_and_after_git_task() {
 #[cfg(unix)]
 #[test]
 fn committed_githooks_are_never_modified_and_run_from_each_checkout() {
-    use std::os::unix::fs::PermissionsExt;
     let repo = TestRepo::new();
     let (log, fail) = (repo.base().join("hooks.log"), repo.base().join("fail"));
-    repo.write(
-        repo.root(),
-        ".githooks/pre-commit",
+    super::commit_githooks(
+        &repo,
         &format!("#!/bin/sh\n{}", logging_hook("githooks", &log, &fail)),
     );
-    std::fs::set_permissions(
-        repo.root().join(".githooks/pre-commit"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    repo.git(repo.root(), &["add", "-A"]);
-    repo.git(repo.root(), &["commit", "-q", "-m", "team hooks"]);
-    repo.git(repo.root(), &["config", "core.hooksPath", ".githooks"]);
     let early = repo.start("early", &["--forbid", "src/store/**"]);
     let before = snapshot(&repo, &[repo.root(), &early]);
 

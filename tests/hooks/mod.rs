@@ -21,6 +21,22 @@ fn commit(repo: &TestRepo, dir: &Path, args: &[&str]) -> Run {
     repo.git_run(dir, &full)
 }
 
+/// Commits `.githooks/pre-commit` (executable) with `script`, and points `core.hooksPath` at
+/// `.githooks` (a relative path, as teams that commit their hooks do).
+#[cfg(unix)]
+fn commit_githooks(repo: &TestRepo, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    repo.write(repo.root(), ".githooks/pre-commit", script);
+    std::fs::set_permissions(
+        repo.root().join(".githooks/pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "team hooks"]);
+    repo.git(repo.root(), &["config", "core.hooksPath", ".githooks"]);
+}
+
 /// Puts `path` back as HEAD has it, in the index and on disk (`git restore`).
 fn restore_from_head(repo: &TestRepo, dir: &Path, path: &str) {
     repo.git(
