@@ -55,6 +55,12 @@ pub struct StartArgs {
     /// Put an existing task back to its base (or --base), saving its work as an attempt first
     #[arg(long)]
     pub reset: bool,
+    /// Claim paths for the new task: no other task may change them while it is live (can be repeated)
+    #[arg(long, value_name = "GLOB")]
+    pub claim: Vec<String>,
+    /// Start even if the contract allows paths another task claims (they stay off-limits)
+    #[arg(long)]
+    pub share: bool,
 }
 
 /// Where a task's work happens.
@@ -214,6 +220,8 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             no_new_files: args.no_new_files,
             no_deletions: args.no_deletions,
             checks: args.check.clone(),
+            claim: args.claim.clone(),
+            share: args.share,
         },
         setup: args.setup.clone(),
         reset: args.reset,

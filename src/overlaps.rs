@@ -1,0 +1,392 @@
+//! The overlap forecast (SPEC §6 `overlaps`): which live tasks will collide, and why, before
+//! any of them is merged. Never prints.
+//!
+//! For every pair of live tasks:
+//! - *contract overlap*: their effective contracts (policy, frozen contract, other tasks'
+//!   claims) both allow some path — decided on the globs themselves
+//!   ([`crate::contract::overlap`]), "may overlap" when it cannot be told for sure;
+//! - *same files*: paths both have changed, committed or not;
+//! - *trial merge*: both tasks merged onto their base's tip in memory, one after the other,
+//!   with the merge gate's own merge ([`crate::merge::trial`]): clean, or the conflicting paths.
+//!   A pair whose changed paths share no path and no directory-file clash cannot conflict
+//!   there and is not merged: only pairs whose changes meet are;
+//!
+//! and every task against its base's commits since it started: how far behind, and the paths
+//! that conflict when it alone is merged onto the base's tip.
+//!
+//! Trial merges write their trees and commits to memory only: nothing is left in the object
+//! database.
+
+use crate::contract::file::CONTRACT_FILE;
+use crate::contract::overlap::{self, Overlap, PathSet};
+use crate::contract::BranchFile;
+use crate::error::Result;
+use crate::git::{diff, objects, ObjectId, Repo};
+use crate::record::{self, Record};
+use crate::task::{summary, Mode, Status, TaskId};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// One live task as the forecast sees it.
+#[derive(serde::Serialize)]
+pub struct TaskView {
+    /// The task id.
+    pub task: String,
+    /// Its base branch (short name); `null` for a detached base.
+    pub base: Option<String>,
+    /// Commits on the base since the task's merge base with it.
+    pub behind: usize,
+    /// Paths that conflict when this task alone is merged onto its base's tip (empty: clean).
+    pub conflicts_with_base: Vec<String>,
+    /// How many paths the task changed, committed or not.
+    pub changed: usize,
+    /// Whether uncommitted work was counted (its worktree was not clean).
+    pub uncommitted: bool,
+    #[serde(skip)]
+    paths: BTreeSet<String>,
+    #[serde(skip)]
+    contract: Option<PathSet>,
+    #[serde(skip)]
+    tip: Option<ObjectId>,
+    #[serde(skip)]
+    base_tip: Option<ObjectId>,
+    #[serde(skip)]
+    base_ref: String,
+    /// This task merged alone onto its base's tip (a commit in memory), when that is clean.
+    #[serde(skip)]
+    landed: Option<ObjectId>,
+}
+
+/// What two tasks share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Their contracts allow a common path (or may).
+    ContractOverlap,
+    /// Both changed some of the same paths.
+    SameFiles,
+    /// Merging both onto the base conflicts.
+    Conflict,
+}
+
+/// Whether two contracts allow a common path.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ContractOverlap {
+    /// `yes`, `may` (could not be told for sure) or `no`.
+    pub overlap: &'static str,
+    /// A path both allow, when one was found.
+    pub example: Option<String>,
+}
+
+/// The trial merge of a pair.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrialMerge {
+    /// `clean`, `conflict`, or `not_merged` (see `reason`).
+    pub verdict: &'static str,
+    /// The conflicting paths.
+    pub paths: Vec<String>,
+    /// Why there was no trial merge (different bases, a patch-mode task, nothing committed…).
+    pub reason: Option<String>,
+}
+
+/// One pair of live tasks that share something.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Pair {
+    /// The most severe thing they share.
+    pub kind: Severity,
+    /// The two task ids, in id order.
+    pub tasks: [String; 2],
+    /// Whether their contracts overlap.
+    pub contract: ContractOverlap,
+    /// Paths both changed, committed or not.
+    pub files: Vec<String>,
+    /// Both merged onto the base's tip.
+    pub merge: TrialMerge,
+}
+
+/// The whole forecast.
+#[derive(serde::Serialize)]
+pub struct Forecast {
+    /// Every live task looked at.
+    pub tasks: Vec<TaskView>,
+    /// How many pairs were looked at.
+    pub pairs_checked: usize,
+    /// The pairs that share something, most severe first.
+    pub pairs: Vec<Pair>,
+}
+
+impl Forecast {
+    /// Returns whether any trial merge conflicts (a pair's, or a task's with its base).
+    pub fn has_conflict(&self) -> bool {
+        self.pairs.iter().any(|p| p.kind == Severity::Conflict)
+            || self.tasks.iter().any(|t| !t.conflicts_with_base.is_empty())
+    }
+}
+
+/// Forecasts the collisions between the live tasks `ids` (all live tasks when empty).
+pub fn forecast(repo: &Repo, ids: &[TaskId]) -> Result<Forecast> {
+    let records = live_records(repo, ids)?;
+    let memory = repo.with_objects_in_memory();
+    let mut cache = Default::default();
+    let mut tasks = Vec::new();
+    for record in &records {
+        tasks.push(view(repo, &memory, record, &mut cache)?);
+    }
+    let mut pairs = Vec::new();
+    let mut checked = 0;
+    for i in 0..tasks.len() {
+        for j in i + 1..tasks.len() {
+            checked += 1;
+            if let Some(pair) = pair(&memory, &tasks[i], &tasks[j])? {
+                pairs.push(pair);
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.kind.cmp(&a.kind).then_with(|| a.tasks.cmp(&b.tasks)));
+    Ok(Forecast {
+        tasks,
+        pairs_checked: checked,
+        pairs,
+    })
+}
+
+/// The live tasks to look at: the named ones (each must exist and be live), or every active one.
+fn live_records(repo: &Repo, ids: &[TaskId]) -> Result<Vec<Record>> {
+    if ids.is_empty() {
+        let mut out = Vec::new();
+        for id in record::all_ids(repo)? {
+            if let Some(r) = record::load(repo, &id)? {
+                if r.state.status == Status::Active {
+                    out.push(r);
+                }
+            }
+        }
+        return Ok(out);
+    }
+    let mut out: Vec<Record> = Vec::new();
+    for id in ids {
+        let r = record::load_existing(repo, id)?;
+        if !r.state.status.is_live() || r.state.status == Status::Provisioning {
+            return Err(crate::Error::input(format!(
+                "task '{id}' is {}: only live tasks can collide",
+                r.state.status
+            ))
+            .hint("see the live tasks with 'git task list'"));
+        }
+        if !out.iter().any(|o| o.state.id == r.state.id) {
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads what the forecast needs of one task, and merges it alone onto its base's tip.
+fn view(
+    repo: &Repo,
+    memory: &Repo,
+    record: &Record,
+    cache: &mut objects::FlatCache,
+) -> Result<TaskView> {
+    let s = &record.state;
+    let id = s.task_id();
+    let base_ref = s.base_branch.clone().unwrap_or_default();
+    let base_tip = match &s.base_branch {
+        Some(b) => repo.find_ref(b)?,
+        None => s.base_commit.parse().ok(),
+    };
+    let tip = match s.mode {
+        Mode::Worktree => repo.find_ref(&s.branch)?,
+        Mode::Patch => None,
+    };
+    let mut paths = BTreeSet::new();
+    let mut behind = 0;
+    let mut conflicts = Vec::new();
+    let mut landed = None;
+    if let (Some(tip), Some(base_tip)) = (tip, base_tip) {
+        let from = objects::merge_base(repo, tip, base_tip)?.unwrap_or(base_tip);
+        for c in diff::tree_to_tree(
+            repo,
+            objects::commit_tree(repo, from)?,
+            objects::commit_tree(repo, tip)?,
+        )? {
+            paths.insert(c.path);
+        }
+        behind = objects::count_between(repo, tip, base_tip)?;
+        if !paths.iter().all(|p| p == CONTRACT_FILE) {
+            match crate::merge::trial(memory, &id, base_tip, tip, &base_ref)? {
+                Ok(commit) => landed = Some(commit),
+                Err(paths) => conflicts = paths,
+            }
+        }
+    }
+    // Uncommitted work counts for "same files"; a clean worktree is told from stat data.
+    let worktree = Path::new(&s.worktree);
+    let mut uncommitted = false;
+    if worktree.is_dir() {
+        let clean = match (s.mode, tip) {
+            (Mode::Worktree, Some(head)) => {
+                summary::worktree_is_clean(repo, worktree, head, cache).unwrap_or(false)
+            }
+            _ => false,
+        };
+        if !clean {
+            if let Ok(w) = crate::work::open(repo, record) {
+                let changed = diff::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;
+                uncommitted = !changed.is_empty();
+                paths.extend(changed.into_iter().map(|c| c.path));
+            }
+        }
+    }
+    paths.remove(CONTRACT_FILE);
+    let contract = crate::changes::effective(repo, record, &BranchFile::NotApplicable)
+        .ok()
+        .and_then(|e| PathSet::from_effective(&e).ok());
+    Ok(TaskView {
+        task: s.id.clone(),
+        base: s.base_branch_short().map(str::to_owned),
+        behind,
+        conflicts_with_base: conflicts,
+        changed: paths.len(),
+        uncommitted,
+        paths,
+        contract,
+        tip,
+        base_tip,
+        base_ref,
+        landed,
+    })
+}
+
+/// What tasks `a` and `b` share; `None` when nothing.
+fn pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<Option<Pair>> {
+    let contract = match (&a.contract, &b.contract) {
+        (Some(ca), Some(cb)) => match overlap::intersect(ca, cb) {
+            Overlap::Disjoint => ContractOverlap {
+                overlap: "no",
+                example: None,
+            },
+            Overlap::Overlap { witness } => ContractOverlap {
+                overlap: "yes",
+                example: Some(witness),
+            },
+            Overlap::MayOverlap => ContractOverlap {
+                overlap: "may",
+                example: None,
+            },
+        },
+        // A contract that cannot be read: say it may overlap rather than that it does not.
+        _ => ContractOverlap {
+            overlap: "may",
+            example: None,
+        },
+    };
+    let files: Vec<String> = a.paths.intersection(&b.paths).cloned().collect();
+    let merge = trial_pair(memory, a, b)?;
+    let kind = if merge.verdict == "conflict" {
+        Severity::Conflict
+    } else if !files.is_empty() {
+        Severity::SameFiles
+    } else if contract.overlap != "no" {
+        Severity::ContractOverlap
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(Pair {
+        kind,
+        tasks: [a.task.clone(), b.task.clone()],
+        contract,
+        files,
+        merge,
+    }))
+}
+
+fn not_merged(reason: impl Into<String>) -> TrialMerge {
+    TrialMerge {
+        verdict: "not_merged",
+        paths: Vec::new(),
+        reason: Some(reason.into()),
+    }
+}
+
+/// Both tasks merged onto their base's tip, one after the other, in memory.
+fn trial_pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<TrialMerge> {
+    let (Some(tip_a), Some(tip_b)) = (a.tip, b.tip) else {
+        return Ok(not_merged("a patch-mode task has no branch to merge"));
+    };
+    if a.base_ref != b.base_ref || a.base_tip != b.base_tip || a.base_tip.is_none() {
+        return Ok(not_merged("the tasks land on different branches"));
+    }
+    if !touch(&a.paths, &b.paths) {
+        return Ok(TrialMerge {
+            verdict: "clean",
+            paths: Vec::new(),
+            reason: None,
+        });
+    }
+    // Onto whichever lands alone; a task that conflicts with the base alone is reported there.
+    let (onto, other, other_tip) = match (a.landed, b.landed) {
+        (Some(onto), _) => (onto, b, tip_b),
+        (None, Some(onto)) => (onto, a, tip_a),
+        (None, None) => return Ok(not_merged("both conflict with the base on their own")),
+    };
+    Ok(
+        match crate::merge::trial(memory, &other.task_id(), onto, other_tip, &a.base_ref)? {
+            Ok(_) => TrialMerge {
+                verdict: "clean",
+                paths: Vec::new(),
+                reason: None,
+            },
+            Err(paths) => TrialMerge {
+                verdict: "conflict",
+                paths,
+                reason: None,
+            },
+        },
+    )
+}
+
+impl TaskView {
+    fn task_id(&self) -> TaskId {
+        TaskId::parse(&self.task).expect("a record's id is valid")
+    }
+}
+
+/// Returns whether two sets of changed paths meet: a path in both, or a path of one that is a
+/// directory of a path of the other (a file on one side where the other has a directory).
+fn touch(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let below = |x: &BTreeSet<String>, y: &BTreeSet<String>| {
+        y.iter().any(|p| {
+            let mut dir = p.as_str();
+            while let Some(i) = dir.rfind('/') {
+                dir = &dir[..i];
+                if x.contains(dir) {
+                    return true;
+                }
+            }
+            false
+        })
+    };
+    a.intersection(b).next().is_some() || below(a, b) || below(b, a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::touch;
+    use std::collections::BTreeSet;
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn changed_paths_meet_on_a_path_or_a_directory_file_clash() {
+        assert!(touch(&set(&["a/x"]), &set(&["a/x", "b"])));
+        assert!(
+            touch(&set(&["a"]), &set(&["a/x"])),
+            "a file where the other has a directory"
+        );
+        assert!(touch(&set(&["a/b/c"]), &set(&["a/b"])));
+        assert!(!touch(&set(&["a/x"]), &set(&["a/y", "ax/x"])));
+        assert!(!touch(&set(&[]), &set(&["a"])));
+    }
+}
