@@ -150,6 +150,86 @@ pub fn forecast(repo: &Repo, ids: &[TaskId]) -> Result<Forecast> {
     })
 }
 
+/// A live task whose contract allows some path another task's contract allows too.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Neighbour {
+    /// The other task.
+    pub task: String,
+    /// `yes`, or `may` when it could not be told for sure.
+    pub overlap: &'static str,
+    /// A path both contracts allow, when one was found.
+    pub example: Option<String>,
+}
+
+/// Returns the other active tasks whose contracts allow a path `record`'s contract allows (what
+/// `start` warns about): decided on the globs alone, so it costs no checkout and no merge.
+pub fn contract_neighbours(repo: &Repo, record: &Record) -> Result<Vec<Neighbour>> {
+    let mine = contract_of(repo, record);
+    let mut out = Vec::new();
+    for other in live_records(repo, &[])? {
+        if other.state.id == record.state.id {
+            continue;
+        }
+        let found = match (&mine, contract_of(repo, &other)) {
+            (Some(a), Some(b)) => overlap::intersect(a, &b),
+            _ => Overlap::MayOverlap,
+        };
+        let (overlap, example) = match found {
+            Overlap::Disjoint => continue,
+            Overlap::Overlap { witness } => ("yes", Some(witness)),
+            Overlap::MayOverlap => ("may", None),
+        };
+        out.push(Neighbour {
+            task: other.state.id.clone(),
+            overlap,
+            example,
+        });
+    }
+    Ok(out)
+}
+
+/// The paths a task's effective contract lets it change; `None` when it cannot be read.
+fn contract_of(repo: &Repo, record: &Record) -> Option<PathSet> {
+    crate::changes::effective(repo, record, &BranchFile::NotApplicable)
+        .ok()
+        .and_then(|e| PathSet::from_effective(&e).ok())
+}
+
+/// A live task that conflicts with its base's tip.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BaseConflict {
+    /// The task.
+    pub task: String,
+    /// The conflicting paths.
+    pub paths: Vec<String>,
+}
+
+/// Returns the active tasks based on `branch` (full ref name) that conflict with its tip now
+/// (what `merge` names after it lands): each merged alone onto the tip in memory.
+pub fn conflicting_with(repo: &Repo, branch: &str) -> Result<Vec<BaseConflict>> {
+    let Some(tip) = repo.find_ref(branch)? else {
+        return Ok(Vec::new());
+    };
+    let memory = repo.with_objects_in_memory();
+    let mut out = Vec::new();
+    for r in live_records(repo, &[])? {
+        if r.state.mode != Mode::Worktree || r.state.base_branch.as_deref() != Some(branch) {
+            continue;
+        }
+        let Some(task_tip) = repo.find_ref(&r.state.branch)? else {
+            continue;
+        };
+        if let Err(paths) = crate::merge::trial(&memory, &r.state.task_id(), tip, task_tip, branch)?
+        {
+            out.push(BaseConflict {
+                task: r.state.id.clone(),
+                paths,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The live tasks to look at: the named ones (each must exist and be live), or every active one.
 fn live_records(repo: &Repo, ids: &[TaskId]) -> Result<Vec<Record>> {
     if ids.is_empty() {
@@ -238,9 +318,7 @@ fn view(
         }
     }
     paths.remove(CONTRACT_FILE);
-    let contract = crate::changes::effective(repo, record, &BranchFile::NotApplicable)
-        .ok()
-        .and_then(|e| PathSet::from_effective(&e).ok());
+    let contract = contract_of(repo, record);
     Ok(TaskView {
         task: s.id.clone(),
         base: s.base_branch_short().map(str::to_owned),

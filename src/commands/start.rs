@@ -87,6 +87,8 @@ pub struct StartReport {
     record: String,
     reset: bool,
     attempts: Vec<SavedAttempt>,
+    /// Other live tasks whose contracts allow some of the same paths (new tasks only).
+    overlaps: Vec<crate::overlaps::Neighbour>,
     /// Where the user should `cd`, when the reset replaced their directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     cd: Option<String>,
@@ -108,6 +110,7 @@ impl StartReport {
             record: crate::task::layout::record_ref(&s.task_id()),
             reset: false,
             attempts: Vec::new(),
+            overlaps: Vec::new(),
             cd: None,
         }
     }
@@ -172,6 +175,20 @@ impl Report for StartReport {
             } else {
                 out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
             }
+        }
+        for n in &self.overlaps {
+            out.warn(format_args!(
+                "task '{}' {} change the same paths{}",
+                n.task,
+                if n.overlap == "yes" { "may" } else { "might" },
+                n.example
+                    .as_deref()
+                    .map(|e| format!(" (both contracts allow {e})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if !self.overlaps.is_empty() {
+            out.hint("see what collides before merging: git task overlaps");
         }
         out.line(&self.worktree)
     }
@@ -243,7 +260,9 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     };
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
         Ok(Started::Created(record)) => {
-            let done = emit(ctx, &StartReport::new(&record, true), Done::Ok);
+            let mut report = StartReport::new(&record, true);
+            report.overlaps = crate::overlaps::contract_neighbours(&ctx.repo, &record)?;
+            let done = emit(ctx, &report, Done::Ok);
             let git_dir =
                 crate::hooks::worktrees::git_dir_of(std::path::Path::new(&record.state.worktree));
             crate::output::enforcement::warn_unenforced(
