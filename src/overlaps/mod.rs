@@ -27,6 +27,8 @@ use crate::task::{summary, Mode, Status, TaskId};
 use std::collections::BTreeSet;
 use std::path::Path;
 
+pub mod cache;
+
 /// One live task as the forecast sees it.
 #[derive(serde::Serialize)]
 pub struct TaskView {
@@ -292,7 +294,10 @@ fn view(
             paths.insert(c.path);
         }
         behind = objects::count_between(repo, tip, base_tip)?;
-        if !paths.iter().all(|p| p == CONTRACT_FILE) {
+        if paths.iter().all(|p| p == CONTRACT_FILE) {
+            // Nothing committed: it lands as the base's tip itself.
+            landed = Some(base_tip);
+        } else {
             match crate::merge::trial(memory, &id, base_tip, tip, &base_ref)? {
                 Ok(commit) => landed = Some(commit),
                 Err(paths) => conflicts = paths,
@@ -401,20 +406,20 @@ fn trial_pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<TrialMerge> {
             reason: None,
         });
     }
-    // Onto whichever lands alone; a task that conflicts with the base alone is reported there.
-    let (onto, other, other_tip) = match (a.landed, b.landed) {
-        (Some(onto), _) => (onto, b, tip_b),
-        (None, Some(onto)) => (onto, a, tip_a),
-        (None, None) => return Ok(not_merged("both conflict with the base on their own")),
+    let side = |t: &TaskView, tip| Side {
+        id: TaskId::parse(&t.task).expect("a record's id is valid"),
+        tip,
+        landed: t.landed,
     };
     Ok(
-        match crate::merge::trial(memory, &other.task_id(), onto, other_tip, &a.base_ref)? {
-            Ok(_) => TrialMerge {
+        match merge_both(memory, &side(a, tip_a), &side(b, tip_b), &a.base_ref)? {
+            None => not_merged("a task conflicts with the base on its own (see the task)"),
+            Some(paths) if paths.is_empty() => TrialMerge {
                 verdict: "clean",
-                paths: Vec::new(),
+                paths,
                 reason: None,
             },
-            Err(paths) => TrialMerge {
+            Some(paths) => TrialMerge {
                 verdict: "conflict",
                 paths,
                 reason: None,
@@ -423,10 +428,26 @@ fn trial_pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<TrialMerge> {
     )
 }
 
-impl TaskView {
-    fn task_id(&self) -> TaskId {
-        TaskId::parse(&self.task).expect("a record's id is valid")
-    }
+/// One task of a pair's trial merge.
+struct Side {
+    id: TaskId,
+    tip: ObjectId,
+    /// The task merged alone onto the base's tip (a commit in memory), when that is clean.
+    landed: Option<ObjectId>,
+}
+
+/// Merges both tasks onto the base's tip, in memory: `a` (as it landed alone), then `b` onto
+/// that. `Some(conflicting paths)` (empty: clean); `None` when either conflicts with the base on
+/// its own: that is reported per task, and a pair merge could not tell it from a pair conflict.
+fn merge_both(memory: &Repo, a: &Side, b: &Side, base: &str) -> Result<Option<Vec<String>>> {
+    let (Some(onto), Some(_)) = (a.landed, b.landed) else {
+        return Ok(None);
+    };
+    Ok(Some(
+        crate::merge::trial(memory, &b.id, onto, b.tip, base)?
+            .err()
+            .unwrap_or_default(),
+    ))
 }
 
 /// Returns whether two sets of changed paths meet: a path in both, or a path of one that is a
