@@ -1,5 +1,6 @@
 //! Black-box tests, one file per command.
 mod changes;
+mod claims;
 mod checkpoint;
 mod commit;
 mod diff;
@@ -34,4 +35,5 @@ mod torture;
 
 mod gate_attacks;
 mod merge;
+mod overlaps;
 mod sync;
