@@ -129,10 +129,10 @@ impl Forecast {
 pub fn forecast(repo: &Repo, ids: &[TaskId]) -> Result<Forecast> {
     let records = live_records(repo, ids)?;
     let memory = repo.with_objects_in_memory();
-    let mut cache = Default::default();
+    let clean = clean_worktrees(repo, &records);
     let mut tasks = Vec::new();
-    for record in &records {
-        tasks.push(view(repo, &memory, record, &mut cache)?);
+    for (record, clean) in records.iter().zip(clean) {
+        tasks.push(view(repo, &memory, record, clean)?);
     }
     let mut pairs = Vec::new();
     let mut checked = 0;
@@ -262,13 +262,52 @@ fn live_records(repo: &Repo, ids: &[TaskId]) -> Result<Vec<Record>> {
     Ok(out)
 }
 
+/// Tells, for each task, whether its worktree is clean (nothing uncommitted), from stat data
+/// where it can: the one cost of the forecast that grows with the worktrees' size, so the
+/// worktrees are looked at on every core. `false` where it cannot be told cheaply.
+fn clean_worktrees(repo: &Repo, records: &[Record]) -> Vec<bool> {
+    let look = |part: &[Record], repo: &Repo| -> Vec<bool> {
+        let mut cache = objects::FlatCache::new();
+        part.iter()
+            .map(|r| {
+                let s = &r.state;
+                let head = match s.mode {
+                    Mode::Worktree => repo.find_ref(&s.branch).ok().flatten(),
+                    Mode::Patch => None,
+                };
+                head.is_some_and(|head| {
+                    summary::worktree_is_clean(repo, Path::new(&s.worktree), head, &mut cache)
+                        .unwrap_or(false)
+                })
+            })
+            .collect()
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if records.len() < 2 || threads < 2 {
+        return look(records, repo);
+    }
+    let chunk = records.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = records
+            .chunks(chunk)
+            .map(|part| {
+                let handle = repo.for_thread();
+                let look = &look;
+                scope.spawn(move || look(part, &handle))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(records.chunks(chunk))
+            .flat_map(|(h, part)| h.join().unwrap_or_else(|_| vec![false; part.len()]))
+            .collect()
+    })
+}
+
 /// Reads what the forecast needs of one task, and merges it alone onto its base's tip.
-fn view(
-    repo: &Repo,
-    memory: &Repo,
-    record: &Record,
-    cache: &mut objects::FlatCache,
-) -> Result<TaskView> {
+fn view(repo: &Repo, memory: &Repo, record: &Record, clean: bool) -> Result<TaskView> {
     let s = &record.state;
     let id = s.task_id();
     let base_ref = s.base_branch.clone().unwrap_or_default();
@@ -304,16 +343,9 @@ fn view(
             }
         }
     }
-    // Uncommitted work counts for "same files"; a clean worktree is told from stat data.
-    let worktree = Path::new(&s.worktree);
+    // Uncommitted work counts for "same files" (a clean worktree was told from stat data).
     let mut uncommitted = false;
-    if worktree.is_dir() {
-        let clean = match (s.mode, tip) {
-            (Mode::Worktree, Some(head)) => {
-                summary::worktree_is_clean(repo, worktree, head, cache).unwrap_or(false)
-            }
-            _ => false,
-        };
+    if Path::new(&s.worktree).is_dir() {
         if !clean {
             if let Ok(w) = crate::work::open(repo, record) {
                 let changed = diff::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;

@@ -54,7 +54,10 @@ fn a_claimed_path_is_refused_by_the_other_tasks_hook_and_gate() {
     assert_eq!(j["kind"], "contract_violation", "{j}");
     assert_eq!(j["violations"][0]["reason"], "claimed_by");
     assert_eq!(j["violations"][0]["file"], "src/db/schema.sql");
-    assert!(j["violations"][0]["rule"].as_str().unwrap().contains("owner"));
+    assert!(j["violations"][0]["rule"]
+        .as_str()
+        .unwrap()
+        .contains("owner"));
     assert_eq!(rev(&repo, "main"), main_before, "nothing landed");
 
     // The claiming task itself is not bound by its own claim.
@@ -92,7 +95,10 @@ fn claims_are_released_by_merge_drop_and_remove_and_then_bind_no_one() {
         repo.write(&other, "src/db/schema.sql", "create table t3;\n");
         commit(&repo, &other, "after the owner is gone").ok();
         let stored = repo.git(repo.root(), &["show", "refs/tasks/_claims:claims.toml"]);
-        assert!(!stored.contains("owner"), "{how}: the claim was released: {stored}");
+        assert!(
+            !stored.contains("owner"),
+            "{how}: the claim was released: {stored}"
+        );
     }
 }
 
@@ -101,7 +107,8 @@ fn status_shows_claims_on_both_sides_and_release_gives_them_up() {
     let repo = repo();
     repo.start("owner", &[]);
     repo.start("other", &["--allow", "docs/**"]);
-    repo.task_root(&["claim", "owner", "src/db/**", "*.lock"]).ok();
+    repo.task_root(&["claim", "owner", "src/db/**", "*.lock"])
+        .ok();
     let mine = repo.task_root(&["status", "owner", "--json"]).ok().json();
     assert_eq!(mine["claims"], serde_json::json!(["src/db/**", "*.lock"]));
     let theirs = repo.task_root(&["status", "other", "--json"]).ok().json();
@@ -203,14 +210,23 @@ fn start_claim_claims_at_start_and_a_taken_claim_writes_nothing() {
     assert_eq!(j["claims"], serde_json::json!(["src/db/**"]));
     let before = all_refs(&repo);
     let refused = repo
-        .task_root(&["start", "second", "--allow", "docs/**", "--claim", "src/db/schema.sql"])
+        .task_root(&[
+            "start",
+            "second",
+            "--allow",
+            "docs/**",
+            "--claim",
+            "src/db/schema.sql",
+        ])
         .code(1);
     assert!(refused.stderr.contains("first"), "{}", refused.stderr);
     assert_eq!(all_refs(&repo), before, "nothing was written");
     assert!(!repo.task_dir("second").exists());
     // Patch mode claims too.
-    repo.task_root(&["start", "p", "--mode", "patch", "--allow", "docs/**", "--claim", "docs/**"])
-        .ok();
+    repo.task_root(&[
+        "start", "p", "--mode", "patch", "--allow", "docs/**", "--claim", "docs/**",
+    ])
+    .ok();
     let j = repo.task_root(&["status", "p", "--json"]).ok().json();
     assert_eq!(j["claims"], serde_json::json!(["docs/**"]));
 }

@@ -1,7 +1,7 @@
 //! Black-box tests, one file per command.
 mod changes;
-mod claims;
 mod checkpoint;
+mod claims;
 mod commit;
 mod diff;
 mod dirty;

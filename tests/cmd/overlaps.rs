@@ -74,7 +74,10 @@ fn a_trial_merge_tells_clean_pairs_from_conflicting_ones() {
     );
 
     // Named tasks only: a and c do not conflict, so the exit code is 0.
-    let j = repo.task_root(&["overlaps", "a", "c", "--json"]).ok().json();
+    let j = repo
+        .task_root(&["overlaps", "a", "c", "--json"])
+        .ok()
+        .json();
     assert_eq!(j["pairs_checked"], 1);
     let text = repo.task_root(&["overlaps"]).code(1);
     assert!(text.stdout.contains("conflict"), "{}", text.stdout);
@@ -146,9 +149,17 @@ fn after_a_merge_lands_the_tasks_that_now_conflict_are_named() {
         j["now_conflicting"][0]["paths"],
         serde_json::json!(["src/api/b.rs"])
     );
-    assert_eq!(j["now_conflicting"].as_array().unwrap().len(), 1, "c merges cleanly");
+    assert_eq!(
+        j["now_conflicting"].as_array().unwrap().len(),
+        1,
+        "c merges cleanly"
+    );
     let text = repo.task_root(&["merge", "c", "--no-checks"]).ok();
-    assert!(text.stderr.contains("task 'b' now conflicts with main"), "{}", text.stderr);
+    assert!(
+        text.stderr.contains("task 'b' now conflicts with main"),
+        "{}",
+        text.stderr
+    );
 }
 
 #[test]
@@ -156,7 +167,9 @@ fn start_warns_about_live_tasks_whose_contracts_overlap() {
     let repo = repo();
     repo.start("api", &["--allow", "src/api/**"]);
     repo.start("docs", &["--allow", "docs/**"]);
-    let r = repo.task_root(&["start", "new", "--allow", "src/**", "--json"]).ok();
+    let r = repo
+        .task_root(&["start", "new", "--allow", "src/**", "--json"])
+        .ok();
     let j = r.json();
     let names: Vec<&str> = j["overlaps"]
         .as_array()
@@ -165,7 +178,9 @@ fn start_warns_about_live_tasks_whose_contracts_overlap() {
         .map(|n| n["task"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["api"], "{j}");
-    let r = repo.task_root(&["start", "new2", "--allow", "src/api/x.rs"]).ok();
+    let r = repo
+        .task_root(&["start", "new2", "--allow", "src/api/x.rs"])
+        .ok();
     assert!(r.stderr.contains("task 'api'"), "{}", r.stderr);
     assert!(r.stderr.contains("src/api/x.rs"), "{}", r.stderr);
     assert!(!r.stderr.contains("task 'docs'"), "{}", r.stderr);
@@ -185,14 +200,23 @@ fn list_shows_collisions_and_follows_ref_changes() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| (t["id"].as_str().unwrap().to_owned(), t["collisions"].clone()))
+            .map(|t| {
+                (
+                    t["id"].as_str().unwrap().to_owned(),
+                    t["collisions"].clone(),
+                )
+            })
             .collect()
     };
     let one = serde_json::json!({"with_base": 0, "with_tasks": 1});
     let none = serde_json::json!({"with_base": 0, "with_tasks": 0});
     assert_eq!(
         collisions(&repo),
-        [("a".into(), one.clone()), ("b".into(), one.clone()), ("c".into(), none.clone())]
+        [
+            ("a".into(), one.clone()),
+            ("b".into(), one.clone()),
+            ("c".into(), none.clone())
+        ]
     );
     let text = repo.task_root(&["list"]).ok();
     assert!(text.stdout.contains("COLLIDES"), "{}", text.stdout);
