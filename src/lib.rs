@@ -15,6 +15,7 @@
 //! | the record ref, and its compare-and-swap retry ([`record::update`]) | `record/mod.rs` |
 //! | the frozen contract's digest (tamper check) | `record/frozen.rs` |
 //! | the contract: file, globs, the judge, a new task's contract | `contract/` |
+//! | whether two contracts (or claims) can touch a common path | `contract/overlap.rs` |
 //! | what a change is, as the judge sees it | `changes/` |
 //! | attempts: saving work before anything is discarded | `attempt.rs` |
 //! | the one reset (`reset`, `start --reset`) | `task/reset.rs` |

@@ -10,6 +10,7 @@
 pub mod file;
 pub mod glob;
 pub mod judge;
+pub mod overlap;
 pub mod spec;
 
 pub use file::ContractFile;
