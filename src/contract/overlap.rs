@@ -603,6 +603,47 @@ mod tests {
     }
 
     #[test]
+    fn an_effective_contract_keeps_every_level() {
+        use crate::contract::{BranchFile, ContractFile};
+        let effective = |allowed: &str, ignore_case: bool| {
+            let frozen = ContractFile::parse(
+                &format!("version = 1\nallowed = [{allowed}]\nforbidden = [\"*.lock\"]\n"),
+                "c",
+            )
+            .unwrap();
+            let policy = "version = 1\nforbidden = [\"**/secrets/**\"]\n";
+            let e = Effective::new(
+                "t",
+                Some(policy),
+                &frozen,
+                &BranchFile::NotApplicable,
+                ignore_case,
+            )
+            .unwrap();
+            PathSet::from_effective(&e).unwrap()
+        };
+        let a = effective("\"src/**\"", false);
+        assert_eq!(
+            intersect(&a, &allowed(&["src/secrets/**"])),
+            Overlap::Disjoint
+        );
+        assert_eq!(
+            intersect(&a, &allowed(&["src/Cargo.lock"])),
+            Overlap::Disjoint
+        );
+        assert_eq!(intersect(&a, &allowed(&["docs/**"])), Overlap::Disjoint);
+        assert_eq!(witness(&a, &allowed(&["**/db/*"])), "src/db/a");
+        let b = effective("\"SRC/**\"", true);
+        assert_eq!(
+            witness(&a, &b),
+            "src/a",
+            "the case of the set itself is kept"
+        );
+        let b = effective("\"SRC/**\"", false);
+        assert_eq!(intersect(&a, &b), Overlap::Disjoint);
+    }
+
+    #[test]
     fn case_follows_ignore_case() {
         let a = PathSet::new(&[(rules(&["SRC/**"]), rules(&[]))], true).unwrap();
         let b = PathSet::new(&[(rules(&["src/api/**"]), rules(&[]))], true).unwrap();
