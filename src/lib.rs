@@ -22,6 +22,7 @@
 //! | the frozen checks: one runner, one result | `checks.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
+//! | tasks across machines: fetch, push, adopt, merge on a remote; records and notes reconciled | `remote/` |
 //! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
 //! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
@@ -49,6 +50,7 @@ pub mod merge;
 pub mod output;
 pub mod patch;
 pub mod record;
+pub mod remote;
 pub mod snapshot;
 pub mod sync;
 pub mod task;
