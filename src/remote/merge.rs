@@ -58,8 +58,16 @@ pub fn merge(
                 .expect("a merge changes branches, task refs and notes only");
             let theirs = repo.find_ref(&copy)?;
             if new.is_none() {
-                // A task branch is deleted on the remote only where it holds exactly what landed.
-                if theirs.is_none() || !tips.iter().any(|(_, tip)| Some(*tip) == theirs) {
+                // A task branch is deleted on the remote only where all it holds landed.
+                let Some(theirs) = theirs else { continue };
+                let mut landed = false;
+                for (_, tip) in &tips {
+                    landed |= matches!(
+                        super::relation(repo, Some(*tip), Some(theirs))?,
+                        super::Relation::Same(_) | super::Relation::Ahead { .. }
+                    );
+                }
+                if !landed {
                     continue;
                 }
             }

@@ -307,7 +307,9 @@ pub fn record_pushed(repo: &Repo, remote: &str, pushed: &[cli::PushRef]) -> Resu
     Ok(())
 }
 
-/// Whether a failed atomic push failed only because a lease did not hold (the remote moved).
+/// Whether a failed atomic push failed only because a ref moved on the remote: a lease that
+/// did not hold against the refs the remote advertised (`stale info`), or the remote's own
+/// compare-and-swap when the ref moved after that (`cannot lock ref …: is at … but expected …`).
 pub fn lease_failed(run: &cli::GitRun) -> bool {
-    run.stdout.contains("(stale info)") || run.stderr.contains("stale info")
+    run.stdout.contains("(stale info)") || run.stderr.contains("cannot lock ref")
 }

@@ -34,4 +34,5 @@ mod torture;
 
 mod gate_attacks;
 mod merge;
+mod remote;
 mod sync;
