@@ -6,8 +6,8 @@
 //! * **Records are append-only across machines.** A task's record on the remote and here are
 //!   compared ([`relation`]): one contains the other, or they diverged. A record that is behind
 //!   is fast-forwarded; two that diverged are reconciled by replaying this machine's events on
-//!   top of the remote's chain ([`reconcile`]) — unless the remote's own events end the task
-//!   (merged, removed), and then this machine is told so and nothing is rewritten.
+//!   top of the remote's chain ([`reconcile`]); when the remote's own events ended the task
+//!   (merged, removed), they are kept as history after them and the state stays the remote's.
 //! * **Notes are merged, never overwritten** (`git notes merge -s cat_sort_uniq` semantics,
 //!   `git::refs::note::merge`), before anything is pushed on top of them.
 //! * **Every push is atomic with a lease per ref** (`git push --atomic --force-with-lease`):
@@ -133,8 +133,8 @@ pub enum Reconciled {
 /// Makes the record of `id` here contain the remote's (just fetched), appending only: fast-forward
 /// when it is behind, replay this machine's events on the remote's chain when they diverged.
 ///
-/// Refuses (exit 1) to replay onto a remote chain whose own new events merged or removed the task:
-/// the other machine finished it, and this machine is told to fetch and look first.
+/// When the remote's own new events merged or removed the task, this machine's events are kept
+/// after them as history, but the task's state stays the remote's: the other machine finished it.
 pub fn reconcile(repo: &Repo, remote: &str, id: &TaskId) -> Result<Reconciled> {
     let name = layout::record_ref(id);
     let local = repo.find_ref(&name)?;
@@ -151,20 +151,10 @@ pub fn reconcile(repo: &Repo, remote: &str, id: &TaskId) -> Result<Reconciled> {
         ),
         Relation::Diverged { local, remote: r } => {
             let state = record::read_state(repo, r)?;
-            if matches!(state.status, Status::Merged | Status::Removed) {
-                return Err(Error::negative(format!(
-                    "task '{id}' was {} on '{remote}' while this machine added events to it",
-                    state.status
-                ))
-                .hint(format!(
-                    "see the remote's record: git log {}",
-                    layout::remote_record_ref(remote, id)
-                ))
-                .hint(format!(
-                    "this machine's events stay in {name}; start the task again under a new id to go on"
-                )));
-            }
-            let replayed = replay(repo, id, local, r)?;
+            // The remote's own events ended the task: this machine's are kept as history
+            // after them, but the state stays the remote's.
+            let ended = matches!(state.status, Status::Merged | Status::Removed);
+            let replayed = replay(repo, id, local, r, ended.then_some(&state))?;
             (
                 Update::update(
                     &name,
@@ -188,8 +178,15 @@ pub fn reconcile(repo: &Repo, remote: &str, id: &TaskId) -> Result<Reconciled> {
 }
 
 /// Writes this machine's record events since the common ancestor (first parents) again, in
-/// order, on top of the remote's record `theirs`; returns the new tip.
-fn replay(repo: &Repo, id: &TaskId, ours: ObjectId, theirs: ObjectId) -> Result<ObjectId> {
+/// order, on top of the remote's record `theirs`; returns the new tip. With `keep`, each
+/// keeps `theirs`' state (tree and the state in its message) instead of its own.
+fn replay(
+    repo: &Repo,
+    id: &TaskId,
+    ours: ObjectId,
+    theirs: ObjectId,
+    keep: Option<&TaskState>,
+) -> Result<ObjectId> {
     let base = objects::merge_base(repo, ours, theirs)?;
     let mut mine = Vec::new();
     let mut next = Some(ours);
@@ -201,9 +198,18 @@ fn replay(repo: &Repo, id: &TaskId, ours: ObjectId, theirs: ObjectId) -> Result<
         next = objects::commit_parents(repo, c)?.first().copied();
     }
     let mut cur = theirs;
+    let their_tree = objects::commit_tree(repo, theirs)?;
     for c in mine.into_iter().rev() {
-        let tree = objects::commit_tree(repo, c)?;
-        let message = objects::commit_message(repo, c)?;
+        let (tree, message) = match keep {
+            Some(state) => (
+                their_tree,
+                record::message_with_state(&objects::commit_message(repo, c)?, state)?,
+            ),
+            None => (
+                objects::commit_tree(repo, c)?,
+                objects::commit_message(repo, c)?,
+            ),
+        };
         let new = objects::write_own_commit(repo, tree, &[cur], &message)?;
         record::frozen::carry(repo, id, c, new)?;
         cur = new;

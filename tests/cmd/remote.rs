@@ -385,10 +385,14 @@ fn three_machines_merge_into_the_remote_main_at_once_over_git_daemon() {
             jobs.push((dir.clone(), id));
         }
     }
-    // Machine three pushes its tasks first, so the remote already holds records to lease on.
+    // Machine three pushes its tasks first, so the remote already holds records to lease on;
+    // machine one's first task is adopted by machine two, and both merge it at once.
     repo.task(&machines[2], &["push"]).ok();
+    repo.task(&machines[0], &["push", "m0-t0"]).ok();
+    repo.task(&machines[1], &["adopt", "m0-t0"]).ok();
+    jobs.push((machines[1].clone(), "m0-t0".to_owned()));
 
-    // All six merges at the same time, each into the remote's main.
+    // All seven merges at the same time, each into the remote's main.
     let runs: Vec<(String, Run)> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .iter()
@@ -403,10 +407,17 @@ fn three_machines_merge_into_the_remote_main_at_once_over_git_daemon() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut landed = Vec::new();
+    let mut commits = std::collections::HashMap::new();
     for (id, run) in &runs {
         let json = run.json();
+        let task = &json["tasks"][0];
         match (run.code, json["kind"].as_str()) {
-            (0, Some("merge")) => landed.push(id.clone()),
+            (0, Some("merge")) if task["already_merged"] == false => {
+                landed.push(id.clone());
+                commits.insert(id.clone(), task["commit"].as_str().unwrap().to_owned());
+            }
+            // The other machine landed this very task first.
+            (0, Some("merge")) => assert_eq!(id, "m0-t0", "{run}"),
             (1, Some("remote_moved")) => {}
             _ => panic!("merge of {id} neither landed nor was told remote_moved:\n{run}"),
         }
@@ -418,16 +429,15 @@ fn three_machines_merge_into_the_remote_main_at_once_over_git_daemon() {
     on_main.sort();
     landed.sort();
     assert_eq!(on_main, landed);
-    for (id, run) in &runs {
+    let mut once = landed.clone();
+    once.dedup();
+    assert_eq!(once, landed, "a task landed twice");
+    for (id, _) in &runs {
         let events = remote_events(&repo, id);
-        let merged = events.last().map(String::as_str) == Some("merged");
-        assert_eq!(merged, landed.contains(id), "{id}: {events:?}");
-        if merged {
-            let commit = run.json()["tasks"][0]["commit"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            let note = in_remote(&repo, &["notes", "--ref=tasks", "show", &commit]);
+        let merged = events.iter().filter(|e| *e == "merged").count();
+        assert_eq!(merged, usize::from(landed.contains(id)), "{id}: {events:?}");
+        if let Some(commit) = commits.get(id) {
+            let note = in_remote(&repo, &["notes", "--ref=tasks", "show", commit]);
             assert!(note.contains(id.as_str()), "note of {id}: {note}");
         }
     }
