@@ -71,6 +71,20 @@ pub fn merge(
                     continue;
                 }
             }
+            // Records and notes only ever grow: a lease alone would let a push rewind them.
+            if let (Some(new), Some(theirs)) = (new, theirs) {
+                if !matches!(
+                    super::relation(repo, Some(new), Some(theirs))?,
+                    super::Relation::Same(_) | super::Relation::Ahead { .. }
+                ) {
+                    return Err(Error::repo_msg(format!(
+                        "{name} here does not contain '{remote}''s; nothing was merged"
+                    ))
+                    .hint(format!(
+                        "fetch and push it first: git task push --remote {remote}"
+                    )));
+                }
+            }
             push.push(PushRef {
                 name,
                 new,

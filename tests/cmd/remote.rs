@@ -52,6 +52,18 @@ fn remote_events(repo: &TestRepo, id: &str) -> Vec<String> {
     run.stdout.lines().map(str::to_owned).collect()
 }
 
+/// The event names of a task's record in machine `dir`, oldest first (first parents).
+fn events_in(repo: &TestRepo, dir: &Path, id: &str) -> Vec<String> {
+    let record = format!("refs/tasks/{id}/record");
+    repo.git(
+        dir,
+        &["log", "--first-parent", "--reverse", "--format=%s", &record],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
 /// The `Task-Id` trailers of the remote's `main`, oldest first.
 fn landed_on_remote(repo: &TestRepo) -> Vec<String> {
     in_remote(
@@ -310,6 +322,44 @@ fn push_merges_notes_and_replays_events_both_machines_appended() {
     }
     // Git's view stays whole, and the worktrees are untouched.
     assert!(repo.porcelain(&wt1).is_empty() && repo.porcelain(&wt2).is_empty());
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
+}
+
+#[test]
+fn a_task_merged_by_one_machine_is_already_merged_for_the_other_and_both_histories_stay() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    // Two adopts it (its own `provisioned` event), then one merges it first.
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let two_events = events_in(&repo, &two, "t1");
+    repo.task(&one, &["merge", "t1", "--remote", "origin"]).ok();
+    let landed = landed_on_remote(&repo);
+
+    let again = repo
+        .task(&two, &["merge", "t1", "--remote", "origin", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["tasks"][0]["already_merged"], true, "{again}");
+    assert_eq!(landed_on_remote(&repo), landed);
+    let remote = remote_events(&repo, "t1");
+    assert_eq!(remote.iter().filter(|e| *e == "merged").count(), 1);
+    // Two's record keeps the remote's history and then its own event, in the merged state.
+    let here = events_in(&repo, &two, "t1");
+    let (theirs, mine) = here.split_at(remote.len());
+    assert_eq!(theirs, &remote[..]);
+    assert_eq!(mine, &two_events[two_events.len() - 1..]);
+    let status = repo.task(&two, &["status", "t1", "--json"]).ok().json();
+    assert_eq!(status["status"], "merged", "{status}");
+    // Pushing it again adds two's event to the remote's record: nothing is lost anywhere.
+    repo.task(&two, &["push", "t1"]).ok();
+    assert_eq!(remote_events(&repo, "t1"), here);
     for dir in [&one, &two, &bare] {
         fsck(&repo, dir);
     }
