@@ -51,6 +51,8 @@ struct MergeReport {
     remote: Option<String>,
     #[serde(flatten)]
     landed: Landed,
+    /// Live tasks on the same branch that conflict with its new tip.
+    now_conflicting: Vec<crate::overlaps::BaseConflict>,
 }
 
 fn short_id(id: &str) -> &str {
@@ -128,6 +130,17 @@ impl Report for MergeReport {
         }
         for w in &self.landed.warnings {
             out.warn(w);
+        }
+        for c in &self.now_conflicting {
+            out.warn(format_args!(
+                "task '{}' now conflicts with {}: {}",
+                c.task,
+                short_ref(&self.landed.into),
+                crate::output::escape(&c.paths.join(" "))
+            ));
+        }
+        if !self.now_conflicting.is_empty() {
+            out.hint("bring the new commits into those tasks with 'git task sync <id>' and resolve there");
         }
         if let Some(dir) = &self.landed.leave_cwd {
             out.note(format_args!(
@@ -447,15 +460,26 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         None => merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)?,
     };
     match outcome {
-        Outcome::Landed(landed) => emit(
-            ctx,
-            &MergeReport {
-                kind: "merge",
-                remote,
-                landed,
-            },
-            Done::Ok,
-        ),
+        Outcome::Landed(landed) => {
+            // The forecast is advice: failing to compute it does not undo a landed merge. It
+            // looks at the branch here, so not after a landing on a remote.
+            let now_conflicting = match &remote {
+                Some(_) => Vec::new(),
+                None => {
+                    crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default()
+                }
+            };
+            emit(
+                ctx,
+                &MergeReport {
+                    kind: "merge",
+                    remote,
+                    landed,
+                    now_conflicting,
+                },
+                Done::Ok,
+            )
+        }
         Outcome::Refused(refusal) => {
             emit(ctx, &refused(&ctx.out.err_palette, refusal), Done::Negative)
         }

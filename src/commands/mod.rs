@@ -4,6 +4,7 @@ pub mod adopt;
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
+pub mod claim;
 pub mod commit;
 pub mod delete_aside;
 pub mod diff;
@@ -15,8 +16,10 @@ pub mod hooks;
 pub mod list;
 pub mod log;
 pub mod merge;
+pub mod overlaps;
 pub mod path;
 pub mod push;
+pub mod release;
 pub mod remove;
 pub mod reset;
 pub mod revert;
@@ -61,6 +64,9 @@ pub enum Command {
     Push(push::PushArgs),
     Fetch(fetch::FetchArgs),
     Adopt(adopt::AdoptArgs),
+    Overlaps(overlaps::OverlapsArgs),
+    Claim(claim::ClaimArgs),
+    Release(release::ReleaseArgs),
 }
 
 /// Everything a command needs: the repository, the settings and the output.
@@ -134,6 +140,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Push(args) => push::run(ctx, args),
         Command::Fetch(args) => fetch::run(ctx, args),
         Command::Adopt(args) => adopt::run(ctx, args),
+        Command::Overlaps(args) => overlaps::run(ctx, args),
+        Command::Claim(args) => claim::run(ctx, args),
+        Command::Release(args) => release::run(ctx, args),
     }
 }
 

@@ -161,6 +161,10 @@ pub fn finish(repo: &Repo, planned: Planned) -> Result<Landed> {
         ..
     } = landing;
     drop(gated.lock);
+    // As after a local landing: a merged task's claims bind no one any more.
+    for p in &pending {
+        let _ = crate::claims::release_all(repo, &p.record.state.id);
+    }
     let mut leave = None;
     if !keep {
         let (more, left) = land::clean_up(repo, &pending, &mut results)?;

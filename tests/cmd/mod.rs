@@ -1,6 +1,7 @@
 //! Black-box tests, one file per command.
 mod changes;
 mod checkpoint;
+mod claims;
 mod commit;
 mod diff;
 mod dirty;
@@ -34,5 +35,6 @@ mod torture;
 
 mod gate_attacks;
 mod merge;
+mod overlaps;
 mod remote;
 mod sync;
