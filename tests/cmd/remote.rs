@@ -422,7 +422,7 @@ fn three_machines_merge_into_the_remote_main_at_once_over_git_daemon() {
     let bare = bare_remote(&repo);
     let daemon = Daemon::start(&repo);
     publish(&repo, &daemon.url());
-    let machines = vec![
+    let machines = [
         repo.root().to_path_buf(),
         machine(&repo, &daemon.url(), "two"),
         machine(&repo, &daemon.url(), "three"),
