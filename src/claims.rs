@@ -8,10 +8,13 @@
 //! tasks claiming the same path at the same moment cannot both win: the second one's
 //! transaction fails, it reads the new claims, and is refused.
 //!
-//! A claim counts only while its task is live (being started or active) *and* is the same
-//! life of the task that made it (its `created` time): a claim left behind by a task that
-//! was merged, removed, dropped or rolled back — a release that was interrupted — binds no
-//! one, and `sweep` (or the next claim or release) drops it.
+//! An agent can move or delete any ref with git plumbing (SPEC §11), so git-task keeps a copy
+//! of what it last wrote in `<common dir>/git-task/claims`, outside refs, and the claims that
+//! count are those of the ref *and* of the copy: deleting or rewinding the ref frees nothing.
+//! Likewise a claim does not stop counting because the claiming task's record says it ended
+//! (a record ref can be forged too): claims end only when git-task releases them — `release`,
+//! and `merge`, `drop` and `remove` of the claiming task — or when `sweep` finds a claim whose
+//! task is no longer live (a release that was interrupted).
 
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
 use crate::contract::glob::check_pattern;
@@ -51,66 +54,86 @@ struct Stored {
     claims: Vec<Claim>,
 }
 
+fn mirror(repo: &Repo) -> std::path::PathBuf {
+    repo.common_dir().join("git-task").join("claims")
+}
+
+fn parse(bytes: &[u8]) -> Vec<Claim> {
+    // A claims file git-task cannot read adds nothing (git-task never writes one).
+    toml::from_str::<Table>(&String::from_utf8_lossy(bytes))
+        .map(|t| t.claims)
+        .unwrap_or_default()
+}
+
+/// Reads the claims: those of the ref and those of git-task's own copy, merged.
 fn read(repo: &Repo) -> Result<Stored> {
-    let Some(tip) = repo.find_ref(CLAIMS_REF)? else {
-        return Ok(Stored {
-            tip: None,
-            claims: Vec::new(),
-        });
-    };
-    let claims = match objects::read_blob_at(repo, tip, FILE)? {
-        // A claims file git-task cannot read binds no one (it never writes one).
-        Some(bytes) => toml::from_str::<Table>(&String::from_utf8_lossy(&bytes))
-            .map(|t| t.claims)
+    let tip = repo.find_ref(CLAIMS_REF)?;
+    let mut claims = match tip {
+        Some(tip) => objects::read_blob_at(repo, tip, FILE)?
+            .map(|b| parse(&b))
             .unwrap_or_default(),
         None => Vec::new(),
     };
-    Ok(Stored {
-        tip: Some(tip),
-        claims,
-    })
+    if let Ok(bytes) = std::fs::read(mirror(repo)) {
+        for c in parse(&bytes) {
+            merge_into(&mut claims, c);
+        }
+    }
+    Ok(Stored { tip, claims })
 }
 
-/// Returns whether a stored claim still binds: its task is live, in the life that claimed.
-fn binds(repo: &Repo, claim: &Claim) -> Result<bool> {
+/// Adds `claim` to `claims`: the globs join those of the same task's same life.
+fn merge_into(claims: &mut Vec<Claim>, claim: Claim) {
+    match claims
+        .iter_mut()
+        .find(|c| c.task == claim.task && c.created == claim.created)
+    {
+        Some(c) => {
+            for g in claim.globs {
+                if !c.globs.contains(&g) {
+                    c.globs.push(g);
+                }
+            }
+        }
+        None => claims.push(claim),
+    }
+}
+
+/// Returns whether any claim may exist (the ref, or git-task's copy): the hook's fast path.
+fn any(repo: &Repo) -> Result<bool> {
+    Ok(repo.find_ref(CLAIMS_REF)?.is_some() || mirror(repo).exists())
+}
+
+/// Returns whether a stored claim's task is still live, in the life that claimed (`sweep`).
+fn live_claimant(repo: &Repo, claim: &Claim) -> Result<bool> {
     let Ok(id) = TaskId::parse(&claim.task) else {
         return Ok(false);
     };
-    Ok(record::load(repo, &id)?.is_some_and(|r| holds(&r, claim)))
+    Ok(record::load(repo, &id)?.is_some_and(|r| {
+        matches!(r.state.status, Status::Active | Status::Provisioning)
+            && r.state.created == claim.created
+    }))
 }
 
-fn holds(record: &Record, claim: &Claim) -> bool {
-    matches!(record.state.status, Status::Active | Status::Provisioning)
-        && record.state.created == claim.created
-}
-
-/// Returns the claims that bind now.
+/// Returns every claim that binds: until git-task releases it (see the module comment).
 pub fn live(repo: &Repo) -> Result<Vec<Claim>> {
-    let mut out = Vec::new();
-    for claim in read(repo)?.claims {
-        if binds(repo, &claim)? {
-            out.push(claim);
-        }
-    }
-    Ok(out)
+    Ok(read(repo)?.claims)
 }
 
-/// Returns the claims that bind now, but those of task `me`.
+/// Returns the claims that bind, but those of task `me`.
 pub fn of_others(repo: &Repo, me: &str) -> Result<Vec<Claim>> {
-    if repo.find_ref(CLAIMS_REF)?.is_none() {
+    if !any(repo)? {
         return Ok(Vec::new());
     }
     Ok(live(repo)?.into_iter().filter(|c| c.task != me).collect())
 }
 
-/// Returns the globs task `record` claims now (empty when it claims nothing).
+/// Returns the globs task `record` claims (empty when it claims nothing).
 pub fn of_task(repo: &Repo, record: &Record) -> Result<Vec<String>> {
-    Ok(read(repo)?
-        .claims
-        .into_iter()
-        .filter(|c| c.task == record.state.id && holds(record, c))
-        .flat_map(|c| c.globs)
-        .collect())
+    if !any(repo)? {
+        return Ok(Vec::new());
+    }
+    Ok(of(record, &read(repo)?.claims))
 }
 
 /// Why a claim or a contract was refused: another live task claims a path it needs.
@@ -171,7 +194,7 @@ pub fn check_start(repo: &Repo, id: &str, contract: &str, spec: &ContractSpec) -
             )));
         }
     }
-    if spec.share || repo.find_ref(CLAIMS_REF)?.is_none() {
+    if spec.share || !any(repo)? {
         return Ok(());
     }
     let file = ContractFile::parse(contract, CONTRACT_FILE)?;
@@ -246,10 +269,8 @@ pub fn claim(
     let me = record.state.id.clone();
     let result = change(repo, &format!("claim for task '{me}'"), |claims| {
         for other in claims.iter().filter(|c| c.task != me) {
-            if binds(repo, other)? {
-                if let Some(conflict) = conflicts(other, &mine, repo.ignore_case())? {
-                    return Ok(Err(conflict));
-                }
+            if let Some(conflict) = conflicts(other, &mine, repo.ignore_case())? {
+                return Ok(Err(conflict));
             }
         }
         let mut all = of(record, claims);
@@ -288,17 +309,17 @@ pub fn release(repo: &Repo, record: &Record, globs: &[String]) -> Result<Vec<Str
     })
 }
 
-/// Drops the claims of task `id` that bind no one any more: after `merge`, `drop`, `remove`
-/// and a rolled-back start, and in `sweep`. (One left behind binds no one either: tidiness.)
-/// A claim of a new life of the same id, made meanwhile, is kept.
+/// Drops the claims of task `id` when it is no longer live: after `merge`, `drop`, `remove`
+/// and a rolled-back start, and in `sweep`. A claim of a new life of the same id, made
+/// meanwhile, is kept.
 pub fn release_all(repo: &Repo, id: &str) -> Result<()> {
-    if repo.find_ref(CLAIMS_REF)?.is_none() {
+    if !any(repo)? {
         return Ok(());
     }
     change(repo, &format!("release for task '{id}'"), |claims| {
         let mut kept = Vec::new();
         for c in claims.drain(..) {
-            if c.task != id || binds(repo, &c)? {
+            if c.task != id || live_claimant(repo, &c)? {
                 kept.push(c);
             }
         }
@@ -311,19 +332,27 @@ pub fn release_all(repo: &Repo, id: &str) -> Result<()> {
 pub fn stale(repo: &Repo) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for claim in read(repo)?.claims {
-        if !binds(repo, &claim)? {
+        if !live_claimant(repo, &claim)? {
             out.push(claim.task);
         }
     }
     Ok(out)
 }
 
+/// The globs task `record` claims, in any life (a new life of an id takes the old one's
+/// leftover claims over rather than carrying two).
 fn of(record: &Record, claims: &[Claim]) -> Vec<String> {
-    claims
+    let mut out: Vec<String> = Vec::new();
+    for g in claims
         .iter()
-        .filter(|c| c.task == record.state.id && holds(record, c))
-        .flat_map(|c| c.globs.iter().cloned())
-        .collect()
+        .filter(|c| c.task == record.state.id)
+        .flat_map(|c| c.globs.iter())
+    {
+        if !out.contains(g) {
+            out.push(g.clone());
+        }
+    }
+    out
 }
 
 /// Applies `step` to the stored claims and writes the result with a compare-and-swap,
@@ -358,7 +387,19 @@ fn change<T>(
             message: format!("git-task: {what}"),
         };
         match refs::apply(repo, vec![update]) {
-            Ok(()) => return Ok(value),
+            Ok(()) => {
+                // The copy outside refs: what counts even if the ref is moved or deleted. A
+                // process killed before this line leaves the old copy, whose extra claims
+                // still count (never fewer than were claimed); the next change rewrites it.
+                let path = mirror(repo);
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+                }
+                crate::git::fs::write_atomically(&path, text.as_bytes())
+                    .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
+                return Ok(value);
+            }
             Err(RefError::Conflict(_)) => continue,
             Err(RefError::Other(e)) => return Err(e),
         }

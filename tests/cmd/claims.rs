@@ -250,30 +250,89 @@ fn bad_claims_are_input_errors_that_write_nothing() {
 }
 
 #[test]
-fn a_claim_left_by_a_task_that_is_gone_binds_no_one_and_sweep_drops_it() {
+fn a_claim_left_by_an_interrupted_release_binds_until_sweep_drops_it() {
     let repo = repo();
     repo.start("owner", &[]);
     let other = repo.start("other", &[]);
     repo.task_root(&["claim", "owner", "src/db/**"]).ok();
     // The release after a drop was lost (as if killed): put the claims ref back as it was.
-    let held = claims_ref(&repo);
-    assert_eq!(held.len(), 1);
     let tip = rev(&repo, "refs/tasks/_claims");
     repo.task_root(&["drop", "owner"]).ok();
     repo.git(repo.root(), &["update-ref", "refs/tasks/_claims", &tip]);
-    let stored = repo.git(repo.root(), &["show", "refs/tasks/_claims:claims.toml"]);
-    assert!(stored.contains("owner"));
-    // It binds no one: the owner is not live.
     repo.write(&other, "src/db/schema.sql", "x\n");
-    commit(&repo, &other, "after the owner dropped").ok();
+    let refused = commit(&repo, &other, "before the sweep").code(1);
+    assert!(refused.stderr.contains("claimed_by"), "{}", refused.stderr);
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert!(j.to_string().contains("stale_claim"), "{j}");
+    commit(&repo, &other, "after the sweep").ok();
     let stored = repo.git(repo.root(), &["show", "refs/tasks/_claims:claims.toml"]);
     assert!(!stored.contains("owner"), "{stored}");
-    // A new life of the same id does not inherit the old claim.
-    repo.task_root(&["remove", "owner", "--force"]).ok();
-    repo.git(repo.root(), &["update-ref", "refs/tasks/_claims", &tip]);
+}
+
+/// SPEC §11: an agent may move or delete any ref. Deleting, rewinding or rewriting the claims
+/// ref frees no claimed path: git-task's own copy outside refs still counts.
+#[test]
+fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
+    let repo = repo();
     repo.start("owner", &[]);
-    let j = repo.task_root(&["status", "other", "--json"]).ok().json();
-    assert_eq!(j["claimed_by_others"], serde_json::json!([]));
+    let other = repo.start("other", &[]);
+    let before_claim = {
+        repo.task_root(&["claim", "owner", "docs/**"]).ok();
+        rev(&repo, "refs/tasks/_claims")
+    };
+    repo.task_root(&["claim", "owner", "src/db/**"]).ok();
+    repo.write(&other, "src/db/schema.sql", "x\n");
+    // From the other task's worktree: delete the ref.
+    repo.git(&other, &["update-ref", "-d", "refs/tasks/_claims"]);
+    let refused = commit(&repo, &other, "ref deleted").code(1);
+    assert!(refused.stderr.contains("claimed_by"), "{}", refused.stderr);
+    // Rewind it to before the claim.
+    repo.git(&other, &["update-ref", "refs/tasks/_claims", &before_claim]);
+    commit(&repo, &other, "ref rewound").code(1);
+    // Point it at an empty claims file made with plumbing.
+    let blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], "");
+    let tree = git_stdin(
+        &repo,
+        &["mktree"],
+        &format!("100644 blob {}\tclaims.toml\n", blob.trim()),
+    );
+    let commit_id = repo.git(&other, &["commit-tree", tree.trim(), "-m", "no claims"]);
+    repo.git(&other, &["update-ref", "refs/tasks/_claims", commit_id.trim()]);
+    commit(&repo, &other, "ref forged").code(1);
+    // Past the hook, the gate refuses too.
+    repo.git(&other, &["commit", "-q", "--no-verify", "-am", "sneak"]);
+    let j = repo
+        .task_root(&["merge", "other", "--no-checks", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(j["violations"][0]["reason"], "claimed_by", "{j}");
+    // A forged record saying the owner was dropped frees nothing either.
+    let record = rev(&repo, "refs/tasks/owner/record");
+    let state = repo.git(repo.root(), &["show", &format!("{record}:task.toml")]);
+    assert!(state.contains("status = \"active\""), "{state}");
+    let forged = git_stdin(
+        &repo,
+        &["hash-object", "-w", "--stdin"],
+        &state.replace("status = \"active\"", "status = \"dropped\""),
+    );
+    let entries = repo.git(repo.root(), &["ls-tree", &format!("{record}^{{tree}}")]);
+    let entries: String = entries
+        .lines()
+        .map(|l| match l.ends_with("\ttask.toml") {
+            true => format!("100644 blob {}\ttask.toml\n", forged.trim()),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let tree = git_stdin(&repo, &["mktree"], &entries);
+    let dropped = repo.git(
+        &other,
+        &["commit-tree", tree.trim(), "-p", &record, "-m", "dropped"],
+    );
+    repo.git(&other, &["update-ref", "refs/tasks/owner/record", dropped.trim()]);
+    assert_eq!(record_status(&repo, "owner"), "dropped");
+    let j = repo
+        .task_root(&["merge", "other", "--no-checks", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(j["violations"][0]["reason"], "claimed_by", "{j}");
 }
