@@ -27,8 +27,9 @@
 //!   its fetch would need the `blocking-network-client` feature plus an HTTP
 //!   stack to reach the remotes users have (https, ssh with their agent and
 //!   config); git already speaks every transport and honours the user's
-//!   credentials, `insteadOf` and proxies. Both run in the common git dir,
-//!   never in a worktree, and never prompt.
+//!   credentials, `insteadOf` and proxies. Both run at the root of the
+//!   current worktree (where a remote given as a relative path is resolved, as
+//!   for the user's own `git`), change no worktree, and never prompt.
 //!
 //! Each child gets the environment of the calling process minus every variable
 //! that git sets for hooks (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_WORK_TREE`, …),
@@ -155,8 +156,8 @@ pub fn merge_leaving_conflicts(worktree: &Path, commit: ObjectId, message: &str)
     run(cmd, &format!("merge in '{}'", worktree.display()))
 }
 
-/// Runs `git fetch` of `refspecs` from `remote` into the repository whose common git dir is
-/// `git_dir`: no tags, no `FETCH_HEAD`, no automatic maintenance, quiet.
+/// Runs `git fetch` of `refspecs` from `remote` into the repository at `git_dir` (a worktree
+/// root or a bare repository's git dir): no tags, no `FETCH_HEAD`, no automatic maintenance, quiet.
 pub fn fetch(git_dir: &Path, remote: &str, refspecs: &[String]) -> Result<GitRun> {
     let mut cmd = git(git_dir);
     cmd.args([

@@ -91,7 +91,7 @@ pub fn merge(
                 expect: theirs,
             });
         }
-        let run = cli::push_atomic(repo.common_dir(), remote, &push)?;
+        let run = cli::push_atomic(super::git_dir(repo), remote, &push)?;
         if run.success {
             record_pushed(repo, remote, &push)?;
             return Ok(Outcome::Landed(finish(repo, planned)?));

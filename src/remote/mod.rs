@@ -48,13 +48,19 @@ pub fn resolve(repo: &Repo, name: Option<&str>) -> Result<String> {
     Ok(name.to_owned())
 }
 
+/// Where `git fetch` and `git push` run: the root of this worktree, where the user's own `git`
+/// would resolve a remote given as a relative path; the git dir of a bare repository.
+fn git_dir(repo: &Repo) -> &std::path::Path {
+    repo.workdir().unwrap_or_else(|| repo.common_dir())
+}
+
 /// Fetches the remote's branches, task refs and notes into `refs/remotes/<remote>/…`
 /// (`git fetch`, see `git::cli`); a ref lock held by a concurrent fetch here is waited for.
 pub fn fetch(repo: &Repo, remote: &str) -> Result<()> {
     let specs = layout::fetch_refspecs(remote);
     let mut tries = 0;
     loop {
-        let run = cli::fetch(repo.common_dir(), remote, &specs)?;
+        let run = cli::fetch(git_dir(repo), remote, &specs)?;
         if run.success {
             return Ok(());
         }

@@ -114,7 +114,7 @@ pub fn push(repo: &Repo, remote: &str, ids: &[TaskId]) -> Result<Pushed> {
         if refs.is_empty() {
             return Ok(pushed);
         }
-        let run = cli::push_atomic(repo.common_dir(), remote, &refs)?;
+        let run = cli::push_atomic(super::git_dir(repo), remote, &refs)?;
         if run.success {
             super::record_pushed(repo, remote, &refs)?;
             return Ok(pushed);
