@@ -6,7 +6,8 @@
 //! refs are copies of the remote's, the branch the remote's tip: harmless alone, and a repeated
 //! `adopt` goes on from them); then the digest of the frozen contract (trusted as fetched);
 //! then the worktree, with a start's own steps (`task::start::provision_existing`), which
-//! removes it again on failure; last the `provisioned` event naming it.
+//! removes it again on failure, under a crash-journal entry (`Step::Provision`: recovery
+//! removes a worktree a killed `adopt` left half made); last the `provisioned` event naming it.
 
 use super::{fetch, reconcile, relation, Reconciled, Relation};
 use crate::config::Settings;
@@ -137,7 +138,16 @@ pub fn adopt(
         .hint("move that directory away, or set task.worktreeDir to another place")
         .into());
     }
+    // Until `provisioned` names it, a kill leaves a half-made worktree for recovery to remove.
+    let journal = crate::git::journal::Journal::begin(
+        repo,
+        crate::git::journal::Step::Provision {
+            task: id.to_string(),
+            worktree: path.clone(),
+        },
+    )?;
     let record = crate::task::start::provision_existing(repo, &rec, &path, progress)?;
+    drop(journal);
     Ok(Adopted {
         record,
         already: false,

@@ -191,6 +191,55 @@ fn a_task_pushed_from_one_machine_is_adopted_and_merged_on_the_remote_by_another
     }
 }
 
+/// An `adopt` killed while it made the worktree leaves a half-made checkout and its journal
+/// entry; the next `adopt` removes it first (crash recovery) and makes the worktree again.
+#[test]
+fn an_adopt_killed_while_making_the_worktree_is_undone_and_done_again() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    // What the killed adopt had done: the refs, and part of a worktree on the task branch.
+    repo.git(
+        &two,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "refs/tasks/t1/record:refs/tasks/t1/record",
+        ],
+    );
+    repo.git(&two, &["fetch", "-q", "origin", "task/t1:task/t1"]);
+    let wt = repo.base().join("two.tasks").join("t1");
+    repo.git(
+        &two,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "task/t1"],
+    );
+    std::fs::remove_file(wt.join("t1/work.txt")).unwrap();
+    let dead = 4_000_000_001u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "provision", "task": "t1", "worktree": wt,
+    });
+    repo.write(
+        &two,
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+
+    let adopted = repo.task(&two, &["adopt", "t1", "--json"]).ok().json();
+    assert_eq!(adopted["already"], false, "{adopted}");
+    assert_eq!(repo.read(&wt, "t1/work.txt"), "work of t1\n");
+    assert!(repo.porcelain(&wt).is_empty());
+    assert_eq!(events_in(&repo, &two, "t1").last().unwrap(), "provisioned");
+    assert!(!two
+        .join(format!(".git/git-task/journal/{dead}.0.json"))
+        .exists());
+    fsck(&repo, &two);
+}
+
 #[test]
 fn merge_remote_judges_the_remote_tip_not_the_local_one() {
     let repo = TestRepo::new();
