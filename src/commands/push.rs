@@ -26,8 +26,18 @@ struct PushReport {
 
 impl Report for PushReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        if self.pushed.tasks.is_empty() {
+            out.note("No tasks to push; start one with 'git task start <id>'");
+        }
         for t in &self.pushed.tasks {
             let n = t.pushed.len();
+            if n == 0 && t.refused.is_empty() {
+                out.line(format_args!(
+                    "Task '{}' is up to date on {}",
+                    t.task, self.pushed.remote
+                ))?;
+                continue;
+            }
             out.line(format_args!(
                 "Pushed task '{}' to {}: {n} ref{} sent",
                 t.task,

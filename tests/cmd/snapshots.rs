@@ -1107,6 +1107,7 @@ fn remote_push_fetch_adopt_merge() {
     task_with_work(&s.repo);
     commit_all(&s.repo, &s.repo.task_dir("t1"), "Add work");
     s.run(&["push", "t1"]);
+    s.run(&["push", "t1"]);
     s.run(&["push", "t1", "--json"]);
     s.repo.git(&base, &["clone", "-q", "remote.git", "two"]);
     let two = base.join("two");
