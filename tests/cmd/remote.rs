@@ -157,6 +157,16 @@ fn a_task_pushed_from_one_machine_is_adopted_and_merged_on_the_remote_by_another
     let again = repo.task(&two, &["adopt", "t1", "--json"]).ok().json();
     assert_eq!(again["already"], true);
 
+    // The hooks judge the adopted task's commits by its frozen contract, as for a local task.
+    repo.task(&two, &["hooks", "install"]).ok();
+    repo.write(&wt2, "outside.txt", "not allowed\n");
+    repo.git(&wt2, &["add", "outside.txt"]);
+    let blocked = repo.git_run(&wt2, &["commit", "-q", "-m", "outside"]);
+    assert_eq!(blocked.code, 1, "{blocked}");
+    assert!(blocked.stderr.contains("outside.txt"), "{blocked}");
+    repo.git(&wt2, &["rm", "-q", "--cached", "outside.txt"]);
+    std::fs::remove_file(wt2.join("outside.txt")).unwrap();
+
     // More work on machine two, then the merge lands on the remote, not on two's own main.
     repo.write(&wt2, "t1/more.txt", "more\n");
     commit_all(&repo, &wt2, "more on t1");
