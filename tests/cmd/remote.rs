@@ -201,6 +201,40 @@ fn a_task_pushed_from_one_machine_is_adopted_and_merged_on_the_remote_by_another
     }
 }
 
+/// Adopting freezes the contract as fetched: a record changed by hand on the adopting machine
+/// afterwards (a looser contract) is refused by the gate, as for a task started there.
+#[test]
+fn an_adopted_record_changed_by_hand_is_refused_as_tampered() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt2, "outside.txt", "not allowed\n");
+    commit_all(&repo, &wt2, "outside");
+    // An agent on machine two loosens the frozen contract with git plumbing.
+    let script = r#"set -e
+tip=$(git rev-parse refs/tasks/t1/record)
+blob=$(printf 'version = 1\ntask = "t1"\n' | git hash-object -w --stdin)
+tree=$(git ls-tree "$tip" | sed "s/[0-9a-f]\{40\}\tcontract.toml/$blob\tcontract.toml/" | git mktree)
+new=$(git commit-tree -p "$tip" -m "checkpoint" "$tree")
+git update-ref refs/tasks/t1/record "$new" "$tip"
+"#;
+    let mut sh = repo.command("sh", &two);
+    sh.args(["-c", script]);
+    assert!(sh.status().unwrap().success());
+    let refused = repo
+        .task(&two, &["merge", "t1", "--remote", "origin", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(refused["kind"], "record_tampered", "{refused}");
+    assert!(landed_on_remote(&repo).is_empty());
+}
+
 /// An `adopt` killed while it made the worktree leaves a half-made checkout and its journal
 /// entry; the next `adopt` removes it first (crash recovery) and makes the worktree again.
 #[test]
