@@ -39,8 +39,7 @@ impl Report for FetchReport {
 
 pub fn run(ctx: &Ctx, args: &FetchArgs) -> CmdResult {
     let remote = crate::remote::resolve(&ctx.repo, args.remote.as_deref())?;
-    crate::remote::fetch(&ctx.repo, &remote)?;
-    let tasks = crate::remote::list(&ctx.repo, &remote)?;
+    let tasks = crate::remote::fetch_tasks(&ctx.repo, &remote)?;
     emit(
         ctx,
         &FetchReport {

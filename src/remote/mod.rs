@@ -77,6 +77,12 @@ pub fn fetch(repo: &Repo, remote: &str) -> Result<()> {
     }
 }
 
+/// `git task fetch`: [`fetch`], then the remote's tasks as [`list`] reads them.
+pub fn fetch_tasks(repo: &Repo, remote: &str) -> Result<Vec<RemoteTask>> {
+    fetch(repo, remote)?;
+    list(repo, remote)
+}
+
 /// How a ref here relates to its copy fetched from the remote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Relation {
@@ -324,4 +330,37 @@ pub fn record_pushed(repo: &Repo, remote: &str, pushed: &[cli::PushRef]) -> Resu
 /// compare-and-swap when the ref moved after that (`cannot lock ref …: is at … but expected …`).
 pub fn lease_failed(run: &cli::GitRun) -> bool {
     run.stdout.contains("(stale info)") || run.stderr.contains("cannot lock ref")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(stdout: &str, stderr: &str) -> cli::GitRun {
+        cli::GitRun {
+            success: false,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn a_moved_remote_is_told_from_a_refusal() {
+        // The lease failed against what the remote advertised.
+        let stale = "!\t1:refs/heads/main\t[rejected] (stale info)\nDone\n";
+        assert!(lease_failed(&run(stale, "")));
+        // The remote's own compare-and-swap failed: the ref moved after it advertised it.
+        let moved = "remote: error: cannot lock ref 'refs/heads/main': is at 1 but expected 2\n";
+        assert!(lease_failed(&run(
+            "!\t1:refs/heads/main\t[remote rejected] (atomic transaction failed)\n",
+            moved
+        )));
+        // A hook's refusal or a missing right is not a race: no retry.
+        let hook = "!\t1:refs/heads/main\t[remote rejected] (pre-receive hook declined)\n";
+        assert!(!lease_failed(&run(hook, "")));
+        assert!(!lease_failed(&run(
+            "",
+            "fatal: could not read from remote repository"
+        )));
+    }
 }
