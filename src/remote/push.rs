@@ -97,8 +97,12 @@ pub fn push(repo: &Repo, remote: &str, ids: &[TaskId]) -> Result<Pushed> {
             }
             tasks.push(task);
         }
+        // The notes here contain the remote's now (merged above): only then are they sent.
         let local_notes = repo.find_ref(layout::NOTES_REF)?;
-        let notes = local_notes.is_some() && local_notes != notes_lease;
+        let notes = matches!(
+            relation(repo, local_notes, notes_lease)?,
+            Relation::LocalOnly(_) | Relation::Ahead { .. }
+        );
         if notes {
             refs.push(PushRef {
                 name: layout::NOTES_REF.to_owned(),
