@@ -458,6 +458,45 @@ fn a_task_merged_by_one_machine_is_already_merged_for_the_other_and_both_histori
     }
 }
 
+/// A task branch both machines committed to is never forced over: the second push leaves it
+/// out, names it, exits 1, and what the first pushed stays on the remote.
+#[test]
+fn a_branch_both_machines_changed_is_not_pushed_over() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    let wt1 = task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt1, "t1/one.txt", "one\n");
+    commit_all(&repo, &wt1, "one's work");
+    repo.write(&wt2, "t1/two.txt", "two\n");
+    commit_all(&repo, &wt2, "two's work");
+    repo.task(&two, &["push", "t1"]).ok();
+    let pushed_by_two = in_remote(&repo, &["rev-parse", "task/t1"]);
+
+    let refused = repo.task(&one, &["push", "t1", "--json"]).code(1).json();
+    let t1 = &refused["tasks"][0];
+    assert_eq!(t1["refused"][0][0], "refs/heads/task/t1", "{refused}");
+    assert_eq!(in_remote(&repo, &["rev-parse", "task/t1"]), pushed_by_two);
+    // The record was still reconciled: two's `provisioned` event came here.
+    assert_eq!(t1["record"], "fast_forwarded", "{refused}");
+    assert_eq!(
+        events_in(&repo, &one, "t1"),
+        remote_events(&repo, "t1"),
+        "the records agree"
+    );
+    let human = repo.task(&one, &["push", "t1"]).code(1);
+    assert!(
+        human.stderr.contains("not pushed: refs/heads/task/t1"),
+        "{human}"
+    );
+    assert!(human.stderr.contains("hint: fetch first"), "{human}");
+}
+
 /// `git daemon` serving `<base>` on a free loopback port, with pushes enabled; stopped on drop.
 struct Daemon {
     child: Child,
