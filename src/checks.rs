@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// What one command did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Outcome {
     /// The command line as written.
     pub command: String,
@@ -57,7 +57,7 @@ pub struct How {
 }
 
 /// The checks of one task: what ran and how it went.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Run {
     /// Whether `--no-checks` skipped them.
     pub skipped: bool,

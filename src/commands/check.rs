@@ -22,7 +22,7 @@ pub struct CheckArgs {
 }
 
 /// The answer of `check`: the verdict, plus the checks when `--run` was given.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct CheckReport {
     #[serde(flatten)]
     verdict: Verdict,
@@ -102,4 +102,10 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         checks: checked.checks.map(|run| run.commands),
     };
     emit(ctx, &report, if passed { Done::Ok } else { Done::Negative })
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<CheckReport>(generator)]
 }

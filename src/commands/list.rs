@@ -14,7 +14,7 @@ pub struct ListArgs {
     pub all: bool,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Row {
     id: String,
     mode: Mode,
@@ -27,8 +27,9 @@ struct Row {
     path: String,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ListReport {
+    #[schemars(extend("const" = "list"))]
     kind: &'static str,
     tasks: Vec<Row>,
 }
@@ -114,4 +115,10 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         );
     }
     done
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<ListReport>(generator)]
 }

@@ -67,8 +67,9 @@ pub enum ModeArg {
 }
 
 /// The answer of `start`.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct StartReport {
+    #[schemars(extend("const" = "start"))]
     kind: &'static str,
     task: String,
     created: bool,
@@ -172,8 +173,9 @@ impl Report for StartReport {
 }
 
 /// A failed setup: its output, for people or scripts.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct SetupFailedReport {
+    #[schemars(extend("const" = "setup_failed"))]
     kind: &'static str,
     task: String,
     command: String,
@@ -282,4 +284,13 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         ),
         Err(StartError::Other(e)) => Err(e),
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<StartReport>(generator),
+        schema_of::<SetupFailedReport>(generator),
+    ]
 }

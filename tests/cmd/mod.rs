@@ -25,6 +25,7 @@ mod log;
 mod path;
 mod recover;
 mod remove;
+mod schema;
 mod scratch;
 mod snapshots;
 mod start;
