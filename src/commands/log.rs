@@ -50,11 +50,14 @@ struct FollowedEvent {
     task: String,
     #[serde(flatten)]
     entry: Entry,
+    /// Whether the human form names the task (`--all`).
+    #[serde(skip)]
+    named: bool,
 }
 
 impl Report for FollowedEvent {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        human_line(out, Some(&self.task), &self.entry)
+        human_line(out, self.named.then_some(self.task.as_str()), &self.entry)
     }
 }
 
@@ -142,6 +145,7 @@ fn follow(ctx: &Ctx, args: &LogArgs) -> CmdResult {
                 kind: "event",
                 task: task.as_str().to_owned(),
                 entry,
+                named: args.all,
             };
             match ctx.out.report(&line) {
                 Ok(()) => {}

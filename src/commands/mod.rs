@@ -4,6 +4,7 @@ pub mod changes;
 pub mod check;
 pub mod checkpoint;
 pub mod commit;
+pub mod completions;
 pub mod delete_aside;
 pub mod diff;
 pub mod drop;
@@ -56,6 +57,9 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    Completions(completions::CompletionsArgs),
+    #[command(name = "__complete", hide = true)]
+    Complete(completions::CompleteArgs),
 }
 
 /// The JSON Schemas of one command's `--json` output, one per shape it prints.
@@ -164,6 +168,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        // Handled by `app::run` before a repository is opened; here only for completeness.
+        Command::Completions(args) => Ok(completions::run(args, &ctx.out)),
+        Command::Complete(args) => Ok(completions::complete(args, &ctx.out)),
     }
 }
 

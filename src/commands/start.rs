@@ -227,12 +227,18 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         },
     };
     let show = ctx.out.progress_enabled();
-    let mut progress = |done: u64, total: u64| {
-        if show && (done == total || done.is_multiple_of(256)) {
-            ctx.out.progress(
-                format_args!("Copying ignored files: {done}/{total}"),
-                done == total,
-            );
+    let mut progress = |phase: start::Phase, done: u64, total: u64| {
+        let what = match phase {
+            // Called only for a checkout long enough to report on, a few times a second.
+            start::Phase::Checkout => "Checking out files",
+            start::Phase::CopyIgnored if done == total || done.is_multiple_of(256) => {
+                "Copying ignored files"
+            }
+            start::Phase::CopyIgnored => return,
+        };
+        if show {
+            ctx.out
+                .progress(format_args!("{what}: {done}/{total}"), done == total);
         }
     };
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {

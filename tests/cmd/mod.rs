@@ -2,6 +2,7 @@
 mod changes;
 mod checkpoint;
 mod commit;
+mod completions;
 mod diff;
 mod dirty;
 mod patch;
@@ -18,6 +19,7 @@ mod support;
 
 mod drop;
 mod exec;
+mod follow;
 mod global;
 mod lifecycle;
 mod list;
