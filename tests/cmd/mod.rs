@@ -9,6 +9,7 @@ mod patch;
 mod patch_attribution;
 mod patch_support;
 mod paths;
+mod progress;
 mod provision;
 mod reset;
 mod revert;
