@@ -196,3 +196,38 @@ fn fish_completes_task_ids() {
         "{run}"
     );
 }
+
+#[test]
+fn install_sh_installs_and_uninstalls_the_completions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("prefix");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("sh")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh"))
+            .args(args)
+            .current_dir(tmp.path())
+            .env("PREFIX", &prefix)
+            .env("GIT_TASK_BIN", crate::common::bin())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    run(&[]);
+    let files = [
+        ("bash", "share/bash-completion/completions/git-task"),
+        ("zsh", "share/zsh/site-functions/_git-task"),
+        ("fish", "share/fish/vendor_completions.d/git-task.fish"),
+    ];
+    for (shell, file) in files {
+        let repo_independent = std::process::Command::new(crate::common::bin())
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        let installed = std::fs::read(prefix.join(file)).unwrap();
+        assert_eq!(installed, repo_independent.stdout, "{file}");
+    }
+    run(&["--uninstall"]);
+    for (_, file) in files {
+        assert!(!prefix.join(file).exists(), "{file}");
+    }
+}
