@@ -147,13 +147,20 @@ fn with_task_ids(mut cli: clap::Command) -> clap::Command {
         .collect();
     for name in names {
         cli = cli.mut_subcommand(name, |mut sub| {
-            let ids: Vec<String> = sub
-                .get_arguments()
-                .filter(|a| matches!(a.get_id().as_str(), "id" | "ids"))
+            // `mut_arg` moves the argument to the end, and positionals take their index from
+            // their order: every positional is moved, in order, so the order stays.
+            let positionals: Vec<String> = sub
+                .get_positionals()
                 .map(|a| a.get_id().to_string())
                 .collect();
-            for id in ids {
-                sub = sub.mut_arg(id, |a| a.add(ArgValueCandidates::new(task_ids)));
+            if positionals.iter().any(|p| p == "id" || p == "ids") {
+                for p in positionals {
+                    let is_id = p == "id" || p == "ids";
+                    sub = sub.mut_arg(p, |a| match is_id {
+                        true => a.add(ArgValueCandidates::new(task_ids)),
+                        false => a,
+                    });
+                }
             }
             sub
         });

@@ -3,6 +3,7 @@
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
+pub mod claim;
 pub mod commit;
 pub mod completions;
 pub mod delete_aside;
@@ -14,7 +15,9 @@ pub mod hooks;
 pub mod list;
 pub mod log;
 pub mod merge;
+pub mod overlaps;
 pub mod path;
+pub mod release;
 pub mod remove;
 pub mod reset;
 pub mod revert;
@@ -60,6 +63,9 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     #[command(name = "__complete", hide = true)]
     Complete(completions::CompleteArgs),
+    Overlaps(overlaps::OverlapsArgs),
+    Claim(claim::ClaimArgs),
+    Release(release::ReleaseArgs),
 }
 
 /// The JSON Schemas of one command's `--json` output, one per shape it prints.
@@ -100,6 +106,13 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ),
     ("merge", "git task merge --json", merge::json_schemas),
     ("sync", "git task sync --json", sync::json_schemas),
+    (
+        "overlaps",
+        "git task overlaps --json",
+        overlaps::json_schemas,
+    ),
+    ("claim", "git task claim --json", claim::json_schemas),
+    ("release", "git task release --json", release::json_schemas),
 ];
 
 /// Everything a command needs: the repository, the settings and the output.
@@ -171,6 +184,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         // Handled by `app::run` before a repository is opened; here only for completeness.
         Command::Completions(args) => Ok(completions::run(args, &ctx.out)),
         Command::Complete(args) => Ok(completions::complete(args, &ctx.out)),
+        Command::Overlaps(args) => overlaps::run(ctx, args),
+        Command::Claim(args) => claim::run(ctx, args),
+        Command::Release(args) => release::run(ctx, args),
     }
 }
 

@@ -31,7 +31,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// A JSON document as printed: `schema_version` first, then the report's own fields.
 ///
-/// (In a schema it takes the report's name and description.)
+/// (In a schema it takes the report's name.)
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[schemars(rename = "{T}")]
 pub struct Versioned<'a, T: ?Sized> {

@@ -124,6 +124,11 @@ fn bash_completes_commands_flags_and_task_ids_under_git_and_alone() {
     // Hidden commands are not offered.
     let run = bash_complete(&repo, &git_completion, &ours, "git task h");
     assert_eq!(lines(&run), ["hooks"], "{run}");
+    // Commands with more positionals than the id (exec, release): the id is the first.
+    let run = bash_complete(&repo, &git_completion, &ours, "git task release z");
+    assert_eq!(lines(&run), ["zeta"], "{run}");
+    let run = bash_complete(&repo, &git_completion, &ours, "git task exec ap");
+    assert_eq!(lines(&run), ["api-docs"], "{run}");
     // `git-task` on its own.
     let run = bash_complete(&repo, &git_completion, &ours, "git-task drop au");
     assert_eq!(lines(&run), ["auth-fix"], "{run}");

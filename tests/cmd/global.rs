@@ -183,6 +183,7 @@ fn json_reports_keep_their_documented_keys() {
             "worktree",
             "record",
             "attempts",
+            "overlaps",
         ],
     );
     let summary = [
@@ -204,6 +205,7 @@ fn json_reports_keep_their_documented_keys() {
         "base",
         "base_commit",
         "path",
+        "collisions",
     ];
     row.extend(summary);
     assert_keys(&list["tasks"][0], &row);
@@ -219,6 +221,8 @@ fn json_reports_keep_their_documented_keys() {
         "base_commit",
         "worktree",
         "contract",
+        "claims",
+        "claimed_by_others",
         "files",
         "checkpoints",
         "attempts",

@@ -1,6 +1,7 @@
 //! Black-box tests, one file per command.
 mod changes;
 mod checkpoint;
+mod claims;
 mod commit;
 mod completions;
 mod diff;
@@ -38,4 +39,5 @@ mod torture;
 
 mod gate_attacks;
 mod merge;
+mod overlaps;
 mod sync;

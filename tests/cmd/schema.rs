@@ -31,8 +31,12 @@ fn schema_files_are_what_the_types_generate() {
         let file = dir.join(path);
         let want = text(doc);
         if bless {
+            // Through a new file renamed in place: the tests reading the schemas meanwhile
+            // never see half of one.
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, &want).unwrap();
+            let tmp = file.with_extension("json.tmp");
+            std::fs::write(&tmp, &want).unwrap();
+            std::fs::rename(&tmp, &file).unwrap();
         } else if std::fs::read_to_string(&file).ok().as_deref() != Some(want.as_str()) {
             stale.push(path.clone());
         }
@@ -214,6 +218,14 @@ fn every_commands_json_output_matches_its_schema() {
     repo.write(&root, "src/p.rs", "p\n");
     let accepted = json(&repo, &root, "merge", 0, &["merge", "p"]);
     assert_eq!(accepted["kind"], "accept");
+
+    // Overlaps and claims (a is kept after its merge, c and p are live).
+    json(&repo, &root, "overlaps", 1, &["overlaps"]); // c conflicts with the base
+    repo.start("d", &[]);
+    json(&repo, &root, "claim", 0, &["claim", "c", "docs/**"]);
+    let refused = json(&repo, &root, "claim", 1, &["claim", "d", "docs/x.md"]);
+    assert_eq!(refused["kind"], "claimed_by");
+    json(&repo, &root, "release", 0, &["release", "c"]);
 
     // A setup that fails.
     let setup = json(
