@@ -169,6 +169,33 @@ fn follow_ends_cleanly_when_the_reader_goes_away() {
 }
 
 #[test]
+fn follow_ends_when_its_reader_leaves_while_it_is_idle() {
+    let repo = TestRepo::new();
+    repo.start("a", &[]);
+    let mut cmd = repo.command(bin(), repo.root());
+    cmd.args(["--json", "log", "--follow", "a"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for want in ["started", "provisioned"] {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let event: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(event["event"], want);
+    }
+    // Nothing more to print: it is waiting. The reader goes away.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(stdout);
+    let code = wait_timeout(&mut child, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(stderr, "");
+}
+
+#[test]
 fn follow_all_takes_no_id_and_all_needs_follow() {
     let repo = TestRepo::new();
     repo.start("a", &[]);
