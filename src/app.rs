@@ -34,6 +34,16 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             Palette::new(err_color),
         )
     };
+    // Completion needs no repository: the script anywhere, task ids where there is one.
+    match &cli.command {
+        crate::cli::Command::Completions(args) => {
+            return exit(commands::completions::run(args, &early_out()))
+        }
+        crate::cli::Command::Complete(args) => {
+            return exit(commands::completions::complete(args, &early_out()))
+        }
+        _ => {}
+    }
     let start_dir = match &cli.global.dir {
         Some(dir) => crate::git::absolute(dir),
         None => match std::env::current_dir() {
@@ -99,6 +109,15 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let _ = ctx.out.flush();
     ExitCode::from(code)
+}
+
+/// The exit code of a command that needs no repository.
+fn exit(done: Done) -> ExitCode {
+    match done {
+        Done::Ok => ExitCode::SUCCESS,
+        Done::Negative => ExitCode::from(1),
+        Done::Exit(code) => ExitCode::from(code),
+    }
 }
 
 /// Prints a clap error git-style (`error: …` then `hint: …`) and returns exit 2; help and version exit 0.

@@ -33,7 +33,10 @@
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
 //! | the crash journal's entries | `git/journal.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
-//! | colour, tables, the JSON and human reports | `output/` |
+//! | colour, tables, the JSON and human reports (`schema_version`: [`output::Versioned`]) | `output/` |
+//! | the published JSON Schemas (`schema/`): which command prints what, and the files | `commands/mod.rs` (`JSON_SCHEMAS`), `commands/schema.rs` |
+//! | following records as they grow (`log --follow`) | `record/follow.rs`, `git/refs/stamp.rs` |
+//! | shell completions | `commands/completions.rs` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
 
 pub mod app;

@@ -18,8 +18,9 @@ pub struct AdoptArgs {
     pub remote: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct AdoptReport {
+    #[schemars(extend("const" = "adopt"))]
     kind: &'static str,
     task: String,
     remote: String,
@@ -57,7 +58,7 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> CmdResult {
         &ctx.settings,
         &remote,
         &args.id,
-        &mut |_, _| {},
+        &mut |_, _, _| {},
     ) {
         Ok(adopted) => adopted,
         Err(StartError::Other(e)) => return Err(e),
@@ -87,4 +88,9 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON documents `adopt --json` prints (`schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    vec![crate::output::schema_of::<AdoptReport>(generator)]
 }

@@ -12,8 +12,9 @@ pub struct FetchArgs {
     pub remote: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct FetchReport {
+    #[schemars(extend("const" = "fetch"))]
     kind: &'static str,
     remote: String,
     tasks: Vec<RemoteTask>,
@@ -49,4 +50,9 @@ pub fn run(ctx: &Ctx, args: &FetchArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON documents `fetch --json` prints (`schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    vec![crate::output::schema_of::<FetchReport>(generator)]
 }

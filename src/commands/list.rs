@@ -18,7 +18,7 @@ pub struct ListArgs {
     pub remote: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct RemoteRow {
     id: String,
     mode: Mode,
@@ -26,11 +26,13 @@ struct RemoteRow {
     branch: String,
     base: Option<String>,
     /// How the record here relates to the remote's: none, same, ahead, behind, diverged.
+    #[schemars(extend("enum" = ["none", "same", "ahead", "behind", "diverged"]))]
     here: &'static str,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct RemoteListReport {
+    #[schemars(extend("const" = "list"))]
     kind: &'static str,
     remote: String,
     tasks: Vec<RemoteRow>,
@@ -93,7 +95,7 @@ fn run_remote(ctx: &Ctx, args: &ListArgs, remote: &str) -> CmdResult {
     )
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Row {
     id: String,
     mode: Mode,
@@ -111,8 +113,9 @@ struct Row {
     collisions: Option<Collisions>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ListReport {
+    #[schemars(extend("const" = "list"))]
     kind: &'static str,
     tasks: Vec<Row>,
 }
@@ -256,4 +259,13 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         );
     }
     done
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<ListReport>(generator),
+        schema_of::<RemoteListReport>(generator),
+    ]
 }

@@ -6,6 +6,7 @@
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::judge::shell_quote;
+use crate::contract::Verdict;
 use crate::merge::{self, Landed, Options, Outcome, Refusal, Strategy};
 use crate::output::{escape, Out, Palette, Report};
 use crate::task::TaskId;
@@ -44,8 +45,9 @@ pub struct MergeArgs {
 }
 
 /// The answer of a merge that landed.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct MergeReport {
+    #[schemars(extend("const" = "merge"))]
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     remote: Option<String>,
@@ -164,6 +166,86 @@ impl serde::Serialize for Refused {
     }
 }
 
+/// A refused merge's JSON is always one of [`RefusedJson`].
+impl schemars::JsonSchema for Refused {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        RefusedJson::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RefusedJson::json_schema(generator)
+    }
+}
+
+/// The JSON of a refused merge, one variant per refusal (`kind` tells them apart).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum RefusedJson {
+    /// The changes break the contract (`contract_violation`): the SPEC §5 report.
+    #[serde(rename = "contract_violation")]
+    Violation(Verdict),
+    /// The task's worktree has uncommitted work; only its branch tip would land.
+    UncommittedWork {
+        task: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    /// The task's worktree is not on its branch.
+    WorktreeNotOnBranch {
+        task: String,
+        worktree: String,
+        branch: String,
+        head: String,
+    },
+    /// The task's record was moved or rewritten by hand.
+    RecordTampered {
+        task: String,
+        reason: String,
+        /// The allowed globs frozen at start (`null`: that contract could not be found).
+        allowed: Option<Vec<String>>,
+    },
+    /// A commit of the task holds a path git would never write (`contract_violation`).
+    #[serde(rename = "contract_violation")]
+    UnsafeHistory {
+        task: String,
+        commit: String,
+        violations: Vec<crate::contract::Violation>,
+        repair: String,
+    },
+    /// A check failed on the tree that would land.
+    ChecksFailed {
+        task: String,
+        checks: crate::checks::Run,
+        /// The checkout the checks ran in, kept for inspection.
+        checkout: Option<String>,
+    },
+    /// The task conflicts with the target branch.
+    MergeConflict {
+        task: String,
+        into: String,
+        paths: Vec<String>,
+        hint: String,
+    },
+    /// The worktree where the target branch is checked out has changes in the way.
+    TargetDirty {
+        into: String,
+        worktree: String,
+        paths: Vec<String>,
+        detail: String,
+    },
+}
+
+/// The JSON value of a refusal (keys sorted, as `serde_json::Value` keeps them).
+fn to_value(refused: impl Into<RefusedJson>) -> serde_json::Value {
+    serde_json::to_value(refused.into()).unwrap_or_default()
+}
+
+impl From<Verdict> for RefusedJson {
+    fn from(verdict: Verdict) -> Self {
+        RefusedJson::Violation(verdict)
+    }
+}
+
 impl Report for Refused {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         out.raw_err(&self.text);
@@ -185,7 +267,7 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             let mut text = crate::output::violation::render(&verdict, p);
             text.push_str(&hint_line(p, "nothing was merged"));
             Refused {
-                value: serde_json::to_value(&verdict).unwrap_or_default(),
+                value: to_value(verdict),
                 text,
             }
         }
@@ -212,7 +294,11 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("then merge again: git task merge {task}"),
             ));
-            let value = serde_json::json!({ "kind": "uncommitted_work", "task": task, "worktree": worktree, "paths": paths });
+            let value = to_value(RefusedJson::UncommittedWork {
+                task,
+                worktree,
+                paths,
+            });
             Refused { value, text }
         }
         Refusal::NotOnBranch {
@@ -240,7 +326,12 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("then merge again: git task merge {task}"),
             ));
-            let value = serde_json::json!({ "kind": "worktree_not_on_branch", "task": task, "worktree": worktree, "branch": branch, "head": head });
+            let value = to_value(RefusedJson::WorktreeNotOnBranch {
+                task,
+                worktree,
+                branch,
+                head,
+            });
             Refused { value, text }
         }
         Refusal::RecordTampered { task, why, allowed } => {
@@ -264,7 +355,11 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("see what happened with: git log -g refs/tasks/{task}/record"),
             ));
-            let value = serde_json::json!({ "kind": "record_tampered", "task": task, "reason": why, "allowed": allowed });
+            let value = to_value(RefusedJson::RecordTampered {
+                task,
+                reason: why,
+                allowed,
+            });
             Refused { value, text }
         }
         Refusal::UnsafeHistory { task, commit, path } => {
@@ -281,7 +376,16 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 "rewrite the task's history without that path (reset the branch to a commit before it and redo the work), then merge again",
             ));
             let repair = format!("Commit {commit} adds '{path}', a path git would never write; rewrite the task's history without it (e.g. reset the branch to a commit before it and redo the work), then merge again.");
-            let value = serde_json::json!({ "kind": "contract_violation", "task": task, "commit": commit, "violations": [{ "file": path, "reason": "unsafe_path", "rule": "git's verify_path" }], "repair": repair });
+            let value = to_value(RefusedJson::UnsafeHistory {
+                task,
+                commit,
+                violations: vec![crate::contract::Violation {
+                    file: path,
+                    reason: crate::contract::Reason::UnsafePath,
+                    rule: "git's verify_path".into(),
+                }],
+                repair,
+            });
             Refused { value, text }
         }
         Refusal::ChecksFailed {
@@ -320,7 +424,11 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 ));
             }
             text.push_str(&hint_line(p, &format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit, and merge again")));
-            let value = serde_json::json!({ "kind": "checks_failed", "task": task, "checks": checks, "checkout": checkout });
+            let value = to_value(RefusedJson::ChecksFailed {
+                task,
+                checks,
+                checkout,
+            });
             Refused { value, text }
         }
         Refusal::Conflict { task, into, paths } => {
@@ -342,7 +450,12 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                     short_ref(&into)
                 ),
             ));
-            let value = serde_json::json!({ "kind": "merge_conflict", "task": task, "into": into, "paths": paths, "hint": hint });
+            let value = to_value(RefusedJson::MergeConflict {
+                task,
+                into,
+                paths,
+                hint,
+            });
             Refused { value, text }
         }
         Refusal::RemoteMoved {
@@ -404,7 +517,12 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("commit or stash the changes there (git -C {worktree} stash -u), or finish what is in progress, then merge again"),
             ));
-            let value = serde_json::json!({ "kind": "target_dirty", "into": into, "worktree": worktree, "paths": paths, "detail": detail });
+            let value = to_value(RefusedJson::TargetDirty {
+                into,
+                worktree,
+                paths,
+                detail,
+            });
             Refused { value, text }
         }
     }
@@ -529,8 +647,9 @@ fn report_accepted(ctx: &Ctx, task: String, accepted: crate::patch::Accepted) ->
 }
 
 /// The answer of accepting a patch-mode task.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct AcceptReport {
+    #[schemars(extend("enum" = ["accept", "checks_failed"]))]
     kind: &'static str,
     task: String,
     already: bool,
@@ -570,4 +689,15 @@ impl Report for AcceptReport {
         }
         Ok(())
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<MergeReport>(generator),
+        schema_of::<AcceptReport>(generator),
+        schema_of::<Refused>(generator),
+        schema_of::<crate::output::violation::ViolationReport<'static>>(generator),
+    ]
 }

@@ -17,8 +17,9 @@ pub struct PushArgs {
     pub remote: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct PushReport {
+    #[schemars(extend("const" = "push"))]
     kind: &'static str,
     #[serde(flatten)]
     pushed: Pushed,
@@ -74,4 +75,9 @@ pub fn run(ctx: &Ctx, args: &PushArgs) -> CmdResult {
         },
         done,
     )
+}
+
+/// The JSON documents `push --json` prints (`schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    vec![crate::output::schema_of::<PushReport>(generator)]
 }

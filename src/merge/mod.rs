@@ -105,7 +105,17 @@ use crate::task::TaskId;
 use std::path::PathBuf;
 
 /// How the task's work is put onto the target branch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// One new commit with the task's whole change (default).
@@ -145,7 +155,7 @@ pub struct Options {
 }
 
 /// One task's part of a merge.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct TaskMerged {
     /// The task id.
     pub task: String,
@@ -168,7 +178,7 @@ pub struct TaskMerged {
 }
 
 /// A merge that landed (or had already landed).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Landed {
     /// The target branch (full ref name).
     pub into: String,

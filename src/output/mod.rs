@@ -24,6 +24,47 @@ pub enum Format {
     Json,
 }
 
+/// The version of the shape of every JSON document git-task prints, its `schema_version`:
+/// raised when a field is removed or changes meaning (new fields do not raise it).
+/// The schemas are published in `schema/` (`commands/schema.rs`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A JSON document as printed: `schema_version` first, then the report's own fields.
+///
+/// (In a schema it takes the report's name.)
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "{T}")]
+pub struct Versioned<'a, T: ?Sized> {
+    /// The version of this document's shape (see `schema/`).
+    #[schemars(schema_with = "schema_version")]
+    pub schema_version: u32,
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a T,
+}
+
+impl<'a, T: ?Sized> Versioned<'a, T> {
+    /// Wraps `report` with the current [`SCHEMA_VERSION`].
+    pub fn new(report: &'a T) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            report,
+        }
+    }
+}
+
+/// `schema_version` is exactly [`SCHEMA_VERSION`].
+fn schema_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer", "const": SCHEMA_VERSION })
+}
+
+/// The schema of `R` as [`Out::report`] prints it: `schema_version`, then `R`'s fields.
+pub fn schema_of<R: Report + schemars::JsonSchema + 'static>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    generator.subschema_for::<Versioned<'static, R>>()
+}
+
 /// A command's answer, printable for people or as JSON.
 pub trait Report: serde::Serialize {
     /// Writes the human form (stdout; notes for people go through `out.note`).
@@ -66,7 +107,8 @@ impl Out {
     pub fn report<R: Report>(&self, report: &R) -> io::Result<()> {
         match self.format {
             Format::Json => {
-                let mut text = serde_json::to_string(report).map_err(io::Error::other)?;
+                let mut text =
+                    serde_json::to_string(&Versioned::new(report)).map_err(io::Error::other)?;
                 text.push('\n');
                 self.raw(&text)
             }
@@ -161,6 +203,34 @@ impl Out {
     /// Writes text to stderr as is (reports of negative verdicts from hooks).
     pub fn raw_err(&self, text: &str) {
         let _ = self.stderr.borrow_mut().write_all(text.as_bytes());
+    }
+
+    /// Waits up to `timeout` and returns whether stdout's reader went away meanwhile (a pipe
+    /// whose other end closed): a process that only prints when something happens learns it
+    /// without writing. Asleep in poll(2), so idle costs nothing.
+    pub fn wait_stdout_closed(&self, timeout: std::time::Duration) -> bool {
+        #[cfg(unix)]
+        {
+            use rustix::event::{poll, PollFd, PollFlags, Timespec};
+            let stdout = io::stdout();
+            let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+            let timeout = Timespec {
+                tv_sec: timeout.as_secs() as i64,
+                tv_nsec: i64::from(timeout.subsec_nanos()),
+            };
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(n) if n > 0 => fds[0]
+                    .revents()
+                    .intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL),
+                // Interrupted by a signal (Ctrl-C): the caller looks at its flag.
+                _ => false,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            std::thread::sleep(timeout);
+            false
+        }
     }
 
     /// Flushes stdout; a closed pipe is not an error.

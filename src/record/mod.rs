@@ -16,6 +16,7 @@ use crate::task::{layout, TaskId, TaskState};
 
 pub mod cache;
 pub mod event;
+pub mod follow;
 pub mod frozen;
 
 pub use event::{Entry, Event};

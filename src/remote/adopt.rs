@@ -36,7 +36,7 @@ pub fn adopt(
     settings: &Settings,
     remote: &str,
     id: &TaskId,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(crate::task::start::Phase, u64, u64),
 ) -> std::result::Result<Adopted, StartError> {
     fetch(repo, remote)?;
     let theirs = repo

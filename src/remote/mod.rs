@@ -131,7 +131,7 @@ pub fn relation(
 }
 
 /// What [`reconcile`] did to a task's record here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reconciled {
     /// Nothing to do: no record here, or it already contains the remote's.
@@ -263,13 +263,14 @@ pub fn merge_notes(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
 }
 
 /// A task as the remote has it (its record fetched into `refs/remotes/<R>/tasks/`).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct RemoteTask {
     /// The task id.
     pub id: String,
     /// Its state on the remote.
     pub state: TaskState,
     /// How the record here relates to the remote's: `none` (not here), `same`, `ahead`, `behind`, `diverged`.
+    #[schemars(extend("enum" = ["none", "same", "ahead", "behind", "diverged"]))]
     pub here: &'static str,
 }
 

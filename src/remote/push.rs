@@ -12,7 +12,7 @@ use crate::task::{layout, TaskId};
 const TRIES: u32 = 10;
 
 /// One task's part of a push.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct TaskPushed {
     /// The task id.
     pub task: String,
@@ -25,7 +25,7 @@ pub struct TaskPushed {
 }
 
 /// What [`push`] did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Pushed {
     /// The remote.
     pub remote: String,

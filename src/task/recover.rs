@@ -41,7 +41,7 @@ pub use crate::git::journal::{Journal, Step};
 use crate::git::refs::{self, Expect, Update};
 
 /// One repair made (or, dry, planned) from a journal entry of a killed process.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Recovered {
     /// `interrupted_checkout` or `interrupted_in_place_update`.
     pub problem: &'static str,

@@ -116,12 +116,22 @@ impl From<Error> for StartError {
     }
 }
 
-/// Starts a task (worktree mode); `progress(done, total)` reports files copied by `--copy-ignored`.
+/// What a start reports progress of: files, `done` of `total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Files written by the checkout of the new worktree (long checkouts only).
+    Checkout,
+    /// Files copied by `--copy-ignored`.
+    CopyIgnored,
+}
+
+/// Starts a task (worktree mode); `progress(phase, done, total)` reports the files written by
+/// a long checkout and those copied by `--copy-ignored`.
 pub fn start(
     repo: &Repo,
     settings: &Settings,
     opts: &StartOptions,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(Phase, u64, u64),
 ) -> std::result::Result<Started, StartError> {
     if opts.mode == Mode::Patch {
         return Ok(start_patch(repo, settings, opts)?);
@@ -362,7 +372,7 @@ pub fn provision_existing(
     repo: &Repo,
     record: &Record,
     path: &Path,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(Phase, u64, u64),
 ) -> std::result::Result<Record, StartError> {
     let _guard = crate::git::interrupt::install();
     let include = match record.state.base_commit.parse() {
@@ -411,7 +421,7 @@ fn provision(
     path: &Path,
     branch: &str,
     how: &Provision<'_>,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(Phase, u64, u64),
 ) -> std::result::Result<Record, StartError> {
     let setup = how.setup;
     interrupted()?;
@@ -425,12 +435,16 @@ fn provision(
         branch,
         how.sparse,
         crate::git::interrupt::flag(),
+        &mut |done, total| progress(Phase::Checkout, done, total),
     )?;
     interrupted()?;
     let copied = match how.include {
-        Some(globs) if repo.workdir().is_some() => {
-            Some(super::copy::copy_ignored(repo, path, globs, progress)?)
-        }
+        Some(globs) if repo.workdir().is_some() => Some(super::copy::copy_ignored(
+            repo,
+            path,
+            globs,
+            &mut |done, total| progress(Phase::CopyIgnored, done, total),
+        )?),
         _ => None,
     };
     interrupted()?;
