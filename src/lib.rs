@@ -31,6 +31,8 @@
 //! | the only place that runs `git` | `git/cli.rs` |
 //! | colour, tables, the JSON and human reports | `output/` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
+//! | the MCP server: tools → commands run in process | `mcp/` |
+//! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
 
 pub mod app;
 pub mod attempt;
@@ -44,7 +46,9 @@ pub mod config;
 pub mod contract;
 pub mod error;
 pub mod git;
+pub mod harness;
 pub mod hooks;
+pub mod mcp;
 pub mod merge;
 pub mod output;
 pub mod patch;

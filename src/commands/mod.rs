@@ -8,10 +8,12 @@ pub mod delete_aside;
 pub mod diff;
 pub mod drop;
 pub mod exec;
+pub mod harness;
 pub mod hook;
 pub mod hooks;
 pub mod list;
 pub mod log;
+pub mod mcp;
 pub mod merge;
 pub mod path;
 pub mod remove;
@@ -55,6 +57,10 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    /// Serve the commands as MCP tools on stdio
+    Mcp(mcp::McpArgs),
+    /// Agent-harness hooks (Claude Code's WorktreeCreate/WorktreeRemove)
+    Harness(harness::HarnessArgs),
 }
 
 /// Everything a command needs: the repository, the settings and the output.
@@ -123,6 +129,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        // Handled by `app::run` before a repository is opened; here only for completeness.
+        Command::Mcp(args) => mcp::run(args),
+        Command::Harness(args) => harness::run(args),
     }
 }
 
