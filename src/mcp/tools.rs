@@ -50,6 +50,19 @@ impl ToolDef {
     pub fn schema(&self) -> Map<String, Value> {
         let mut schema = (self.schema)();
         if let Some(Value::Object(props)) = schema.get_mut("properties") {
+            // An optional argument is left out, not null: one `type` per property reads in
+            // every client's dialect (`["string","null"]` does not).
+            for prop in props.values_mut().filter_map(Value::as_object_mut) {
+                if let Some(Value::Array(types)) = prop.get("type") {
+                    let one: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                    if let [only] = one.as_slice() {
+                        prop.insert("type".into(), only.clone());
+                    }
+                }
+                if let Some(Value::Array(values)) = prop.get_mut("enum") {
+                    values.retain(|v| !v.is_null());
+                }
+            }
             props.insert(
                 "repo".into(),
                 serde_json::json!({

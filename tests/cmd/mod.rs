@@ -35,3 +35,6 @@ mod torture;
 mod gate_attacks;
 mod merge;
 mod sync;
+
+mod harness;
+mod mcp;
