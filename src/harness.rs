@@ -59,7 +59,11 @@ pub fn claude(create: bool, input: &str) -> Result<HookAnswer, Error> {
         Error::input(format!("the hook input on stdin is not Claude Code's hook JSON: {e}"))
             .hint("configure this command as a WorktreeCreate or WorktreeRemove hook in .claude/settings.json")
     })?;
-    let expected = if create { "WorktreeCreate" } else { "WorktreeRemove" };
+    let expected = if create {
+        "WorktreeCreate"
+    } else {
+        "WorktreeRemove"
+    };
     if let Some(event) = &input.hook_event_name {
         if event != expected {
             return Err(Error::input(format!(
@@ -104,8 +108,10 @@ fn create_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
 
 fn remove_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
     let Some(path) = &input.worktree_path else {
-        return Err(Error::input("the WorktreeRemove hook input has no 'worktree_path'")
-            .hint("configure this command as the WorktreeRemove hook in .claude/settings.json"));
+        return Err(
+            Error::input("the WorktreeRemove hook input has no 'worktree_path'")
+                .hint("configure this command as the WorktreeRemove hook in .claude/settings.json"),
+        );
     };
     let path = crate::git::normalize(&dir.join(path));
     let listed = call::run_in(dir, &command(&["git-task", "--json", "list", "--all"])?);

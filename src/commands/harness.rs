@@ -35,9 +35,8 @@ pub fn run(args: &HarnessArgs) -> CmdResult {
     use std::io::Write;
     let Harness::Claude(event) = args.harness;
     let mut input = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input).map_err(|e| {
-        crate::Error::input(format!("could not read the hook input on stdin: {e}"))
-    })?;
+    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input)
+        .map_err(|e| crate::Error::input(format!("could not read the hook input on stdin: {e}")))?;
     let answer = crate::harness::claude(event == HookEvent::Create, &input)?;
     let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
     if let Some(path) = &answer.stdout {

@@ -67,12 +67,22 @@ impl Server {
     }
 
     /// Runs one tool call to its result (a command that fails is a tool error, never a protocol one).
-    fn call(&self, name: &str, args: Option<serde_json::Map<String, serde_json::Value>>) -> CallToolResult {
+    fn call(
+        &self,
+        name: &str,
+        args: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> CallToolResult {
         let Some(tool) = self.tools.iter().find(|t| t.name == name) else {
-            return failure(&Error::input(format!("unknown tool '{name}'")).hint(format!(
-                "the tools are: {}",
-                self.tools.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
-            )));
+            return failure(
+                &Error::input(format!("unknown tool '{name}'")).hint(format!(
+                    "the tools are: {}",
+                    self.tools
+                        .iter()
+                        .map(|t| t.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            );
         };
         let mut args = args.unwrap_or_default();
         let dir = match args.remove("repo") {

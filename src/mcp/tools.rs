@@ -81,8 +81,10 @@ impl ToolDef {
         let cli = Cli::try_parse_from(&argv).map_err(|e| {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or_default();
-            Error::input(first.strip_prefix("error: ").unwrap_or(first).to_owned())
-                .hint(format!("see the input schema of '{}' (tools/list)", self.name))
+            Error::input(first.strip_prefix("error: ").unwrap_or(first).to_owned()).hint(format!(
+                "see the input schema of '{}' (tools/list)",
+                self.name
+            ))
         })?;
         Ok(cli.command)
     }

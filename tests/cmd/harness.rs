@@ -62,11 +62,16 @@ fn create_starts_a_task_and_prints_only_its_path() {
         vec!["refs/tasks/feature-auth/record".to_owned()]
     );
     assert!(repo.worktrees().contains(&wt));
-    let status = repo.task_root(&["status", "--json", "feature-auth"]).ok().json();
+    let status = repo
+        .task_root(&["status", "--json", "feature-auth"])
+        .ok()
+        .json();
     assert_eq!(status["status"], "active", "{status}");
 
     let events = |repo: &TestRepo| {
-        repo.task_root(&["log", "--json", "feature-auth"]).ok().json()["events"]
+        repo.task_root(&["log", "--json", "feature-auth"])
+            .ok()
+            .json()["events"]
             .as_array()
             .unwrap()
             .len()
@@ -105,7 +110,10 @@ fn create_takes_the_documented_fields_and_makes_an_id_of_the_name() {
         serde_json::from_str(&input("worktree-create.json", repo.root(), None)).unwrap();
     odd["name"] = Value::String("feat/auth login..lock".into());
     let run = hook(&repo, repo.root(), "create", &odd.to_string()).ok();
-    assert_eq!(run.out(), repo.task_dir("feat-auth-login").display().to_string());
+    assert_eq!(
+        run.out(),
+        repo.task_dir("feat-auth-login").display().to_string()
+    );
 }
 
 /// The contract of a harness-made task: `task.harnessAllow`/`task.harnessForbid` when set, else
@@ -116,7 +124,11 @@ fn create_takes_the_contract_from_the_settings_or_the_committed_file() {
     let contract = |id: &str| repo.read(&repo.task_dir(id), ".task-contract.toml");
 
     hook(&repo, repo.root(), "create", &named(&repo, "plain")).ok();
-    assert!(contract("plain").contains("allowed = []"), "{}", contract("plain"));
+    assert!(
+        contract("plain").contains("allowed = []"),
+        "{}",
+        contract("plain")
+    );
 
     repo.write(
         repo.root(),
@@ -126,10 +138,17 @@ fn create_takes_the_contract_from_the_settings_or_the_committed_file() {
     repo.git(repo.root(), &["add", ".task-contract.toml"]);
     repo.git(repo.root(), &["commit", "-q", "-m", "contract defaults"]);
     hook(&repo, repo.root(), "create", &named(&repo, "fromfile")).ok();
-    assert!(contract("fromfile").contains("src/store/**"), "{}", contract("fromfile"));
+    assert!(
+        contract("fromfile").contains("src/store/**"),
+        "{}",
+        contract("fromfile")
+    );
 
     repo.git(repo.root(), &["config", "task.harnessAllow", "src/**"]);
-    repo.git(repo.root(), &["config", "--add", "task.harnessForbid", "src/store/**"]);
+    repo.git(
+        repo.root(),
+        &["config", "--add", "task.harnessForbid", "src/store/**"],
+    );
     hook(&repo, repo.root(), "create", &named(&repo, "fromconfig")).ok();
     let text = contract("fromconfig");
     assert!(text.contains("allowed = [\"src/**\"]"), "{text}");
@@ -163,7 +182,10 @@ fn remove_removes_the_task_and_saves_its_work() {
     let attempts = repo.refs("refs/tasks/feature-auth/attempts/");
     assert_eq!(attempts.len(), 1, "{run}");
     assert_eq!(
-        repo.git(repo.root(), &["show", &format!("{}:src/lib.rs", attempts[0])]),
+        repo.git(
+            repo.root(),
+            &["show", &format!("{}:src/lib.rs", attempts[0])]
+        ),
         "pub fn unsaved() {}"
     );
 }
@@ -173,10 +195,15 @@ fn remove_removes_the_task_and_saves_its_work() {
 #[test]
 fn wrong_input_is_refused() {
     let repo = TestRepo::new();
+    repo.start("other", &[]);
     let before = repo.refs("refs/");
-    let create_input = input("worktree-create.json", repo.root(), None);
-    let run = hook(&repo, repo.root(), "remove", &create_input).code(2);
-    assert!(run.stderr.contains("WorktreeRemove"), "{run}");
+    let wt = repo.task_dir("feature-auth");
+    let remove_input = input("worktree-remove.json", repo.root(), Some(&wt));
+    let run = hook(&repo, repo.root(), "create", &remove_input).code(2);
+    assert!(
+        run.stderr.contains("Claude Code sent WorktreeRemove"),
+        "{run}"
+    );
     let stray = repo.base().join("stray");
     let run = hook(
         &repo,

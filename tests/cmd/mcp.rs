@@ -56,7 +56,10 @@ fn python_sdk_drives_a_task_life_cycle_and_a_refused_merge() {
 
     // Each answer is the command's --json document.
     assert_eq!(seen["start"]["kind"], "start");
-    assert_eq!(seen["start"]["worktree"], repo.task_dir("py").display().to_string());
+    assert_eq!(
+        seen["start"]["worktree"],
+        repo.task_dir("py").display().to_string()
+    );
     assert_eq!(seen["checkpoint"]["number"], 1);
     assert_eq!(seen["check"]["kind"], "contract_ok");
     assert_eq!(seen["merge"]["tasks"][0]["task"], "py");
@@ -107,7 +110,12 @@ fn inspector_cli_script_passes() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}");
-    for step in ["tools/list", "tools/call start", "tools/call list", "tools/call status"] {
+    for step in [
+        "tools/list",
+        "tools/call start",
+        "tools/call list",
+        "tools/call status",
+    ] {
         assert!(text.contains(&format!("ok: {step}")), "{text}");
     }
 }
@@ -166,8 +174,9 @@ impl Session {
                 .lines
                 .recv_timeout(std::time::Duration::from_secs(120))
                 .expect("an answer from the server");
-            let msg: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON-RPC ({e}): {line}"));
+            let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("stdout carried a line that is not JSON-RPC ({e}): {line}")
+            });
             if msg["id"] == id {
                 return msg;
             }
@@ -178,7 +187,10 @@ impl Session {
     fn call(&mut self, tool: &str, args: Value) -> (bool, Value, Value) {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": args}));
         let result = answer["result"].clone();
-        assert!(result.is_object(), "a protocol error instead of a tool result: {answer}");
+        assert!(
+            result.is_object(),
+            "a protocol error instead of a tool result: {answer}"
+        );
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
         let doc = serde_json::from_str(text).unwrap_or(Value::Null);
         (result["isError"] == true, doc, result)
@@ -199,34 +211,55 @@ fn tools_answer_the_cli_json_and_one_server_serves_many_calls() {
     let mut s = Session::open(&repo, &outside);
     let root = repo.root().display().to_string();
 
-    let (err, started, _) = s.call("start", json!({"id": "t1", "allow": ["src/**"], "repo": root}));
+    let (err, started, _) = s.call(
+        "start",
+        json!({"id": "t1", "allow": ["src/**"], "repo": root}),
+    );
     assert!(!err, "{started}");
     let wt = repo.task_dir("t1");
     assert_eq!(started["worktree"], wt.display().to_string());
     repo.write(&wt, "src/lib.rs", "pub fn changed() {}\n");
     for (tool, args, cli) in [
         ("list", json!({}), vec!["list", "--json"]),
-        ("status", json!({"id": "t1"}), vec!["status", "--json", "t1"]),
-        ("changes", json!({"id": "t1"}), vec!["changes", "--json", "t1"]),
+        (
+            "status",
+            json!({"id": "t1"}),
+            vec!["status", "--json", "t1"],
+        ),
+        (
+            "changes",
+            json!({"id": "t1"}),
+            vec!["changes", "--json", "t1"],
+        ),
         ("diff", json!({"id": "t1"}), vec!["diff", "--json", "t1"]),
         ("check", json!({"id": "t1"}), vec!["check", "--json", "t1"]),
     ] {
         let mut args = args;
         args["repo"] = json!(root);
         let answer = s.request("tools/call", json!({"name": tool, "arguments": args}));
-        let text = answer["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         let want = repo.task_root(&cli).ok().stdout;
         assert_eq!(text, want, "{tool}");
         assert_eq!(answer["result"]["isError"], false, "{tool}");
         let structured = &answer["result"]["structuredContent"];
-        assert_eq!(structured, &serde_json::from_str::<Value>(&want).unwrap(), "{tool}");
+        assert_eq!(
+            structured,
+            &serde_json::from_str::<Value>(&want).unwrap(),
+            "{tool}"
+        );
     }
     // `repo` relative to the server's directory, and the task's own worktree as `repo`: its
     // active task is the default id.
     let (err, status, _) = s.call("status", json!({"repo": wt.display().to_string()}));
     assert!(!err, "{status}");
     assert_eq!(status["task"], "t1");
-    let (err, _, _) = s.call("checkpoint", json!({"id": "t1", "message": "one", "repo": "../repo"}));
+    let (err, _, _) = s.call(
+        "checkpoint",
+        json!({"id": "t1", "message": "one", "repo": "../repo"}),
+    );
     assert!(!err);
     assert_eq!(
         repo.refs("refs/tasks/t1/checkpoints/"),
@@ -246,14 +279,24 @@ fn errors_and_negative_verdicts_are_tool_errors() {
     let (err, doc, _) = s.call("status", json!({"id": "nope"}));
     assert!(err);
     assert_eq!(
-        (doc["kind"].as_str(), doc["error"].as_str(), doc["exit_code"].as_u64()),
+        (
+            doc["kind"].as_str(),
+            doc["error"].as_str(),
+            doc["exit_code"].as_u64()
+        ),
         (Some("error"), Some("input"), Some(2)),
         "{doc}"
     );
-    assert!(doc["hints"][0].as_str().unwrap().contains("git task list"), "{doc}");
+    assert!(
+        doc["hints"][0].as_str().unwrap().contains("git task list"),
+        "{doc}"
+    );
 
     // Not a directory in a repository: the repository error (exit 128).
-    let (err, doc, _) = s.call("list", json!({"repo": repo.base().join("home").display().to_string()}));
+    let (err, doc, _) = s.call(
+        "list",
+        json!({"repo": repo.base().join("home").display().to_string()}),
+    );
     assert!(err);
     assert_eq!(doc["exit_code"], 128, "{doc}");
 
@@ -274,7 +317,10 @@ fn errors_and_negative_verdicts_are_tool_errors() {
         ("start", json!({"id": "x", "check": ["touch pwned"]})),
         ("merge", json!({"ids": ["fenced"], "no_checks": true})),
         ("start", json!({"id": "--setup=touch pwned"})),
-        ("exec", json!({"id": "fenced", "command": ["touch", "pwned"]})),
+        (
+            "exec",
+            json!({"id": "fenced", "command": ["touch", "pwned"]}),
+        ),
         ("start", json!({"id": 7})),
     ] {
         let (err, doc, _) = s.call(tool, args.clone());
@@ -305,14 +351,28 @@ fn tools_list_has_schemas_and_annotations() {
     assert_eq!(
         names,
         [
-            "changes", "check", "checkpoint", "commit", "diff", "drop", "list", "log", "merge",
-            "remove", "reset", "revert", "start", "status", "sync"
+            "changes",
+            "check",
+            "checkpoint",
+            "commit",
+            "diff",
+            "drop",
+            "list",
+            "log",
+            "merge",
+            "remove",
+            "reset",
+            "revert",
+            "start",
+            "status",
+            "sync"
         ]
     );
     for (name, tool) in &tools {
         let a = &tool["annotations"];
         let destructive = ["revert", "remove", "merge", "reset", "drop"].contains(&name.as_str());
-        let read_only = ["list", "status", "check", "changes", "diff", "log"].contains(&name.as_str());
+        let read_only =
+            ["list", "status", "check", "changes", "diff", "log"].contains(&name.as_str());
         assert_eq!(a["destructiveHint"], destructive, "{name}: {a}");
         assert_eq!(a["readOnlyHint"], read_only, "{name}: {a}");
         let schema = &tool["inputSchema"];
