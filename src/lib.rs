@@ -20,8 +20,10 @@
 //! | the one reset (`reset`, `start --reset`) | `task/reset.rs` |
 //! | start, remove, drop, sweep, crash recovery | `task/start.rs`, `task/remove.rs`, `task/drop.rs`, `task/sweep.rs`, `task/recover.rs` |
 //! | the frozen checks: one runner, one result | `checks.rs` |
+//! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
+//! | the overlap forecast: pairs of live tasks, trial merges | `overlaps.rs` (glob sets: `contract/overlap.rs`) |
 //! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
 //! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
@@ -40,6 +42,7 @@ pub mod autocommit;
 pub mod changes;
 pub mod checkpoint;
 pub mod checks;
+pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -51,6 +54,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod merge;
 pub mod output;
+pub mod overlaps;
 pub mod patch;
 pub mod record;
 pub mod snapshot;

@@ -3,6 +3,7 @@
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
+pub mod claim;
 pub mod commit;
 pub mod delete_aside;
 pub mod diff;
@@ -15,7 +16,9 @@ pub mod list;
 pub mod log;
 pub mod mcp;
 pub mod merge;
+pub mod overlaps;
 pub mod path;
+pub mod release;
 pub mod remove;
 pub mod reset;
 pub mod revert;
@@ -57,6 +60,9 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    Overlaps(overlaps::OverlapsArgs),
+    Claim(claim::ClaimArgs),
+    Release(release::ReleaseArgs),
     /// Serve the commands as MCP tools on stdio
     Mcp(mcp::McpArgs),
     /// Agent-harness hooks (Claude Code's WorktreeCreate/WorktreeRemove)
@@ -129,6 +135,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Overlaps(args) => overlaps::run(ctx, args),
+        Command::Claim(args) => claim::run(ctx, args),
+        Command::Release(args) => release::run(ctx, args),
         // Handled by `app::run` before a repository is opened; here only for completeness.
         Command::Mcp(args) => mcp::run(args),
         Command::Harness(args) => harness::run(args),

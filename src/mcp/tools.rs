@@ -197,6 +197,12 @@ struct StartArgs {
     /// Put an existing task back to its base, saving its work as an attempt first
     #[serde(default)]
     reset: bool,
+    /// Globs to claim for the new task: no other task may change them while it is live
+    #[serde(default)]
+    claim: Vec<String>,
+    /// Start even if the contract allows paths another task claims (they stay off-limits)
+    #[serde(default)]
+    share: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -293,6 +299,15 @@ enum Strategy {
     Rebase,
 }
 
+/// Arguments of `overlaps`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct OverlapsArgs {
+    /// Task ids (default: every live task)
+    #[serde(default)]
+    ids: Vec<String>,
+}
+
 /// Arguments of `remove`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -341,6 +356,8 @@ pub fn all() -> Vec<ToolDef> {
                     .flag("copy-ignored", a.copy_ignored)
                     .flag("sparse", a.sparse)
                     .flag("reset", a.reset)
+                    .opts("claim", &a.claim)
+                    .flag("share", a.share)
                     .id(a.id.as_deref())?
                     .done()
             },
@@ -491,6 +508,22 @@ pub fn all() -> Vec<ToolDef> {
             argv: |v| {
                 let a: IdArgs = parse("log", v)?;
                 Line::new("log").id(a.id.as_deref())?.done()
+            },
+        },
+        ToolDef {
+            name: "overlaps",
+            title: "Forecast collisions between tasks",
+            description: "For every pair of live tasks (or those given): contracts whose allowed paths meet, files both changed, and a trial merge onto the base tip (clean or conflict, with the paths); also each task against the base's new commits. A conflict is a tool error whose content is the report. Returns the JSON of 'git task overlaps --json'.",
+            effect: ReadOnly,
+            idempotent: true,
+            schema: schema_of::<OverlapsArgs>,
+            argv: |v| {
+                let a: OverlapsArgs = parse("overlaps", v)?;
+                let mut line = Line::new("overlaps");
+                for id in &a.ids {
+                    line = line.id(Some(id))?;
+                }
+                line.done()
             },
         },
         ToolDef {

@@ -233,6 +233,7 @@ fn tools_answer_the_cli_json_and_one_server_serves_many_calls() {
         ),
         ("diff", json!({"id": "t1"}), vec!["diff", "--json", "t1"]),
         ("check", json!({"id": "t1"}), vec!["check", "--json", "t1"]),
+        ("overlaps", json!({}), vec!["overlaps", "--json"]),
     ] {
         let mut args = args;
         args["repo"] = json!(root);
@@ -360,6 +361,7 @@ fn tools_list_has_schemas_and_annotations() {
             "list",
             "log",
             "merge",
+            "overlaps",
             "remove",
             "reset",
             "revert",
@@ -371,8 +373,10 @@ fn tools_list_has_schemas_and_annotations() {
     for (name, tool) in &tools {
         let a = &tool["annotations"];
         let destructive = ["revert", "remove", "merge", "reset", "drop"].contains(&name.as_str());
-        let read_only =
-            ["list", "status", "check", "changes", "diff", "log"].contains(&name.as_str());
+        let read_only = [
+            "list", "status", "check", "changes", "diff", "log", "overlaps",
+        ]
+        .contains(&name.as_str());
         assert_eq!(a["destructiveHint"], destructive, "{name}: {a}");
         assert_eq!(a["readOnlyHint"], read_only, "{name}: {a}");
         let schema = &tool["inputSchema"];

@@ -18,10 +18,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 EXPECTED_TOOLS = {
     "start", "list", "status", "check", "checkpoint", "changes", "diff", "revert",
-    "commit", "merge", "log", "drop", "remove", "reset", "sync",
+    "commit", "merge", "overlaps", "log", "drop", "remove", "reset", "sync",
 }
 DESTRUCTIVE = {"revert", "remove", "merge", "reset", "drop"}
-READ_ONLY = {"list", "status", "check", "changes", "diff", "log"}
+READ_ONLY = {"list", "status", "check", "changes", "diff", "log", "overlaps"}
 
 
 def fail(message):
