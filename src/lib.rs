@@ -15,6 +15,7 @@
 //! | the record ref, and its compare-and-swap retry ([`record::update`]) | `record/mod.rs` |
 //! | the frozen contract's digest (tamper check) | `record/frozen.rs` |
 //! | the contract: file, globs, the judge, a new task's contract | `contract/` |
+//! | whether two contracts (or claims) can touch a common path | `contract/overlap.rs` |
 //! | what a change is, as the judge sees it | `changes/` |
 //! | attempts: saving work before anything is discarded | `attempt.rs` |
 //! | the one reset (`reset`, `start --reset`) | `task/reset.rs` |
@@ -23,7 +24,7 @@
 //! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
-//! | the overlap forecast: pairs of live tasks, trial merges | `overlaps.rs` (glob sets: `contract/overlap.rs`) |
+//! | the overlap forecast: pairs of live tasks, trial merges; `list`'s COLLIDES cache | `overlaps/` |
 //! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
 //! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
