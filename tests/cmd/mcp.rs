@@ -129,7 +129,11 @@ struct Session {
 
 impl Session {
     fn open(repo: &TestRepo, dir: &Path) -> Session {
-        let mut child = task_command(repo, dir, &["mcp"])
+        Session::spawn(&mut task_command(repo, dir, &["mcp"]))
+    }
+
+    fn spawn(command: &mut std::process::Command) -> Session {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -392,5 +396,18 @@ fn tools_list_has_schemas_and_annotations() {
         }
     }
     assert_eq!(tools["remove"]["inputSchema"]["required"], json!(["id"]));
+    assert_eq!(s.close(), 0);
+}
+
+/// `git task -C DIR mcp` serves DIR by default, like every command's `-C`.
+#[test]
+fn dash_c_is_the_servers_directory() {
+    let repo = TestRepo::new();
+    let outside = repo.base().join("home");
+    let mut child = task_command(&repo, &outside, &["-C", "../repo", "mcp"]);
+    let mut s = Session::spawn(&mut child);
+    let (err, doc, _) = s.call("list", json!({}));
+    assert!(!err, "{doc}");
+    assert_eq!(doc["kind"], "list");
     assert_eq!(s.close(), 0);
 }
