@@ -215,11 +215,17 @@ fn tools_answer_the_cli_json_and_one_server_serves_many_calls() {
     let mut s = Session::open(&repo, &outside);
     let root = repo.root().display().to_string();
 
-    let (err, started, _) = s.call(
+    let (err, started, result) = s.call(
         "start",
         json!({"id": "t1", "allow": ["src/**"], "repo": root}),
     );
     assert!(!err, "{started}");
+    // What the command says on stderr (here: the hooks are not installed) follows the JSON.
+    let notes = result["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(
+        notes.starts_with("warning: ") && notes.contains("git task hooks install"),
+        "{result}"
+    );
     let wt = repo.task_dir("t1");
     assert_eq!(started["worktree"], wt.display().to_string());
     repo.write(&wt, "src/lib.rs", "pub fn changed() {}\n");
