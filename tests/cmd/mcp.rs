@@ -310,6 +310,7 @@ fn errors_and_negative_verdicts_are_tool_errors() {
     );
     assert!(err);
     assert_eq!(doc["exit_code"], 128, "{doc}");
+    assert_eq!(doc["error"], "repo", "{doc}");
 
     // A violation: exit 1 on the command line, the report here.
     let wt = repo.start("fenced", &["--allow", "src/**"]);
