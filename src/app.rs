@@ -63,6 +63,24 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             return ExitCode::from(err.exit_code());
         }
     }
+    // The MCP server and the harness hooks open a repository per call, where the call says
+    // (relative to this directory).
+    let standalone = match &cli.command {
+        crate::cli::Command::Mcp(args) => Some(crate::commands::mcp::run(args)),
+        crate::cli::Command::Harness(args) => Some(crate::commands::harness::run(args)),
+        _ => None,
+    };
+    if let Some(result) = standalone {
+        return match result {
+            Ok(Done::Ok) => ExitCode::SUCCESS,
+            Ok(Done::Negative) => ExitCode::from(1),
+            Ok(Done::Exit(code)) => ExitCode::from(code),
+            Err(err) => {
+                early_out().error(&err);
+                ExitCode::from(err.exit_code())
+            }
+        };
+    }
     let repo = match Repo::discover(&start_dir) {
         Ok(repo) => repo,
         Err(err) => {

@@ -38,6 +38,8 @@
 //! | following records as they grow (`log --follow`) | `record/follow.rs`, `git/refs/stamp.rs` |
 //! | shell completions | `commands/completions.rs` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
+//! | the MCP server: tools → commands run in process | `mcp/` |
+//! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
 
 pub mod app;
 pub mod attempt;
@@ -52,7 +54,9 @@ pub mod config;
 pub mod contract;
 pub mod error;
 pub mod git;
+pub mod harness;
 pub mod hooks;
+pub mod mcp;
 pub mod merge;
 pub mod output;
 pub mod overlaps;

@@ -12,10 +12,12 @@ pub mod diff;
 pub mod drop;
 pub mod exec;
 pub mod fetch;
+pub mod harness;
 pub mod hook;
 pub mod hooks;
 pub mod list;
 pub mod log;
+pub mod mcp;
 pub mod merge;
 pub mod overlaps;
 pub mod path;
@@ -72,6 +74,10 @@ pub enum Command {
     Overlaps(overlaps::OverlapsArgs),
     Claim(claim::ClaimArgs),
     Release(release::ReleaseArgs),
+    /// Serve the commands as MCP tools on stdio
+    Mcp(mcp::McpArgs),
+    /// Agent-harness hooks (Claude Code's WorktreeCreate/WorktreeRemove)
+    Harness(harness::HarnessArgs),
 }
 
 /// The JSON Schemas of one command's `--json` output, one per shape it prints.
@@ -201,6 +207,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Overlaps(args) => overlaps::run(ctx, args),
         Command::Claim(args) => claim::run(ctx, args),
         Command::Release(args) => release::run(ctx, args),
+        // Handled by `app::run` before a repository is opened; here only for completeness.
+        Command::Mcp(args) => mcp::run(args),
+        Command::Harness(args) => harness::run(args),
     }
 }
 

@@ -14,6 +14,7 @@ pub use style::{use_color, use_color_env, Palette};
 
 use std::cell::RefCell;
 use std::io::{self, Write};
+use std::rc::Rc;
 
 /// How results are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +97,23 @@ impl Out {
             stdout: RefCell::new(Box::new(io::stdout())),
             stderr: RefCell::new(Box::new(io::stderr())),
         }
+    }
+
+    /// Creates an output that writes into memory instead of the process's streams, without
+    /// colours or progress: a command run in process (`git task mcp`, the harness hooks)
+    /// whose answer the caller reads back from the two buffers.
+    pub fn captured(format: Format, quiet: bool) -> (Self, Captured, Captured) {
+        let (stdout, stderr) = (Captured::default(), Captured::default());
+        let out = Self {
+            format,
+            quiet,
+            err_is_terminal: false,
+            palette: Palette::default(),
+            err_palette: Palette::default(),
+            stdout: RefCell::new(Box::new(stdout.clone())),
+            stderr: RefCell::new(Box::new(stderr.clone())),
+        };
+        (out, stdout, stderr)
     }
 
     /// Returns whether results are printed as JSON.
@@ -236,5 +254,27 @@ impl Out {
     /// Flushes stdout; a closed pipe is not an error.
     pub fn flush(&self) -> io::Result<()> {
         self.stdout.borrow_mut().flush()
+    }
+}
+
+/// One in-memory stream of an [`Out::captured`]: what the command wrote there.
+#[derive(Clone, Default)]
+pub struct Captured(Rc<RefCell<Vec<u8>>>);
+
+impl Captured {
+    /// Takes what was written so far.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }

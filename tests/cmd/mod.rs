@@ -42,3 +42,6 @@ mod merge;
 mod overlaps;
 mod remote;
 mod sync;
+
+mod harness;
+mod mcp;
