@@ -5,9 +5,11 @@
 //! each `forbidden` rule of every level into one DFA that must not (one DFA for all of them would
 //! be their product: 675 states for four ordinary rules instead of 130 in four tables); the
 //! protected files are one more, shared by all sets. Each DFA is regex-automata's lazy DFA of
-//! `Glob::regex()` (the regex globset runs), explored once into a small transition table. [`intersect`] searches the product of both sides' tables breadth-first,
-//! one representative byte per class of their combined byte partition, for a real path (no empty,
-//! `.` or `..` component, no NUL) every table accepts. The search is exhaustive: `Disjoint` means
+//! `Glob::regex()` (the regex globset runs), explored once into a small transition table, and
+//! kept for the process (a policy's rules are compiled once for all tasks). [`intersect`]
+//! searches the product of both sides' tables breadth-first, one representative byte per class of
+//! their combined byte partition, for a real path (no empty, `.` or `..` component, no NUL) every
+//! table accepts. The search is exhaustive: `Disjoint` means
 //! no path is in both sets; past a state bound, or when a set could not be compiled exactly, the
 //! answer is `MayOverlap`, never a false `Disjoint`.
 
@@ -18,13 +20,16 @@ use regex_automata::nfa::thompson;
 use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The most states one DFA table may have; a larger one is left out (the set over-approximated).
 const MAX_TABLE_STATES: usize = 20_000;
 
 /// The most product states one [`intersect`] explores before answering `MayOverlap`.
-const MAX_PRODUCT_STATES: usize = 200_000;
+const MAX_PRODUCT_STATES: usize = 100_000;
+
+/// The most tables kept for the process before the memo starts over.
+const MAX_MEMO_TABLES: usize = 4096;
 
 /// The lazy DFA's cache limit while a table is explored (a limit, not an allocation).
 const CACHE_BYTES: usize = 32 << 20;
@@ -47,7 +52,7 @@ pub struct PathSet {
     /// Every table a path must end in a goal state of: one per level that restricts `allowed`,
     /// then one per distinct forbidden rule (the protected files are a table of their own, built
     /// once for all sets).
-    tables: Vec<Table>,
+    tables: Vec<Arc<Table>>,
     /// A table was too large to build and was left out: the set is a superset of the real one,
     /// so only `Disjoint` answers stay exact.
     approx: bool,
@@ -105,7 +110,7 @@ impl PathSet {
         if self.tables.iter().any(|t| t.key == key) {
             return;
         }
-        match Table::build(regexes, must_match) {
+        match memo(key, regexes, must_match) {
             Some(table) => self.tables.push(table),
             None => self.approx = true,
         }
@@ -132,12 +137,13 @@ pub enum Overlap {
 pub fn intersect(a: &PathSet, b: &PathSet) -> Overlap {
     let tables: Vec<&Table> = std::iter::once(tracker())
         .chain(protected())
-        .chain(&a.tables)
+        .chain(a.tables.iter().map(|t| &**t))
         // A rule both sides have (a shared policy) is one constraint.
         .chain(
             b.tables
                 .iter()
-                .filter(|t| !a.tables.iter().any(|u| u.key == t.key)),
+                .filter(|t| !a.tables.iter().any(|u| Arc::ptr_eq(t, u) || u.key == t.key))
+                .map(|t| &**t),
         )
         .collect();
     let approx = a.approx || b.approx || protected().is_none();
@@ -170,6 +176,25 @@ fn regexes(rules: &[String], ignore_case: bool) -> Result<Vec<String>, String> {
         }
     }
     Ok(out)
+}
+
+/// Returns the table of `regexes`, built once for the process (`None`: too large to build).
+fn memo(key: String, regexes: &[String], must_match: bool) -> Option<Arc<Table>> {
+    type Memo = Mutex<HashMap<String, Option<Arc<Table>>>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let memo = MEMO.get_or_init(Memo::default);
+    if let Some(known) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return known;
+    }
+    // Built outside the lock: two threads may both build it, and either copy is right.
+    let table = Table::build(regexes, must_match).map(Arc::new);
+    if let Ok(mut m) = memo.lock() {
+        if m.len() >= MAX_MEMO_TABLES {
+            m.clear();
+        }
+        m.insert(key, table.clone());
+    }
+    table
 }
 
 /// One DFA, explored into a table. State 0 is the start.
@@ -364,11 +389,16 @@ fn representatives(tables: &[&Table]) -> Vec<u8> {
         }
         groups = usize::from(next);
     }
-    let mut bytes: Vec<u8> = (0..=255).collect();
-    bytes.sort_by_key(|&b| rank(b));
+    static RANKED: OnceLock<Vec<u8>> = OnceLock::new();
+    let ranked = RANKED.get_or_init(|| {
+        let mut bytes: Vec<u8> = (0..=255).collect();
+        bytes.sort_by_key(|&b| rank(b));
+        bytes
+    });
     let mut taken = vec![false; groups];
-    bytes
-        .into_iter()
+    ranked
+        .iter()
+        .copied()
         .filter(|&b| !std::mem::replace(&mut taken[usize::from(group[usize::from(b)])], true))
         .collect()
 }
