@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The most states one DFA table may have; a larger one is left out (the set over-approximated).
-const MAX_TABLE_STATES: usize = 20_000;
+const MAX_TABLE_STATES: usize = 5_000;
 
 /// The most product states one [`intersect`] explores before answering `MayOverlap`.
 const MAX_PRODUCT_STATES: usize = 100_000;
