@@ -3,6 +3,7 @@
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
+pub mod claim;
 pub mod commit;
 pub mod delete_aside;
 pub mod diff;
@@ -13,7 +14,9 @@ pub mod hooks;
 pub mod list;
 pub mod log;
 pub mod merge;
+pub mod overlaps;
 pub mod path;
+pub mod release;
 pub mod remove;
 pub mod reset;
 pub mod revert;
@@ -55,6 +58,9 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    Overlaps(overlaps::OverlapsArgs),
+    Claim(claim::ClaimArgs),
+    Release(release::ReleaseArgs),
 }
 
 /// Everything a command needs: the repository, the settings and the output.
@@ -123,6 +129,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Overlaps(args) => overlaps::run(ctx, args),
+        Command::Claim(args) => claim::run(ctx, args),
+        Command::Release(args) => release::run(ctx, args),
     }
 }
 
