@@ -36,4 +36,5 @@ mod torture;
 mod gate_attacks;
 mod merge;
 mod overlaps;
+mod overlaps_globs;
 mod sync;
