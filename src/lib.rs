@@ -24,6 +24,7 @@
 //! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
+//! | tasks across machines: fetch, push, adopt, merge on a remote; records and notes reconciled | `remote/` |
 //! | the overlap forecast: pairs of live tasks, trial merges; `list`'s COLLIDES cache | `overlaps/` |
 //! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
@@ -54,6 +55,7 @@ pub mod output;
 pub mod overlaps;
 pub mod patch;
 pub mod record;
+pub mod remote;
 pub mod snapshot;
 pub mod sync;
 pub mod task;

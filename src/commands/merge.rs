@@ -38,12 +38,17 @@ pub struct MergeArgs {
     /// Message of the squash or merge commit
     #[arg(short, long, value_name = "MSG")]
     pub message: Option<String>,
+    /// Land on the branch of remote R: fetched, judged on its tip, pushed with a lease
+    #[arg(long, value_name = "R")]
+    pub remote: Option<String>,
 }
 
 /// The answer of a merge that landed.
 #[derive(serde::Serialize)]
 struct MergeReport {
     kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remote: Option<String>,
     #[serde(flatten)]
     landed: Landed,
     /// Live tasks on the same branch that conflict with its new tip.
@@ -58,6 +63,16 @@ fn short_ref(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
 
+impl MergeReport {
+    /// The target as the user knows it: `main`, or `origin/main` on a remote.
+    fn shown(&self, into: &str) -> String {
+        match &self.remote {
+            Some(r) => format!("{r}/{}", short_ref(into)),
+            None => short_ref(into).to_owned(),
+        }
+    }
+}
+
 impl Report for MergeReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         let p = &out.palette;
@@ -67,7 +82,7 @@ impl Report for MergeReport {
                 out.line(format_args!(
                     "Task '{}' was already merged into {} as {commit} ({}); nothing to do",
                     t.task.style(p.id),
-                    short_ref(&t.into),
+                    self.shown(&t.into),
                     t.strategy
                 ))?;
                 continue;
@@ -91,7 +106,7 @@ impl Report for MergeReport {
             out.line(format_args!(
                 "Merged task '{}' into {} as {} ({how}; {checks})",
                 t.task.style(p.id),
-                short_ref(&t.into),
+                self.shown(&t.into),
                 commit.style(p.ok)
             ))?;
             if t.removed {
@@ -330,6 +345,26 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             let value = serde_json::json!({ "kind": "merge_conflict", "task": task, "into": into, "paths": paths, "hint": hint });
             Refused { value, text }
         }
+        Refusal::RemoteMoved {
+            into,
+            remote,
+            tries,
+        } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "'{}' on '{remote}' moved during each of {tries} tries; nothing was merged",
+                    short_ref(&into)
+                ),
+            );
+            text.push_str(&hint_line(
+                p,
+                "each landing was judged on the tip fetched, and another push landed first",
+            ));
+            text.push_str(&hint_line(p, "run the merge again"));
+            let value = serde_json::json!({ "kind": "remote_moved", "into": into, "remote": remote, "tries": tries });
+            Refused { value, text }
+        }
         Refusal::TargetDirty {
             into,
             worktree,
@@ -415,15 +450,30 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         message: args.message.clone(),
         stream_checks: ctx.out.progress_enabled(),
     };
-    match merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
+    let remote = args
+        .remote
+        .as_deref()
+        .map(|r| crate::remote::resolve(&ctx.repo, Some(r)))
+        .transpose()?;
+    let outcome = match &remote {
+        Some(r) => crate::remote::merge::merge(&ctx.repo, &ctx.settings, &ids, &opts, r)?,
+        None => merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)?,
+    };
+    match outcome {
         Outcome::Landed(landed) => {
-            // The forecast is advice: failing to compute it does not undo a landed merge.
-            let now_conflicting =
-                crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default();
+            // The forecast is advice: failing to compute it does not undo a landed merge. It
+            // looks at the branch here, so not after a landing on a remote.
+            let now_conflicting = match &remote {
+                Some(_) => Vec::new(),
+                None => {
+                    crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default()
+                }
+            };
             emit(
                 ctx,
                 &MergeReport {
                     kind: "merge",
+                    remote,
                     landed,
                     now_conflicting,
                 },

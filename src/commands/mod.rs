@@ -1,5 +1,6 @@
 //! Glue: one file per command; each turns its arguments into a core call and a report.
 
+pub mod adopt;
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
@@ -9,6 +10,7 @@ pub mod delete_aside;
 pub mod diff;
 pub mod drop;
 pub mod exec;
+pub mod fetch;
 pub mod hook;
 pub mod hooks;
 pub mod list;
@@ -16,6 +18,7 @@ pub mod log;
 pub mod merge;
 pub mod overlaps;
 pub mod path;
+pub mod push;
 pub mod release;
 pub mod remove;
 pub mod reset;
@@ -58,6 +61,9 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    Push(push::PushArgs),
+    Fetch(fetch::FetchArgs),
+    Adopt(adopt::AdoptArgs),
     Overlaps(overlaps::OverlapsArgs),
     Claim(claim::ClaimArgs),
     Release(release::ReleaseArgs),
@@ -101,6 +107,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::Reset(_)
             | Command::Merge(_)
             | Command::Sync(_)
+            | Command::Push(_)
+            | Command::Adopt(_)
     ) {
         crate::task::recover::quick(&ctx.repo);
         crate::task::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
@@ -129,6 +137,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Push(args) => push::run(ctx, args),
+        Command::Fetch(args) => fetch::run(ctx, args),
+        Command::Adopt(args) => adopt::run(ctx, args),
         Command::Overlaps(args) => overlaps::run(ctx, args),
         Command::Claim(args) => claim::run(ctx, args),
         Command::Release(args) => release::run(ctx, args),

@@ -54,6 +54,7 @@
 //! | one transaction, the worktree update, clean-up | `land.rs` |
 //! | commit messages, notes, event details | `message.rs` |
 //! | the per-branch lock | `lock.rs` |
+//! | the same gate for a branch on a remote (`merge --remote`) | `remote.rs` |
 //!
 //! It relies on: `changes` for the verdict, `checks` for running commands,
 //! `git::merge` for in-memory merges, `git::refs` for transactions.
@@ -63,6 +64,7 @@ mod land;
 mod landing;
 mod lock;
 mod message;
+pub mod remote;
 mod select;
 mod target;
 
@@ -228,6 +230,12 @@ pub enum Refusal {
         task: String,
         into: String,
         paths: Vec<String>,
+    },
+    /// `merge --remote`: the remote's target kept moving between the fetch and the push.
+    RemoteMoved {
+        into: String,
+        remote: String,
+        tries: u32,
     },
     /// The target is checked out in a worktree whose local changes the merge would overwrite.
     TargetDirty {

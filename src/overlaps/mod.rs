@@ -345,13 +345,11 @@ fn view(repo: &Repo, memory: &Repo, record: &Record, clean: bool) -> Result<Task
     }
     // Uncommitted work counts for "same files" (a clean worktree was told from stat data).
     let mut uncommitted = false;
-    if Path::new(&s.worktree).is_dir() {
-        if !clean {
-            if let Ok(w) = crate::work::open(repo, record) {
-                let changed = diff::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;
-                uncommitted = !changed.is_empty();
-                paths.extend(changed.into_iter().map(|c| c.path));
-            }
+    if Path::new(&s.worktree).is_dir() && !clean {
+        if let Ok(w) = crate::work::open(repo, record) {
+            let changed = diff::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;
+            uncommitted = !changed.is_empty();
+            paths.extend(changed.into_iter().map(|c| c.path));
         }
     }
     paths.remove(CONTRACT_FILE);

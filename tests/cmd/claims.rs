@@ -22,10 +22,6 @@ fn commit(repo: &TestRepo, dir: &Path, msg: &str) -> crate::common::Run {
     repo.git_run(dir, &["commit", "-q", "-m", msg])
 }
 
-fn claims_ref(repo: &TestRepo) -> Vec<String> {
-    repo.refs("refs/tasks/_claims")
-}
-
 #[test]
 fn a_claimed_path_is_refused_by_the_other_tasks_hook_and_gate() {
     let repo = repo();
@@ -297,7 +293,10 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
         &format!("100644 blob {}\tclaims.toml\n", blob.trim()),
     );
     let commit_id = repo.git(&other, &["commit-tree", tree.trim(), "-m", "no claims"]);
-    repo.git(&other, &["update-ref", "refs/tasks/_claims", commit_id.trim()]);
+    repo.git(
+        &other,
+        &["update-ref", "refs/tasks/_claims", commit_id.trim()],
+    );
     commit(&repo, &other, "ref forged").code(1);
     // Past the hook, the gate refuses too.
     repo.git(&other, &["commit", "-q", "--no-verify", "-am", "sneak"]);
@@ -328,7 +327,10 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
         &other,
         &["commit-tree", tree.trim(), "-p", &record, "-m", "dropped"],
     );
-    repo.git(&other, &["update-ref", "refs/tasks/owner/record", dropped.trim()]);
+    repo.git(
+        &other,
+        &["update-ref", "refs/tasks/owner/record", dropped.trim()],
+    );
     assert_eq!(record_status(&repo, "owner"), "dropped");
     let j = repo
         .task_root(&["merge", "other", "--no-checks", "--json"])

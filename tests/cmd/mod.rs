@@ -37,4 +37,5 @@ mod gate_attacks;
 mod merge;
 mod overlaps;
 mod overlaps_globs;
+mod remote;
 mod sync;

@@ -354,6 +354,37 @@ pub fn start(
     }
 }
 
+/// Gives an existing task (its record and branch fetched from another machine) a worktree
+/// here at `path`, with a start's own steps: checkout, ignored files per the base's
+/// `.worktreeinclude`, the post-checkout hooks, the recorded setup; then `provisioned` names
+/// the new worktree. A failure removes the worktree it made; the refs stay.
+pub fn provision_existing(
+    repo: &Repo,
+    record: &Record,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> std::result::Result<Record, StartError> {
+    let _guard = crate::git::interrupt::install();
+    let include = match record.state.base_commit.parse() {
+        Ok(base) => objects::read_blob_at(repo, base, super::copy::WORKTREE_INCLUDE)?
+            .map(|b| Some(super::copy::parse_include(&String::from_utf8_lossy(&b)))),
+        Err(_) => None,
+    };
+    let how = Provision {
+        setup: record.state.setup.as_deref(),
+        include: include.as_ref().map(|i| i.as_deref()),
+        sparse: None,
+    };
+    let mut here = record.clone();
+    here.state.worktree = path.display().to_string();
+    let branch = record.state.branch.clone();
+    provision(repo, &here, path, &branch, &how, progress).inspect_err(|_| {
+        if let Ok(Some(w)) = worktree::find_by_branch(repo, &branch) {
+            let _ = worktree::remove(repo, &w);
+        }
+    })
+}
+
 fn interrupted() -> Result<()> {
     if crate::git::interrupt::is_triggered() {
         return Err(Error::repo_msg(
