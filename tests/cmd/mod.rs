@@ -40,6 +40,7 @@ mod torture;
 mod gate_attacks;
 mod merge;
 mod overlaps;
+mod overlaps_globs;
 mod remote;
 mod sync;
 
