@@ -29,6 +29,7 @@
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
 //! | the crash journal's entries | `git/journal.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
+//! | the warm pool: fill, claim, adopt, repair | `pool/`, `git/worktree/pool.rs` |
 //! | colour, tables, the JSON and human reports | `output/` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
 
@@ -48,6 +49,7 @@ pub mod hooks;
 pub mod merge;
 pub mod output;
 pub mod patch;
+pub mod pool;
 pub mod record;
 pub mod snapshot;
 pub mod sync;

@@ -14,6 +14,7 @@ pub mod list;
 pub mod log;
 pub mod merge;
 pub mod path;
+pub mod pool;
 pub mod remove;
 pub mod reset;
 pub mod revert;
@@ -55,6 +56,7 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    Pool(pool::PoolArgs),
 }
 
 /// Everything a command needs: the repository, the settings and the output.
@@ -123,6 +125,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Pool(args) => pool::run(ctx, args),
     }
 }
 

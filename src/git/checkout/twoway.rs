@@ -73,6 +73,16 @@ pub enum Update {
 pub struct Changes(Vec<ChangedPath>);
 
 impl Changes {
+    /// Returns how many paths differ.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Returns whether no path differs.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Returns the paths the move adds (absent at the old commit).
     pub fn added(&self) -> impl Iterator<Item = &str> {
         self.0

@@ -327,9 +327,21 @@ pub fn start(
         setup: setup.as_deref(),
         include: include.as_ref().map(|i| i.as_deref()),
         sparse: sparse.as_deref(),
+        pool: base.branch.as_deref().map(|base| crate::pool::Want {
+            worktree_dir: &settings.worktree_dir,
+            base,
+            path: &path,
+            branch: &branch,
+            commit: first,
+        }),
     };
     match provision(repo, &created, &path, &branch, &how, progress) {
-        Ok(record) => Ok(Started::Created(record)),
+        Ok((record, took)) => {
+            if let Some(base) = &base.branch {
+                crate::pool::after_start(repo, &settings.worktree_dir, base, took);
+            }
+            Ok(Started::Created(record))
+        }
         Err(err) => {
             // Undo everything this start made; the error that stopped it is what the user sees.
             let current = record::load(repo, &id).ok().flatten().unwrap_or(created);
@@ -366,9 +378,11 @@ struct Provision<'a> {
     include: Option<Option<&'a [String]>>,
     /// Sparse-checkout patterns, if only part of the tree is checked out.
     sparse: Option<&'a str>,
+    /// A warm pool entry to take, if one is ready for the base (`pool`).
+    pool: Option<crate::pool::Want<'a>>,
 }
 
-/// Makes the worktree of a claimed task.
+/// Makes the worktree of a claimed task; also says whether it was a pool entry.
 fn provision(
     repo: &Repo,
     record: &Record,
@@ -376,20 +390,26 @@ fn provision(
     branch: &str,
     how: &Provision<'_>,
     progress: &mut dyn FnMut(u64, u64),
-) -> std::result::Result<Record, StartError> {
+) -> std::result::Result<(Record, bool), StartError> {
     let setup = how.setup;
     interrupted()?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
     }
-    worktree::add(
-        repo,
-        path,
-        branch,
-        how.sparse,
-        crate::git::interrupt::flag(),
-    )?;
+    let took = match (&how.pool, how.sparse) {
+        (Some(want), None) => crate::pool::take(repo, want)? == crate::pool::Taken::Adopted,
+        _ => false,
+    };
+    if !took {
+        worktree::add(
+            repo,
+            path,
+            branch,
+            how.sparse,
+            crate::git::interrupt::flag(),
+        )?;
+    }
     interrupted()?;
     let copied = match how.include {
         Some(globs) if repo.workdir().is_some() => {
@@ -424,5 +444,6 @@ fn provision(
         copied_ignored: copied,
     });
     record::append(repo, record, provisioned, &state, Vec::new())
+        .map(|r| (r, took))
         .map_err(|e| StartError::Other(e.into()))
 }
