@@ -350,7 +350,13 @@ fn take_claimed(repo: &Repo, entry: &Entry, want: &Want<'_>) -> Result<Taken> {
     if changes.len() > STALE_PATHS {
         return Ok(Taken::None);
     }
-    match twoway::update(repo, &entry.path, &changes)? {
+    // Remembered as clean with the index just written, as a fresh checkout is: the next
+    // `list` needs only `lstat`s. The memo moves with the administrative directory.
+    let ignores = repo.ignore_files();
+    let remember = &mut |index: &_| {
+        crate::git::status::dirty::remember_index(&entry.path, want.commit, ignores, index)
+    };
+    match twoway::update_with(repo, &entry.path, &changes, remember)? {
         twoway::Update::Done => {}
         twoway::Update::Declined(_) => return Ok(Taken::None),
     }

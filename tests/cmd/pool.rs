@@ -333,3 +333,38 @@ fn pool_fill_needs_a_branch() {
     assert!(run.stderr.contains("error:"), "{run}");
     assert!(repo.refs("refs/task-pool/").is_empty());
 }
+
+/// The worktree a pooled start hands out is remembered as clean, as a fresh checkout is: the
+/// first quick look needs no full status, and a change made afterwards is still seen.
+#[test]
+fn a_pooled_worktree_is_known_clean_from_stat_data() {
+    use git_task::git::status::dirty::{quick_check, DotGit, Quick};
+    let repo = TestRepo::new();
+    let excludes = repo.base().join("excludes");
+    repo.git(
+        repo.root(),
+        &["config", "core.excludesFile", excludes.to_str().unwrap()],
+    );
+    fill(&repo, "1");
+    move_main(&repo);
+    let wt = repo.start("p", &[]);
+    assert!(pool_entries(&repo).is_empty(), "the entry was taken");
+    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let head = git_repo.head_commit().unwrap().unwrap();
+    let look = || {
+        quick_check(
+            &wt,
+            DotGit::read(&wt).git_dir(),
+            head,
+            git_repo.ignore_files(),
+            || None,
+            |_| None,
+        )
+    };
+    assert!(matches!(look(), Quick::Clean), "the memo is used");
+    repo.write(&wt, "src/added/other.rs", "new\n");
+    assert!(matches!(look(), Quick::NeedsFull(_)), "a new file is seen");
+    std::fs::remove_file(wt.join("src/added/other.rs")).unwrap();
+    repo.write(&wt, "src/lib.rs", "// changed, and longer than before\n");
+    assert!(matches!(look(), Quick::Dirty), "a changed file is seen");
+}

@@ -11,8 +11,11 @@
 //! 3. that directory's `gitdir` names the task's path;
 //! 4. the worktree directory is renamed to the task's path;
 //! 5. its `.git` file names the renamed administrative directory;
-//! 6. `HEAD`'s reflog starts again, as a new worktree's does;
-//! 7. the fresh index is remembered as clean (`status::dirty`), as after a checkout.
+//! 6. `HEAD`'s reflog starts again, as a new worktree's does.
+//!
+//! The clean memo (`status::dirty`) is written before, by the caller, when the two-way
+//! checkout wrote the index: it moves with the administrative directory, and nothing
+//! here changes what it saw.
 //!
 //! Each step is one rename or one small write, and from step 1 on the worktree is
 //! found by its branch (`worktree::list`), so a start killed half-way is rolled back
@@ -86,9 +89,10 @@ pub fn adopt(
             to.display()
         )
     })?;
-    // 5. The worktree names its administrative directory again.
+    // 5. The worktree names its administrative directory again. Rewritten in place, not
+    // replaced: a rename would change the worktree root's mtime, which the clean memo saw.
     let dot_git = to.join(".git");
-    crate::git::fs::write_atomically(&dot_git, path_line("gitdir: ", &git_dir).as_bytes())
+    std::fs::write(&dot_git, path_line("gitdir: ", &git_dir).as_bytes())
         .context(|| format!("could not write '{}'", dot_git.display()))?;
     // 6. A fresh reflog for HEAD, as `prepare_add_worktree` writes for a branch.
     let _ = std::fs::remove_file(git_dir.join("logs").join("HEAD"));
@@ -107,15 +111,6 @@ pub fn adopt(
             },
         ))
         .context(|| "could not start the worktree's HEAD reflog".into())?;
-    // 7. Remembered as clean, as a fresh checkout is: the next `list` needs only `lstat`s.
-    if let Ok(index) = gix::index::File::at(
-        git_dir.join("index"),
-        gix::hash::Kind::Sha1,
-        false,
-        Default::default(),
-    ) {
-        crate::git::status::dirty::remember_index(&to, commit, repo.ignore_files(), &index);
-    }
     Ok(Adopted { git_dir })
 }
 
