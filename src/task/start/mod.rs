@@ -176,7 +176,8 @@ pub fn start(
     let base = resolve_base(repo, opts.base.as_deref())?;
     // SPEC §5: a base whose tree holds a path git refuses is never checked out.
     let base_tree = objects::commit_tree(repo, base.commit)?;
-    let mut seen = std::collections::HashSet::new();
+    // Trees a pool fill already walked are not walked again (`pool::known_safe_trees`).
+    let mut seen = crate::pool::known_safe_trees(repo);
     if let Some(bad) = crate::git::pathsafe::unsafe_path_in_tree(repo, base_tree, &mut seen)? {
         return Err(crate::git::pathsafe::refusal(&bad, &format!("base {}", base.commit)).into());
     }
