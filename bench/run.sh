@@ -2,8 +2,8 @@
 # bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
-#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,install]
-#                     [--list-tasks 1000] [--list-files 50] [--no-build] [--bin PATH]
+#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,overlaps,install]
+#                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--timer hyperfine|python] [--keep-work]
 #
 # Builds the release binary, makes the benchmark repositories with
@@ -24,9 +24,10 @@ SIZES=10000,100000
 RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
-SCENARIOS=start,pool,remove,commit,list,status,patch,merge,install
+SCENARIOS=start,pool,remove,commit,list,status,patch,merge,overlaps,install
 LIST_TASKS=1000
 LIST_FILES=50
+OVERLAP_TASKS=50
 BUILD=1
 KEEP_WORK=0
 GT=
@@ -47,6 +48,7 @@ parse_args() {
         --scenarios) SCENARIOS=$2; shift 2 ;;
         --list-tasks) LIST_TASKS=$2; shift 2 ;;
         --list-files) LIST_FILES=$2; shift 2 ;;
+        --overlap-tasks) OVERLAP_TASKS=$2; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --bin) GT=$(realpath "$2"); BUILD=0; shift 2 ;;
         --keep-work) KEEP_WORK=1; shift ;;
@@ -483,6 +485,39 @@ scenario_list() {
     measure list "$size" task git
 }
 
+# overlaps of OVERLAP_TASKS live tasks (1,225 pairs for 50), absolute (SPEC §10: <= 1 s at
+# 100,000 files). The worst case for the trial merges: every task changes 4 files of its own and
+# one line of a shared 200-line file (a different line each, so all pairs meet and merge cleanly),
+# so every pair is merged in memory. git merge-tree of one pair is shown for reference.
+scenario_overlaps() {
+    local n=$1 k id f
+    row overlaps "$n" "overlaps ($OVERLAP_TASKS tasks, every pair merged) [git: merge-tree of one pair, reference]" task git absolute_ms 1000 "" \
+        "absolute target; git merge-tree --write-tree of one pair is shown for reference only"
+    supports overlaps || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    mapfile -t FILES < <(pick_files "$R" $((OVERLAP_TASKS * 4 + 1)))
+    local shared=${FILES[0]}
+    python3 -c 'import sys; open(sys.argv[1], "w").write("".join(f"shared line {i}\n" for i in range(200)))' "$R/$shared"
+    git -C "$R" commit -q -am "bench: a shared file"
+    say "  starting $OVERLAP_TASKS tasks with committed work (untimed)"
+    for ((k = 1; k <= OVERLAP_TASKS; k++)); do
+        printf -v id 'o%02d' "$k"
+        "$GT" -C "$R" -q start "$id" >/dev/null
+        WT=$W/r.tasks/$id
+        touch_files "$WT" "$id" "${FILES[@]:$((1 + (k - 1) * 4)):4}"
+        sed -i "$((k * 3 + 1))s/.*/changed by $id/" "$WT/$shared"
+        git -C "$WT" commit -q -am "work $id"
+    done
+    prep_task() { :; }
+    cmd_task() { echo "$GT -C $R overlaps"; }
+    clean_task() { :; }
+    prep_git() { :; }
+    cmd_git() { echo "git -C $R merge-tree --write-tree task/o01 task/o02"; }
+    clean_git() { :; }
+    measure overlaps "$n" task git
+}
+
 # status of one task vs git status in its worktree: 5 files committed on the branch,
 # 3 modified but unstaged, 2 untracked.
 scenario_status() {
@@ -579,7 +614,7 @@ main() {
     write_meta
     say "git-task $GT; sizes $SIZES; runs $RUNS; warm-up $WARMUP; out $OUT"
     for size in ${SIZES//,/ }; do
-        for sc in start pool remove commit status patch merge; do
+        for sc in start pool remove commit status patch merge overlaps; do
             if want "$sc"; then run_scenario "$sc" "$size"; fi
         done
     done

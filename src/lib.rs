@@ -15,13 +15,16 @@
 //! | the record ref, and its compare-and-swap retry ([`record::update`]) | `record/mod.rs` |
 //! | the frozen contract's digest (tamper check) | `record/frozen.rs` |
 //! | the contract: file, globs, the judge, a new task's contract | `contract/` |
+//! | whether two contracts (or claims) can touch a common path | `contract/overlap.rs` |
 //! | what a change is, as the judge sees it | `changes/` |
 //! | attempts: saving work before anything is discarded | `attempt.rs` |
 //! | the one reset (`reset`, `start --reset`) | `task/reset.rs` |
 //! | start, remove, drop, sweep, crash recovery | `task/start.rs`, `task/remove.rs`, `task/drop.rs`, `task/sweep.rs`, `task/recover.rs` |
 //! | the frozen checks: one runner, one result | `checks.rs` |
+//! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
+//! | the overlap forecast: pairs of live tasks, trial merges; `list`'s COLLIDES cache | `overlaps/` |
 //! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
 //! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
@@ -39,6 +42,7 @@ pub mod autocommit;
 pub mod changes;
 pub mod checkpoint;
 pub mod checks;
+pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -48,6 +52,7 @@ pub mod git;
 pub mod hooks;
 pub mod merge;
 pub mod output;
+pub mod overlaps;
 pub mod patch;
 pub mod pool;
 pub mod record;

@@ -144,13 +144,19 @@ pub fn effective_at(
 ) -> Result<Effective> {
     let policies = policies(repo, record, tip)?;
     let policies: Vec<&str> = policies.iter().map(String::as_str).collect();
-    Effective::with_policies(
+    let mut contract = Effective::with_policies(
         &record.state.id,
         &policies,
         &record.contract,
         branch,
         repo.ignore_case(),
-    )
+    )?;
+    // Paths another live task claims are off-limits here (`claimed_by`): in the hook, `check`
+    // and the gate alike, since every verdict is judged against this contract.
+    for claim in crate::claims::of_others(repo, &record.state.id)? {
+        contract.add_claim(&claim.task, &claim.globs, repo.ignore_case());
+    }
+    Ok(contract)
 }
 
 /// Where a task's changes are measured from: the base ref (worktree mode) or the snapshot (patch mode).

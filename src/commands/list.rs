@@ -3,8 +3,9 @@
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{table, Out, Report};
+use crate::overlaps::cache::{collisions, Collisions, Listed};
 use crate::task::summary::{self, Summary};
-use crate::task::{Mode, Status};
+use crate::task::{Mode, Status, TaskId};
 
 /// List tasks with their status, base and changes
 #[derive(clap::Args, Debug)]
@@ -22,9 +23,14 @@ struct Row {
     branch: String,
     base: Option<String>,
     base_commit: String,
+    #[serde(skip)]
+    base_ref: Option<String>,
     #[serde(flatten)]
     summary: Summary,
     path: String,
+    /// What collides with it: conflicting paths with its base's tip, and how many live tasks
+    /// its trial merge conflicts with (`null` when not forecast: not an active worktree task).
+    collisions: Option<Collisions>,
 }
 
 #[derive(serde::Serialize)]
@@ -66,6 +72,7 @@ impl ListReport {
             "AHEAD/BEHIND",
             "CHANGED",
             "DIRTY",
+            "COLLIDES",
             "PATH",
         ]
         .map(String::from)
@@ -86,6 +93,7 @@ impl ListReport {
                     Some(false) => "no".into(),
                     None => "-".into(),
                 },
+                collides(t.collisions),
                 crate::output::escape(&t.path).into_owned(),
             ]);
         }
@@ -99,8 +107,58 @@ impl ListReport {
     }
 }
 
+/// The COLLIDES column: `base` (conflicts with its base's tip), `N task(s)`, both, or `-`.
+fn collides(c: Option<Collisions>) -> String {
+    let Some(c) = c else {
+        return "-".into();
+    };
+    let tasks = match c.with_tasks {
+        0 => None,
+        1 => Some("1 task".to_owned()),
+        n => Some(format!("{n} tasks")),
+    };
+    match (c.with_base > 0, tasks) {
+        (true, Some(t)) => format!("base, {t}"),
+        (true, None) => "base".into(),
+        (false, Some(t)) => t,
+        (false, None) => "-".into(),
+    }
+}
+
+/// Fills in each active worktree task's collisions (from the cache; see `overlaps::cache`).
+fn forecast(repo: &crate::git::Repo, rows: &mut [Row]) -> crate::Result<()> {
+    let mut listed = Vec::new();
+    let mut at = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        if r.status != Status::Active || r.mode != Mode::Worktree {
+            continue;
+        }
+        let (Some(tip), Some(base_tip), Some(base)) = (
+            r.summary.head.as_deref().and_then(|h| h.parse().ok()),
+            r.summary.base_tip.as_deref().and_then(|h| h.parse().ok()),
+            r.base_ref.clone(),
+        ) else {
+            continue;
+        };
+        let Ok(id) = TaskId::parse(&r.id) else {
+            continue;
+        };
+        listed.push(Listed {
+            id,
+            tip,
+            base,
+            base_tip,
+        });
+        at.push(i);
+    }
+    for (i, c) in at.into_iter().zip(collisions(repo, &listed)?) {
+        rows[i].collisions = Some(c);
+    }
+    Ok(())
+}
+
 pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
-    let tasks: Vec<Row> = summary::list(&ctx.repo, args.all)?
+    let mut tasks: Vec<Row> = summary::list(&ctx.repo, args.all)?
         .into_iter()
         .map(|(s, summary)| Row {
             id: s.id.clone(),
@@ -109,10 +167,13 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             branch: s.branch_short().to_owned(),
             base: s.base_branch_short().map(str::to_owned),
             base_commit: s.base_commit.clone(),
+            base_ref: s.base_branch.clone(),
             summary,
             path: s.worktree,
+            collisions: None,
         })
         .collect();
+    forecast(&ctx.repo, &mut tasks)?;
     let live_worktrees = tasks
         .iter()
         .any(|t| t.mode == Mode::Worktree && t.status.is_live());

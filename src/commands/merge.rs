@@ -46,6 +46,8 @@ struct MergeReport {
     kind: &'static str,
     #[serde(flatten)]
     landed: Landed,
+    /// Live tasks on the same branch that conflict with its new tip.
+    now_conflicting: Vec<crate::overlaps::BaseConflict>,
 }
 
 fn short_id(id: &str) -> &str {
@@ -113,6 +115,17 @@ impl Report for MergeReport {
         }
         for w in &self.landed.warnings {
             out.warn(w);
+        }
+        for c in &self.now_conflicting {
+            out.warn(format_args!(
+                "task '{}' now conflicts with {}: {}",
+                c.task,
+                short_ref(&self.landed.into),
+                crate::output::escape(&c.paths.join(" "))
+            ));
+        }
+        if !self.now_conflicting.is_empty() {
+            out.hint("bring the new commits into those tasks with 'git task sync <id>' and resolve there");
         }
         if let Some(dir) = &self.landed.leave_cwd {
             out.note(format_args!(
@@ -403,14 +416,20 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         stream_checks: ctx.out.progress_enabled(),
     };
     match merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
-        Outcome::Landed(landed) => emit(
-            ctx,
-            &MergeReport {
-                kind: "merge",
-                landed,
-            },
-            Done::Ok,
-        ),
+        Outcome::Landed(landed) => {
+            // The forecast is advice: failing to compute it does not undo a landed merge.
+            let now_conflicting =
+                crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default();
+            emit(
+                ctx,
+                &MergeReport {
+                    kind: "merge",
+                    landed,
+                    now_conflicting,
+                },
+                Done::Ok,
+            )
+        }
         Outcome::Refused(refusal) => {
             emit(ctx, &refused(&ctx.out.err_palette, refusal), Done::Negative)
         }

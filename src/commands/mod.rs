@@ -3,6 +3,7 @@
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
+pub mod claim;
 pub mod commit;
 pub mod delete_aside;
 pub mod diff;
@@ -13,8 +14,10 @@ pub mod hooks;
 pub mod list;
 pub mod log;
 pub mod merge;
+pub mod overlaps;
 pub mod path;
 pub mod pool;
+pub mod release;
 pub mod remove;
 pub mod reset;
 pub mod revert;
@@ -57,6 +60,9 @@ pub enum Command {
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
     Pool(pool::PoolArgs),
+    Overlaps(overlaps::OverlapsArgs),
+    Claim(claim::ClaimArgs),
+    Release(release::ReleaseArgs),
 }
 
 /// Everything a command needs: the repository, the settings and the output.
@@ -126,6 +132,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Pool(args) => pool::run(ctx, args),
+        Command::Overlaps(args) => overlaps::run(ctx, args),
+        Command::Claim(args) => claim::run(ctx, args),
+        Command::Release(args) => release::run(ctx, args),
     }
 }
 

@@ -55,6 +55,12 @@ pub struct StartArgs {
     /// Put an existing task back to its base (or --base), saving its work as an attempt first
     #[arg(long)]
     pub reset: bool,
+    /// Claim paths for the new task: no other task may change them while it is live (can be repeated)
+    #[arg(long, value_name = "GLOB")]
+    pub claim: Vec<String>,
+    /// Start even if the contract allows paths another task claims (they stay off-limits)
+    #[arg(long)]
+    pub share: bool,
 }
 
 /// Where a task's work happens.
@@ -81,6 +87,8 @@ pub struct StartReport {
     record: String,
     reset: bool,
     attempts: Vec<SavedAttempt>,
+    /// Other live tasks whose contracts allow some of the same paths (new tasks only).
+    overlaps: Vec<crate::overlaps::Neighbour>,
     /// Where the user should `cd`, when the reset replaced their directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     cd: Option<String>,
@@ -102,6 +110,7 @@ impl StartReport {
             record: crate::task::layout::record_ref(&s.task_id()),
             reset: false,
             attempts: Vec::new(),
+            overlaps: Vec::new(),
             cd: None,
         }
     }
@@ -167,6 +176,20 @@ impl Report for StartReport {
                 out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
             }
         }
+        for n in &self.overlaps {
+            out.warn(format_args!(
+                "task '{}' {} change the same paths{}",
+                n.task,
+                if n.overlap == "yes" { "may" } else { "might" },
+                n.example
+                    .as_deref()
+                    .map(|e| format!(" (both contracts allow {e})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if !self.overlaps.is_empty() {
+            out.hint("see what collides before merging: git task overlaps");
+        }
         out.line(&self.worktree)
     }
 }
@@ -214,6 +237,8 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             no_new_files: args.no_new_files,
             no_deletions: args.no_deletions,
             checks: args.check.clone(),
+            claim: args.claim.clone(),
+            share: args.share,
         },
         setup: args.setup.clone(),
         reset: args.reset,
@@ -235,7 +260,9 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     };
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
         Ok(Started::Created(record)) => {
-            let done = emit(ctx, &StartReport::new(&record, true), Done::Ok);
+            let mut report = StartReport::new(&record, true);
+            report.overlaps = crate::overlaps::contract_neighbours(&ctx.repo, &record)?;
+            let done = emit(ctx, &report, Done::Ok);
             let git_dir =
                 crate::hooks::worktrees::git_dir_of(std::path::Path::new(&record.state.worktree));
             crate::output::enforcement::warn_unenforced(

@@ -36,6 +36,10 @@ struct StatusReport {
     #[serde(flatten)]
     summary: Summary,
     contract: ContractFile,
+    /// The globs this task claims (`git task claim`).
+    claims: Vec<String>,
+    /// Paths other live tasks claim: off-limits to this one.
+    claimed_by_others: Vec<crate::claims::Claim>,
     files: Vec<FileRow>,
     checkpoints: Vec<String>,
     attempts: Vec<String>,
@@ -99,6 +103,19 @@ impl Report for StatusReport {
         }
         for cmd in c.check_commands() {
             out.line(format_args!("  check      {cmd}"))?;
+        }
+        if !self.claims.is_empty() {
+            out.line(format_args!(
+                "claims      {}",
+                crate::output::escape(&self.claims.join(" "))
+            ))?;
+        }
+        for other in &self.claimed_by_others {
+            out.line(format_args!(
+                "claimed by {}: {} (off-limits)",
+                other.task,
+                crate::output::escape(&other.globs.join(" "))
+            ))?;
         }
         if !self.files.is_empty() {
             out.line("changes")?;
@@ -198,6 +215,8 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         worktree: s.worktree.clone(),
         summary,
         contract: record.contract.clone(),
+        claims: crate::claims::of_task(&ctx.repo, &record)?,
+        claimed_by_others: crate::claims::of_others(&ctx.repo, &s.id)?,
         files,
         checkpoints: names("checkpoints")?,
         attempts: names("attempts")?,

@@ -29,12 +29,8 @@ impl Patterns {
         let mut globs = Vec::new();
         for (i, rule) in rules.iter().enumerate() {
             for glob in expand(rule) {
-                let compiled = GlobBuilder::new(&glob)
-                    .literal_separator(true)
-                    .case_insensitive(ignore_case)
-                    .backslash_escape(true)
-                    .build()
-                    .map_err(|e| format!("'{rule}': {}", e.kind()))?;
+                let compiled =
+                    compile(&glob, ignore_case).map_err(|e| format!("'{rule}': {}", e.kind()))?;
                 builder.add(compiled);
                 owner.push(i);
                 globs.push(glob);
@@ -58,6 +54,11 @@ impl Patterns {
     /// Returns the rules as written.
     pub fn rules(&self) -> &[String] {
         &self.rules
+    }
+
+    /// Returns whether matching ignores case (`core.ignoreCase`).
+    pub fn ignore_case(&self) -> bool {
+        self.ignore_case
     }
 
     /// Returns the first rule (as written) that matches `path`, if any.
@@ -120,8 +121,18 @@ impl Patterns {
     }
 }
 
+/// Compiles one glob of [`expand`] the one way every contract glob is compiled (the overlap
+/// forecast, `contract/overlap.rs`, takes the regex globset matches with from it).
+pub fn compile(glob: &str, ignore_case: bool) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(glob)
+        .literal_separator(true)
+        .case_insensitive(ignore_case)
+        .backslash_escape(true)
+        .build()
+}
+
 /// Returns the globs one rule stands for.
-fn expand(rule: &str) -> Vec<String> {
+pub fn expand(rule: &str) -> Vec<String> {
     let trimmed = rule.trim_end_matches('/');
     let (anchored, body) = match trimmed.strip_prefix('/') {
         Some(rest) => (true, rest),

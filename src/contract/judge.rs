@@ -68,6 +68,8 @@ pub enum Reason {
     Protected,
     /// A symlink that points outside the repository or at a path the task may not change.
     SymlinkEscape,
+    /// Another live task claims the path (`git task claim`).
+    ClaimedBy,
 }
 
 impl std::fmt::Display for Reason {
@@ -82,6 +84,7 @@ impl std::fmt::Display for Reason {
             Reason::UnsafePath => "unsafe_path",
             Reason::Protected => "protected",
             Reason::SymlinkEscape => "symlink_escape",
+            Reason::ClaimedBy => "claimed_by",
         })
     }
 }
@@ -195,7 +198,13 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
     }
     for level in &contract.levels {
         if let Some(rule) = level.forbidden.first_match(path) {
-            return violation(Reason::Forbidden, rule.to_owned());
+            return match claimer(level) {
+                Some(task) => violation(
+                    Reason::ClaimedBy,
+                    format!("claimed by task '{task}' ({rule})"),
+                ),
+                None => violation(Reason::Forbidden, rule.to_owned()),
+            };
         }
     }
     if let Some(link) = &change.link_target {
@@ -223,6 +232,14 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
         }
     }
     None
+}
+
+/// Returns the task that claims a level's paths, when the level is another task's claim.
+fn claimer(level: &super::Rules) -> Option<&str> {
+    match level.level {
+        super::Level::Claim => Some(level.file.task.as_deref().unwrap_or("?")),
+        _ => None,
+    }
 }
 
 /// Returns the rule when `path` is a protected file (SPEC §5): a `.task-policy.toml` at any depth,
@@ -277,7 +294,10 @@ fn link_escape(contract: &Effective, link: &Link) -> Option<String> {
                     .flatten()
             });
         if let Some(rule) = hit {
-            return Some(format!("{rule} (symlink to {shown})"));
+            return Some(match claimer(level) {
+                Some(task) => format!("claimed by task '{task}' ({rule}) (symlink to {shown})"),
+                None => format!("{rule} (symlink to {shown})"),
+            });
         }
         if let Some(rule) = protected(target) {
             return Some(format!("{rule} (symlink to {shown})"));
@@ -354,6 +374,9 @@ fn repair_text(
     };
     if !forbidden.is_empty() {
         scope.push_str(&format!("; it must never change: {}", forbidden.join(", ")));
+    }
+    for (task, globs) in contract.claims() {
+        scope.push_str(&format!("; task '{task}' claims: {}", globs.join(", ")));
     }
     if !contract.allows_new_files() {
         scope.push_str("; it may not add files");

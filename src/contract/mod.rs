@@ -10,6 +10,7 @@
 pub mod file;
 pub mod glob;
 pub mod judge;
+pub mod overlap;
 pub mod spec;
 
 pub use file::ContractFile;
@@ -27,6 +28,9 @@ pub enum Level {
     Frozen,
     /// `.task-contract.toml` on the task branch.
     Branch,
+    /// Paths another live task claims (`git task claim`): its `forbidden` are the claimed
+    /// globs and its `task` the claiming task; a change there is `claimed_by`.
+    Claim,
 }
 
 /// One level, compiled once.
@@ -160,6 +164,26 @@ impl Effective {
         })
     }
 
+    /// Adds the paths another live task claims: no change to them is allowed (`claimed_by`).
+    ///
+    /// A claimed glob that does not compile is left out: `claim` refuses such globs, so only a
+    /// hand-edited claims ref can hold one, and it must not make every commit fail.
+    pub fn add_claim(&mut self, task: &str, globs: &[String], ignore_case: bool) {
+        let file = ContractFile {
+            version: 1,
+            task: Some(task.to_owned()),
+            forbidden: globs
+                .iter()
+                .filter(|g| glob::check_pattern(g).is_ok())
+                .cloned()
+                .collect(),
+            ..ContractFile::default()
+        };
+        if let Ok(rules) = Rules::new(Level::Claim, file, ignore_case, "a claim") {
+            self.levels.push(rules);
+        }
+    }
+
     /// Returns the allowed globs of the narrowest level that restricts them (empty: anything not forbidden).
     ///
     /// A tampered branch file is left out: its `allowed` is not what the task may change, the
@@ -177,7 +201,7 @@ impl Effective {
     /// Returns every forbidden glob of every level, without repeats.
     pub fn forbidden_summary(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for l in &self.levels {
+        for l in self.levels.iter().filter(|l| l.level != Level::Claim) {
             for f in &l.file.forbidden {
                 if !out.contains(f) {
                     out.push(f.clone());
@@ -185,6 +209,19 @@ impl Effective {
             }
         }
         out
+    }
+
+    /// Returns the paths other live tasks claim: each claiming task with its globs.
+    pub fn claims(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.levels
+            .iter()
+            .filter(|l| l.level == Level::Claim)
+            .map(|l| {
+                (
+                    l.file.task.as_deref().unwrap_or("?"),
+                    l.file.forbidden.as_slice(),
+                )
+            })
     }
 
     /// Returns whether new files are allowed at every level.

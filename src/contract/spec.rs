@@ -21,6 +21,10 @@ pub struct ContractSpec {
     pub no_deletions: bool,
     /// `--check` commands.
     pub checks: Vec<String>,
+    /// `--claim` globs: claimed for the new task as it starts.
+    pub claim: Vec<String>,
+    /// `--share`: start even when the contract allows paths another live task claims.
+    pub share: bool,
 }
 
 /// Builds the contract text for a new task, validating it.

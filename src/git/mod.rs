@@ -464,6 +464,16 @@ impl Repo {
     pub fn ignore_case(&self) -> bool {
         self.config_bool("core.ignoreCase").unwrap_or(false)
     }
+
+    /// Returns a handle on the same repository whose object writes stay in memory: trial
+    /// merges write their trees and commits there and leave nothing in the object database.
+    pub fn with_objects_in_memory(&self) -> Repo {
+        Repo {
+            inner: self.inner.clone().with_object_memory(),
+            common_dir: self.common_dir.clone(),
+            ignore_files: std::cell::OnceCell::new(),
+        }
+    }
 }
 
 /// Whether a committer name and email are configured (`committer.*` or `user.*`),

@@ -76,6 +76,10 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
         ..
     } = landing;
     drop(gated.lock);
+    // A merged task's claims bind no one any more; dropping them now is tidiness.
+    for p in &pending {
+        let _ = crate::claims::release_all(repo, &p.record.state.id);
+    }
     let (warnings, leave) = if keep {
         (Vec::new(), None)
     } else {

@@ -83,6 +83,38 @@ pub(super) fn land_whole(
     target: &str,
     opts: &Options,
 ) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
+    let tree = match whole_tree(repo, id, onto, task_tip, target)? {
+        Ok(tree) => tree,
+        Err(conflicts) => return Ok(Err(conflicts)),
+    };
+    let ours = objects::commit_tree(repo, onto)?;
+    let own = own_commits(repo, onto, task_tip)?;
+    let commit = match opts.strategy {
+        Strategy::Squash => {
+            if tree == ours {
+                return Ok(Ok(Vec::new()));
+            }
+            let message = squash_message(id, &own, opts.message.as_deref());
+            gmerge::write_commit(repo, tree, &[onto], &message, None)?
+        }
+        _ => {
+            let message = merge_message(id, target, &own, opts.message.as_deref());
+            gmerge::write_commit(repo, tree, &[onto, task_tip], &message, None)?
+        }
+    };
+    Ok(Ok(vec![commit]))
+}
+
+/// The tree of the task at `task_tip` merged onto `onto` (squash and merge commit alike), the
+/// contract file kept as `onto` has it: `Ok(tree)`, or `Err(conflicting paths)`. The overlap
+/// forecast's trial merges are this very merge (see [`super::trial`]).
+pub(super) fn whole_tree(
+    repo: &Repo,
+    id: &TaskId,
+    onto: ObjectId,
+    task_tip: ObjectId,
+    target: &str,
+) -> Result<std::result::Result<ObjectId, Vec<String>>> {
     let ancestor = gmerge::ancestor_tree(repo, onto, task_tip)?;
     let ours = objects::commit_tree(repo, onto)?;
     // The task side's contract file is set to the ancestor's: the merge then keeps whatever the target holds.
@@ -103,27 +135,12 @@ pub(super) fn land_whole(
     let Some(tree) = merged.tree else {
         return Ok(Err(merged.conflicts));
     };
-    let tree = gmerge::with_root_entry(
+    Ok(Ok(gmerge::with_root_entry(
         repo,
         tree,
         CONTRACT_FILE,
         gmerge::root_entry(repo, ours, CONTRACT_FILE)?,
-    )?;
-    let own = own_commits(repo, onto, task_tip)?;
-    let commit = match opts.strategy {
-        Strategy::Squash => {
-            if tree == ours {
-                return Ok(Ok(Vec::new()));
-            }
-            let message = squash_message(id, &own, opts.message.as_deref());
-            gmerge::write_commit(repo, tree, &[onto], &message, None)?
-        }
-        _ => {
-            let message = merge_message(id, target, &own, opts.message.as_deref());
-            gmerge::write_commit(repo, tree, &[onto, task_tip], &message, None)?
-        }
-    };
-    Ok(Ok(vec![commit]))
+    )?))
 }
 
 /// Replays the task's own commits onto `onto`, skipping merges and commits that change nothing but the contract file.

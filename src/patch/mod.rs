@@ -125,6 +125,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         }
     };
     let text = contract_text(&id, &opts.contract)?;
+    crate::claims::check_start(repo, id.as_str(), &text, &opts.contract)?;
     let snap = write_snapshot(repo, &id, &state)?;
     let head = state.head.expect("write_snapshot refuses an unborn HEAD");
     let branch = repo.head_branch()?;
@@ -172,6 +173,10 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         Err(RefError::Other(e)) => return Err(e),
     }
     let created = record::load_existing(repo, &id)?;
+    if let Err(lost) = crate::claims::take_at_start(repo, &created, &opts.contract) {
+        crate::task::abandoned::roll_back(repo, settings, &created)?;
+        return Err(lost);
+    }
     resolve::write_mark(repo.git_dir(), &id)?;
     let mut provisioned = created.state.clone();
     provisioned.status = Status::Active;

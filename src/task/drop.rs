@@ -52,10 +52,14 @@ pub fn drop(
         })
     })?;
     match updated {
-        Updated::Appended(record, _) => Ok(Dropped {
-            record,
-            changed: true,
-        }),
+        Updated::Appended(record, _) => {
+            // A dropped task's claims bind no one any more; dropping them now is tidiness.
+            let _ = crate::claims::release_all(repo, &record.state.id);
+            Ok(Dropped {
+                record,
+                changed: true,
+            })
+        }
         Updated::Stopped(record) => Ok(Dropped {
             record: record.expect("a stop carries the record"),
             changed: false,

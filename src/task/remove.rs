@@ -235,6 +235,8 @@ pub fn remove(
         record::Updated::Gone => return Ok(Ok(Removed::AlreadyGone(None))),
     };
     let mut warnings = Vec::new();
+    // A removed task's claims bind no one any more; dropping them now is tidiness.
+    let _ = crate::claims::release_all(repo, &record.state.id);
     if let Err(e) = remove_scratch(repo, id) {
         warnings.push(e.to_string());
     }

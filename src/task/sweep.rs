@@ -21,7 +21,8 @@
 //!   other directory in the worktree dir is not git-task's and is left alone;
 //! - pool entries a killed `pool fill` or pooled `start` left (`pool::repair`);
 //! - scratch directories of finished tasks;
-//! - stale lock files under `refs/tasks/` and the task branches.
+//! - stale lock files under `refs/tasks/` and the task branches;
+//! - claims of tasks that are not live any more.
 //!
 //! A repair that fails is reported with its error; the others still run.
 
@@ -387,6 +388,18 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 Ok(true)
             });
         }
+    }
+    // 7. Claims of tasks that are not live any more (a release that was interrupted).
+    for task in crate::claims::stale(repo)? {
+        let plan = repair(
+            "stale_claim",
+            Some(task.clone()),
+            "dropped the claims of a task that is not live".into(),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            crate::claims::release_all(repo, &task)?;
+            Ok(true)
+        });
     }
     Ok(repairs)
 }

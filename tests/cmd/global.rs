@@ -182,6 +182,7 @@ fn json_reports_keep_their_documented_keys() {
             "worktree",
             "record",
             "attempts",
+            "overlaps",
         ],
     );
     let summary = [
@@ -203,6 +204,7 @@ fn json_reports_keep_their_documented_keys() {
         "base",
         "base_commit",
         "path",
+        "collisions",
     ];
     row.extend(summary);
     assert_keys(&list["tasks"][0], &row);
@@ -217,6 +219,8 @@ fn json_reports_keep_their_documented_keys() {
         "base_commit",
         "worktree",
         "contract",
+        "claims",
+        "claimed_by_others",
         "files",
         "checkpoints",
         "attempts",

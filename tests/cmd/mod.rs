@@ -1,6 +1,7 @@
 //! Black-box tests, one file per command.
 mod changes;
 mod checkpoint;
+mod claims;
 mod commit;
 mod diff;
 mod dirty;
@@ -35,4 +36,5 @@ mod torture;
 
 mod gate_attacks;
 mod merge;
+mod overlaps;
 mod sync;

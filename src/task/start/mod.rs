@@ -201,6 +201,7 @@ pub fn start(
         }
     };
     let text = contract_text(&id, &opts.contract)?;
+    crate::claims::check_start(repo, id.as_str(), &text, &opts.contract)?;
     let sparse = match opts.sparse {
         false => None,
         true => {
@@ -319,6 +320,10 @@ pub fn start(
         Err(RefError::Other(e)) => return Err(e.into()),
     }
     let created = record::load_existing(repo, &id)?;
+    if let Err(lost) = crate::claims::take_at_start(repo, &created, &opts.contract) {
+        super::abandoned::roll_back(repo, settings, &created)?;
+        return Err(lost.into());
+    }
     let include = match opts.copy_ignored {
         true => Some(None),
         false => objects::read_blob_at(repo, base.commit, super::copy::WORKTREE_INCLUDE)?

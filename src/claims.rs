@@ -1,0 +1,411 @@
+//! Exclusive claims (SPEC §6 `claim`/`release`): while a live task claims paths, no other
+//! task may change them — its hook and the merge gate refuse them with `claimed_by` (the
+//! claims enter every other task's effective contract in `changes::effective_at`), and
+//! `start` refuses a contract that needs them unless told to share.
+//!
+//! All claims live in one ref, [`CLAIMS_REF`]: a chain of commits whose tree holds
+//! `claims.toml`. Claiming and releasing are a compare-and-swap on that one ref, so two
+//! tasks claiming the same path at the same moment cannot both win: the second one's
+//! transaction fails, it reads the new claims, and is refused.
+//!
+//! An agent can move or delete any ref with git plumbing (SPEC §11), so git-task keeps a copy
+//! of what it last wrote in `<common dir>/git-task/claims`, outside refs, and the claims that
+//! count are those of the ref *and* of the copy: deleting or rewinding the ref frees nothing.
+//! Likewise a claim does not stop counting because the claiming task's record says it ended
+//! (a record ref can be forged too): claims end only when git-task releases them — `release`,
+//! and `merge`, `drop` and `remove` of the claiming task — or when `sweep` finds a claim whose
+//! task is no longer live (a release that was interrupted).
+
+use crate::contract::file::{ContractFile, CONTRACT_FILE};
+use crate::contract::glob::check_pattern;
+use crate::contract::overlap::{self, Overlap, PathSet};
+use crate::contract::spec::ContractSpec;
+use crate::error::{Error, Result};
+use crate::git::objects::{self, TreeEdit};
+use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::{EntryKind, ObjectId, Repo};
+use crate::record::{self, Record};
+use crate::task::{Status, TaskId};
+
+/// The ref that holds every claim.
+pub const CLAIMS_REF: &str = "refs/tasks/_claims";
+const FILE: &str = "claims.toml";
+
+/// The globs one task claims.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Claim {
+    /// The claiming task.
+    pub task: String,
+    /// Its claimed globs (contract glob rules, SPEC §5).
+    pub globs: Vec<String>,
+    /// The `created` time of the task's life that claimed them.
+    pub created: i64,
+}
+
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Table {
+    #[serde(default, rename = "claim")]
+    claims: Vec<Claim>,
+}
+
+/// The claims as stored, and the commit they were read from.
+struct Stored {
+    tip: Option<ObjectId>,
+    claims: Vec<Claim>,
+}
+
+fn mirror(repo: &Repo) -> std::path::PathBuf {
+    repo.common_dir().join("git-task").join("claims")
+}
+
+fn parse(bytes: &[u8]) -> Vec<Claim> {
+    // A claims file git-task cannot read adds nothing (git-task never writes one).
+    toml::from_str::<Table>(&String::from_utf8_lossy(bytes))
+        .map(|t| t.claims)
+        .unwrap_or_default()
+}
+
+/// Reads the claims: those of the ref and those of git-task's own copy, merged.
+fn read(repo: &Repo) -> Result<Stored> {
+    let tip = repo.find_ref(CLAIMS_REF)?;
+    let mut claims = match tip {
+        Some(tip) => objects::read_blob_at(repo, tip, FILE)?
+            .map(|b| parse(&b))
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if let Ok(bytes) = std::fs::read(mirror(repo)) {
+        for c in parse(&bytes) {
+            merge_into(&mut claims, c);
+        }
+    }
+    Ok(Stored { tip, claims })
+}
+
+/// Adds `claim` to `claims`: the globs join those of the same task's same life.
+fn merge_into(claims: &mut Vec<Claim>, claim: Claim) {
+    match claims
+        .iter_mut()
+        .find(|c| c.task == claim.task && c.created == claim.created)
+    {
+        Some(c) => {
+            for g in claim.globs {
+                if !c.globs.contains(&g) {
+                    c.globs.push(g);
+                }
+            }
+        }
+        None => claims.push(claim),
+    }
+}
+
+/// Returns whether any claim may exist (the ref, or git-task's copy): the hook's fast path.
+fn any(repo: &Repo) -> Result<bool> {
+    Ok(repo.find_ref(CLAIMS_REF)?.is_some() || mirror(repo).exists())
+}
+
+/// Returns whether a stored claim's task is still live, in the life that claimed (`sweep`).
+fn live_claimant(repo: &Repo, claim: &Claim) -> Result<bool> {
+    let Ok(id) = TaskId::parse(&claim.task) else {
+        return Ok(false);
+    };
+    Ok(record::load(repo, &id)?.is_some_and(|r| {
+        matches!(r.state.status, Status::Active | Status::Provisioning)
+            && r.state.created == claim.created
+    }))
+}
+
+/// Returns every claim that binds: until git-task releases it (see the module comment).
+pub fn live(repo: &Repo) -> Result<Vec<Claim>> {
+    Ok(read(repo)?.claims)
+}
+
+/// Returns the claims that bind, but those of task `me`.
+pub fn of_others(repo: &Repo, me: &str) -> Result<Vec<Claim>> {
+    if !any(repo)? {
+        return Ok(Vec::new());
+    }
+    Ok(live(repo)?.into_iter().filter(|c| c.task != me).collect())
+}
+
+/// Returns the globs task `record` claims (empty when it claims nothing).
+pub fn of_task(repo: &Repo, record: &Record) -> Result<Vec<String>> {
+    if !any(repo)? {
+        return Ok(Vec::new());
+    }
+    Ok(of(record, &read(repo)?.claims))
+}
+
+/// Why a claim or a contract was refused: another live task claims a path it needs.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Conflict {
+    /// The task that holds the claim.
+    pub claimed_by: String,
+    /// Its claimed globs.
+    pub globs: Vec<String>,
+    /// A path both would cover (`None`: they may overlap, it could not be told for sure).
+    pub example: Option<String>,
+}
+
+/// Returns the first live claim of another task that `paths` would need, if any.
+pub fn conflict_with(repo: &Repo, me: &str, paths: &PathSet) -> Result<Option<Conflict>> {
+    for claim in of_others(repo, me)? {
+        if let Some(conflict) = conflicts(&claim, paths, repo.ignore_case())? {
+            return Ok(Some(conflict));
+        }
+    }
+    Ok(None)
+}
+
+fn conflicts(claim: &Claim, paths: &PathSet, ignore_case: bool) -> Result<Option<Conflict>> {
+    let theirs = PathSet::globs(&claim.globs, ignore_case).map_err(Error::input)?;
+    let example = match overlap::intersect(paths, &theirs) {
+        Overlap::Disjoint => return Ok(None),
+        Overlap::Overlap { witness } => Some(witness),
+        Overlap::MayOverlap => None,
+    };
+    Ok(Some(Conflict {
+        claimed_by: claim.task.clone(),
+        globs: claim.globs.clone(),
+        example,
+    }))
+}
+
+/// Before a new task is written (`start`): refuses `--claim` globs another live task claims,
+/// and a contract (its text) that allows a path another live task claims unless `--share`.
+pub fn check_start(repo: &Repo, id: &str, contract: &str, spec: &ContractSpec) -> Result<()> {
+    if !spec.claim.is_empty() {
+        check_globs(&spec.claim)?;
+        let wanted = PathSet::globs(&spec.claim, repo.ignore_case()).map_err(Error::input)?;
+        if let Some(c) = conflict_with(repo, id, &wanted)? {
+            return Err(Error::negative(format!(
+                "cannot claim {}: task '{}' claims {}{}",
+                spec.claim.join(", "),
+                c.claimed_by,
+                c.globs.join(", "),
+                c.example
+                    .as_deref()
+                    .map(|p| format!(" (e.g. {p})"))
+                    .unwrap_or_default()
+            ))
+            .hint(format!(
+                "leave out the --claim that covers it, or wait until '{}' is merged or dropped",
+                c.claimed_by
+            )));
+        }
+    }
+    if spec.share || !any(repo)? {
+        return Ok(());
+    }
+    let file = ContractFile::parse(contract, CONTRACT_FILE)?;
+    let paths = PathSet::new(&[(file.allowed, file.forbidden)], repo.ignore_case())
+        .map_err(Error::input)?;
+    if let Some(c) = conflict_with(repo, id, &paths)? {
+        return Err(Error::negative(format!(
+            "the contract allows paths task '{}' claims: {}{}",
+            c.claimed_by,
+            c.globs.join(", "),
+            c.example.as_deref().map(|p| format!(" (e.g. {p})")).unwrap_or_default()
+        ))
+        .hint("narrow it with --allow GLOB / --forbid GLOB so it leaves the claimed paths out")
+        .hint(format!(
+            "or start with --share: the claimed paths stay off-limits to this task until '{}' is merged or dropped",
+            c.claimed_by
+        )));
+    }
+    Ok(())
+}
+
+/// Right after a new task's record is written (`start --claim`): takes its claims. Another
+/// task that claimed a covered path since [`check_start`] looked wins: the error says so and
+/// the caller rolls the start back.
+pub fn take_at_start(repo: &Repo, record: &Record, spec: &ContractSpec) -> Result<()> {
+    if spec.claim.is_empty() {
+        return Ok(());
+    }
+    match claim(repo, record, &spec.claim)? {
+        Ok(_) => Ok(()),
+        Err(c) => Err(Error::negative(format!(
+            "cannot claim {}: task '{}' claimed {} meanwhile; the start was rolled back",
+            spec.claim.join(", "),
+            c.claimed_by,
+            c.globs.join(", ")
+        ))
+        .hint("leave out the --claim that covers it, or wait until it is merged or dropped")),
+    }
+}
+
+/// Checks claim globs as contract globs are checked (exit 2 for a bad one).
+pub fn check_globs(globs: &[String]) -> Result<()> {
+    if globs.is_empty() {
+        return Err(Error::input("name at least one glob to claim")
+            .hint("for example: git task claim <id> 'src/db/**'"));
+    }
+    for g in globs {
+        check_pattern(g).map_err(|e| {
+            Error::input(format!("bad glob '{g}': {e}"))
+                .hint("globs follow the contract's rules (SPEC §5): 'src/db/**', '*.lock'")
+        })?;
+    }
+    Ok(())
+}
+
+/// Makes task `record` claim `globs`, atomically: refused (`Err(conflict)`) when another live
+/// task already claims a path they cover. Returns every glob the task claims afterwards.
+pub fn claim(
+    repo: &Repo,
+    record: &Record,
+    globs: &[String],
+) -> Result<std::result::Result<Vec<String>, Conflict>> {
+    check_globs(globs)?;
+    if !matches!(record.state.status, Status::Active | Status::Provisioning) {
+        return Err(Error::input(format!(
+            "task '{}' is {}: only a live task can claim paths",
+            record.state.id, record.state.status
+        ))
+        .hint("claims are released when a task is merged, dropped or removed"));
+    }
+    let mine = PathSet::globs(globs, repo.ignore_case()).map_err(Error::input)?;
+    let me = record.state.id.clone();
+    let result = change(repo, &format!("claim for task '{me}'"), |claims| {
+        for other in claims.iter().filter(|c| c.task != me) {
+            if let Some(conflict) = conflicts(other, &mine, repo.ignore_case())? {
+                return Ok(Err(conflict));
+            }
+        }
+        let mut all = of(record, claims);
+        for g in globs {
+            if !all.contains(g) {
+                all.push(g.clone());
+            }
+        }
+        claims.retain(|c| c.task != me);
+        claims.push(Claim {
+            task: me.clone(),
+            globs: all.clone(),
+            created: record.state.created,
+        });
+        Ok(Ok(all))
+    })?;
+    Ok(result)
+}
+
+/// Releases `globs` (all of them when empty) that task `record` claims; returns what it
+/// still claims. Releasing what is not claimed is a no-op.
+pub fn release(repo: &Repo, record: &Record, globs: &[String]) -> Result<Vec<String>> {
+    let me = record.state.id.clone();
+    change(repo, &format!("release for task '{me}'"), |claims| {
+        let mut left = of(record, claims);
+        left.retain(|g| !globs.is_empty() && !globs.contains(g));
+        claims.retain(|c| c.task != me);
+        if !left.is_empty() {
+            claims.push(Claim {
+                task: me.clone(),
+                globs: left.clone(),
+                created: record.state.created,
+            });
+        }
+        Ok(left)
+    })
+}
+
+/// Drops the claims of task `id` when it is no longer live: after `merge`, `drop`, `remove`
+/// and a rolled-back start, and in `sweep`. A claim of a new life of the same id, made
+/// meanwhile, is kept.
+pub fn release_all(repo: &Repo, id: &str) -> Result<()> {
+    if !any(repo)? {
+        return Ok(());
+    }
+    change(repo, &format!("release for task '{id}'"), |claims| {
+        let mut kept = Vec::new();
+        for c in claims.drain(..) {
+            if c.task != id || live_claimant(repo, &c)? {
+                kept.push(c);
+            }
+        }
+        *claims = kept;
+        Ok(())
+    })
+}
+
+/// Returns the tasks whose stored claims bind no one any more (`sweep` drops them).
+pub fn stale(repo: &Repo) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for claim in read(repo)?.claims {
+        if !live_claimant(repo, &claim)? {
+            out.push(claim.task);
+        }
+    }
+    Ok(out)
+}
+
+/// The globs task `record` claims, in any life (a new life of an id takes the old one's
+/// leftover claims over rather than carrying two).
+fn of(record: &Record, claims: &[Claim]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for g in claims
+        .iter()
+        .filter(|c| c.task == record.state.id)
+        .flat_map(|c| c.globs.iter())
+    {
+        if !out.contains(g) {
+            out.push(g.clone());
+        }
+    }
+    out
+}
+
+/// Applies `step` to the stored claims and writes the result with a compare-and-swap,
+/// reading again and retrying when another process changed them meanwhile. Nothing is
+/// written when `step` changes nothing.
+fn change<T>(
+    repo: &Repo,
+    what: &str,
+    mut step: impl FnMut(&mut Vec<Claim>) -> Result<T>,
+) -> Result<T> {
+    for _ in 0..20 {
+        let stored = read(repo)?;
+        let mut claims = stored.claims.clone();
+        let value = step(&mut claims)?;
+        if claims == stored.claims {
+            return Ok(value);
+        }
+        let text =
+            toml::to_string(&Table { claims }).map_err(|e| Error::repo_msg(e.to_string()))?;
+        let blob = objects::write_blob(repo, text.as_bytes())?;
+        let tree = objects::edit_tree(
+            repo,
+            objects::empty_tree(repo),
+            &[TreeEdit::Upsert(FILE, EntryKind::Blob, blob)],
+        )?;
+        let parents: Vec<ObjectId> = stored.tip.into_iter().collect();
+        let commit = objects::write_own_commit(repo, tree, &parents, &format!("git-task: {what}"))?;
+        let update = Update {
+            name: CLAIMS_REF.into(),
+            new: Some(commit),
+            expect: stored.tip.map_or(Expect::Absent, Expect::Is),
+            message: format!("git-task: {what}"),
+        };
+        match refs::apply(repo, vec![update]) {
+            Ok(()) => {
+                // The copy outside refs: what counts even if the ref is moved or deleted. A
+                // process killed before this line leaves the old copy, whose extra claims
+                // still count (never fewer than were claimed); the next change rewrites it.
+                let path = mirror(repo);
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+                }
+                crate::git::fs::write_atomically(&path, text.as_bytes())
+                    .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
+                return Ok(value);
+            }
+            Err(RefError::Conflict(_)) => continue,
+            Err(RefError::Other(e)) => return Err(e),
+        }
+    }
+    Err(
+        Error::repo_msg(format!("could not {what}: the claims kept changing"))
+            .hint("run the command again"),
+    )
+}

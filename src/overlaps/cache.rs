@@ -1,0 +1,175 @@
+//! The collision column of `list`: how many paths each live task conflicts on with its base's
+//! tip, and with how many other live tasks its trial merge conflicts, kept in a cache keyed by
+//! the refs involved so that `list` recomputes only what a ref change made stale.
+//!
+//! Per task the cache holds, under its branch tip and its base's tip, the paths it changed
+//! since their merge base and the paths that conflict when it alone is merged onto the base's
+//! tip. Per pair it holds, under both tips and the base's tip, whether both merged onto the
+//! base conflict; only pairs whose changed paths meet are merged at all (see
+//! [`super::touch`]). A moved ref changes the key, so its entries are simply not found and are
+//! computed again. Committed work only: uncommitted work cannot be merged (`overlaps` shows it).
+//!
+//! File: `<common dir>/git-task/overlaps`, JSON. It is a cache, not state: deleting it, or
+//! one that cannot be read, only costs computing again.
+
+use super::{merge_both, touch, Side};
+use crate::error::Result;
+use crate::git::{diff, objects, ObjectId, Repo};
+use crate::task::TaskId;
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+
+/// One live task as `list` shows it.
+pub struct Listed {
+    /// The task.
+    pub id: TaskId,
+    /// Its branch tip.
+    pub tip: ObjectId,
+    /// Its base branch (full name) and that branch's tip.
+    pub base: String,
+    /// The base branch's tip.
+    pub base_tip: ObjectId,
+}
+
+/// What collides with one task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Collisions {
+    /// Paths that conflict when the task alone is merged onto its base's tip.
+    pub with_base: usize,
+    /// Other live tasks on the same base whose trial merge together with it conflicts.
+    pub with_tasks: usize,
+}
+
+#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct TaskEntry {
+    tip: String,
+    base_tip: String,
+    paths: Vec<String>,
+    base_conflicts: Vec<String>,
+    /// The task merged alone onto the base's tip (a commit in memory only: not kept).
+    #[serde(skip)]
+    landed: Option<ObjectId>,
+}
+
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct PairEntry {
+    key: String,
+    conflict: bool,
+}
+
+#[derive(Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct File {
+    tasks: BTreeMap<String, TaskEntry>,
+    pairs: BTreeMap<String, PairEntry>,
+}
+
+/// Returns the collisions of each task in `tasks`, computing only what the cache lacks.
+pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
+    let path = repo.common_dir().join("git-task").join("overlaps");
+    let old: File = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let memory = repo.with_objects_in_memory();
+    let mut new = File::default();
+    for t in tasks {
+        let (tip, base_tip) = (t.tip.to_string(), t.base_tip.to_string());
+        let entry = match old.tasks.get(t.id.as_str()) {
+            Some(e) if e.tip == tip && e.base_tip == base_tip => e.clone(),
+            _ => task_entry(repo, &memory, t)?,
+        };
+        new.tasks.insert(t.id.to_string(), entry);
+    }
+    let mut out = vec![Collisions::default(); tasks.len()];
+    // A thousand tasks are half a million pairs: only those that both changed something are looked at.
+    let paths: Vec<BTreeSet<String>> = tasks
+        .iter()
+        .map(|t| new.tasks[t.id.as_str()].paths.iter().cloned().collect())
+        .collect();
+    let changed: Vec<usize> = (0..tasks.len()).filter(|&i| !paths[i].is_empty()).collect();
+    for (i, a) in tasks.iter().enumerate() {
+        out[i].with_base = new.tasks[a.id.as_str()].base_conflicts.len();
+    }
+    for (n, &i) in changed.iter().enumerate() {
+        for &j in &changed[n + 1..] {
+            let (a, b) = (&tasks[i], &tasks[j]);
+            if a.base != b.base || a.base_tip != b.base_tip || !touch(&paths[i], &paths[j]) {
+                continue;
+            }
+            let (ea, eb) = (&new.tasks[a.id.as_str()], &new.tasks[b.id.as_str()]);
+            let name = format!("{} {}", a.id, b.id);
+            let key = format!("{} {} {}", a.tip, b.tip, a.base_tip);
+            let conflict = match old.pairs.get(&name) {
+                Some(p) if p.key == key => p.conflict,
+                _ => pair_conflicts(&memory, a, ea, b, eb)?,
+            };
+            new.pairs.insert(name, PairEntry { key, conflict });
+            if conflict {
+                out[i].with_tasks += 1;
+                out[j].with_tasks += 1;
+            }
+        }
+    }
+    if new != old {
+        if let Ok(text) = serde_json::to_vec(&new) {
+            // Best effort: a cache that cannot be written only costs time next `list`.
+            let _ = std::fs::create_dir_all(path.parent().expect("a file in a directory"));
+            let _ = crate::git::fs::write_atomically(&path, &text);
+        }
+    }
+    Ok(out)
+}
+
+fn task_entry(repo: &Repo, memory: &Repo, t: &Listed) -> Result<TaskEntry> {
+    let from = objects::merge_base(repo, t.tip, t.base_tip)?.unwrap_or(t.base_tip);
+    let paths: Vec<String> = diff::tree_to_tree(
+        repo,
+        objects::commit_tree(repo, from)?,
+        objects::commit_tree(repo, t.tip)?,
+    )?
+    .into_iter()
+    .map(|c| c.path)
+    .filter(|p| p != crate::contract::file::CONTRACT_FILE)
+    .collect();
+    let (mut base_conflicts, mut landed) = (Vec::new(), Some(t.base_tip));
+    if !paths.is_empty() {
+        match crate::merge::trial(memory, &t.id, t.base_tip, t.tip, &t.base)? {
+            Ok(commit) => landed = Some(commit),
+            Err(conflicts) => (base_conflicts, landed) = (conflicts, None),
+        }
+    }
+    Ok(TaskEntry {
+        tip: t.tip.to_string(),
+        base_tip: t.base_tip.to_string(),
+        paths,
+        base_conflicts,
+        landed,
+    })
+}
+
+/// Whether `a` and `b` merged onto their base's tip one after the other conflict.
+fn pair_conflicts(
+    memory: &Repo,
+    a: &Listed,
+    ea: &TaskEntry,
+    b: &Listed,
+    eb: &TaskEntry,
+) -> Result<bool> {
+    // An entry read from the file has no landing in memory: merge it alone again.
+    let side = |t: &Listed, e: &TaskEntry| -> Result<Side> {
+        let landed = match e.landed {
+            Some(c) => Some(c),
+            None if e.base_conflicts.is_empty() => {
+                crate::merge::trial(memory, &t.id, t.base_tip, t.tip, &t.base)?.ok()
+            }
+            None => None,
+        };
+        Ok(Side {
+            id: t.id.clone(),
+            tip: t.tip,
+            landed,
+        })
+    };
+    Ok(merge_both(memory, &side(a, ea)?, &side(b, eb)?, &a.base)?
+        .is_some_and(|paths| !paths.is_empty()))
+}
