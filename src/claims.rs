@@ -393,8 +393,9 @@ fn change<T>(
                 // still count (never fewer than were claimed); the next change rewrites it.
                 let path = mirror(repo);
                 if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        Error::repo(format!("could not create '{}'", dir.display()), e)
+                    })?;
                 }
                 crate::git::fs::write_atomically(&path, text.as_bytes())
                     .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;

@@ -297,7 +297,10 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
         &format!("100644 blob {}\tclaims.toml\n", blob.trim()),
     );
     let commit_id = repo.git(&other, &["commit-tree", tree.trim(), "-m", "no claims"]);
-    repo.git(&other, &["update-ref", "refs/tasks/_claims", commit_id.trim()]);
+    repo.git(
+        &other,
+        &["update-ref", "refs/tasks/_claims", commit_id.trim()],
+    );
     commit(&repo, &other, "ref forged").code(1);
     // Past the hook, the gate refuses too.
     repo.git(&other, &["commit", "-q", "--no-verify", "-am", "sneak"]);
@@ -328,7 +331,10 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
         &other,
         &["commit-tree", tree.trim(), "-p", &record, "-m", "dropped"],
     );
-    repo.git(&other, &["update-ref", "refs/tasks/owner/record", dropped.trim()]);
+    repo.git(
+        &other,
+        &["update-ref", "refs/tasks/owner/record", dropped.trim()],
+    );
     assert_eq!(record_status(&repo, "owner"), "dropped");
     let j = repo
         .task_root(&["merge", "other", "--no-checks", "--json"])
