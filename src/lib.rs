@@ -32,7 +32,7 @@
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
 //! | the crash journal's entries | `git/journal.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
-//! | the warm pool: fill, claim, adopt, repair | `pool/`, `git/worktree/pool.rs` |
+//! | the warm pool: claim and take (`pool/mod.rs`), fill and refill, repair; adoption of an entry | `pool/`, `git/worktree/pool.rs` |
 //! | colour, tables, the JSON and human reports | `output/` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
 

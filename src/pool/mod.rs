@@ -8,7 +8,7 @@
 //! pointing at that commit. `list` reads only `refs/tasks/`, so it never shows them;
 //! `list --all` and `pool status` do.
 //!
-//! - **Fill** (`fill`): one process at a time (a lock file naming its pid), one
+//! - **Fill** (`fill.rs`): one process at a time (a lock file naming its pid), one
 //!   entry at a time: the worktree is made first, the ref last, so an entry is
 //!   never claimable before it is complete.
 //! - **Claim** (`take`, from `start` once its record and branch exist): deleting the
@@ -17,13 +17,18 @@
 //!   with the two-way checkout of only the changed paths, then adopts it
 //!   (`git::worktree::pool::adopt`). A dirty, damaged or stale entry (more than
 //!   [`STALE_PATHS`] paths behind) is discarded and `start` makes a worktree as usual.
-//! - **Refill**: after a worktree start, when `task.poolSize` asks for more entries
+//! - **Refill** (`fill.rs`): after a worktree start, when `task.poolSize` asks for more entries
 //!   than there are, a detached background `git task pool fill` at low priority.
-//! - **Repair** (`repair`, run by `sweep`): a pool directory with no ref whose filler
+//! - **Repair** (`repair.rs`, run by `sweep`): a pool directory with no ref whose filler
 //!   is gone (a killed fill, or a killed claim) is deleted with its administrative
 //!   entry; a ref whose worktree is missing or damaged is deleted.
 //!
 //! A pool entry never holds user work, so discarding one saves nothing.
+
+mod fill;
+mod repair;
+pub use fill::{after_start, detach, fill, filler, known_safe_trees, spawn_fill, Filled};
+pub use repair::{repair, Repaired};
 
 use crate::error::{Error, Result};
 use crate::git::checkout::twoway;
@@ -115,117 +120,6 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
         );
     }
     Ok(full)
-}
-
-/// What a fill did.
-#[derive(Debug, serde::Serialize)]
-pub struct Filled {
-    /// Entries made by this process.
-    pub made: Vec<Entry>,
-    /// Another fill was running, so this one did nothing.
-    pub busy: bool,
-}
-
-/// Fills the pool of `base` (`refs/heads/...`) up to `size` entries, one at a time, in this process.
-pub fn fill(repo: &Repo, worktree_dir: &Path, base: &str, size: usize) -> Result<Filled> {
-    let Some(_lock) = FillLock::take(repo)? else {
-        return Ok(Filled {
-            made: Vec::new(),
-            busy: true,
-        });
-    };
-    let _guard = crate::git::interrupt::install();
-    let mut made = Vec::new();
-    loop {
-        let have = entries(repo, worktree_dir)?
-            .into_iter()
-            .filter(|e| e.base == base)
-            .count();
-        if have >= size || crate::git::interrupt::is_triggered() {
-            break;
-        }
-        made.push(fill_one(repo, worktree_dir, base)?);
-    }
-    Ok(Filled { made, busy: false })
-}
-
-/// Makes one entry at `base`'s current tip.
-fn fill_one(repo: &Repo, worktree_dir: &Path, base: &str) -> Result<Entry> {
-    let tip = repo
-        .find_ref(base)?
-        .ok_or_else(|| Error::repo_msg(format!("branch '{base}' does not exist")))?;
-    // SPEC §5: a tree holding a path git refuses is never checked out.
-    let tree = crate::git::objects::commit_tree(repo, tip)?;
-    let mut seen = known_safe_trees(repo);
-    if let Some(bad) = crate::git::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen)? {
-        return Err(crate::git::pathsafe::refusal(&bad, &format!("base {tip}")));
-    }
-    remember_safe_trees(repo, &seen);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let name = format!("pool-{}-{nanos}", std::process::id());
-    let path = entry_path(worktree_dir, &name);
-    std::fs::create_dir_all(worktree_dir)
-        .map_err(|e| Error::repo(format!("could not create '{}'", worktree_dir.display()), e))?;
-    if let Err(e) = worktree::add_detached(repo, &path, tip, crate::git::interrupt::flag()) {
-        discard_dir(repo, &path, true);
-        return Err(e);
-    }
-    let ref_name = ref_name(base, &name);
-    refs::commit(
-        repo,
-        vec![Update::create(
-            ref_name.clone(),
-            tip,
-            format!("git-task: pool fill {name}"),
-        )],
-    )?;
-    Ok(Entry {
-        name,
-        base: base.to_owned(),
-        commit: tip.to_string(),
-        path,
-        ref_name,
-    })
-}
-
-/// The file listing trees a fill found free of unsafe paths (SPEC §5), one id per line.
-fn safe_trees_file(repo: &Repo) -> PathBuf {
-    repo.common_dir()
-        .join("git-task")
-        .join("pool")
-        .join("safe-trees")
-}
-
-/// More trees than this and the list starts again (it only saves work).
-const SAFE_TREES_MAX: usize = 200_000;
-
-/// The trees (at any depth) a fill already walked and found free of unsafe paths: `start`
-/// seeds its walk of the base's tree with them, so a start after a fill reads only the
-/// trees that changed since (at 100,000 files, the whole walk is about a fifth of a pooled
-/// start). Empty when nothing was filled.
-pub fn known_safe_trees(repo: &Repo) -> std::collections::HashSet<ObjectId> {
-    let Ok(text) = std::fs::read_to_string(safe_trees_file(repo)) else {
-        return Default::default();
-    };
-    text.lines().filter_map(|l| l.parse().ok()).collect()
-}
-
-/// Saves `seen` (every tree of a walk that found nothing unsafe) for [`known_safe_trees`].
-fn remember_safe_trees(repo: &Repo, seen: &std::collections::HashSet<ObjectId>) {
-    if seen.len() > SAFE_TREES_MAX {
-        let _ = std::fs::remove_file(safe_trees_file(repo));
-        return;
-    }
-    let mut text = String::with_capacity(seen.len() * 41);
-    for id in seen {
-        text.push_str(&id.to_string());
-        text.push('\n');
-    }
-    // Best effort: without it, a start walks the whole tree.
-    let _ = crate::git::fs::write_atomically(&safe_trees_file(repo), text.as_bytes());
 }
 
 /// Claims every entry and deletes it; returns those deleted.
@@ -407,209 +301,4 @@ fn take_claimed(repo: &Repo, entry: &Entry, want: &Want<'_>) -> Result<Taken> {
         want.commit,
     )?;
     Ok(Taken::Adopted)
-}
-
-/// After a worktree start on `base`: refill the pool in the background when `task.poolSize`
-/// asks for more entries than there are (a start that `took` one, or the first start after
-/// the setting). Without the setting a pool is what `pool fill` made, used up by starts.
-pub fn after_start(repo: &Repo, worktree_dir: &Path, base: &str, took: bool) {
-    let size = configured_size(repo);
-    if size == 0 {
-        return;
-    }
-    let have = entries(repo, worktree_dir)
-        .map(|e| e.iter().filter(|e| e.base == base).count())
-        .unwrap_or(0);
-    if have < size && (took || filler(repo).is_none()) {
-        spawn_fill(repo, base, size);
-    }
-}
-
-/// Starts `git task pool fill SIZE --base BASE --wait` as a detached, low-priority background process.
-pub fn spawn_fill(repo: &Repo, base: &str, size: usize) -> bool {
-    use std::process::{Command, Stdio};
-    let Ok(exe) = std::env::current_exe() else {
-        return false;
-    };
-    let dir = repo
-        .workdir()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| repo.common_dir().to_path_buf());
-    let mut cmd = Command::new(exe);
-    cmd.arg("-C")
-        .arg(&dir)
-        .args([
-            "pool",
-            "fill",
-            &size.to_string(),
-            "--base",
-            base,
-            "--wait",
-            "--detached",
-        ])
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for var in crate::git::LOCAL_ENV {
-        cmd.env_remove(var);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    cmd.spawn().is_ok()
-}
-
-/// Leaves the terminal's session and lowers this process's priority (a background fill).
-pub fn detach() {
-    #[cfg(unix)]
-    {
-        let _ = rustix::process::setsid();
-        let _ = rustix::process::nice(19);
-    }
-}
-
-/// The lock a filling process holds: `<common>/git-task/pool/fill.lock`, naming its pid.
-struct FillLock(PathBuf);
-
-impl FillLock {
-    fn take(repo: &Repo) -> Result<Option<FillLock>> {
-        let dir = repo.common_dir().join("git-task").join("pool");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
-        let path = dir.join("fill.lock");
-        for _ in 0..3 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    let _ = write!(f, "{}", std::process::id());
-                    return Ok(Some(FillLock(path)));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if let Some(pid) = filler(repo) {
-                        if !crate::task::liveness::process_is_gone(pid) {
-                            return Ok(None);
-                        }
-                    }
-                    // Left by a killed fill (or cut short while written): take it over.
-                    let _ = std::fs::remove_file(&path);
-                }
-                Err(e) => {
-                    return Err(Error::repo(
-                        format!("could not create '{}'", path.display()),
-                        e,
-                    ))
-                }
-            }
-        }
-        Ok(None)
-    }
-}
-
-impl Drop for FillLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// The pid of the process filling the pool right now, if any.
-pub fn filler(repo: &Repo) -> Option<u32> {
-    let path = repo
-        .common_dir()
-        .join("git-task")
-        .join("pool")
-        .join("fill.lock");
-    let pid = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
-    (!crate::task::liveness::process_is_gone(pid)).then_some(pid)
-}
-
-/// One repair of the pool made (or, dry, planned) by `sweep`.
-pub struct Repaired {
-    /// `abandoned_pool_entry` or `damaged_pool_entry`.
-    pub problem: &'static str,
-    /// What was (or would be) done.
-    pub action: String,
-}
-
-/// The pid in a pool directory's name (`.pool-<pid>-<nanos>`).
-fn pool_dir_pid(name: &str) -> Option<u32> {
-    name.strip_prefix(".pool-")?.split('-').next()?.parse().ok()
-}
-
-/// Finds (and unless `dry_run`, repairs) what killed fills and claims left (module docs).
-pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Repaired>> {
-    let mut out = Vec::new();
-    let entries = entries(repo, worktree_dir)?;
-    // Refs whose worktree is missing or damaged.
-    for entry in &entries {
-        let healthy = admin_of(&entry.path).is_some_and(|admin| {
-            std::fs::read_to_string(admin.join("HEAD")).is_ok_and(|h| h.trim() == entry.commit)
-        });
-        if healthy {
-            continue;
-        }
-        out.push(Repaired {
-            problem: "damaged_pool_entry",
-            action: format!("deleted pool entry '{}'", entry.name),
-        });
-        if !dry_run && claim(repo, entry)? {
-            discard_dir(repo, &entry.path, true);
-        }
-    }
-    // Pool directories with no ref whose filler is gone. While a start runs, an entry it
-    // claimed has no ref either: those wait for a sweep with no start running.
-    let starting = crate::task::abandoned::live_starts(repo);
-    let held: std::collections::HashSet<String> =
-        entries.iter().map(|e| format!(".{}", e.name)).collect();
-    if let Ok(dir) = std::fs::read_dir(worktree_dir) {
-        for item in dir.flatten() {
-            let name = item.file_name().to_string_lossy().into_owned();
-            let Some(pid) = pool_dir_pid(&name) else {
-                continue;
-            };
-            if name.contains(".removing-") || held.contains(&name) || starting {
-                continue;
-            }
-            if pid != std::process::id() && !crate::task::liveness::process_is_gone(pid) {
-                continue;
-            }
-            out.push(Repaired {
-                problem: "abandoned_pool_entry",
-                action: format!(
-                    "deleted '{}', left by an interrupted pool fill or claim",
-                    item.path().display()
-                ),
-            });
-            if !dry_run {
-                discard_dir(repo, &item.path(), true);
-            }
-        }
-    }
-    // Administrative entries of pool worktrees whose directory is gone.
-    for linked in worktree::list(repo)? {
-        let is_pool = linked
-            .path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| pool_dir_pid(n).is_some());
-        if is_pool && linked.branch.is_none() && !linked.path.exists() {
-            out.push(Repaired {
-                problem: "abandoned_pool_entry",
-                action: format!(
-                    "deleted the worktree entry of '{}', whose directory is gone",
-                    linked.path.display()
-                ),
-            });
-            if !dry_run {
-                worktree::remove_admin(&linked)?;
-            }
-        }
-    }
-    Ok(out)
 }
