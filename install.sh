@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds git-task and installs the binary and its man page under PREFIX.
+# Builds git-task and installs the binary, its man page and its shell completions
+# (bash, zsh, fish) under PREFIX.
 #
 #   ./install.sh               install into PREFIX (default: ~/.local)
 #   ./install.sh --uninstall   remove what an install put there
@@ -13,6 +14,10 @@ set -eu
 PREFIX="${PREFIX:-$HOME/.local}"
 BIN_DIR="$PREFIX/bin"
 MAN_DIR="$PREFIX/share/man/man1"
+# Where bash-completion, zsh (on fpath) and fish look for completions of a command.
+BASH_COMPLETION="$PREFIX/share/bash-completion/completions/git-task"
+ZSH_COMPLETION="$PREFIX/share/zsh/site-functions/_git-task"
+FISH_COMPLETION="$PREFIX/share/fish/vendor_completions.d/git-task.fish"
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
@@ -23,9 +28,10 @@ usage() {
 case "${1:-}" in
     "") ;;
     --uninstall)
-        rm -f "$BIN_DIR/git-task" "$MAN_DIR/git-task.1"
+        rm -f "$BIN_DIR/git-task" "$MAN_DIR/git-task.1" "$BASH_COMPLETION" "$ZSH_COMPLETION" "$FISH_COMPLETION"
         echo "removed $BIN_DIR/git-task"
         echo "removed $MAN_DIR/git-task.1"
+        echo "removed the shell completions"
         exit 0
         ;;
     -h | --help)
@@ -58,6 +64,17 @@ mv -f "$BIN_DIR/.git-task.tmp.$$" "$BIN_DIR/git-task"
 install -m 0644 "$HERE/man/git-task.1" "$MAN_DIR/git-task.1"
 echo "installed $BIN_DIR/git-task"
 echo "installed $MAN_DIR/git-task.1"
+for shell in bash zsh fish; do
+    case $shell in
+        bash) file=$BASH_COMPLETION ;;
+        zsh) file=$ZSH_COMPLETION ;;
+        fish) file=$FISH_COMPLETION ;;
+    esac
+    mkdir -p "$(dirname "$file")"
+    "$BIN_DIR/git-task" completions "$shell" >"$file.tmp.$$"
+    mv -f "$file.tmp.$$" "$file"
+    echo "installed $file"
+done
 
 case ":${PATH:-}:" in
     *":$BIN_DIR:"*)

@@ -34,6 +34,16 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             Palette::new(err_color),
         )
     };
+    // Completion needs no repository: the script anywhere, task ids where there is one.
+    match &cli.command {
+        crate::cli::Command::Completions(args) => {
+            return exit(commands::completions::run(args, &early_out()))
+        }
+        crate::cli::Command::Complete(args) => {
+            return exit(commands::completions::complete(args, &early_out()))
+        }
+        _ => {}
+    }
     let start_dir = match &cli.global.dir {
         Some(dir) => crate::git::absolute(dir),
         None => match std::env::current_dir() {
@@ -52,6 +62,24 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             early_out().error(&err);
             return ExitCode::from(err.exit_code());
         }
+    }
+    // The MCP server and the harness hooks open a repository per call, where the call says
+    // (relative to this directory).
+    let standalone = match &cli.command {
+        crate::cli::Command::Mcp(args) => Some(crate::commands::mcp::run(args)),
+        crate::cli::Command::Harness(args) => Some(crate::commands::harness::run(args)),
+        _ => None,
+    };
+    if let Some(result) = standalone {
+        return match result {
+            Ok(Done::Ok) => ExitCode::SUCCESS,
+            Ok(Done::Negative) => ExitCode::from(1),
+            Ok(Done::Exit(code)) => ExitCode::from(code),
+            Err(err) => {
+                early_out().error(&err);
+                ExitCode::from(err.exit_code())
+            }
+        };
     }
     let repo = match Repo::discover(&start_dir) {
         Ok(repo) => repo,
@@ -99,6 +127,15 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let _ = ctx.out.flush();
     ExitCode::from(code)
+}
+
+/// The exit code of a command that needs no repository.
+fn exit(done: Done) -> ExitCode {
+    match done {
+        Done::Ok => ExitCode::SUCCESS,
+        Done::Negative => ExitCode::from(1),
+        Done::Exit(code) => ExitCode::from(code),
+    }
 }
 
 /// Prints a clap error git-style (`error: …` then `hint: …`) and returns exit 2; help and version exit 0.

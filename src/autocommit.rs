@@ -20,7 +20,7 @@ use crate::work;
 use std::collections::BTreeMap;
 
 /// A path left out of the commit, and why.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     /// The path.
     pub path: String,

@@ -24,7 +24,7 @@ use crate::task::{layout, Mode};
 use crate::work;
 
 /// A saved checkpoint.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Saved {
     /// Its number.
     pub number: u32,

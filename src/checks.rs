@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// What one command did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Outcome {
     /// The command line as written.
     pub command: String,
@@ -57,7 +57,7 @@ pub struct How {
 }
 
 /// The checks of one task: what ran and how it went.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Run {
     /// Whether `--no-checks` skipped them.
     pub skipped: bool,
@@ -79,9 +79,9 @@ impl Run {
 }
 
 impl Frozen {
-    /// Runs the commands in `dir` (which becomes `GIT_TASK_WORKTREE`), calling `starting`
-    /// with each command before it starts.
-    pub fn run(&self, dir: &Path, how: How, starting: &mut dyn FnMut(&str)) -> Result<Run> {
+    /// Runs the commands in `dir` (which becomes `GIT_TASK_WORKTREE`), telling `progress`
+    /// when each command starts, every [`TICK`] while it runs, and when it ends.
+    pub fn run(&self, dir: &Path, how: How, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Run> {
         let here = dir.display().to_string();
         let env: Vec<(&str, String)> = self
             .env
@@ -93,8 +93,11 @@ impl Frozen {
             .collect();
         let mut commands = Vec::new();
         for command in &self.commands {
-            starting(command);
-            let outcome = run_captured_echo(command, dir, &env, self.timeout, how.stream)?;
+            progress(Progress::Starting(command));
+            let outcome = run_ticking(command, dir, &env, self.timeout, how.stream, &mut |t| {
+                progress(Progress::Running(command, t))
+            })?;
+            progress(Progress::Finished(&outcome));
             let ok = outcome.ok();
             commands.push(outcome);
             if !ok && !how.keep_going {
@@ -144,7 +147,34 @@ pub fn run_captured_echo(
     timeout: Duration,
     echo: bool,
 ) -> Result<Outcome> {
+    run_ticking(command, dir, env, timeout, echo, &mut |_| {})
+}
+
+/// How often a running check's progress is told.
+pub const TICK: Duration = Duration::from_secs(1);
+
+/// What [`Frozen::run`] tells of its progress.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress<'a> {
+    /// This command starts.
+    Starting(&'a str),
+    /// This command has been running this long (every [`TICK`]).
+    Running(&'a str, Duration),
+    /// A command ended.
+    Finished(&'a Outcome),
+}
+
+/// [`run_captured_echo`], calling `tick` with the time it has run every [`TICK`].
+fn run_ticking(
+    command: &str,
+    dir: &Path,
+    env: &[(&str, String)],
+    timeout: Duration,
+    echo: bool,
+    tick: &mut dyn FnMut(Duration),
+) -> Result<Outcome> {
     let start = Instant::now();
+    let mut next_tick = TICK;
     let mut child = shell(command, dir, env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -170,6 +200,10 @@ pub fn run_captured_echo(
             break child
                 .wait()
                 .map_err(|e| Error::repo(format!("could not wait for '{command}'"), e))?;
+        }
+        if start.elapsed() >= next_tick {
+            tick(start.elapsed());
+            next_tick += TICK;
         }
         std::thread::sleep(Duration::from_millis(10));
     };

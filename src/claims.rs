@@ -32,7 +32,9 @@ pub const CLAIMS_REF: &str = "refs/tasks/_claims";
 const FILE: &str = "claims.toml";
 
 /// The globs one task claims.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Claim {
     /// The claiming task.
     pub task: String,
@@ -42,7 +44,7 @@ pub struct Claim {
     pub created: i64,
 }
 
-#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[derive(Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct Table {
     #[serde(default, rename = "claim")]
     claims: Vec<Claim>,
@@ -137,7 +139,7 @@ pub fn of_task(repo: &Repo, record: &Record) -> Result<Vec<String>> {
 }
 
 /// Why a claim or a contract was refused: another live task claims a path it needs.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Conflict {
     /// The task that holds the claim.
     pub claimed_by: String,

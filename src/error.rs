@@ -17,6 +17,17 @@ pub enum Kind {
     Negative,
 }
 
+impl Kind {
+    /// Returns the kind's name as scripts see it (`input`, `repo`, `negative`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Input => "input",
+            Kind::Repo => "repo",
+            Kind::Negative => "negative",
+        }
+    }
+}
+
 /// A failure with a message, hints saying what to run next, and an optional cause.
 pub struct Error {
     kind: Kind,

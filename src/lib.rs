@@ -24,6 +24,7 @@
 //! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
+//! | tasks across machines: fetch, push, adopt, merge on a remote; records and notes reconciled | `remote/` |
 //! | the overlap forecast: pairs of live tasks, trial merges; `list`'s COLLIDES cache | `overlaps/` |
 //! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
@@ -33,8 +34,13 @@
 //! | the crash journal's entries | `git/journal.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
 //! | the warm pool: claim and take (`pool/mod.rs`), fill and refill, repair; adoption of an entry | `pool/`, `git/worktree/pool.rs` |
-//! | colour, tables, the JSON and human reports | `output/` |
+//! | colour, tables, the JSON and human reports (`schema_version`: [`output::Versioned`]) | `output/` |
+//! | the published JSON Schemas (`schema/`): which command prints what, and the files | `commands/mod.rs` (`JSON_SCHEMAS`), `commands/schema.rs` |
+//! | following records as they grow (`log --follow`) | `record/follow.rs`, `git/refs/stamp.rs` |
+//! | shell completions | `commands/completions.rs` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
+//! | the MCP server: tools → commands run in process | `mcp/` |
+//! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
 
 pub mod app;
 pub mod attempt;
@@ -49,13 +55,16 @@ pub mod config;
 pub mod contract;
 pub mod error;
 pub mod git;
+pub mod harness;
 pub mod hooks;
+pub mod mcp;
 pub mod merge;
 pub mod output;
 pub mod overlaps;
 pub mod patch;
 pub mod pool;
 pub mod record;
+pub mod remote;
 pub mod snapshot;
 pub mod sync;
 pub mod task;

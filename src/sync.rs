@@ -19,7 +19,7 @@ use crate::task::{layout, Mode, Status, TaskId};
 use std::path::PathBuf;
 
 /// A sync that completed.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Synced {
     /// The task id.
     pub task: String,
@@ -37,10 +37,12 @@ pub struct Synced {
     pub changed: bool,
 }
 
-/// Why a sync stopped.
-#[derive(Clone, Debug)]
+/// Why a sync stopped; as JSON, `kind` tells the two apart.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind")]
 pub enum Stopped {
     /// The merge conflicts; git's conflict state is left in the worktree.
+    #[serde(rename = "sync_conflict")]
     Conflict {
         task: String,
         worktree: String,
@@ -48,6 +50,7 @@ pub enum Stopped {
         paths: Vec<String>,
     },
     /// The worktree has uncommitted changes (or an unfinished merge).
+    #[serde(rename = "uncommitted_changes")]
     Dirty {
         task: String,
         worktree: String,

@@ -9,7 +9,7 @@ use crate::work::{self, Work};
 use std::collections::BTreeMap;
 
 /// One row of the files panel.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct FileRow {
     /// The path now (the old path for a deletion).
     pub path: String,

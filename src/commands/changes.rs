@@ -14,8 +14,9 @@ pub struct ChangesArgs {
     pub id: Option<TaskId>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ChangesReport {
+    #[schemars(extend("const" = "changes"))]
     kind: &'static str,
     task: String,
     files: Vec<FileRow>,
@@ -57,4 +58,10 @@ pub fn run(ctx: &Ctx, args: &ChangesArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<ChangesReport>(generator)]
 }

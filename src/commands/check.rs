@@ -22,7 +22,7 @@ pub struct CheckArgs {
 }
 
 /// The answer of `check`: the verdict, plus the checks when `--run` was given.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct CheckReport {
     #[serde(flatten)]
     verdict: Verdict,
@@ -88,7 +88,7 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         args.id.as_ref(),
         args.staged,
         args.run,
-        &mut |command| ctx.out.note(format_args!("running check '{command}'")),
+        &mut |progress| report_progress(&ctx.out, progress),
     )?;
     let passed = checked.passed();
     let mut verdict = checked.verdict;
@@ -102,4 +102,37 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         checks: checked.checks.map(|run| run.commands),
     };
     emit(ctx, &report, if passed { Done::Ok } else { Done::Negative })
+}
+
+/// Tells how the checks go: a note as each starts; on a terminal, one line per check redrawn
+/// every second with the time it has run, ended when it ends.
+fn report_progress(out: &Out, progress: crate::checks::Progress<'_>) {
+    use crate::checks::Progress;
+    let live = out.progress_enabled();
+    match progress {
+        Progress::Starting(command) if live => {
+            out.progress(format_args!("running check '{command}'"), false)
+        }
+        Progress::Starting(command) => out.note(format_args!("running check '{command}'")),
+        Progress::Running(command, time) if live => out.progress(
+            format_args!("running check '{command}' ({}s)", time.as_secs()),
+            false,
+        ),
+        Progress::Finished(outcome) if live => out.progress(
+            format_args!(
+                "running check '{}' ({:.1}s): {}",
+                outcome.command,
+                outcome.millis as f64 / 1000.0,
+                if outcome.ok() { "ok" } else { "failed" }
+            ),
+            true,
+        ),
+        Progress::Running(..) | Progress::Finished(_) => {}
+    }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<CheckReport>(generator)]
 }

@@ -18,8 +18,9 @@ pub struct CheckpointArgs {
     pub message: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct CheckpointReport {
+    #[schemars(extend("const" = "checkpoint"))]
     kind: &'static str,
     task: String,
     #[serde(flatten)]
@@ -53,4 +54,13 @@ pub fn run(ctx: &Ctx, args: &CheckpointArgs) -> CmdResult {
         ),
         Outcome::Violation(verdict) => emit(ctx, &ViolationReport(&verdict), Done::Negative),
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<CheckpointReport>(generator),
+        schema_of::<ViolationReport<'static>>(generator),
+    ]
 }

@@ -17,8 +17,9 @@ pub struct ClaimArgs {
     pub globs: Vec<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Claimed {
+    #[schemars(extend("const" = "claim"))]
     kind: &'static str,
     task: String,
     /// Every glob the task claims now.
@@ -37,8 +38,9 @@ impl Report for Claimed {
 }
 
 /// The refusal: another live task claims a path these globs cover.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 pub(super) struct Refused {
+    #[schemars(extend("const" = "claimed_by"))]
     pub kind: &'static str,
     pub task: String,
     #[serde(flatten)]
@@ -87,4 +89,13 @@ pub fn run(ctx: &Ctx, args: &ClaimArgs) -> CmdResult {
             Done::Negative,
         ),
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<Claimed>(generator),
+        schema_of::<Refused>(generator),
+    ]
 }

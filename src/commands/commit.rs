@@ -17,8 +17,9 @@ pub struct CommitArgs {
     pub message: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct CommitReport {
+    #[schemars(extend("const" = "commit"))]
     kind: &'static str,
     task: String,
     committed: bool,
@@ -107,4 +108,10 @@ pub fn run(ctx: &Ctx, args: &CommitArgs) -> CmdResult {
             Done::Negative,
         ),
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<CommitReport>(generator)]
 }

@@ -17,8 +17,9 @@ pub struct DiffArgs {
     pub paths: Vec<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct DiffReport {
+    #[schemars(extend("const" = "diff"))]
     kind: &'static str,
     task: String,
     patch: String,
@@ -58,4 +59,10 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<DiffReport>(generator)]
 }

@@ -16,8 +16,9 @@ pub struct DropArgs {
     pub message: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct DropReport {
+    #[schemars(extend("const" = "drop"))]
     kind: &'static str,
     task: String,
     mode: crate::task::Mode,
@@ -71,4 +72,10 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
         worktree: s.worktree,
     };
     emit(ctx, &report, Done::Ok)
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<DropReport>(generator)]
 }

@@ -84,8 +84,9 @@ fn current_settings(ctx: &Ctx) -> crate::Result<scripts::Settings> {
     })
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct InstallReport {
+    #[schemars(extend("const" = "hooks_install"))]
     kind: &'static str,
     #[serde(flatten)]
     outcome: install::Outcome<InstallAction>,
@@ -145,8 +146,9 @@ impl Report for InstallReport {
     }
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct UninstallReport {
+    #[schemars(extend("const" = "hooks_uninstall"))]
     kind: &'static str,
     #[serde(flatten)]
     outcome: install::Outcome<UninstallAction>,
@@ -177,8 +179,9 @@ impl Report for UninstallReport {
     }
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct StatusReport {
+    #[schemars(extend("const" = "hooks_status"))]
     kind: &'static str,
     #[serde(flatten)]
     status: install::Status,
@@ -254,4 +257,14 @@ fn hook_line(out: &Out, h: &install::HookStatus) -> std::io::Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<InstallReport>(generator),
+        schema_of::<UninstallReport>(generator),
+        schema_of::<StatusReport>(generator),
+    ]
 }

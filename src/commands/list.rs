@@ -13,9 +13,89 @@ pub struct ListArgs {
     /// Include merged and removed tasks
     #[arg(short, long)]
     pub all: bool,
+    /// List the tasks of remote R as last fetched (git task fetch R)
+    #[arg(long, value_name = "R")]
+    pub remote: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct RemoteRow {
+    id: String,
+    mode: Mode,
+    status: Status,
+    branch: String,
+    base: Option<String>,
+    /// How the record here relates to the remote's: none, same, ahead, behind, diverged.
+    #[schemars(extend("enum" = ["none", "same", "ahead", "behind", "diverged"]))]
+    here: &'static str,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct RemoteListReport {
+    #[schemars(extend("const" = "list"))]
+    kind: &'static str,
+    remote: String,
+    tasks: Vec<RemoteRow>,
+}
+
+impl Report for RemoteListReport {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        if self.tasks.is_empty() {
+            out.note(format_args!(
+                "No tasks on {} (as last fetched: git task fetch {})",
+                self.remote, self.remote
+            ));
+            return Ok(());
+        }
+        let mut rows = vec![["ID", "MODE", "STATUS", "BRANCH", "BASE", "HERE"]
+            .map(String::from)
+            .to_vec()];
+        for t in &self.tasks {
+            rows.push(vec![
+                crate::output::escape(&t.id).into_owned(),
+                t.mode.to_string(),
+                t.status.to_string(),
+                crate::output::escape(&t.branch).into_owned(),
+                t.base.clone().unwrap_or_else(|| "-".into()),
+                t.here.to_owned(),
+            ]);
+        }
+        let mut text = String::new();
+        for line in table::align(&rows) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        out.raw(&text)
+    }
+}
+
+/// `list --remote R`: the remote's tasks from the refs last fetched (no network, no git process).
+fn run_remote(ctx: &Ctx, args: &ListArgs, remote: &str) -> CmdResult {
+    let remote = crate::remote::resolve(&ctx.repo, Some(remote))?;
+    let tasks = crate::remote::list(&ctx.repo, &remote)?
+        .into_iter()
+        .filter(|t| args.all || t.state.status.is_live())
+        .map(|t| RemoteRow {
+            mode: t.state.mode,
+            status: t.state.status,
+            branch: t.state.branch_short().to_owned(),
+            base: t.state.base_branch_short().map(str::to_owned),
+            id: t.id,
+            here: t.here,
+        })
+        .collect();
+    emit(
+        ctx,
+        &RemoteListReport {
+            kind: "list",
+            remote,
+            tasks,
+        },
+        Done::Ok,
+    )
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Row {
     id: String,
     mode: Mode,
@@ -33,8 +113,9 @@ struct Row {
     collisions: Option<Collisions>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ListReport {
+    #[schemars(extend("const" = "list"))]
     kind: &'static str,
     tasks: Vec<Row>,
     /// `--all`: the warm pool's entries (`git task pool status`), hidden otherwise.
@@ -158,6 +239,9 @@ fn forecast(repo: &crate::git::Repo, rows: &mut [Row]) -> crate::Result<()> {
 }
 
 pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
+    if let Some(remote) = &args.remote {
+        return run_remote(ctx, args, remote);
+    }
     let mut tasks: Vec<Row> = summary::list(&ctx.repo, args.all)?
         .into_iter()
         .map(|(s, summary)| Row {
@@ -197,4 +281,13 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         );
     }
     done
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<ListReport>(generator),
+        schema_of::<RemoteListReport>(generator),
+    ]
 }

@@ -13,10 +13,20 @@ pub struct LogArgs {
     /// Task id (default: the active task of this worktree)
     #[arg(value_parser = TaskId::parse)]
     pub id: Option<TaskId>,
+    /// Keep printing events as they are appended, until interrupted (one JSON document a line with --json)
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// With --follow: the events of every task, those started later too
+    #[arg(long, requires = "follow", conflicts_with = "id")]
+    pub all: bool,
 }
 
-#[derive(serde::Serialize)]
+/// How often a follower looks at the refs when nothing happens.
+const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct LogReport {
+    #[schemars(extend("const" = "log"))]
     kind: &'static str,
     task: String,
     events: Vec<Entry>,
@@ -25,28 +35,56 @@ struct LogReport {
 impl Report for LogReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         for e in &self.events {
-            let time = e.time.map(format_time).unwrap_or_default();
-            let mut extra: Vec<String> = Vec::new();
-            for (k, v) in e.details() {
-                if matches!(k.as_str(), "event" | "task" | "time" | "nonce") || v.is_null() {
-                    continue;
-                }
-                let v = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                extra.push(format!("{k}={}", crate::output::escape(&v)));
-            }
-            out.line(format_args!(
-                "{} {} {:<12} {}",
-                (&e.commit[..12]).style(out.palette.dim),
-                time,
-                e.event.name().style(out.palette.id),
-                extra.join(" ")
-            ))?;
+            human_line(out, None, e)?;
         }
         Ok(())
     }
+}
+
+/// One event of `log --follow`, with its task (one JSON document a line).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct FollowedEvent {
+    #[schemars(extend("const" = "event"))]
+    kind: &'static str,
+    /// The task whose record holds it.
+    task: String,
+    #[serde(flatten)]
+    entry: Entry,
+    /// Whether the human form names the task (`--all`).
+    #[serde(skip)]
+    named: bool,
+}
+
+impl Report for FollowedEvent {
+    fn human(&self, out: &Out) -> std::io::Result<()> {
+        human_line(out, self.named.then_some(self.task.as_str()), &self.entry)
+    }
+}
+
+/// One log line: commit, time, event, its fields; with the task first when `task` is given.
+fn human_line(out: &Out, task: Option<&str>, e: &Entry) -> std::io::Result<()> {
+    let time = e.time.map(format_time).unwrap_or_default();
+    let mut extra: Vec<String> = Vec::new();
+    for (k, v) in e.details() {
+        if matches!(k.as_str(), "event" | "task" | "time" | "nonce") || v.is_null() {
+            continue;
+        }
+        let v = match v {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        extra.push(format!("{k}={}", crate::output::escape(&v)));
+    }
+    let task = task
+        .map(|t| format!("{} ", t.style(out.palette.id)))
+        .unwrap_or_default();
+    out.line(format_args!(
+        "{task}{} {} {:<12} {}",
+        (&e.commit[..12.min(e.commit.len())]).style(out.palette.dim),
+        time,
+        e.event.name().style(out.palette.id),
+        extra.join(" ")
+    ))
 }
 
 /// Formats seconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
@@ -73,6 +111,9 @@ fn format_time(secs: i64) -> String {
 }
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> CmdResult {
+    if args.follow {
+        return follow(ctx, args);
+    }
     let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let events = crate::record::events(&ctx.repo, &record)?;
     emit(
@@ -84,6 +125,50 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// `--follow`: prints the events there are, then each one as it is appended, until Ctrl-C or
+/// until stdout's reader goes away (both a success: exit 0, nothing on stderr).
+fn follow(ctx: &Ctx, args: &LogArgs) -> CmdResult {
+    use std::io::ErrorKind::BrokenPipe;
+    let only = if args.all {
+        None
+    } else {
+        let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+        Some(record.state.task_id())
+    };
+    let _interrupt = crate::git::interrupt::install();
+    let mut follower = crate::record::follow::Follower::new(only);
+    while !crate::git::interrupt::is_triggered() {
+        for (task, entry) in follower.poll(&ctx.repo)? {
+            let line = FollowedEvent {
+                kind: "event",
+                task: task.as_str().to_owned(),
+                entry,
+                named: args.all,
+            };
+            match ctx.out.report(&line) {
+                Ok(()) => {}
+                Err(e) if e.kind() == BrokenPipe => return Ok(Done::Ok),
+                Err(e) => return Err(crate::Error::repo("could not write the output", e)),
+            }
+        }
+        if ctx.out.flush().is_err() || ctx.out.wait_stdout_closed(FOLLOW_INTERVAL) {
+            break;
+        }
+    }
+    Ok(Done::Ok)
+}
+
+/// The JSON Schemas of what `--follow --json` prints: one document a line.
+pub fn follow_json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    vec![crate::output::schema_of::<FollowedEvent>(generator)]
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<LogReport>(generator)]
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::judge::shell_quote;
+use crate::contract::Verdict;
 use crate::merge::{self, Landed, Options, Outcome, Refusal, Strategy};
 use crate::output::{escape, Out, Palette, Report};
 use crate::task::TaskId;
@@ -38,12 +39,18 @@ pub struct MergeArgs {
     /// Message of the squash or merge commit
     #[arg(short, long, value_name = "MSG")]
     pub message: Option<String>,
+    /// Land on the branch of remote R: fetched, judged on its tip, pushed with a lease
+    #[arg(long, value_name = "R")]
+    pub remote: Option<String>,
 }
 
 /// The answer of a merge that landed.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct MergeReport {
+    #[schemars(extend("const" = "merge"))]
     kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remote: Option<String>,
     #[serde(flatten)]
     landed: Landed,
     /// Live tasks on the same branch that conflict with its new tip.
@@ -58,6 +65,16 @@ fn short_ref(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
 
+impl MergeReport {
+    /// The target as the user knows it: `main`, or `origin/main` on a remote.
+    fn shown(&self, into: &str) -> String {
+        match &self.remote {
+            Some(r) => format!("{r}/{}", short_ref(into)),
+            None => short_ref(into).to_owned(),
+        }
+    }
+}
+
 impl Report for MergeReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         let p = &out.palette;
@@ -67,7 +84,7 @@ impl Report for MergeReport {
                 out.line(format_args!(
                     "Task '{}' was already merged into {} as {commit} ({}); nothing to do",
                     t.task.style(p.id),
-                    short_ref(&t.into),
+                    self.shown(&t.into),
                     t.strategy
                 ))?;
                 continue;
@@ -91,7 +108,7 @@ impl Report for MergeReport {
             out.line(format_args!(
                 "Merged task '{}' into {} as {} ({how}; {checks})",
                 t.task.style(p.id),
-                short_ref(&t.into),
+                self.shown(&t.into),
                 commit.style(p.ok)
             ))?;
             if t.removed {
@@ -149,6 +166,86 @@ impl serde::Serialize for Refused {
     }
 }
 
+/// A refused merge's JSON is always one of [`RefusedJson`].
+impl schemars::JsonSchema for Refused {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        RefusedJson::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RefusedJson::json_schema(generator)
+    }
+}
+
+/// The JSON of a refused merge, one variant per refusal (`kind` tells them apart).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum RefusedJson {
+    /// The changes break the contract (`contract_violation`): the SPEC §5 report.
+    #[serde(rename = "contract_violation")]
+    Violation(Verdict),
+    /// The task's worktree has uncommitted work; only its branch tip would land.
+    UncommittedWork {
+        task: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    /// The task's worktree is not on its branch.
+    WorktreeNotOnBranch {
+        task: String,
+        worktree: String,
+        branch: String,
+        head: String,
+    },
+    /// The task's record was moved or rewritten by hand.
+    RecordTampered {
+        task: String,
+        reason: String,
+        /// The allowed globs frozen at start (`null`: that contract could not be found).
+        allowed: Option<Vec<String>>,
+    },
+    /// A commit of the task holds a path git would never write (`contract_violation`).
+    #[serde(rename = "contract_violation")]
+    UnsafeHistory {
+        task: String,
+        commit: String,
+        violations: Vec<crate::contract::Violation>,
+        repair: String,
+    },
+    /// A check failed on the tree that would land.
+    ChecksFailed {
+        task: String,
+        checks: crate::checks::Run,
+        /// The checkout the checks ran in, kept for inspection.
+        checkout: Option<String>,
+    },
+    /// The task conflicts with the target branch.
+    MergeConflict {
+        task: String,
+        into: String,
+        paths: Vec<String>,
+        hint: String,
+    },
+    /// The worktree where the target branch is checked out has changes in the way.
+    TargetDirty {
+        into: String,
+        worktree: String,
+        paths: Vec<String>,
+        detail: String,
+    },
+}
+
+/// The JSON value of a refusal (keys sorted, as `serde_json::Value` keeps them).
+fn to_value(refused: impl Into<RefusedJson>) -> serde_json::Value {
+    serde_json::to_value(refused.into()).unwrap_or_default()
+}
+
+impl From<Verdict> for RefusedJson {
+    fn from(verdict: Verdict) -> Self {
+        RefusedJson::Violation(verdict)
+    }
+}
+
 impl Report for Refused {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         out.raw_err(&self.text);
@@ -170,7 +267,7 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             let mut text = crate::output::violation::render(&verdict, p);
             text.push_str(&hint_line(p, "nothing was merged"));
             Refused {
-                value: serde_json::to_value(&verdict).unwrap_or_default(),
+                value: to_value(verdict),
                 text,
             }
         }
@@ -197,7 +294,11 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("then merge again: git task merge {task}"),
             ));
-            let value = serde_json::json!({ "kind": "uncommitted_work", "task": task, "worktree": worktree, "paths": paths });
+            let value = to_value(RefusedJson::UncommittedWork {
+                task,
+                worktree,
+                paths,
+            });
             Refused { value, text }
         }
         Refusal::NotOnBranch {
@@ -225,7 +326,12 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("then merge again: git task merge {task}"),
             ));
-            let value = serde_json::json!({ "kind": "worktree_not_on_branch", "task": task, "worktree": worktree, "branch": branch, "head": head });
+            let value = to_value(RefusedJson::WorktreeNotOnBranch {
+                task,
+                worktree,
+                branch,
+                head,
+            });
             Refused { value, text }
         }
         Refusal::RecordTampered { task, why, allowed } => {
@@ -249,7 +355,11 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("see what happened with: git log -g refs/tasks/{task}/record"),
             ));
-            let value = serde_json::json!({ "kind": "record_tampered", "task": task, "reason": why, "allowed": allowed });
+            let value = to_value(RefusedJson::RecordTampered {
+                task,
+                reason: why,
+                allowed,
+            });
             Refused { value, text }
         }
         Refusal::UnsafeHistory { task, commit, path } => {
@@ -266,7 +376,16 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 "rewrite the task's history without that path (reset the branch to a commit before it and redo the work), then merge again",
             ));
             let repair = format!("Commit {commit} adds '{path}', a path git would never write; rewrite the task's history without it (e.g. reset the branch to a commit before it and redo the work), then merge again.");
-            let value = serde_json::json!({ "kind": "contract_violation", "task": task, "commit": commit, "violations": [{ "file": path, "reason": "unsafe_path", "rule": "git's verify_path" }], "repair": repair });
+            let value = to_value(RefusedJson::UnsafeHistory {
+                task,
+                commit,
+                violations: vec![crate::contract::Violation {
+                    file: path,
+                    reason: crate::contract::Reason::UnsafePath,
+                    rule: "git's verify_path".into(),
+                }],
+                repair,
+            });
             Refused { value, text }
         }
         Refusal::ChecksFailed {
@@ -305,7 +424,11 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 ));
             }
             text.push_str(&hint_line(p, &format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit, and merge again")));
-            let value = serde_json::json!({ "kind": "checks_failed", "task": task, "checks": checks, "checkout": checkout });
+            let value = to_value(RefusedJson::ChecksFailed {
+                task,
+                checks,
+                checkout,
+            });
             Refused { value, text }
         }
         Refusal::Conflict { task, into, paths } => {
@@ -327,7 +450,32 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                     short_ref(&into)
                 ),
             ));
-            let value = serde_json::json!({ "kind": "merge_conflict", "task": task, "into": into, "paths": paths, "hint": hint });
+            let value = to_value(RefusedJson::MergeConflict {
+                task,
+                into,
+                paths,
+                hint,
+            });
+            Refused { value, text }
+        }
+        Refusal::RemoteMoved {
+            into,
+            remote,
+            tries,
+        } => {
+            let mut text = error_line(
+                p,
+                &format!(
+                    "'{}' on '{remote}' moved during each of {tries} tries; nothing was merged",
+                    short_ref(&into)
+                ),
+            );
+            text.push_str(&hint_line(
+                p,
+                "each landing was judged on the tip fetched, and another push landed first",
+            ));
+            text.push_str(&hint_line(p, "run the merge again"));
+            let value = serde_json::json!({ "kind": "remote_moved", "into": into, "remote": remote, "tries": tries });
             Refused { value, text }
         }
         Refusal::TargetDirty {
@@ -369,7 +517,12 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 p,
                 &format!("commit or stash the changes there (git -C {worktree} stash -u), or finish what is in progress, then merge again"),
             ));
-            let value = serde_json::json!({ "kind": "target_dirty", "into": into, "worktree": worktree, "paths": paths, "detail": detail });
+            let value = to_value(RefusedJson::TargetDirty {
+                into,
+                worktree,
+                paths,
+                detail,
+            });
             Refused { value, text }
         }
     }
@@ -415,15 +568,30 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         message: args.message.clone(),
         stream_checks: ctx.out.progress_enabled(),
     };
-    match merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)? {
+    let remote = args
+        .remote
+        .as_deref()
+        .map(|r| crate::remote::resolve(&ctx.repo, Some(r)))
+        .transpose()?;
+    let outcome = match &remote {
+        Some(r) => crate::remote::merge::merge(&ctx.repo, &ctx.settings, &ids, &opts, r)?,
+        None => merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)?,
+    };
+    match outcome {
         Outcome::Landed(landed) => {
-            // The forecast is advice: failing to compute it does not undo a landed merge.
-            let now_conflicting =
-                crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default();
+            // The forecast is advice: failing to compute it does not undo a landed merge. It
+            // looks at the branch here, so not after a landing on a remote.
+            let now_conflicting = match &remote {
+                Some(_) => Vec::new(),
+                None => {
+                    crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default()
+                }
+            };
             emit(
                 ctx,
                 &MergeReport {
                     kind: "merge",
+                    remote,
                     landed,
                     now_conflicting,
                 },
@@ -479,8 +647,9 @@ fn report_accepted(ctx: &Ctx, task: String, accepted: crate::patch::Accepted) ->
 }
 
 /// The answer of accepting a patch-mode task.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct AcceptReport {
+    #[schemars(extend("enum" = ["accept", "checks_failed"]))]
     kind: &'static str,
     task: String,
     already: bool,
@@ -520,4 +689,15 @@ impl Report for AcceptReport {
         }
         Ok(())
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<MergeReport>(generator),
+        schema_of::<AcceptReport>(generator),
+        schema_of::<Refused>(generator),
+        schema_of::<crate::output::violation::ViolationReport<'static>>(generator),
+    ]
 }

@@ -1,26 +1,33 @@
 //! Glue: one file per command; each turns its arguments into a core call and a report.
 
+pub mod adopt;
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
 pub mod claim;
 pub mod commit;
+pub mod completions;
 pub mod delete_aside;
 pub mod diff;
 pub mod drop;
 pub mod exec;
+pub mod fetch;
+pub mod harness;
 pub mod hook;
 pub mod hooks;
 pub mod list;
 pub mod log;
+pub mod mcp;
 pub mod merge;
 pub mod overlaps;
 pub mod path;
 pub mod pool;
+pub mod push;
 pub mod release;
 pub mod remove;
 pub mod reset;
 pub mod revert;
+pub mod schema;
 pub mod scratch;
 pub mod start;
 pub mod status;
@@ -60,10 +67,75 @@ pub enum Command {
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
     Pool(pool::PoolArgs),
+    Push(push::PushArgs),
+    Fetch(fetch::FetchArgs),
+    Adopt(adopt::AdoptArgs),
+    Completions(completions::CompletionsArgs),
+    #[command(name = "__complete", hide = true)]
+    Complete(completions::CompleteArgs),
     Overlaps(overlaps::OverlapsArgs),
     Claim(claim::ClaimArgs),
     Release(release::ReleaseArgs),
+    /// Serve the commands as MCP tools on stdio
+    Mcp(mcp::McpArgs),
+    /// Agent-harness hooks (Claude Code's WorktreeCreate/WorktreeRemove)
+    Harness(harness::HarnessArgs),
 }
+
+/// The JSON Schemas of one command's `--json` output, one per shape it prints.
+pub type Schemas = fn(&mut schemars::SchemaGenerator) -> Vec<schemars::Schema>;
+
+/// Every command that prints JSON, with its schema file's name (`schema/<name>.json`) and
+/// what is validated against it (`schema.rs` makes the files).
+pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
+    ("start", "git task start --json", start::json_schemas),
+    ("list", "git task list --json", list::json_schemas),
+    ("status", "git task status --json", status::json_schemas),
+    ("path", "git task path --json", path::json_schemas),
+    ("log", "git task log --json", log::json_schemas),
+    (
+        "log-follow",
+        "git task log --follow --json (one document per line)",
+        log::follow_json_schemas,
+    ),
+    ("scratch", "git task scratch --json", scratch::json_schemas),
+    ("drop", "git task drop --json", drop::json_schemas),
+    ("remove", "git task remove --json", remove::json_schemas),
+    ("sweep", "git task sweep --json", sweep::json_schemas),
+    ("commit", "git task commit --json", commit::json_schemas),
+    (
+        "checkpoint",
+        "git task checkpoint --json",
+        checkpoint::json_schemas,
+    ),
+    ("changes", "git task changes --json", changes::json_schemas),
+    ("diff", "git task diff --json", diff::json_schemas),
+    ("revert", "git task revert --json", revert::json_schemas),
+    ("reset", "git task reset --json", reset::json_schemas),
+    ("check", "git task check --json", check::json_schemas),
+    (
+        "hooks",
+        "git task hooks install|uninstall|status --json",
+        hooks::json_schemas,
+    ),
+    ("merge", "git task merge --json", merge::json_schemas),
+    ("sync", "git task sync --json", sync::json_schemas),
+    (
+        "pool",
+        "git task pool fill|status|drain --json",
+        pool::json_schemas,
+    ),
+    (
+        "overlaps",
+        "git task overlaps --json",
+        overlaps::json_schemas,
+    ),
+    ("push", "git task push --json", push::json_schemas),
+    ("fetch", "git task fetch --json", fetch::json_schemas),
+    ("adopt", "git task adopt --json", adopt::json_schemas),
+    ("claim", "git task claim --json", claim::json_schemas),
+    ("release", "git task release --json", release::json_schemas),
+];
 
 /// Everything a command needs: the repository, the settings and the output.
 pub struct Ctx {
@@ -103,6 +175,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::Reset(_)
             | Command::Merge(_)
             | Command::Sync(_)
+            | Command::Push(_)
+            | Command::Adopt(_)
     ) {
         crate::task::recover::quick(&ctx.repo);
         crate::task::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
@@ -132,9 +206,18 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Pool(args) => pool::run(ctx, args),
+        Command::Push(args) => push::run(ctx, args),
+        Command::Fetch(args) => fetch::run(ctx, args),
+        Command::Adopt(args) => adopt::run(ctx, args),
+        // Handled by `app::run` before a repository is opened; here only for completeness.
+        Command::Completions(args) => Ok(completions::run(args, &ctx.out)),
+        Command::Complete(args) => Ok(completions::complete(args, &ctx.out)),
         Command::Overlaps(args) => overlaps::run(ctx, args),
         Command::Claim(args) => claim::run(ctx, args),
         Command::Release(args) => release::run(ctx, args),
+        // Handled by `app::run` before a repository is opened; here only for completeness.
+        Command::Mcp(args) => mcp::run(args),
+        Command::Harness(args) => harness::run(args),
     }
 }
 

@@ -14,8 +14,9 @@ pub struct OverlapsArgs {
     pub ids: Vec<TaskId>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct OverlapsReport {
+    #[schemars(extend("const" = "overlaps"))]
     kind: &'static str,
     #[serde(flatten)]
     forecast: Forecast,
@@ -99,4 +100,10 @@ pub fn run(ctx: &Ctx, args: &OverlapsArgs) -> CmdResult {
         },
         done,
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<OverlapsReport>(generator)]
 }

@@ -13,8 +13,9 @@ pub struct PathArgs {
     pub id: Option<TaskId>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct PathReport {
+    #[schemars(extend("const" = "path"))]
     kind: &'static str,
     task: String,
     path: String,
@@ -47,4 +48,10 @@ pub fn run(ctx: &Ctx, args: &PathArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<PathReport>(generator)]
 }

@@ -35,9 +35,11 @@ pub enum PoolAction {
     Drain,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct PoolReport {
+    #[schemars(extend("const" = "pool"))]
     kind: &'static str,
+    /// `fill`, `status` or `drain`.
     action: &'static str,
     /// `fill` in the background: the filler started.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,6 +122,12 @@ fn report(action: &'static str, entries: Vec<Entry>) -> PoolReport {
         filling: None,
         entries,
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<PoolReport>(generator)]
 }
 
 /// Runs `pool fill`, `pool status` or `pool drain`.

@@ -16,8 +16,9 @@ pub struct ReleaseArgs {
     pub globs: Vec<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Released {
+    #[schemars(extend("const" = "release"))]
     kind: &'static str,
     task: String,
     /// What the task still claims.
@@ -51,4 +52,10 @@ pub fn run(ctx: &Ctx, args: &ReleaseArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<Released>(generator)]
 }

@@ -19,8 +19,9 @@ pub struct RemoveArgs {
     pub force: bool,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct RemoveReport {
+    #[schemars(extend("const" = "remove"))]
     kind: &'static str,
     task: String,
     removed: bool,
@@ -170,4 +171,10 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
             Err(err)
         }
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<RemoveReport>(generator)]
 }

@@ -18,8 +18,9 @@ pub struct ResetArgs {
     pub onto: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ResetReport {
+    #[schemars(extend("const" = "reset"))]
     kind: &'static str,
     task: String,
     attempt: Option<SavedAttempt>,
@@ -86,4 +87,10 @@ pub fn run(ctx: &Ctx, args: &ResetArgs) -> CmdResult {
         },
         Done::Ok,
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<ResetReport>(generator)]
 }

@@ -27,8 +27,9 @@ pub struct RevertArgs {
     pub patch_file: Option<PathBuf>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct RevertReport {
+    #[schemars(extend("const" = "revert"))]
     kind: &'static str,
     task: String,
     #[serde(flatten)]
@@ -63,8 +64,9 @@ impl Report for RevertReport {
     }
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ConflictReport {
+    #[schemars(extend("const" = "revert_conflict"))]
     kind: &'static str,
     task: String,
     checkpoint: u32,
@@ -120,4 +122,13 @@ pub fn run(ctx: &Ctx, args: &RevertArgs) -> CmdResult {
             Done::Negative,
         ),
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<RevertReport>(generator),
+        schema_of::<ConflictReport>(generator),
+    ]
 }

@@ -73,8 +73,9 @@ pub enum ModeArg {
 }
 
 /// The answer of `start`.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct StartReport {
+    #[schemars(extend("const" = "start"))]
     kind: &'static str,
     task: String,
     created: bool,
@@ -195,8 +196,9 @@ impl Report for StartReport {
 }
 
 /// A failed setup: its output, for people or scripts.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct SetupFailedReport {
+    #[schemars(extend("const" = "setup_failed"))]
     kind: &'static str,
     task: String,
     command: String,
@@ -250,12 +252,18 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         },
     };
     let show = ctx.out.progress_enabled();
-    let mut progress = |done: u64, total: u64| {
-        if show && (done == total || done.is_multiple_of(256)) {
-            ctx.out.progress(
-                format_args!("Copying ignored files: {done}/{total}"),
-                done == total,
-            );
+    let mut progress = |phase: start::Phase, done: u64, total: u64| {
+        let what = match phase {
+            // Called only for a checkout long enough to report on, a few times a second.
+            start::Phase::Checkout => "Checking out files",
+            start::Phase::CopyIgnored if done == total || done.is_multiple_of(256) => {
+                "Copying ignored files"
+            }
+            start::Phase::CopyIgnored => return,
+        };
+        if show {
+            ctx.out
+                .progress(format_args!("{what}: {done}/{total}"), done == total);
         }
     };
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
@@ -309,4 +317,13 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         ),
         Err(StartError::Other(e)) => Err(e),
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<StartReport>(generator),
+        schema_of::<SetupFailedReport>(generator),
+    ]
 }

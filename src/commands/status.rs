@@ -17,14 +17,15 @@ pub struct StatusArgs {
     pub id: Option<TaskId>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct FileRow {
     path: String,
     change: ChangeKind,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct StatusReport {
+    #[schemars(extend("const" = "status"))]
     kind: &'static str,
     task: String,
     mode: Mode,
@@ -232,4 +233,10 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         );
     }
     done
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<StatusReport>(generator)]
 }

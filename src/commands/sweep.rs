@@ -13,8 +13,9 @@ pub struct SweepArgs {
     pub dry_run: bool,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct SweepReport {
+    #[schemars(extend("const" = "sweep"))]
     kind: &'static str,
     dry_run: bool,
     repairs: Vec<Repair>,
@@ -61,4 +62,10 @@ pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
         },
         if failed { Done::Negative } else { Done::Ok },
     )
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![schema_of::<SweepReport>(generator)]
 }

@@ -15,8 +15,9 @@ pub struct SyncArgs {
     pub id: Option<TaskId>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct SyncReport {
+    #[schemars(extend("const" = "sync"))]
     kind: &'static str,
     #[serde(flatten)]
     synced: Synced,
@@ -67,6 +68,22 @@ impl serde::Serialize for StoppedReport {
     }
 }
 
+/// A stopped sync's JSON is always one of [`Stopped`].
+impl schemars::JsonSchema for StoppedReport {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Stopped::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Stopped::json_schema(generator)
+    }
+}
+
+/// The JSON value of a stopped sync (keys sorted, as `serde_json::Value` keeps them).
+fn to_value(stopped: &Stopped) -> serde_json::Value {
+    serde_json::to_value(stopped).unwrap_or_default()
+}
+
 impl Report for StoppedReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         out.raw_err(&self.text);
@@ -110,7 +127,12 @@ pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
             text.push_str(&hint(&format!(
                 "or give up the sync: git -C {worktree} merge --abort"
             )));
-            let value = serde_json::json!({ "kind": "sync_conflict", "task": task, "worktree": worktree, "base": base, "paths": paths });
+            let value = to_value(&Stopped::Conflict {
+                task,
+                worktree,
+                base,
+                paths,
+            });
             emit(ctx, &StoppedReport { value, text }, Done::Negative)
         }
         Err(Stopped::Dirty {
@@ -144,8 +166,22 @@ pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
                 t
             };
             text.push_str(&hint("nothing was changed"));
-            let value = serde_json::json!({ "kind": "uncommitted_changes", "task": task, "worktree": worktree, "paths": paths, "merging": merging });
+            let value = to_value(&Stopped::Dirty {
+                task,
+                worktree,
+                paths,
+                merging,
+            });
             emit(ctx, &StoppedReport { value, text }, Done::Negative)
         }
     }
+}
+
+/// The JSON Schemas of what `--json` prints, one per shape (published in `schema/`).
+pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    use crate::output::schema_of;
+    vec![
+        schema_of::<SyncReport>(generator),
+        schema_of::<StoppedReport>(generator),
+    ]
 }

@@ -16,7 +16,7 @@ pub const POLICY_FILE: &str = ".task-policy.toml";
 pub const DEFAULT_TIMEOUT_S: u64 = 600;
 
 /// One contract or policy file, as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContractFile {
     /// Schema version; must be 1.
@@ -45,7 +45,7 @@ pub struct ContractFile {
 }
 
 /// The `[checks]` table.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Checks {
     /// Shell commands, run in order in the task worktree.

@@ -47,7 +47,9 @@ impl Change {
 }
 
 /// Why a path breaks the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// The path matches a `forbidden` rule.
@@ -90,7 +92,9 @@ impl std::fmt::Display for Reason {
 }
 
 /// One line of the report.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Violation {
     /// The offending path (`*` for `too_many_files`).
     pub file: String,
@@ -113,9 +117,11 @@ pub struct RepairContext {
 }
 
 /// The judgement of a set of changes (SPEC §5 report).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Verdict {
-    /// `contract_violation` when there are violations, else `contract_ok`.
+    /// `contract_violation` when there are violations, else `contract_ok` (`check --run` says
+    /// `checks_failed` when the contract holds and a check failed).
+    #[schemars(extend("enum" = ["contract_ok", "contract_violation", "checks_failed"]))]
     pub kind: &'static str,
     /// The task id.
     pub task: String,

@@ -19,7 +19,7 @@ pub use judge::{judge, Change, Reason, Verdict, Violation};
 use glob::Patterns;
 
 /// Which level of the effective contract a rule comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     /// `.task-policy.toml` on the base branch.

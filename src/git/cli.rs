@@ -22,6 +22,14 @@
 //! * [`merge_leaving_conflicts`]: `git merge` in a task worktree, used by `sync`
 //!   only when the in-process merge found conflicts, so the user gets git's
 //!   usual conflict state (markers, `MERGE_HEAD`) to resolve.
+//! * [`fetch`] and [`push_atomic`]: the transport of `git task push`, `fetch`,
+//!   `adopt` and `merge --remote` (SPEC §6). gix 0.90 cannot push at all, and
+//!   its fetch would need the `blocking-network-client` feature plus an HTTP
+//!   stack to reach the remotes users have (https, ssh with their agent and
+//!   config); git already speaks every transport and honours the user's
+//!   credentials, `insteadOf` and proxies. Both run at the root of the
+//!   current worktree (where a remote given as a relative path is resolved, as
+//!   for the user's own `git`), change no worktree, and never prompt.
 //!
 //! Each child gets the environment of the calling process minus every variable
 //! that git sets for hooks (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_WORK_TREE`, …),
@@ -146,6 +154,65 @@ pub fn merge_leaving_conflicts(worktree: &Path, commit: ObjectId, message: &str)
     ])
     .arg(commit.to_string());
     run(cmd, &format!("merge in '{}'", worktree.display()))
+}
+
+/// Runs `git fetch` of `refspecs` from `remote` into the repository at `git_dir` (a worktree
+/// root or a bare repository's git dir): no tags, no `FETCH_HEAD`, no automatic maintenance, quiet.
+pub fn fetch(git_dir: &Path, remote: &str, refspecs: &[String]) -> Result<GitRun> {
+    let mut cmd = git(git_dir);
+    cmd.args([
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "maintenance.auto=false",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--",
+        remote,
+    ])
+    .args(refspecs);
+    run(cmd, &format!("fetch from '{remote}'"))
+}
+
+/// One ref an atomic push sets on the remote, with the lease it must match there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushRef {
+    /// The full ref name on the remote.
+    pub name: String,
+    /// What it is set to (`None`: deleted).
+    pub new: Option<ObjectId>,
+    /// What it must hold on the remote before (`None`: it must not exist).
+    pub expect: Option<ObjectId>,
+}
+
+/// Pushes every ref of `refs` to `remote` in one atomic push (`git push --atomic --porcelain`),
+/// each with `--force-with-lease=<name>:<expect>`: all land, or none does when any lease fails.
+///
+/// A lease that failed shows `(stale info)` in the returned `stdout`.
+pub fn push_atomic(git_dir: &Path, remote: &str, refs: &[PushRef]) -> Result<GitRun> {
+    let mut cmd = git(git_dir);
+    cmd.args([
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "maintenance.auto=false",
+        "push",
+        "--atomic",
+        "--porcelain",
+        "--no-recurse-submodules",
+    ]);
+    for r in refs {
+        let expect = r.expect.map(|e| e.to_string()).unwrap_or_default();
+        cmd.arg(format!("--force-with-lease={}:{expect}", r.name));
+    }
+    cmd.arg("--").arg(remote);
+    for r in refs {
+        let src = r.new.map(|n| n.to_string()).unwrap_or_default();
+        cmd.arg(format!("{src}:{}", r.name));
+    }
+    run(cmd, &format!("push to '{remote}'"))
 }
 
 /// Extracts the paths git lists (one per indented line) from a refusal such as

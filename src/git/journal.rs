@@ -36,6 +36,10 @@ pub enum Step {
         #[serde(default)]
         head: Option<String>,
     },
+    /// A worktree is being made at `worktree` for task `task`'s branch, whose record (fetched
+    /// from another machine by `adopt`) does not name it yet: until the record names it, a
+    /// killed process leaves a half-made checkout that holds nothing of anyone's own.
+    Provision { task: String, worktree: PathBuf },
     /// A ref transaction takes these lock files and makes these changes, all or none: a
     /// transaction killed after it moved some of its refs is finished from here.
     RefLocks {

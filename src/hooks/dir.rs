@@ -19,7 +19,7 @@ pub const LEGACY_SUFFIX: &str = ".legacy";
 pub const OLD_SUFFIX: &str = ".old";
 
 /// What is at a hook's path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// No file.
@@ -39,7 +39,7 @@ pub enum State {
 }
 
 /// One hook as `status` sees it.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct HookStatus {
     /// `pre-commit` or `post-checkout`.
     pub name: &'static str,
@@ -58,7 +58,7 @@ pub struct HookStatus {
 }
 
 /// What `install` did to one hook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InstallAction {
     /// Already installed, identical: nothing written.
@@ -72,7 +72,7 @@ pub enum InstallAction {
 }
 
 /// What `uninstall` did to one hook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UninstallAction {
     /// Nothing of git-task's was there.
@@ -86,7 +86,7 @@ pub enum UninstallAction {
 }
 
 /// One hook's outcome.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct HookOutcome<A> {
     /// `pre-commit` or `post-checkout`.
     pub name: &'static str,

@@ -60,7 +60,7 @@ pub const ADDED_REWRITE_REF_KEY: &str = "task.hooksAddedRewriteRef";
 pub const ADDED_WORKTREE_CONFIG_KEY: &str = "task.hooksAddedWorktreeConfig";
 
 /// One worktree as `status` sees it.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct WorktreeStatus {
     /// The worktree's top directory.
     pub path: String,
@@ -73,7 +73,7 @@ pub struct WorktreeStatus {
 }
 
 /// Everything `status` reports.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Status {
     /// `shared`, `relative` or `disabled`.
     pub layout: &'static str,
@@ -90,7 +90,7 @@ pub struct Status {
 }
 
 /// The outcome of `install` or `uninstall`.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Outcome<A> {
     /// `shared` or `relative`.
     pub layout: &'static str,

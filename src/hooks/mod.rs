@@ -111,7 +111,7 @@ pub fn run_post_checkout(
 
 /// Whether commits in a worktree run git-task's pre-commit hook: a cheap look at a few files,
 /// no process (`list` asks it once).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum Enforcement {
     /// git runs the contract check at commit time.

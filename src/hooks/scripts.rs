@@ -8,7 +8,7 @@
 //! edited it.
 
 /// The hooks git-task installs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HookKind {
     /// `pre-commit`: judges the staged changes.

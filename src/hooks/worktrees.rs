@@ -110,7 +110,7 @@ pub fn points_here(git_dir: &Path, own: &Path) -> bool {
 }
 
 /// What `install` did in one worktree.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct WorktreeOutcome {
     /// The worktree's top directory.
     pub path: String,

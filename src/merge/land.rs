@@ -100,7 +100,7 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
 
 /// Step 5: the ref changes of the one transaction (target, notes, patch snapshots that follow
 /// the landing, each task's `checks` and `merged` events, task branches), and each task's report.
-fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<TaskMerged>)> {
+pub(super) fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<TaskMerged>)> {
     let (old_tip, new_tip) = (l.gated.old_tip, l.gated.new_tip);
     let (target, pending, checked_out, keep, strategy) =
         (&l.target, &l.pending, &l.checked_out, l.keep, l.strategy);
@@ -226,7 +226,7 @@ fn update_targets(
 
 /// Step 7: removes the task worktrees (stepping out of one this process stands in); returns the
 /// warnings for those that could not go, and where to `cd` if this process left its directory.
-fn clean_up(
+pub(super) fn clean_up(
     repo: &Repo,
     pending: &[Pending],
     results: &mut [TaskMerged],

@@ -54,6 +54,7 @@
 //! | one transaction, the worktree update, clean-up | `land.rs` |
 //! | commit messages, notes, event details | `message.rs` |
 //! | the per-branch lock | `lock.rs` |
+//! | the same gate for a branch on a remote (`merge --remote`) | `remote.rs` |
 //!
 //! It relies on: `changes` for the verdict, `checks` for running commands,
 //! `git::merge` for in-memory merges, `git::refs` for transactions.
@@ -63,6 +64,7 @@ mod land;
 mod landing;
 mod lock;
 mod message;
+pub mod remote;
 mod select;
 mod target;
 
@@ -103,7 +105,17 @@ use crate::task::TaskId;
 use std::path::PathBuf;
 
 /// How the task's work is put onto the target branch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// One new commit with the task's whole change (default).
@@ -143,7 +155,7 @@ pub struct Options {
 }
 
 /// One task's part of a merge.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct TaskMerged {
     /// The task id.
     pub task: String,
@@ -166,7 +178,7 @@ pub struct TaskMerged {
 }
 
 /// A merge that landed (or had already landed).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Landed {
     /// The target branch (full ref name).
     pub into: String,
@@ -228,6 +240,12 @@ pub enum Refusal {
         task: String,
         into: String,
         paths: Vec<String>,
+    },
+    /// `merge --remote`: the remote's target kept moving between the fetch and the push.
+    RemoteMoved {
+        into: String,
+        remote: String,
+        tries: u32,
     },
     /// The target is checked out in a worktree whose local changes the merge would overwrite.
     TargetDirty {

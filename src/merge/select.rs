@@ -42,6 +42,18 @@ pub(super) fn select(
     ids: &[TaskId],
     opts: &super::Options,
 ) -> Result<Selection> {
+    select_with(repo, settings, ids, opts, &|name| repo.find_ref(name))
+}
+
+/// [`select`], with the target branch's tip read by `tip_of` (full branch name → tip): this
+/// repository's branch, or for `merge --remote` the tip just fetched from the remote.
+pub(super) fn select_with(
+    repo: &Repo,
+    settings: &Settings,
+    ids: &[TaskId],
+    opts: &super::Options,
+    tip_of: &dyn Fn(&str) -> Result<Option<ObjectId>>,
+) -> Result<Selection> {
     let mut seen = std::collections::HashSet::new();
     for id in ids {
         if !seen.insert(id.as_str()) {
@@ -92,7 +104,7 @@ pub(super) fn select(
     // The target: --into (a branch, nothing else), else the base branch all pending tasks share.
     let target =
         match &opts.into {
-            Some(b) => resolve_into(repo, settings, b)?,
+            Some(b) => resolve_into(repo, settings, b, tip_of)?,
             None => {
                 let mut target: Option<String> = None;
                 for rec in &records {
@@ -121,7 +133,7 @@ pub(super) fn select(
                 target.expect("at least one pending task")
             }
         };
-    let old_tip = repo.find_ref(&target)?.ok_or_else(|| {
+    let old_tip = tip_of(&target)?.ok_or_else(|| {
         Error::input(format!("branch '{}' does not exist", short(&target))).hint(format!(
             "create it first: git branch {} <start>",
             short(&target)
@@ -208,10 +220,15 @@ pub(super) fn short(name: &str) -> &str {
 
 /// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists and is not a live
 /// task's own branch (whose contract would not judge what lands there); anything else is bad input.
-fn resolve_into(repo: &Repo, settings: &Settings, name: &str) -> Result<String> {
+fn resolve_into(
+    repo: &Repo,
+    settings: &Settings,
+    name: &str,
+    tip_of: &dyn Fn(&str) -> Result<Option<ObjectId>>,
+) -> Result<String> {
     let full = full_branch(name);
     let valid = full.starts_with("refs/heads/") && crate::git::refs::is_valid_name(&full);
-    if !valid || repo.find_ref(&full)?.is_none() {
+    if !valid || tip_of(&full)?.is_none() {
         return Err(Error::input(format!("--into '{name}' is not a branch"))
             .hint("--into takes the name of an existing branch; 'git branch' lists them"));
     }

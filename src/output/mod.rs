@@ -14,6 +14,7 @@ pub use style::{use_color, use_color_env, Palette};
 
 use std::cell::RefCell;
 use std::io::{self, Write};
+use std::rc::Rc;
 
 /// How results are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +23,47 @@ pub enum Format {
     Human,
     /// One JSON document per command on stdout.
     Json,
+}
+
+/// The version of the shape of every JSON document git-task prints, its `schema_version`:
+/// raised when a field is removed or changes meaning (new fields do not raise it).
+/// The schemas are published in `schema/` (`commands/schema.rs`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A JSON document as printed: `schema_version` first, then the report's own fields.
+///
+/// (In a schema it takes the report's name.)
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "{T}")]
+pub struct Versioned<'a, T: ?Sized> {
+    /// The version of this document's shape (see `schema/`).
+    #[schemars(schema_with = "schema_version")]
+    pub schema_version: u32,
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a T,
+}
+
+impl<'a, T: ?Sized> Versioned<'a, T> {
+    /// Wraps `report` with the current [`SCHEMA_VERSION`].
+    pub fn new(report: &'a T) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            report,
+        }
+    }
+}
+
+/// `schema_version` is exactly [`SCHEMA_VERSION`].
+fn schema_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer", "const": SCHEMA_VERSION })
+}
+
+/// The schema of `R` as [`Out::report`] prints it: `schema_version`, then `R`'s fields.
+pub fn schema_of<R: Report + schemars::JsonSchema + 'static>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    generator.subschema_for::<Versioned<'static, R>>()
 }
 
 /// A command's answer, printable for people or as JSON.
@@ -57,6 +99,23 @@ impl Out {
         }
     }
 
+    /// Creates an output that writes into memory instead of the process's streams, without
+    /// colours or progress: a command run in process (`git task mcp`, the harness hooks)
+    /// whose answer the caller reads back from the two buffers.
+    pub fn captured(format: Format, quiet: bool) -> (Self, Captured, Captured) {
+        let (stdout, stderr) = (Captured::default(), Captured::default());
+        let out = Self {
+            format,
+            quiet,
+            err_is_terminal: false,
+            palette: Palette::default(),
+            err_palette: Palette::default(),
+            stdout: RefCell::new(Box::new(stdout.clone())),
+            stderr: RefCell::new(Box::new(stderr.clone())),
+        };
+        (out, stdout, stderr)
+    }
+
     /// Returns whether results are printed as JSON.
     pub fn is_json(&self) -> bool {
         self.format == Format::Json
@@ -66,7 +125,8 @@ impl Out {
     pub fn report<R: Report>(&self, report: &R) -> io::Result<()> {
         match self.format {
             Format::Json => {
-                let mut text = serde_json::to_string(report).map_err(io::Error::other)?;
+                let mut text =
+                    serde_json::to_string(&Versioned::new(report)).map_err(io::Error::other)?;
                 text.push('\n');
                 self.raw(&text)
             }
@@ -163,8 +223,58 @@ impl Out {
         let _ = self.stderr.borrow_mut().write_all(text.as_bytes());
     }
 
+    /// Waits up to `timeout` and returns whether stdout's reader went away meanwhile (a pipe
+    /// whose other end closed): a process that only prints when something happens learns it
+    /// without writing. Asleep in poll(2), so idle costs nothing.
+    pub fn wait_stdout_closed(&self, timeout: std::time::Duration) -> bool {
+        #[cfg(unix)]
+        {
+            use rustix::event::{poll, PollFd, PollFlags, Timespec};
+            let stdout = io::stdout();
+            let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+            let timeout = Timespec {
+                tv_sec: timeout.as_secs() as i64,
+                tv_nsec: i64::from(timeout.subsec_nanos()),
+            };
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(n) if n > 0 => fds[0]
+                    .revents()
+                    .intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL),
+                // Interrupted by a signal (Ctrl-C): the caller looks at its flag.
+                _ => false,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            std::thread::sleep(timeout);
+            false
+        }
+    }
+
     /// Flushes stdout; a closed pipe is not an error.
     pub fn flush(&self) -> io::Result<()> {
         self.stdout.borrow_mut().flush()
+    }
+}
+
+/// One in-memory stream of an [`Out::captured`]: what the command wrote there.
+#[derive(Clone, Default)]
+pub struct Captured(Rc<RefCell<Vec<u8>>>);
+
+impl Captured {
+    /// Takes what was written so far.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }

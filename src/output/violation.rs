@@ -5,7 +5,7 @@ use crate::contract::Verdict;
 use owo_colors::OwoColorize;
 
 /// A verdict with violations, printable as SPEC §5's report.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ViolationReport<'a>(pub &'a Verdict);
 

@@ -32,7 +32,7 @@ pub struct Listed {
 }
 
 /// What collides with one task.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Collisions {
     /// Paths that conflict when the task alone is merged onto its base's tip.
     pub with_base: usize,
@@ -40,7 +40,7 @@ pub struct Collisions {
     pub with_tasks: usize,
 }
 
-#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct TaskEntry {
     tip: String,
     base_tip: String,
@@ -51,13 +51,13 @@ struct TaskEntry {
     landed: Option<ObjectId>,
 }
 
-#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct PairEntry {
     key: String,
     conflict: bool,
 }
 
-#[derive(Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct File {
     tasks: BTreeMap<String, TaskEntry>,
     pairs: BTreeMap<String, PairEntry>,

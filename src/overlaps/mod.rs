@@ -30,7 +30,7 @@ use std::path::Path;
 pub mod cache;
 
 /// One live task as the forecast sees it.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct TaskView {
     /// The task id.
     pub task: String,
@@ -60,7 +60,9 @@ pub struct TaskView {
 }
 
 /// What two tasks share.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Their contracts allow a common path (or may).
@@ -72,7 +74,7 @@ pub enum Severity {
 }
 
 /// Whether two contracts allow a common path.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct ContractOverlap {
     /// `yes`, `may` (could not be told for sure) or `no`.
     pub overlap: &'static str,
@@ -81,7 +83,7 @@ pub struct ContractOverlap {
 }
 
 /// The trial merge of a pair.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct TrialMerge {
     /// `clean`, `conflict`, or `not_merged` (see `reason`).
     pub verdict: &'static str,
@@ -92,7 +94,7 @@ pub struct TrialMerge {
 }
 
 /// One pair of live tasks that share something.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Pair {
     /// The most severe thing they share.
     pub kind: Severity,
@@ -107,7 +109,7 @@ pub struct Pair {
 }
 
 /// The whole forecast.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 pub struct Forecast {
     /// Every live task looked at.
     pub tasks: Vec<TaskView>,
@@ -153,7 +155,7 @@ pub fn forecast(repo: &Repo, ids: &[TaskId]) -> Result<Forecast> {
 }
 
 /// A live task whose contract allows some path another task's contract allows too.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Neighbour {
     /// The other task.
     pub task: String,
@@ -198,7 +200,7 @@ fn contract_of(repo: &Repo, record: &Record) -> Option<PathSet> {
 }
 
 /// A live task that conflicts with its base's tip.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct BaseConflict {
     /// The task.
     pub task: String,
@@ -345,13 +347,11 @@ fn view(repo: &Repo, memory: &Repo, record: &Record, clean: bool) -> Result<Task
     }
     // Uncommitted work counts for "same files" (a clean worktree was told from stat data).
     let mut uncommitted = false;
-    if Path::new(&s.worktree).is_dir() {
-        if !clean {
-            if let Ok(w) = crate::work::open(repo, record) {
-                let changed = diff::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;
-                uncommitted = !changed.is_empty();
-                paths.extend(changed.into_iter().map(|c| c.path));
-            }
+    if Path::new(&s.worktree).is_dir() && !clean {
+        if let Ok(w) = crate::work::open(repo, record) {
+            let changed = diff::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;
+            uncommitted = !changed.is_empty();
+            paths.extend(changed.into_iter().map(|c| c.path));
         }
     }
     paths.remove(CONTRACT_FILE);

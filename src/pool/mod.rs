@@ -46,7 +46,7 @@ pub const STALE_PATHS: usize = 10_000;
 pub const POOL_SIZE: &str = "task.poolSize";
 
 /// One pool entry.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Entry {
     /// `pool-<pid>-<nanos>`.
     pub name: String,

@@ -85,7 +85,7 @@ pub enum Event {
 }
 
 /// `started`: the task was started (or started again after it was removed).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Started {
     /// Worktree or patch mode.
     pub mode: Mode,
@@ -110,7 +110,7 @@ pub struct Started {
 }
 
 /// `provisioned`: the task is ready for work.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Provisioned {
     /// Patch mode: the snapshot guards the worktree.
@@ -132,7 +132,7 @@ pub enum Provisioned {
 }
 
 /// `checkpoint`: the task's state was saved as `refs/tasks/<id>/checkpoints/<number>`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Checkpoint {
     /// The checkpoint's number.
     pub number: u32,
@@ -143,7 +143,7 @@ pub struct Checkpoint {
 }
 
 /// `violation`: changes were refused by the contract.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Violation {
     /// A commit, judged by the pre-commit hook.
@@ -167,7 +167,7 @@ pub enum Violation {
 }
 
 /// What the frozen checks were run for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     /// `git task check --run`.
@@ -177,7 +177,7 @@ pub enum Purpose {
 }
 
 /// `checks`: the frozen checks ran (or were skipped). One shape, whoever ran them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Checks {
     /// Who ran them.
     #[serde(rename = "for")]
@@ -188,7 +188,7 @@ pub struct Checks {
 }
 
 /// How the checks went, without the commands' output.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChecksSummary {
     /// Whether `--no-checks` skipped them.
     pub skipped: bool,
@@ -199,7 +199,7 @@ pub struct ChecksSummary {
 }
 
 /// One check command as the record keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Command {
     /// The command line.
     pub command: String,
@@ -243,7 +243,7 @@ impl Event {
 }
 
 /// `merged`: the task landed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Merged {
     /// Patch mode: the work was accepted in place.
@@ -277,14 +277,14 @@ pub enum Merged {
 }
 
 /// `dropped`: the task was marked failed or abandoned.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Dropped {
     /// Why (`drop -m`).
     pub message: Option<String>,
 }
 
 /// `removed`: worktree and branch were deleted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Removed {
     /// `git task remove`.
@@ -308,7 +308,7 @@ pub enum Removed {
 }
 
 /// A ref that holds saved work (SPEC §2.2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SavedAttempt {
     /// `refs/tasks/<id>/attempts/<n>`.
     #[serde(rename = "ref")]
@@ -320,7 +320,7 @@ pub struct SavedAttempt {
 }
 
 /// `reverted`: work was reverted, saved as an attempt first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reverted {
     /// What was reverted, for people.
     pub what: String,
@@ -331,7 +331,7 @@ pub struct Reverted {
 }
 
 /// `reset`: the task was put back to its base (or onto another commit).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Reset {
     /// The one reset (`git task reset`, `start --reset`).
@@ -360,7 +360,7 @@ pub enum Reset {
 }
 
 /// `synced`: the base's new commits were brought in.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Synced {
     /// The base commit now.
     pub base: String,
@@ -374,7 +374,7 @@ pub struct Synced {
 }
 
 /// `moved`: the user moved the worktree; the record follows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Moved {
     /// The path recorded before.
     pub from: String,
@@ -522,6 +522,89 @@ impl Serialize for Entry {
     }
 }
 
+/// `log --json`'s entry: `event`, `commit`, and `details`, the event's body (one of the
+/// published event schemas, or any object for an event this version has no type for).
+impl schemars::JsonSchema for Entry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Entry".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut details: Vec<Value> = TYPED
+            .iter()
+            .filter_map(|name| schema(name, generator))
+            .map(schemars::Schema::to_value)
+            .collect();
+        details.push(serde_json::json!({
+            "description": "An event this version has no type for (a newer version wrote it), or one an older version wrote differently: its fields as stored.",
+            "type": "object",
+            "properties": { "event": { "type": "string" } },
+            "required": ["event"],
+        }));
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "event": { "description": "The event's name.", "type": "string" },
+                "commit": { "description": "The record commit that holds it.", "type": "string" },
+                "details": {
+                    "description": "The event's body without `state`: `event`, `task`, `time` and the event's own fields.",
+                    "anyOf": details,
+                },
+            },
+            "required": ["event", "commit", "details"],
+        })
+    }
+}
+
+/// The events this version has a type for, in the order of their life.
+pub const TYPED: [&str; 12] = [
+    STARTED,
+    PROVISIONED,
+    CHECKPOINT,
+    VIOLATION,
+    CHECKS,
+    MERGED,
+    DROPPED,
+    REMOVED,
+    REVERTED,
+    RESET,
+    SYNCED,
+    MOVED,
+];
+
+/// The schema of a typed event's body as `log --json` shows it (`details`): `event`, `task`,
+/// `time` and the event's own fields. `None` for a name not in [`TYPED`].
+pub fn schema(name: &str, generator: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
+    let fields = match name {
+        STARTED => generator.subschema_for::<Started>(),
+        PROVISIONED => generator.subschema_for::<Provisioned>(),
+        CHECKPOINT => generator.subschema_for::<Checkpoint>(),
+        VIOLATION => generator.subschema_for::<Violation>(),
+        CHECKS => generator.subschema_for::<Checks>(),
+        MERGED => generator.subschema_for::<Merged>(),
+        DROPPED => generator.subschema_for::<Dropped>(),
+        REMOVED => generator.subschema_for::<Removed>(),
+        REVERTED => generator.subschema_for::<Reverted>(),
+        RESET => generator.subschema_for::<Reset>(),
+        SYNCED => generator.subschema_for::<Synced>(),
+        MOVED => generator.subschema_for::<Moved>(),
+        _ => return None,
+    };
+    let header = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "event": { "const": name },
+            "task": { "description": "The task id.", "type": "string" },
+            "time": { "description": "When it happened, in seconds since the epoch.", "type": "integer" },
+        },
+        "required": ["event", "task", "time"],
+    });
+    Some(schemars::json_schema!({
+        "title": name,
+        "allOf": [header, fields],
+    }))
+}
+
 /// Builds the JSON body of a record commit: header, the event's fields, then `state`.
 pub(super) fn body(task: &str, time: i64, event: &Event, state: Value) -> Value {
     let mut map = Map::new();
@@ -587,21 +670,7 @@ mod tests {
             .filter(|(name, body)| !retired(name, body))
             .map(|(name, _)| name)
             .collect();
-        let all = [
-            STARTED,
-            PROVISIONED,
-            CHECKPOINT,
-            VIOLATION,
-            CHECKS,
-            MERGED,
-            DROPPED,
-            REMOVED,
-            REVERTED,
-            RESET,
-            SYNCED,
-            MOVED,
-        ];
-        assert_eq!(typed, all.iter().map(|s| s.to_string()).collect());
+        assert_eq!(typed, TYPED.iter().map(|s| s.to_string()).collect());
     }
 
     /// The man page's "Events" section names every event and every field it writes.

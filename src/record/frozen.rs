@@ -132,3 +132,31 @@ fn latest_frozen(repo: &Repo, tip: ObjectId, dir: &std::path::Path) -> Result<Op
     }
     Ok(None)
 }
+
+/// Keeps the digest written for record commit `from` (if any) for `to` as well: an event
+/// replayed onto another machine's record (`git task push`) stays provably the one frozen.
+pub fn carry(repo: &Repo, id: &TaskId, from: ObjectId, to: ObjectId) -> Result<()> {
+    let dir = dir(repo, id);
+    let Ok(text) = std::fs::read_to_string(dir.join(from.to_string())) else {
+        return Ok(());
+    };
+    let path = dir.join(to.to_string());
+    crate::git::fs::write_atomically(&path, text.as_bytes())
+        .context(|| format!("could not write '{}'", path.display()))
+}
+
+/// Trusts the record at `tip`, fetched from another machine and adopted here, as frozen: writes
+/// its digest so that the gate on this machine refuses any later change to its frozen parts.
+/// Does nothing for a task whose start (or adoption) this machine already recorded.
+pub fn adopt(repo: &Repo, record: &Record) -> Result<()> {
+    if dir(repo, &record.state.task_id()).is_dir() {
+        return Ok(());
+    }
+    let digest = digest(
+        repo,
+        &record.state,
+        &record.contract_text,
+        record.policy_text.as_deref(),
+    );
+    write(repo, &record.state, record.tip, digest)
+}

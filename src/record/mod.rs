@@ -16,6 +16,7 @@ use crate::task::{layout, TaskId, TaskState};
 
 pub mod cache;
 pub mod event;
+pub mod follow;
 pub mod frozen;
 
 pub use event::{Entry, Event};
@@ -111,6 +112,20 @@ pub fn read_state(repo: &Repo, tip: ObjectId) -> Result<TaskState> {
         .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {STATE_FILE}")))?;
     toml::from_str(&String::from_utf8_lossy(&state))
         .map_err(|e| Error::repo(format!("record commit {tip} holds a bad {STATE_FILE}"), e))
+}
+
+/// Returns an event commit's `message` with the task state it carries replaced by `state`:
+/// an event kept as history on top of another record whose state must stay current.
+pub fn message_with_state(message: &str, state: &TaskState) -> Result<String> {
+    let (name, json) = message.split_once("\n\n").unwrap_or((message.trim(), "{}"));
+    let mut body: serde_json::Value =
+        serde_json::from_str(json.trim()).unwrap_or_else(|_| serde_json::json!({}));
+    if let Some(map) = body.as_object_mut() {
+        let state =
+            serde_json::to_value(state).context(|| "could not encode the task state".into())?;
+        map.insert("state".into(), state);
+    }
+    Ok(format!("{name}\n\n{body}\n"))
 }
 
 /// Reads the record state stored in record commit `tip`.

@@ -29,14 +29,14 @@ impl Checked {
 /// Judges the task `id` (default: the active task): its staged changes with `staged` (as the
 /// pre-commit hook does), else all its work; with `run`, also runs its frozen checks in its
 /// worktree (all of them, even after a failure) and records a `checks` event.
-/// `starting` is called with each check command before it runs.
+/// `progress` hears how the checks go (see [`crate::checks::Progress`]).
 pub fn check(
     repo: &Repo,
     settings: &Settings,
     id: Option<&TaskId>,
     staged: bool,
     run: bool,
-    starting: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(crate::checks::Progress<'_>),
 ) -> Result<Checked> {
     let record = super::resolve(repo, settings, id)?;
     let verdict = if staged {
@@ -45,7 +45,7 @@ pub fn check(
         crate::changes::judge_task(repo, &record)?
     };
     let checks = match run {
-        true => Some(run_checks(repo, &record, starting)?),
+        true => Some(run_checks(repo, &record, progress)?),
         false => None,
     };
     Ok(Checked { verdict, checks })
@@ -76,7 +76,11 @@ fn judge_staged(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ver
 }
 
 /// Runs the frozen contract's checks in the task worktree and records a `checks` event.
-fn run_checks(repo: &Repo, record: &Record, starting: &mut dyn FnMut(&str)) -> Result<Run> {
+fn run_checks(
+    repo: &Repo,
+    record: &Record,
+    progress: &mut dyn FnMut(crate::checks::Progress<'_>),
+) -> Result<Run> {
     let dir = Path::new(&record.state.worktree);
     if !dir.is_dir() {
         return Err(Error::input(format!(
@@ -88,7 +92,7 @@ fn run_checks(repo: &Repo, record: &Record, starting: &mut dyn FnMut(&str)) -> R
         stream: false,
         keep_going: true,
     };
-    let run = record.frozen_checks().run(dir, how, starting)?;
+    let run = record.frozen_checks().run(dir, how, progress)?;
     record::note(
         repo,
         &record.state.task_id(),

@@ -14,7 +14,9 @@ use std::path::Path;
 pub const WORKTREE_INCLUDE: &str = ".worktreeinclude";
 
 /// What was copied.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Copied {
     /// Files copied (reflinked or not).
     pub files: u64,

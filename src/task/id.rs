@@ -4,7 +4,9 @@ use std::fmt;
 
 /// A validated task id: 1–64 chars of `[A-Za-z0-9._-]`, starting with a letter
 /// or digit, no `..`, not ending in `.lock` or `.`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct TaskId(String);
 

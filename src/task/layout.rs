@@ -59,6 +59,51 @@ pub fn id_from_branch(prefix: &str, branch: &str) -> Option<TaskId> {
         .and_then(|rest| TaskId::parse(rest).ok())
 }
 
+/// Returns where `git task fetch` keeps remote `remote`'s task refs: `refs/remotes/<remote>/tasks/`.
+pub fn remote_tasks_ns(remote: &str) -> String {
+    format!("refs/remotes/{remote}/tasks/")
+}
+
+/// Returns the fetched copy of a task's record: `refs/remotes/<remote>/tasks/<id>/record`.
+pub fn remote_record_ref(remote: &str, id: &TaskId) -> String {
+    format!("{}{id}/record", remote_tasks_ns(remote))
+}
+
+/// Returns the fetched copy of the notes: `refs/remotes/<remote>/notes/tasks`.
+pub fn remote_notes_ref(remote: &str) -> String {
+    format!("refs/remotes/{remote}/notes/tasks")
+}
+
+/// Returns the fetched copy of a branch (full name `refs/heads/<b>`): `refs/remotes/<remote>/<b>`.
+pub fn remote_branch_ref(remote: &str, branch: &str) -> String {
+    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    format!("refs/remotes/{remote}/{short}")
+}
+
+/// Returns the fetched copy of any ref of the remote: its branch or task ref copy, or `None` for
+/// a ref `git task fetch` does not bring (`refs/heads/x`, `refs/tasks/…`, `refs/notes/…`).
+pub fn remote_copy(remote: &str, name: &str) -> Option<String> {
+    if let Some(rest) = name.strip_prefix(TASKS_NS) {
+        return Some(format!("{}{rest}", remote_tasks_ns(remote)));
+    }
+    if let Some(rest) = name.strip_prefix("refs/notes/") {
+        return Some(format!("refs/remotes/{remote}/notes/{rest}"));
+    }
+    name.starts_with("refs/heads/")
+        .then(|| remote_branch_ref(remote, name))
+}
+
+/// The refspecs of `git task fetch <remote>` (documented in the man page, "Several machines"):
+/// branches as `git fetch` brings them, task refs and notes into their own namespaces, so that
+/// nothing local is ever overwritten.
+pub fn fetch_refspecs(remote: &str) -> Vec<String> {
+    vec![
+        format!("+refs/heads/*:refs/remotes/{remote}/*"),
+        format!("+{TASKS_NS}*:{}*", remote_tasks_ns(remote)),
+        format!("+refs/notes/*:refs/remotes/{remote}/notes/*"),
+    ]
+}
+
 /// Returns the default directory holding task worktrees: `../<repo-name>.tasks` beside the main worktree.
 pub fn default_worktree_dir(main_worktree: &Path) -> PathBuf {
     let name = main_worktree
@@ -91,6 +136,22 @@ mod tests {
         assert_eq!(branch_ref("task/", &id("a")), "refs/heads/task/a");
         assert_eq!(id_from_branch("task/", "task/a-b"), Some(id("a-b")));
         assert_eq!(id_from_branch("task/", "main"), None);
+        assert_eq!(
+            remote_record_ref("origin", &id("a")),
+            "refs/remotes/origin/tasks/a/record"
+        );
+        assert_eq!(
+            remote_copy("o", "refs/heads/task/a").as_deref(),
+            Some("refs/remotes/o/task/a")
+        );
+        assert_eq!(
+            remote_copy("o", "refs/tasks/a/checkpoints/1").as_deref(),
+            Some("refs/remotes/o/tasks/a/checkpoints/1")
+        );
+        assert_eq!(
+            remote_copy("o", NOTES_REF).as_deref(),
+            Some("refs/remotes/o/notes/tasks")
+        );
         assert_eq!(id_from_branch("task/", "task/a..b"), None);
         assert_eq!(
             default_worktree_dir(Path::new("/src/app")),

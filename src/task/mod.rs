@@ -22,7 +22,9 @@ pub use resolve::resolve;
 use serde::{Deserialize, Serialize};
 
 /// Where the task's work happens.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// A linked worktree on branch `task/<id>` (the default).
@@ -42,7 +44,7 @@ impl std::fmt::Display for Mode {
 }
 
 /// Where the task is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// `start` has claimed the id but not finished making the task.
@@ -80,7 +82,7 @@ impl std::fmt::Display for Status {
 }
 
 /// The current state of a task, stored as `task.toml` in each record commit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskState {
     /// The task id.

@@ -20,6 +20,11 @@
 //!   first, if any; the index always), after saving the worktree as an attempt when
 //!   its files are not already the target.
 //!
+//! - [`Step::Provision`]: a worktree was being made for a task fetched from another
+//!   machine (`adopt`). If the task's record names it, it was finished; otherwise the
+//!   half-made checkout (nothing in it is anyone's work yet) is removed, and `adopt`
+//!   makes it again.
+//!
 //! [`quick`] runs at the start of every mutating command (one read of a usually
 //! missing directory) and `sweep` runs [`recover`] and reports each repair.
 
@@ -36,7 +41,7 @@ pub use crate::git::journal::{Journal, Step};
 use crate::git::refs::{self, Expect, Update};
 
 /// One repair made (or, dry, planned) from a journal entry of a killed process.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Recovered {
     /// `interrupted_checkout` or `interrupted_in_place_update`.
     pub problem: &'static str,
@@ -168,6 +173,16 @@ fn describe(entry: &Entry) -> Recovered {
             attempts: Vec::new(),
             error: None,
         },
+        Step::Provision { task, worktree } => Recovered {
+            problem: "interrupted_adopt",
+            task: Some(task.clone()),
+            action: format!(
+                "the worktree '{}' was being made: remove it unless the task's record names it",
+                worktree.display()
+            ),
+            attempts: Vec::new(),
+            error: None,
+        },
         Step::InPlace { task, worktree, .. } => Recovered {
             problem: "interrupted_in_place_update",
             task: Some(task.clone()),
@@ -249,6 +264,28 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
                 done.push_str(&format!("; finished the update of {}", finished.join(", ")));
             }
             Ok(done)
+        }
+        Step::Provision { task, worktree } => {
+            let id = TaskId::parse(task).map_err(|e| Error::repo_msg(e.to_string()))?;
+            let named = crate::record::load(repo, &id)?
+                .is_some_and(|r| Path::new(&r.state.worktree) == worktree.as_path());
+            if named {
+                return Ok(format!("'{}' was finished", worktree.display()));
+            }
+            match worktree::list(repo)?
+                .into_iter()
+                .find(|w| &w.path == worktree)
+            {
+                Some(w) => worktree::remove(repo, &w)?,
+                None if worktree.exists() => std::fs::remove_dir_all(worktree).map_err(|e| {
+                    Error::repo(format!("could not delete '{}'", worktree.display()), e)
+                })?,
+                None => {}
+            }
+            Ok(format!(
+                "removed the half-made worktree '{}'; adopt '{task}' again",
+                worktree.display()
+            ))
         }
         Step::Checkout {
             worktree,

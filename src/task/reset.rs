@@ -262,7 +262,14 @@ pub fn reset(
                     Error::repo(format!("could not create '{}'", parent.display()), e)
                 })?;
             }
-            worktree::add(repo, &path, &s.branch, None, crate::git::interrupt::flag())?;
+            worktree::add(
+                repo,
+                &path,
+                &s.branch,
+                None,
+                crate::git::interrupt::flag(),
+                &mut |_, _| {},
+            )?;
             recreated = true;
             Vec::new()
         }

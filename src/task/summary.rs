@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Where a task stands against its base.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Summary {
     /// The task's current commit (branch tip, or HEAD of the patch-mode worktree), if any.
     pub head: Option<String>,

@@ -41,7 +41,7 @@ use crate::record::{self, event, Event};
 use std::path::{Path, PathBuf};
 
 /// One repair, done or (with `--dry-run`) planned.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Repair {
     /// What kind of half-made state was found.
     pub problem: &'static str,

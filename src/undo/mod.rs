@@ -61,7 +61,7 @@ impl What {
 pub use crate::attempt::SavedAttempt;
 
 /// What an undo did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Undone {
     /// The attempt holding what was discarded (`None`: nothing was discarded).
     pub attempt: Option<SavedAttempt>,

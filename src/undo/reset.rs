@@ -14,7 +14,7 @@ use crate::task::{layout, Mode};
 use crate::work;
 
 /// What `reset` did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct ResetDone {
     /// The work saved before it was discarded.
     pub attempt: Option<SavedAttempt>,

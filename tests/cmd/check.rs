@@ -7,7 +7,15 @@ use crate::common::TestRepo;
 fn assert_verdict_shape(j: &serde_json::Value) {
     let mut keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();
-    let mut want = vec!["checked", "kind", "repair", "staged", "task", "violations"];
+    let mut want = vec![
+        "checked",
+        "kind",
+        "repair",
+        "schema_version",
+        "staged",
+        "task",
+        "violations",
+    ];
     if j.get("checks").is_some() {
         want.push("checks");
         want.sort();

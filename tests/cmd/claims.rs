@@ -22,10 +22,6 @@ fn commit(repo: &TestRepo, dir: &Path, msg: &str) -> crate::common::Run {
     repo.git_run(dir, &["commit", "-q", "-m", msg])
 }
 
-fn claims_ref(repo: &TestRepo) -> Vec<String> {
-    repo.refs("refs/tasks/_claims")
-}
-
 #[test]
 fn a_claimed_path_is_refused_by_the_other_tasks_hook_and_gate() {
     let repo = repo();

@@ -170,6 +170,7 @@ fn json_reports_keep_their_documented_keys() {
     assert_keys(
         &start,
         &[
+            "schema_version",
             "kind",
             "task",
             "created",
@@ -195,7 +196,7 @@ fn json_reports_keep_their_documented_keys() {
         "worktree_exists",
     ];
     let list = repo.task_root(&["list", "--json"]).ok().json();
-    assert_keys(&list, &["kind", "tasks"]);
+    assert_keys(&list, &["schema_version", "kind", "tasks"]);
     let mut row = vec![
         "id",
         "mode",
@@ -210,6 +211,7 @@ fn json_reports_keep_their_documented_keys() {
     assert_keys(&list["tasks"][0], &row);
     let status = repo.task_root(&["status", "js", "--json"]).ok().json();
     let mut st = vec![
+        "schema_version",
         "kind",
         "task",
         "mode",
@@ -231,28 +233,46 @@ fn json_reports_keep_their_documented_keys() {
     assert_keys(&status["events"][0], &["event", "commit", "details"]);
     assert_keys(
         &repo.task_root(&["path", "js", "--json"]).ok().json(),
-        &["kind", "task", "path", "exists"],
+        &["schema_version", "kind", "task", "path", "exists"],
     );
     let log = repo.task_root(&["log", "js", "--json"]).ok().json();
-    assert_keys(&log, &["kind", "task", "events"]);
+    assert_keys(&log, &["schema_version", "kind", "task", "events"]);
     assert_keys(
         &repo.task_root(&["scratch", "js", "--json"]).ok().json(),
-        &["kind", "task", "path"],
+        &["schema_version", "kind", "task", "path"],
     );
     assert_keys(
         &repo.task_root(&["drop", "js", "--json"]).ok().json(),
-        &["kind", "task", "mode", "status", "changed", "worktree"],
+        &[
+            "schema_version",
+            "kind",
+            "task",
+            "mode",
+            "status",
+            "changed",
+            "worktree",
+        ],
     );
     repo.write(&repo.task_dir("js"), "x.txt", "x\n");
     let remove = repo
         .task_root(&["remove", "js", "--force", "--json"])
         .ok()
         .json();
-    assert_keys(&remove, &["kind", "task", "removed", "existed", "attempts"]);
+    assert_keys(
+        &remove,
+        &[
+            "schema_version",
+            "kind",
+            "task",
+            "removed",
+            "existed",
+            "attempts",
+        ],
+    );
     assert_keys(&remove["attempts"][0], &["ref", "commit", "what"]);
     super::support::lone_task_branch(&repo, "lonely");
     let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
-    assert_keys(&sweep, &["kind", "dry_run", "repairs"]);
+    assert_keys(&sweep, &["schema_version", "kind", "dry_run", "repairs"]);
     assert_keys(
         &sweep["repairs"][0],
         &["problem", "task", "action", "attempts"],
@@ -261,9 +281,23 @@ fn json_reports_keep_their_documented_keys() {
         .task_root(&["start", "sf", "--setup", "false", "--json"])
         .code(1)
         .json();
-    assert_keys(&failed, &["kind", "task", "command", "code", "output"]);
+    assert_keys(
+        &failed,
+        &[
+            "schema_version",
+            "kind",
+            "task",
+            "command",
+            "code",
+            "output",
+        ],
+    );
     for v in [&start, &list, &status, &log, &remove, &sweep, &failed] {
         assert!(v["kind"].is_string(), "every report has a kind: {v}");
+        assert_eq!(
+            v["schema_version"], 1,
+            "every report has its schema version: {v}"
+        );
     }
 }
 

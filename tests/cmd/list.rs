@@ -21,7 +21,10 @@ fn list_of_no_tasks() {
     assert_eq!(run.stdout, "", "{run}");
     assert!(run.stderr.contains("No tasks"), "{run}");
     let j = repo.task_root(&["list", "--json"]).ok().json();
-    assert_eq!(j, serde_json::json!({"kind": "list", "tasks": []}));
+    assert_eq!(
+        j,
+        serde_json::json!({"schema_version": 1, "kind": "list", "tasks": []})
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn path_json_shape() {
     let j = repo.task_root(&["path", "pj", "--json"]).ok().json();
     assert_eq!(
         j,
-        serde_json::json!({"kind": "path", "task": "pj", "path": wt.to_str().unwrap(), "exists": true})
+        serde_json::json!({"schema_version": 1, "kind": "path", "task": "pj", "path": wt.to_str().unwrap(), "exists": true})
     );
 }
 

@@ -13,7 +13,7 @@ fn remove_deletes_worktree_and_branch_and_keeps_the_record() {
     let j = repo.task_root(&["remove", "rm", "--json"]).ok().json();
     assert_eq!(
         j,
-        serde_json::json!({"kind": "remove", "task": "rm", "removed": true, "existed": true, "attempts": []})
+        serde_json::json!({"schema_version": 1, "kind": "remove", "task": "rm", "removed": true, "existed": true, "attempts": []})
     );
     assert!(!wt.exists());
     assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);

@@ -1090,3 +1090,37 @@ fn colour() {
     s.run(&["status", "nope"]);
     s.assert("colour");
 }
+
+// ---------------------------------------------------------------------------------------------
+// several machines: push, fetch, list --remote, adopt, merge --remote
+
+#[test]
+fn remote_push_fetch_adopt_merge() {
+    let mut s = Snap::new();
+    let base = s.repo.base();
+    s.repo
+        .git(&base, &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+    let root = s.root();
+    s.repo
+        .git(&root, &["remote", "add", "origin", "../remote.git"]);
+    s.repo.git(&root, &["push", "-q", "origin", "main"]);
+    task_with_work(&s.repo);
+    commit_all(&s.repo, &s.repo.task_dir("t1"), "Add work");
+    s.run(&["push", "t1"]);
+    s.run(&["push", "t1"]);
+    s.run(&["push", "t1", "--json"]);
+    s.repo.git(&base, &["clone", "-q", "remote.git", "two"]);
+    let two = base.join("two");
+    s.run_in(&two, &["fetch"]);
+    s.run_in(&two, &["fetch", "--json"]);
+    s.run_in(&two, &["list", "--remote", "origin"]);
+    s.run_in(&two, &["list", "--remote", "origin", "--json"]);
+    s.run_in(&two, &["adopt", "t1"]);
+    s.run_in(&two, &["adopt", "t1", "--json"]);
+    s.run_in(&two, &["merge", "t1", "--remote", "origin"]);
+    s.run_in(&two, &["merge", "t1", "--remote", "origin", "--json"]);
+    // Errors: an unknown remote, a task the remote does not have.
+    s.run_in(&two, &["fetch", "nowhere"]);
+    s.run_in(&two, &["adopt", "t9", "--json"]);
+    s.assert("remote_push_fetch_adopt_merge");
+}

@@ -13,7 +13,7 @@ fn sweep_of_a_healthy_repository_does_nothing() {
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(
         j,
-        serde_json::json!({"kind": "sweep", "dry_run": false, "repairs": []})
+        serde_json::json!({"schema_version": 1, "kind": "sweep", "dry_run": false, "repairs": []})
     );
     let run = repo.task_root(&["sweep"]).ok();
     assert!(run.stderr.contains("Nothing to repair"), "{run}");

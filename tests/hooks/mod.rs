@@ -4,7 +4,7 @@ mod base_merge;
 mod clients;
 mod managers;
 mod staged;
-mod tools;
+pub(crate) mod tools;
 
 use crate::common::{bin, Run, TestRepo};
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use gix::object::tree::EntryKind;
 use std::collections::VecDeque;
 
 /// How one path changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     /// The path is new.

@@ -4,7 +4,7 @@ use crate::error::{Context, Result};
 use crate::git::{ObjectId, Repo};
 
 /// How a file changed, renames included.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// A new file.

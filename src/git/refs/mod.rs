@@ -9,6 +9,7 @@
 
 pub mod note;
 pub mod read;
+pub mod stamp;
 
 use crate::error::{Error, Result};
 use crate::git::{ObjectId, Repo};

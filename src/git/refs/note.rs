@@ -65,3 +65,77 @@ pub fn read(repo: &Repo, notes_ref: &str, object: ObjectId) -> Result<Option<Str
         .first()
         .map(|n| String::from_utf8_lossy(&n.blob.data).into_owned()))
 }
+
+/// Merges the notes commit `theirs` into `ours` as `git notes merge -s cat_sort_uniq` does, and
+/// returns the commit that holds both (`ours` or `theirs` itself when one contains the other).
+///
+/// Notes only one side has are kept; an object both sides annotated differently gets the
+/// sorted, de-duplicated lines of both notes. Nothing is deleted, no ref moves.
+pub fn merge(
+    repo: &Repo,
+    ours: Option<ObjectId>,
+    theirs: ObjectId,
+    message: &str,
+) -> Result<ObjectId> {
+    let Some(ours) = ours else { return Ok(theirs) };
+    if ours == theirs {
+        return Ok(ours);
+    }
+    match objects::merge_base(repo, ours, theirs)? {
+        Some(base) if base == theirs => return Ok(ours),
+        Some(base) if base == ours => return Ok(theirs),
+        _ => {}
+    }
+    let root = objects::commit_tree(repo, ours)?;
+    let mut state = gix::note::plumbing::State::new(root, &repo.inner)
+        .map_err(|e| Error::repo_msg(format!("could not read the notes of {ours}: {e}")))?;
+    let their_tree = objects::commit_tree(repo, theirs)?;
+    let mut cache = objects::FlatCache::default();
+    for (path, _, blob) in objects::flatten_tree(repo, their_tree, &mut cache)?.iter() {
+        let hex: String = path.to_string().chars().filter(|c| *c != '/').collect();
+        let Ok(object) = hex.parse::<ObjectId>() else {
+            continue;
+        };
+        let mine = state
+            .get(&object, &repo.inner)
+            .map_err(|e| Error::repo_msg(format!("could not read the note of {object}: {e}")))?;
+        let new = match mine {
+            None => *blob,
+            Some(m) if m == *blob => continue,
+            Some(m) => {
+                let a = String::from_utf8_lossy(&objects::read_blob(repo, m)?).into_owned();
+                let b = String::from_utf8_lossy(&objects::read_blob(repo, *blob)?).into_owned();
+                objects::write_blob(repo, cat_sort_uniq(&a, &b).as_bytes())?
+            }
+        };
+        state
+            .edit(object, Some(new), &repo.inner)
+            .map_err(|e| Error::repo_msg(format!("could not merge the note of {object}: {e}")))?;
+    }
+    let tree = state
+        .write(&repo.inner)
+        .map_err(|e| Error::repo_msg(format!("could not write the notes tree: {e}")))?;
+    objects::write_own_commit(repo, tree, &[ours, theirs], message)
+}
+
+/// The lines of both notes, sorted, each once (git's `cat_sort_uniq` strategy).
+fn cat_sort_uniq(a: &str, b: &str) -> String {
+    let mut lines: Vec<&str> = a
+        .lines()
+        .chain(b.lines())
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cat_sort_uniq_keeps_each_line_once() {
+        assert_eq!(super::cat_sort_uniq("b\na\n", "a\nc\n"), "a\nb\nc\n");
+    }
+}

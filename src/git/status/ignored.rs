@@ -7,7 +7,17 @@ use gix::bstr::ByteSlice;
 use std::path::Path;
 
 /// What is ignored in a worktree.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct Ignored {
     /// Ignored files (each file below an ignored directory counts).
     pub files: u64,

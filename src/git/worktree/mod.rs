@@ -96,12 +96,17 @@ pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
 /// The worktree is registered first, then checked out; if checkout fails or `interrupt`
 /// is raised, the caller removes it (start rolls back everything it made). The fresh
 /// index is remembered as clean ([`crate::git::status::dirty::remember_index`]) while it is in memory.
+///
+/// `progress(done, total)` hears how many files are checked out, every
+/// [`PROGRESS_INTERVAL`] while the checkout runs (and once at the end, if it heard
+/// anything before): a checkout quicker than that reports nothing.
 pub fn add(
     repo: &Repo,
     path: &Path,
     branch: &str,
     sparse: Option<&str>,
     interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
     let name: gix::refs::FullName = branch
         .try_into()
@@ -116,6 +121,7 @@ pub fn add(
         tip,
         sparse,
         interrupt,
+        progress,
     )
 }
 
@@ -133,6 +139,7 @@ pub fn add_detached(
         commit,
         None,
         interrupt,
+        &mut |_, _| {},
     )
 }
 
@@ -143,6 +150,7 @@ fn add_at(
     tip: ObjectId,
     sparse: Option<&str>,
     interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
     let tree = crate::git::objects::commit_tree(repo, tip)?;
     let created = retry_while_another_is_added(|| {
@@ -198,15 +206,45 @@ fn add_at(
         .clone()
         .into_arc()
         .context(|| "could not open the object database".into())?;
-    gix::worktree::state::checkout(
-        &mut index,
-        path,
-        objects,
-        &gix::progress::Discard,
-        &gix::progress::Discard,
-        interrupt,
-        options,
-    )
+    let total = index
+        .entries()
+        .iter()
+        .filter(|e| !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE))
+        .count() as u64;
+    let files = Counter::default();
+    // The checkout runs on its own thread; this one reports its progress meanwhile.
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let files = &files;
+        let index = &mut index;
+        let worker = scope.spawn(move || {
+            let outcome = gix::worktree::state::checkout(
+                index,
+                path,
+                objects,
+                files,
+                &gix::progress::Discard,
+                interrupt,
+                options,
+            );
+            drop(done_tx);
+            outcome
+        });
+        let mut reported = false;
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            done_rx.recv_timeout(PROGRESS_INTERVAL)
+        {
+            progress(files.get().min(total), total);
+            reported = true;
+        }
+        let outcome = worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if reported {
+            progress(files.get().min(total), total);
+        }
+        outcome
+    })
     .context(|| format!("could not check out '{}'", path.display()))?;
     if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(Error::repo_msg("interrupted while checking out"));
@@ -224,6 +262,37 @@ fn add_at(
     }
     crate::git::status::dirty::remember_index(path, tip, repo.ignore_files(), &index);
     Ok(())
+}
+
+/// How often a running checkout reports its progress.
+pub const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Counts the files a checkout wrote (gix's progress counter, read by another thread).
+#[derive(Default)]
+struct Counter(gix::progress::StepShared);
+
+impl Counter {
+    fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) as u64
+    }
+}
+
+impl gix::progress::Count for Counter {
+    fn set(&self, step: gix::progress::Step) {
+        self.0.store(step, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn step(&self) -> gix::progress::Step {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn inc_by(&self, step: gix::progress::Step) {
+        self.0.fetch_add(step, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn counter(&self) -> gix::progress::StepShared {
+        self.0.clone()
+    }
 }
 
 /// Runs `add` again while it fails because another process is registering a worktree right now.

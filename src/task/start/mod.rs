@@ -116,12 +116,22 @@ impl From<Error> for StartError {
     }
 }
 
-/// Starts a task (worktree mode); `progress(done, total)` reports files copied by `--copy-ignored`.
+/// What a start reports progress of: files, `done` of `total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Files written by the checkout of the new worktree (long checkouts only).
+    Checkout,
+    /// Files copied by `--copy-ignored`.
+    CopyIgnored,
+}
+
+/// Starts a task (worktree mode); `progress(phase, done, total)` reports the files written by
+/// a long checkout and those copied by `--copy-ignored`.
 pub fn start(
     repo: &Repo,
     settings: &Settings,
     opts: &StartOptions,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(Phase, u64, u64),
 ) -> std::result::Result<Started, StartError> {
     if opts.mode == Mode::Patch {
         return Ok(start_patch(repo, settings, opts)?);
@@ -367,6 +377,40 @@ pub fn start(
     }
 }
 
+/// Gives an existing task (its record and branch fetched from another machine) a worktree
+/// here at `path`, with a start's own steps: checkout, ignored files per the base's
+/// `.worktreeinclude`, the post-checkout hooks, the recorded setup; then `provisioned` names
+/// the new worktree. A failure removes the worktree it made; the refs stay.
+pub fn provision_existing(
+    repo: &Repo,
+    record: &Record,
+    path: &Path,
+    progress: &mut dyn FnMut(Phase, u64, u64),
+) -> std::result::Result<Record, StartError> {
+    let _guard = crate::git::interrupt::install();
+    let include = match record.state.base_commit.parse() {
+        Ok(base) => objects::read_blob_at(repo, base, super::copy::WORKTREE_INCLUDE)?
+            .map(|b| Some(super::copy::parse_include(&String::from_utf8_lossy(&b)))),
+        Err(_) => None,
+    };
+    let how = Provision {
+        setup: record.state.setup.as_deref(),
+        include: include.as_ref().map(|i| i.as_deref()),
+        sparse: None,
+        pool: None,
+    };
+    let mut here = record.clone();
+    here.state.worktree = path.display().to_string();
+    let branch = record.state.branch.clone();
+    provision(repo, &here, path, &branch, &how, progress)
+        .map(|(record, _)| record)
+        .inspect_err(|_| {
+            if let Ok(Some(w)) = worktree::find_by_branch(repo, &branch) {
+                let _ = worktree::remove(repo, &w);
+            }
+        })
+}
+
 fn interrupted() -> Result<()> {
     if crate::git::interrupt::is_triggered() {
         return Err(Error::repo_msg(
@@ -395,7 +439,7 @@ fn provision(
     path: &Path,
     branch: &str,
     how: &Provision<'_>,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(Phase, u64, u64),
 ) -> std::result::Result<(Record, bool), StartError> {
     let setup = how.setup;
     interrupted()?;
@@ -414,13 +458,17 @@ fn provision(
             branch,
             how.sparse,
             crate::git::interrupt::flag(),
+            &mut |done, total| progress(Phase::Checkout, done, total),
         )?;
     }
     interrupted()?;
     let copied = match how.include {
-        Some(globs) if repo.workdir().is_some() => {
-            Some(super::copy::copy_ignored(repo, path, globs, progress)?)
-        }
+        Some(globs) if repo.workdir().is_some() => Some(super::copy::copy_ignored(
+            repo,
+            path,
+            globs,
+            &mut |done, total| progress(Phase::CopyIgnored, done, total),
+        )?),
         _ => None,
     };
     interrupted()?;

@@ -1,0 +1,249 @@
+//! Agent-harness worktree hooks: Claude Code's `WorktreeCreate` and `WorktreeRemove`.
+//!
+//! Claude Code runs the configured command with a JSON object on stdin and, for
+//! `WorktreeCreate`, takes the worktree's absolute path from stdout (any non-zero exit
+//! fails the creation). Edge glue, like `mcp`: the input becomes `start` or `remove`, run in
+//! process through [`crate::mcp::call`].
+//!
+//! - create: `start <name>` (the name made a valid task id; `source_ref`, when sent, is the
+//!   base). The contract: `task.harnessAllow`/`task.harnessForbid` when set, else the
+//!   `.task-contract.toml` at the root of the checkout the hook runs in, else none (any path
+//!   not forbidden by the policy). Starting an existing task returns its worktree.
+//! - remove: the task whose worktree is `worktree_path` is removed with `--force`: its
+//!   uncommitted work is saved as an attempt first.
+//!
+//! Codex, Cursor and opencode have no hook that replaces their worktree creation (Cursor's
+//! worktree setup runs after it made the worktree itself), so only Claude Code is served.
+
+use crate::commands::Command;
+use crate::error::Error;
+use crate::mcp::call::{self, Outcome};
+use clap::Parser;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// `task.harnessAllow`: globs a harness-made task may touch (multi-valued).
+pub const HARNESS_ALLOW: &str = "task.harnessAllow";
+/// `task.harnessForbid`: globs a harness-made task may never touch (multi-valued).
+pub const HARNESS_FORBID: &str = "task.harnessForbid";
+
+/// The fields of Claude Code's hook input that matter here (others are ignored).
+#[derive(Deserialize, Debug, Default)]
+struct HookInput {
+    hook_event_name: Option<String>,
+    /// Where Claude Code runs (the project).
+    cwd: Option<PathBuf>,
+    /// WorktreeCreate: the worktree's name (`name`; the hooks reference calls it `worktree_name`).
+    #[serde(alias = "worktree_name")]
+    name: Option<String>,
+    /// WorktreeCreate: the revision to start from, when Claude Code says.
+    source_ref: Option<String>,
+    /// WorktreeRemove: the worktree to remove.
+    worktree_path: Option<PathBuf>,
+}
+
+/// What the hook answers: stdout (the worktree path), stderr, exit code.
+#[derive(Debug, Default)]
+pub struct HookAnswer {
+    /// The line for stdout, if any.
+    pub stdout: Option<String>,
+    /// Text for stderr.
+    pub stderr: String,
+    /// The exit code.
+    pub code: u8,
+}
+
+/// Handles one Claude Code worktree hook: `create` for WorktreeCreate, else WorktreeRemove.
+pub fn claude(create: bool, input: &str) -> Result<HookAnswer, Error> {
+    let input: HookInput = serde_json::from_str(input).map_err(|e| {
+        Error::input(format!("the hook input on stdin is not Claude Code's hook JSON: {e}"))
+            .hint("configure this command as a WorktreeCreate or WorktreeRemove hook in .claude/settings.json")
+    })?;
+    let expected = if create {
+        "WorktreeCreate"
+    } else {
+        "WorktreeRemove"
+    };
+    if let Some(event) = &input.hook_event_name {
+        if event != expected {
+            return Err(Error::input(format!(
+                "this hook handles {expected}, but Claude Code sent {event}"
+            ))
+            .hint("use 'git task harness claude create' for WorktreeCreate and '... remove' for WorktreeRemove"));
+        }
+    }
+    let here = std::env::current_dir()
+        .map_err(|e| Error::repo("could not read the current directory", e))?;
+    let dir = match &input.cwd {
+        Some(cwd) if cwd.is_dir() => crate::git::normalize(&here.join(cwd)),
+        _ => here,
+    };
+    if create {
+        create_task(&dir, &input)
+    } else {
+        remove_task(&dir, &input)
+    }
+}
+
+fn create_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
+    let mut argv = vec!["git-task".to_owned(), "--json".into(), "start".into()];
+    if let Some(base) = input.source_ref.as_deref().filter(|b| !b.is_empty()) {
+        argv.push(format!("--base={base}"));
+    }
+    argv.extend(contract_args(dir)?);
+    if let Some(id) = input.name.as_deref().and_then(task_id) {
+        argv.push(id);
+    }
+    let outcome = call::run_in(dir, &command(&argv)?);
+    let worktree = json_field(&outcome.stdout, "worktree");
+    match (outcome.code, worktree) {
+        (0, Some(path)) => Ok(HookAnswer {
+            stdout: Some(path),
+            stderr: outcome.stderr,
+            code: 0,
+        }),
+        _ => Ok(failed(outcome)),
+    }
+}
+
+fn remove_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
+    let Some(path) = &input.worktree_path else {
+        return Err(
+            Error::input("the WorktreeRemove hook input has no 'worktree_path'")
+                .hint("configure this command as the WorktreeRemove hook in .claude/settings.json"),
+        );
+    };
+    let path = crate::git::normalize(&dir.join(path));
+    let listed = call::run_in(dir, &command(&["git-task", "--json", "list", "--all"])?);
+    if listed.code != 0 {
+        return Ok(failed(listed));
+    }
+    let Some(id) = task_at(&listed.stdout, &path) else {
+        return Err(Error::input(format!(
+            "no task has its worktree at '{}'",
+            path.display()
+        ))
+        .hint("it was not made by 'git task harness claude create'; remove it with 'git worktree remove'"));
+    };
+    let removed = call::run_in(
+        dir,
+        &command(&["git-task", "--json", "remove", "--force", &id])?,
+    );
+    if removed.code != 0 {
+        return Ok(failed(removed));
+    }
+    let mut stderr = removed.stderr;
+    stderr.push_str(&format!("Removed task '{id}'\n"));
+    Ok(HookAnswer {
+        stdout: None,
+        stderr,
+        code: 0,
+    })
+}
+
+/// The contract options of a harness-made task (see the module docs).
+fn contract_args(dir: &Path) -> Result<Vec<String>, Error> {
+    let repo = crate::git::Repo::discover(dir)?;
+    let allow = repo.config_strings(HARNESS_ALLOW);
+    let forbid = repo.config_strings(HARNESS_FORBID);
+    if !allow.is_empty() || !forbid.is_empty() {
+        let mut args: Vec<String> = allow.iter().map(|g| format!("--allow={g}")).collect();
+        args.extend(forbid.iter().map(|g| format!("--forbid={g}")));
+        return Ok(args);
+    }
+    let file = repo
+        .workdir()
+        .map(|root| root.join(crate::contract::file::CONTRACT_FILE));
+    Ok(match file {
+        Some(file) if file.is_file() => vec![format!("--contract={}", file.display())],
+        _ => Vec::new(),
+    })
+}
+
+/// A worktree name made a valid task id: other characters become '-'; `None` if nothing is left
+/// (then `start` generates a name).
+fn task_id(name: &str) -> Option<String> {
+    let mut id: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while id.contains("..") {
+        id = id.replace("..", ".");
+    }
+    let mut id = id
+        .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_owned();
+    id.truncate(64);
+    loop {
+        let before = id.len();
+        if let Some(stem) = id.strip_suffix(".lock") {
+            id = stem.to_owned();
+        }
+        id = id.trim_end_matches('.').to_owned();
+        if id.len() == before {
+            break;
+        }
+    }
+    crate::task::TaskId::parse(&id).ok().map(|t| t.to_string())
+}
+
+/// The id of the task whose worktree is `path`, from `list --json --all`; a live task first.
+fn task_at(list_json: &str, path: &Path) -> Option<String> {
+    let list: serde_json::Value = serde_json::from_str(list_json).ok()?;
+    let same = |p: &str| {
+        let p = Path::new(p);
+        p == path
+            || std::fs::canonicalize(p)
+                .ok()
+                .zip(std::fs::canonicalize(path).ok())
+                .is_some_and(|(a, b)| a == b)
+    };
+    let rows = list.get("tasks")?.as_array()?;
+    let matching: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r.get("path").and_then(|p| p.as_str()).is_some_and(same))
+        .collect();
+    let live = |r: &&serde_json::Value| {
+        !matches!(
+            r.get("status").and_then(|s| s.as_str()),
+            Some("removed" | "merged")
+        )
+    };
+    matching
+        .iter()
+        .find(|r| live(r))
+        .or(matching.first())
+        .and_then(|r| r.get("id"))
+        .and_then(|i| i.as_str())
+        .map(str::to_owned)
+}
+
+fn json_field(json: &str, field: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    value.get(field)?.as_str().map(str::to_owned)
+}
+
+fn command<S: AsRef<str>>(argv: &[S]) -> Result<Command, Error> {
+    crate::cli::Cli::try_parse_from(argv.iter().map(|s| s.as_ref()))
+        .map(|cli| cli.command)
+        .map_err(|e| Error::input(e.render().to_string().trim().to_owned()))
+}
+
+/// A command that did not answer yes: its error text, or its report, on stderr.
+fn failed(outcome: Outcome) -> HookAnswer {
+    let mut stderr = outcome.stderr;
+    if outcome.error.is_none() && !outcome.stdout.trim().is_empty() {
+        stderr.push_str(&outcome.stdout);
+    }
+    HookAnswer {
+        stdout: None,
+        stderr,
+        code: if outcome.code == 0 { 1 } else { outcome.code },
+    }
+}

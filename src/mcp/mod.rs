@@ -1,0 +1,194 @@
+//! `git task mcp`: a Model Context Protocol server on stdio, built on the official Rust SDK
+//! (`rmcp`). Edge glue, like `app`: each tool call becomes one `Command` ([`tools`]), run in
+//! this process with its output captured ([`call`]); the result is exactly the JSON the
+//! command line gives with `--json`.
+//!
+//! - A negative verdict (exit 1: violation, conflict, failed check, nothing eligible) is a tool
+//!   error (`isError`) whose content is the report.
+//! - An error is a tool error whose content is `{"kind":"error","error":<kind>,"exit_code",
+//!   "message","hints"}` ([`call::Failure`]).
+//! - Calls run one at a time (a current-thread runtime, and a lock): a command may change the
+//!   process's directory.
+
+pub mod call;
+pub mod tools;
+
+use crate::error::Error;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub fn serve() -> crate::Result<()> {
+    let home = std::env::current_dir()
+        .map_err(|e| Error::repo("could not read the current directory", e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::repo("could not start the MCP server", e))?;
+    runtime.block_on(async {
+        let server = Server::new(home);
+        let running = server
+            .serve((tokio::io::stdin(), tokio::io::stdout()))
+            .await
+            .map_err(|e| Error::repo("the MCP client did not initialize the session", e))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| Error::repo("the MCP server stopped unexpectedly", e))?;
+        Ok(())
+    })
+}
+
+/// The server: the tools, and the directory calls run in by default.
+struct Server {
+    home: PathBuf,
+    tools: Vec<tools::ToolDef>,
+    listed: Vec<Tool>,
+    one_at_a_time: Mutex<()>,
+}
+
+impl Server {
+    fn new(home: PathBuf) -> Self {
+        let tools = tools::all();
+        let listed = tools.iter().map(describe).collect();
+        Server {
+            home,
+            tools,
+            listed,
+            one_at_a_time: Mutex::new(()),
+        }
+    }
+
+    /// Runs one tool call to its result (a command that fails is a tool error, never a protocol one).
+    fn call(
+        &self,
+        name: &str,
+        args: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> CallToolResult {
+        let Some(tool) = self.tools.iter().find(|t| t.name == name) else {
+            return failure(
+                &Error::input(format!("unknown tool '{name}'")).hint(format!(
+                    "the tools are: {}",
+                    self.tools
+                        .iter()
+                        .map(|t| t.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            );
+        };
+        let mut args = args.unwrap_or_default();
+        let dir = match args.remove("repo") {
+            None | Some(serde_json::Value::Null) => self.home.clone(),
+            Some(serde_json::Value::String(dir)) => {
+                crate::git::normalize(&self.home.join(crate::git::fs::expand_home(&dir)))
+            }
+            Some(other) => {
+                return failure(&Error::input(format!(
+                    "bad arguments for '{name}': 'repo' must be a string, not {other}"
+                )))
+            }
+        };
+        let command = match tool.command(args) {
+            Ok(command) => command,
+            Err(err) => return failure(&err),
+        };
+        let _turn = self
+            .one_at_a_time
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let outcome = call::run_in(&dir, &command);
+        result(outcome)
+    }
+}
+
+/// The `tools/list` entry of a tool.
+fn describe(def: &tools::ToolDef) -> Tool {
+    let annotations = ToolAnnotations::with_title(def.title)
+        .read_only(def.effect == tools::Effect::ReadOnly)
+        .destructive(def.effect == tools::Effect::Destructive)
+        .idempotent(def.idempotent)
+        .open_world(false);
+    Tool::new(def.name, def.description, Arc::new(def.schema()))
+        .with_title(def.title)
+        .with_annotations(annotations)
+}
+
+/// The tool result of a command run: its JSON, an error when it did not answer yes.
+fn result(outcome: call::Outcome) -> CallToolResult {
+    if let Some(failure) = &outcome.error {
+        let mut result = error_result(failure);
+        if let Some(notes) = notes(&outcome.stderr, true) {
+            result.content.push(ContentBlock::text(notes));
+        }
+        return result;
+    }
+    let mut content = vec![ContentBlock::text(outcome.stdout.clone())];
+    if let Some(notes) = notes(&outcome.stderr, false) {
+        content.push(ContentBlock::text(notes));
+    }
+    let mut result = if outcome.code == 0 {
+        CallToolResult::success(content)
+    } else {
+        CallToolResult::error(content)
+    };
+    // A JSON object is also the structured result (an MCP structured result is an object).
+    if let Ok(value @ serde_json::Value::Object(_)) = serde_json::from_str(&outcome.stdout) {
+        result.structured_content = Some(value);
+    }
+    result
+}
+
+/// What the command wrote on stderr besides the error already reported, if anything.
+fn notes(stderr: &str, failed: bool) -> Option<String> {
+    let text: String = stderr
+        .lines()
+        .filter(|l| !(failed && (l.starts_with("error: ") || l.starts_with("hint: "))))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    (!text.trim().is_empty()).then_some(text)
+}
+
+fn error_result(failure: &call::Failure) -> CallToolResult {
+    let text = serde_json::to_string(failure).unwrap_or_default();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = serde_json::to_value(failure).ok();
+    result
+}
+
+fn failure(err: &Error) -> CallToolResult {
+    error_result(&call::Failure::of(err))
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("git-task", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "git-task: isolated, contract-fenced tasks. Start a task, work in its worktree, checkpoint, check, then merge through the gate. Each tool returns the JSON of the git-task command of the same name; a refused merge or a violation is a tool error whose content is the report and its repair instruction.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.listed.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.call(&request.name, request.arguments).into())
+    }
+}

@@ -1,0 +1,642 @@
+//! Several machines sharing one remote: `push`, `fetch`, `list --remote`, `adopt`,
+//! `merge --remote` (SPEC §6), with clones standing for machines and git as the oracle.
+
+use super::support::commit_all;
+use crate::common::{Run, TestRepo};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A bare repository `remote.git` beside the main worktree, holding `main`; the main
+/// worktree is machine one, with `origin` pointing at `url` (a path, or a daemon's URL).
+fn bare_remote(repo: &TestRepo) -> PathBuf {
+    let bare = repo.base().join("remote.git");
+    repo.git(
+        &repo.base(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
+    bare
+}
+
+/// Points machine one's `origin` at `url` and publishes its `main` there.
+fn publish(repo: &TestRepo, url: &str) {
+    repo.git(repo.root(), &["remote", "add", "origin", url]);
+    repo.git(repo.root(), &["push", "-q", "origin", "main"]);
+}
+
+/// Clones `url` as another machine, `<base>/<name>`.
+fn machine(repo: &TestRepo, url: &str, name: &str) -> PathBuf {
+    repo.git(&repo.base(), &["clone", "-q", url, name]);
+    repo.base().join(name)
+}
+
+/// `git <args>` in the bare remote.
+fn in_remote(repo: &TestRepo, args: &[&str]) -> String {
+    repo.git(&repo.base().join("remote.git"), args)
+}
+
+/// The event names of a task's record on the remote, oldest first.
+fn remote_events(repo: &TestRepo, id: &str) -> Vec<String> {
+    let record = format!("refs/tasks/{id}/record");
+    let run = repo.git_run(
+        &repo.base().join("remote.git"),
+        &[
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--format=%s",
+            &record,
+            "--",
+        ],
+    );
+    run.stdout.lines().map(str::to_owned).collect()
+}
+
+/// The event names of a task's record in machine `dir`, oldest first (first parents).
+fn events_in(repo: &TestRepo, dir: &Path, id: &str) -> Vec<String> {
+    let record = format!("refs/tasks/{id}/record");
+    repo.git(
+        dir,
+        &["log", "--first-parent", "--reverse", "--format=%s", &record],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// The `Task-Id` trailers of the remote's `main`, oldest first.
+fn landed_on_remote(repo: &TestRepo) -> Vec<String> {
+    in_remote(
+        repo,
+        &[
+            "log",
+            "--reverse",
+            "--format=%(trailers:key=Task-Id,valueonly)",
+            "main",
+        ],
+    )
+    .lines()
+    .map(str::trim)
+    .filter(|l| !l.is_empty())
+    .map(str::to_owned)
+    .collect()
+}
+
+/// Asserts `git fsck` is clean in `dir`.
+#[track_caller]
+fn fsck(repo: &TestRepo, dir: &Path) {
+    let run = repo.git_run(dir, &["fsck", "--no-progress", "--strict"]);
+    assert_eq!(run.code, 0, "git fsck in {}:\n{run}", dir.display());
+    assert!(
+        !run.stdout.contains("error") && !run.stderr.contains("error"),
+        "git fsck in {}:\n{run}",
+        dir.display()
+    );
+}
+
+/// Starts task `id` in machine `dir` allowing `<id>/**`, commits `<id>/work.txt`, returns its worktree.
+fn task_with_work(repo: &TestRepo, dir: &Path, id: &str, extra: &[&str]) -> PathBuf {
+    let allow = format!("{id}/**");
+    let mut args = vec!["start", id, "--allow", &allow];
+    args.extend_from_slice(extra);
+    let wt = PathBuf::from(repo.task(dir, &args).ok().out());
+    repo.write(&wt, &format!("{id}/work.txt"), &format!("work of {id}\n"));
+    commit_all(repo, &wt, &format!("work on {id}"));
+    wt
+}
+
+#[test]
+fn a_task_pushed_from_one_machine_is_adopted_and_merged_on_the_remote_by_another() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &["--check", "test -f t1/work.txt"]);
+
+    let pushed = repo.task(&one, &["push", "t1", "--json"]).ok().json();
+    assert_eq!(pushed["kind"], "push");
+    for name in [
+        "refs/heads/task/t1",
+        "refs/tasks/t1/record",
+        "refs/tasks/t1/base",
+    ] {
+        assert_eq!(
+            in_remote(&repo, &["rev-parse", name]),
+            repo.git(&one, &["rev-parse", name]),
+            "{name} on the remote"
+        );
+    }
+
+    // Machine two sees it without it touching anything local, then adopts it.
+    let fetched = repo.task(&two, &["fetch", "--json"]).ok().json();
+    assert_eq!(fetched["tasks"][0]["id"], "t1");
+    assert_eq!(fetched["tasks"][0]["here"], "none");
+    assert!(repo.git(&two, &["for-each-ref", "refs/tasks"]).is_empty());
+    let listed = repo
+        .task(&two, &["list", "--remote", "origin", "--json"])
+        .ok()
+        .json();
+    assert_eq!(listed["tasks"][0]["status"], "active");
+    let adopted = repo.task(&two, &["adopt", "t1", "--json"]).ok().json();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    assert_eq!(adopted["worktree"], wt2.display().to_string());
+    assert_eq!(
+        repo.task(&two, &["path", "t1"]).ok().out(),
+        wt2.display().to_string()
+    );
+    assert_eq!(repo.read(&wt2, "t1/work.txt"), "work of t1\n");
+    let exec = repo
+        .task(
+            &two,
+            &["exec", "t1", "--", "sh", "-c", "echo $GIT_TASK_ID; pwd"],
+        )
+        .ok();
+    assert_eq!(exec.out(), format!("t1\n{}", wt2.display()));
+    // Adopting again is a no-op.
+    let again = repo.task(&two, &["adopt", "t1", "--json"]).ok().json();
+    assert_eq!(again["already"], true);
+
+    // The hooks judge the adopted task's commits by its frozen contract, as for a local task.
+    repo.task(&two, &["hooks", "install"]).ok();
+    repo.write(&wt2, "outside.txt", "not allowed\n");
+    repo.git(&wt2, &["add", "outside.txt"]);
+    let blocked = repo.git_run(&wt2, &["commit", "-q", "-m", "outside"]);
+    assert_eq!(blocked.code, 1, "{blocked}");
+    assert!(blocked.stderr.contains("outside.txt"), "{blocked}");
+    repo.git(&wt2, &["rm", "-q", "--cached", "outside.txt"]);
+    std::fs::remove_file(wt2.join("outside.txt")).unwrap();
+
+    // More work on machine two, then the merge lands on the remote, not on two's own main.
+    repo.write(&wt2, "t1/more.txt", "more\n");
+    commit_all(&repo, &wt2, "more on t1");
+    let two_main = repo.git(&two, &["rev-parse", "main"]);
+    let merged = repo
+        .task(&two, &["merge", "t1", "--remote", "origin", "--json"])
+        .ok()
+        .json();
+    assert_eq!(merged["kind"], "merge");
+    assert_eq!(merged["remote"], "origin");
+    let landed = merged["tasks"][0]["commit"].as_str().unwrap().to_owned();
+    assert_eq!(in_remote(&repo, &["rev-parse", "main"]), landed);
+    assert_eq!(in_remote(&repo, &["show", "main:t1/more.txt"]), "more");
+    assert_eq!(repo.git(&two, &["rev-parse", "main"]), two_main);
+    assert_eq!(landed_on_remote(&repo), vec!["t1"]);
+    let events = remote_events(&repo, "t1");
+    assert_eq!(events[events.len() - 2..], ["checks", "merged"]);
+    assert!(in_remote(&repo, &["notes", "--ref=tasks", "show", &landed]).contains("t1"));
+    // The task branch went on both sides; the worktree on two too.
+    assert!(in_remote(&repo, &["for-each-ref", "refs/heads/task"]).is_empty());
+    assert!(repo
+        .git(&two, &["for-each-ref", "refs/heads/task"])
+        .is_empty());
+    assert!(!wt2.exists());
+
+    // Machine one sees the merge after a fetch.
+    let listed = repo.task(&one, &["fetch", "--json"]).ok().json();
+    assert_eq!(listed["tasks"][0]["state"]["status"], "merged");
+    assert_eq!(listed["tasks"][0]["here"], "behind");
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
+}
+
+/// Adopting freezes the contract as fetched: a record changed by hand on the adopting machine
+/// afterwards (a looser contract) is refused by the gate, as for a task started there.
+#[test]
+fn an_adopted_record_changed_by_hand_is_refused_as_tampered() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt2, "outside.txt", "not allowed\n");
+    commit_all(&repo, &wt2, "outside");
+    // An agent on machine two loosens the frozen contract with git plumbing.
+    let script = r#"set -e
+tip=$(git rev-parse refs/tasks/t1/record)
+blob=$(printf 'version = 1\ntask = "t1"\n' | git hash-object -w --stdin)
+tree=$(git ls-tree "$tip" | sed "s/[0-9a-f]\{40\}\tcontract.toml/$blob\tcontract.toml/" | git mktree)
+new=$(git commit-tree -p "$tip" -m "checkpoint" "$tree")
+git update-ref refs/tasks/t1/record "$new" "$tip"
+"#;
+    let mut sh = repo.command("sh", &two);
+    sh.args(["-c", script]);
+    assert!(sh.status().unwrap().success());
+    let refused = repo
+        .task(&two, &["merge", "t1", "--remote", "origin", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(refused["kind"], "record_tampered", "{refused}");
+    assert!(landed_on_remote(&repo).is_empty());
+}
+
+/// An `adopt` killed while it made the worktree leaves a half-made checkout and its journal
+/// entry; the next `adopt` removes it first (crash recovery) and makes the worktree again.
+#[test]
+fn an_adopt_killed_while_making_the_worktree_is_undone_and_done_again() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    // What the killed adopt had done: the refs, and part of a worktree on the task branch.
+    repo.git(
+        &two,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "refs/tasks/t1/record:refs/tasks/t1/record",
+        ],
+    );
+    repo.git(&two, &["fetch", "-q", "origin", "task/t1:task/t1"]);
+    let wt = repo.base().join("two.tasks").join("t1");
+    repo.git(
+        &two,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "task/t1"],
+    );
+    std::fs::remove_file(wt.join("t1/work.txt")).unwrap();
+    let dead = 4_000_000_001u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "provision", "task": "t1", "worktree": wt,
+    });
+    repo.write(
+        &two,
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+
+    let adopted = repo.task(&two, &["adopt", "t1", "--json"]).ok().json();
+    assert_eq!(adopted["already"], false, "{adopted}");
+    assert_eq!(repo.read(&wt, "t1/work.txt"), "work of t1\n");
+    assert!(repo.porcelain(&wt).is_empty());
+    assert_eq!(events_in(&repo, &two, "t1").last().unwrap(), "provisioned");
+    assert!(!two
+        .join(format!(".git/git-task/journal/{dead}.0.json"))
+        .exists());
+    fsck(&repo, &two);
+}
+
+#[test]
+fn merge_remote_judges_the_remote_tip_not_the_local_one() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "a", &[]);
+    task_with_work(&repo, &two, "b", &[]);
+    task_with_work(&repo, &two, "c", &[]);
+
+    repo.task(&one, &["merge", "a", "--remote", "origin"]).ok();
+    // Two's own main is stale: b lands on top of a, as fetched.
+    repo.task(&two, &["merge", "b", "--remote", "origin"]).ok();
+    assert_eq!(landed_on_remote(&repo), vec!["a", "b"]);
+    assert_eq!(in_remote(&repo, &["show", "main:a/work.txt"]), "work of a");
+
+    // A policy that only the remote's main holds forbids what c changes: refused, nothing moves.
+    repo.write(
+        &one,
+        ".task-policy.toml",
+        "version = 1\nforbidden = [\"c/**\"]\n",
+    );
+    repo.git(&one, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    repo.git(&one, &["add", ".task-policy.toml"]);
+    repo.git(&one, &["commit", "-q", "-m", "policy"]);
+    repo.git(&one, &["push", "-q", "origin", "main"]);
+    let before = in_remote(&repo, &["rev-parse", "main"]);
+    let refused = repo
+        .task(&two, &["merge", "c", "--remote", "origin", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(refused["kind"], "contract_violation", "{refused}");
+    assert_eq!(refused["violations"][0]["reason"], "forbidden");
+    assert_eq!(in_remote(&repo, &["rev-parse", "main"]), before);
+    assert!(remote_events(&repo, "c").is_empty());
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
+}
+
+#[test]
+fn merge_remote_gives_up_with_remote_moved_when_the_target_never_holds_still() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let wt = task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    // Every push finds main moved by someone else just before its own update.
+    let hook = bare.join("hooks").join("update");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nif [ \"$1\" = refs/heads/main ]; then\n  git update-ref refs/heads/main \"$(git commit-tree -p refs/heads/main -m moved 'refs/heads/main^{tree}')\"\nfi\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let record = in_remote(&repo, &["rev-parse", "refs/tasks/t1/record"]);
+    let local_record = repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]);
+
+    let refused = repo
+        .task(&one, &["merge", "t1", "--remote", "origin", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(refused["kind"], "remote_moved", "{refused}");
+    assert_eq!(refused["into"], "refs/heads/main");
+    // Nothing of the task landed: not its commit, not its record; here it stays as it was.
+    assert!(landed_on_remote(&repo).is_empty());
+    assert_eq!(
+        in_remote(&repo, &["rev-parse", "refs/tasks/t1/record"]),
+        record
+    );
+    assert_eq!(
+        repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]),
+        local_record
+    );
+    assert!(wt.exists());
+    let human = repo
+        .task(&one, &["merge", "t1", "--remote", "origin"])
+        .code(1);
+    assert!(
+        human.stderr.contains("error: 'main' on 'origin' moved"),
+        "{human}"
+    );
+}
+
+#[test]
+fn push_merges_notes_and_replays_events_both_machines_appended() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    let wt1 = task_with_work(&repo, &one, "t1", &["--check", "true"]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+
+    // Both machines append an event to t1 and write a note (a checkpoint on each side's own task).
+    repo.task(&one, &["check", "t1", "--run"]).ok();
+    repo.task(&two, &["check", "t1", "--run"]).ok();
+    task_with_work(&repo, &one, "n1", &[]);
+    task_with_work(&repo, &two, "n2", &[]);
+    let cp1 = repo.task(&one, &["checkpoint", "n1", "--json"]).ok().json();
+    let cp2 = repo.task(&two, &["checkpoint", "n2", "--json"]).ok().json();
+    let one_events = super::support::events(&repo, "t1");
+
+    repo.task(&one, &["push"]).ok();
+    let pushed = repo.task(&two, &["push", "--json"]).ok().json();
+    let t1 = pushed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == "t1")
+        .unwrap();
+    assert_eq!(t1["record"], "replayed", "{pushed}");
+    // The remote's record holds machine one's events, then machine two's: nothing lost.
+    let events = remote_events(&repo, "t1");
+    assert_eq!(events[..one_events.len()], one_events[..]);
+    assert_eq!(events[one_events.len()..], ["provisioned", "checks"]);
+    // Both machines' notes are on the remote.
+    for cp in [&cp1, &cp2] {
+        let commit = cp["commit"].as_str().unwrap();
+        assert!(
+            !in_remote(&repo, &["notes", "--ref=tasks", "show", commit]).is_empty(),
+            "note of {commit}"
+        );
+    }
+    // Git's view stays whole, and the worktrees are untouched.
+    assert!(repo.porcelain(&wt1).is_empty() && repo.porcelain(&wt2).is_empty());
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
+}
+
+#[test]
+fn a_task_merged_by_one_machine_is_already_merged_for_the_other_and_both_histories_stay() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    // Two adopts it (its own `provisioned` event), then one merges it first.
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let two_events = events_in(&repo, &two, "t1");
+    repo.task(&one, &["merge", "t1", "--remote", "origin"]).ok();
+    let landed = landed_on_remote(&repo);
+
+    let again = repo
+        .task(&two, &["merge", "t1", "--remote", "origin", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["tasks"][0]["already_merged"], true, "{again}");
+    assert_eq!(landed_on_remote(&repo), landed);
+    let remote = remote_events(&repo, "t1");
+    assert_eq!(remote.iter().filter(|e| *e == "merged").count(), 1);
+    // Two's record keeps the remote's history and then its own event, in the merged state.
+    let here = events_in(&repo, &two, "t1");
+    let (theirs, mine) = here.split_at(remote.len());
+    assert_eq!(theirs, &remote[..]);
+    assert_eq!(mine, &two_events[two_events.len() - 1..]);
+    let status = repo.task(&two, &["status", "t1", "--json"]).ok().json();
+    assert_eq!(status["status"], "merged", "{status}");
+    // Pushing it again adds two's event to the remote's record: nothing is lost anywhere.
+    repo.task(&two, &["push", "t1"]).ok();
+    assert_eq!(remote_events(&repo, "t1"), here);
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
+}
+
+/// A task branch both machines committed to is never forced over: the second push leaves it
+/// out, names it, exits 1, and what the first pushed stays on the remote.
+#[test]
+fn a_branch_both_machines_changed_is_not_pushed_over() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    let wt1 = task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt1, "t1/one.txt", "one\n");
+    commit_all(&repo, &wt1, "one's work");
+    repo.write(&wt2, "t1/two.txt", "two\n");
+    commit_all(&repo, &wt2, "two's work");
+    repo.task(&two, &["push", "t1"]).ok();
+    let pushed_by_two = in_remote(&repo, &["rev-parse", "task/t1"]);
+
+    let refused = repo.task(&one, &["push", "t1", "--json"]).code(1).json();
+    let t1 = &refused["tasks"][0];
+    assert_eq!(t1["refused"][0][0], "refs/heads/task/t1", "{refused}");
+    assert_eq!(in_remote(&repo, &["rev-parse", "task/t1"]), pushed_by_two);
+    // The record was still reconciled: two's `provisioned` event came here.
+    assert_eq!(t1["record"], "fast_forwarded", "{refused}");
+    assert_eq!(
+        events_in(&repo, &one, "t1"),
+        remote_events(&repo, "t1"),
+        "the records agree"
+    );
+    let human = repo.task(&one, &["push", "t1"]).code(1);
+    assert!(
+        human.stderr.contains("not pushed: refs/heads/task/t1"),
+        "{human}"
+    );
+    assert!(human.stderr.contains("hint: fetch first"), "{human}");
+}
+
+/// `git daemon` serving `<base>` on a free loopback port, with pushes enabled; stopped on drop.
+struct Daemon {
+    child: Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(repo: &TestRepo) -> Daemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let base = repo.base();
+        let mut cmd = repo.command("git", &base);
+        cmd.args([
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            &format!("--port={port}"),
+            &format!("--base-path={}", base.display()),
+        ])
+        .arg(&base)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        let child = cmd.spawn().expect("git daemon starts");
+        let daemon = Daemon { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "git daemon did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        daemon
+    }
+
+    fn url(&self) -> String {
+        format!("git://127.0.0.1:{}/remote.git", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn three_machines_merge_into_the_remote_main_at_once_over_git_daemon() {
+    let started = Instant::now();
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    let daemon = Daemon::start(&repo);
+    publish(&repo, &daemon.url());
+    let machines = [
+        repo.root().to_path_buf(),
+        machine(&repo, &daemon.url(), "two"),
+        machine(&repo, &daemon.url(), "three"),
+    ];
+    let mut jobs = Vec::new();
+    for (m, dir) in machines.iter().enumerate() {
+        for t in 0..2 {
+            let id = format!("m{m}-t{t}");
+            task_with_work(&repo, dir, &id, &[]);
+            jobs.push((dir.clone(), id));
+        }
+    }
+    // Machine three pushes its tasks first, so the remote already holds records to lease on;
+    // machine one's first task is adopted by machine two, and both merge it at once.
+    repo.task(&machines[2], &["push"]).ok();
+    repo.task(&machines[0], &["push", "m0-t0"]).ok();
+    repo.task(&machines[1], &["adopt", "m0-t0"]).ok();
+    jobs.push((machines[1].clone(), "m0-t0".to_owned()));
+
+    // All seven merges at the same time, each into the remote's main.
+    let runs: Vec<(String, Run)> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(dir, id)| {
+                let repo = &repo;
+                s.spawn(move || {
+                    let run = repo.task(dir, &["merge", id, "--remote", "origin", "--json"]);
+                    (id.clone(), run)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut landed = Vec::new();
+    let mut commits = std::collections::HashMap::new();
+    for (id, run) in &runs {
+        let json = run.json();
+        let task = &json["tasks"][0];
+        match (run.code, json["kind"].as_str()) {
+            (0, Some("merge")) if task["already_merged"] == false => {
+                landed.push(id.clone());
+                commits.insert(id.clone(), task["commit"].as_str().unwrap().to_owned());
+            }
+            // The other machine landed this very task first.
+            (0, Some("merge")) => assert_eq!(id, "m0-t0", "{run}"),
+            (1, Some("remote_moved")) => {}
+            _ => panic!("merge of {id} neither landed nor was told remote_moved:\n{run}"),
+        }
+    }
+    assert!(!landed.is_empty(), "nothing landed");
+
+    // The remote's main holds exactly the landed tasks, each once, with its record and note.
+    let mut on_main = landed_on_remote(&repo);
+    on_main.sort();
+    landed.sort();
+    assert_eq!(on_main, landed);
+    let mut once = landed.clone();
+    once.dedup();
+    assert_eq!(once, landed, "a task landed twice");
+    for (id, _) in &runs {
+        let events = remote_events(&repo, id);
+        let merged = events.iter().filter(|e| *e == "merged").count();
+        assert_eq!(merged, usize::from(landed.contains(id)), "{id}: {events:?}");
+        if let Some(commit) = commits.get(id) {
+            let note = in_remote(&repo, &["notes", "--ref=tasks", "show", commit]);
+            assert!(note.contains(id.as_str()), "note of {id}: {note}");
+        }
+    }
+    // Each landed task's work is in the remote's tree.
+    for id in &landed {
+        assert_eq!(
+            in_remote(&repo, &["show", &format!("main:{id}/work.txt")]),
+            format!("work of {id}")
+        );
+    }
+    drop(daemon);
+    for dir in machines.iter().chain([&bare]) {
+        fsck(&repo, dir);
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+}
