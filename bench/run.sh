@@ -25,6 +25,8 @@ RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
 SCENARIOS=start,pool,remove,commit,list,status,patch,merge,overlaps,install
+# The user's own HOME, before setup_env replaces it: the install scenario's cargo needs its toolchain.
+REAL_HOME=${HOME:-}
 LIST_TASKS=1000
 LIST_FILES=50
 OVERLAP_TASKS=50
@@ -384,6 +386,7 @@ scenario_install() {
     git clone -q "$TOP" "$W/clone"
     /usr/bin/time -f '%e %U %S %M' -o "$W/install.time" \
         env CARGO_TARGET_DIR="$W/target" PREFIX="$W/prefix" CARGO_BUILD_JOBS="$(nproc)" \
+        RUSTUP_HOME="${RUSTUP_HOME:-$REAL_HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$REAL_HOME/.cargo}" \
         "$W/clone/install.sh"
     read -r secs user sys kib <"$W/install.time"
     printf '%s\t%s\t%s\t%s\t%s\n' install fresh-clone task 1 "$secs" >>"$RAW/samples.tsv"
