@@ -519,6 +519,13 @@ scenario_overlaps() {
     cmd_git() { echo "git -C $R merge-tree --write-tree task/o01 task/o02 >/dev/null || true"; }
     clean_git() { :; }
     measure overlaps "$n" task git
+    # The same without looking at the worktrees (committed work only), and the cost of that
+    # look alone: a status of each of the 50 worktrees, as `list` does.
+    row overlaps-committed "$n" "overlaps --committed ($OVERLAP_TASKS tasks) [git: status of the 50 worktrees, reference]" task git absolute_ms 1000 "" \
+        "committed work only; git status of every task worktree (what counting uncommitted work costs) is the reference"
+    cmd_task() { echo "$GT -C $R overlaps --committed"; }
+    cmd_git() { echo "for d in $W/r.tasks/*; do git -C \$d status --porcelain >/dev/null; done"; }
+    measure overlaps-committed "$n" task git
 }
 
 # status of one task vs git status in its worktree: 5 files committed on the branch,

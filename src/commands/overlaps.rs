@@ -12,6 +12,9 @@ pub struct OverlapsArgs {
     /// Task ids (default: every live task)
     #[arg(value_parser = TaskId::parse)]
     pub ids: Vec<TaskId>,
+    /// Count committed work only: look at no worktree (much faster on large repositories)
+    #[arg(long)]
+    pub committed: bool,
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -87,7 +90,7 @@ impl Report for OverlapsReport {
 }
 
 pub fn run(ctx: &Ctx, args: &OverlapsArgs) -> CmdResult {
-    let forecast = crate::overlaps::forecast(&ctx.repo, &args.ids)?;
+    let forecast = crate::overlaps::forecast(&ctx.repo, &args.ids, args.committed)?;
     let done = match forecast.has_conflict() {
         true => Done::Negative,
         false => Done::Ok,

@@ -2,13 +2,18 @@
 //! regexes globset itself matches with, so the answer is exact where it can be.
 //!
 //! A [`PathSet`] compiles each level's `allowed` globs into one DFA that must match the path, and
-//! every `forbidden` glob of every level plus the protected files into one DFA that must not. Each
-//! DFA is regex-automata's lazy DFA of `Glob::regex()` (the regex globset runs), explored once into
-//! a small transition table. [`intersect`] searches the product of both sides' tables breadth-first,
-//! one representative byte per class of their combined byte partition, for a real path (no empty,
-//! `.` or `..` component, no NUL) every table accepts. The search is exhaustive: `Disjoint` means
-//! no path is in both sets; past a state bound, or when a set could not be compiled exactly, the
-//! answer is `MayOverlap`, never a false `Disjoint`.
+//! each `forbidden` rule of every level into one DFA that must not (one DFA for all of them would
+//! be their product: 675 states for four ordinary rules instead of about 120 in four tables); the
+//! protected files are one more, shared by all sets. Each DFA is regex-automata's lazy DFA of
+//! `Glob::regex()` (the regex globset runs), explored once into a small transition table, and
+//! kept for the process (a policy's rules are compiled once for all tasks).
+//!
+//! [`intersect`] searches the product of both sides' tables breadth-first, one representative byte
+//! per class of their combined byte partition (the most readable one), for a real path (no NUL, no
+//! empty, `.`, `..` or `.git` component) every table accepts. The search is exhaustive: `Disjoint`
+//! means no path is in both sets. The answer is `MayOverlap` past a state bound, when a set could
+//! not be compiled exactly, or when the path found is one git refuses in a spelling the search
+//! does not know (`git~1`): never a false `Disjoint`.
 
 use super::glob;
 use super::Effective;
@@ -17,13 +22,16 @@ use regex_automata::nfa::thompson;
 use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The most states one DFA table may have; a larger one is left out (the set over-approximated).
-const MAX_TABLE_STATES: usize = 20_000;
+const MAX_TABLE_STATES: usize = 5_000;
 
 /// The most product states one [`intersect`] explores before answering `MayOverlap`.
-const MAX_PRODUCT_STATES: usize = 200_000;
+const MAX_PRODUCT_STATES: usize = 100_000;
+
+/// The most tables kept for the process before the memo starts over.
+const MAX_MEMO_TABLES: usize = 4096;
 
 /// The lazy DFA's cache limit while a table is explored (a limit, not an allocation).
 const CACHE_BYTES: usize = 32 << 20;
@@ -44,9 +52,9 @@ const PROTECTED: &str = r"(?-u)(?i)^(?:.*/)?\.task-(?:contract|policy)\.toml$";
 #[derive(Clone, Debug)]
 pub struct PathSet {
     /// Every table a path must end in a goal state of: one per level that restricts `allowed`,
-    /// then the must-reject table of all forbidden rules (the protected files are a table of
-    /// their own, built once for all sets).
-    tables: Vec<Table>,
+    /// then one per distinct forbidden rule (the protected files are a table of their own, built
+    /// once for all sets).
+    tables: Vec<Arc<Table>>,
     /// A table was too large to build and was left out: the set is a superset of the real one,
     /// so only `Disjoint` answers stay exact.
     approx: bool,
@@ -64,14 +72,15 @@ impl PathSet {
         };
         let mut forbidden = Vec::new();
         for (allowed, forbid) in levels {
-            let allowed_res = regexes(allowed, ignore_case)?;
-            forbidden.extend(regexes(forbid, ignore_case)?);
             if !allowed.is_empty() {
-                set.add(&allowed_res, true);
+                set.add(&regexes(allowed, ignore_case)?, true);
+            }
+            for rule in forbid {
+                forbidden.push(regexes(std::slice::from_ref(rule), ignore_case)?);
             }
         }
-        if !forbidden.is_empty() {
-            set.add(&forbidden, false);
+        for one in &forbidden {
+            set.add(one, false);
         }
         Ok(set)
     }
@@ -97,8 +106,13 @@ impl PathSet {
         Ok(set)
     }
 
+    /// Adds the table of `regexes`, unless the same one is there already.
     fn add(&mut self, regexes: &[String], must_match: bool) {
-        match Table::build(regexes, must_match) {
+        let key = Table::key(regexes, must_match);
+        if self.tables.iter().any(|t| t.key == key) {
+            return;
+        }
+        match memo(key, regexes, must_match) {
             Some(table) => self.tables.push(table),
             None => self.approx = true,
         }
@@ -125,8 +139,14 @@ pub enum Overlap {
 pub fn intersect(a: &PathSet, b: &PathSet) -> Overlap {
     let tables: Vec<&Table> = std::iter::once(tracker())
         .chain(protected())
-        .chain(&a.tables)
-        .chain(&b.tables)
+        .chain(a.tables.iter().map(|t| &**t))
+        // A rule both sides have (a shared policy) is one constraint.
+        .chain(
+            b.tables
+                .iter()
+                .filter(|t| !a.tables.iter().any(|u| Arc::ptr_eq(t, u) || u.key == t.key))
+                .map(|t| &**t),
+        )
         .collect();
     let approx = a.approx || b.approx || protected().is_none();
     if tables.iter().any(|t| !t.live[0]) {
@@ -160,9 +180,30 @@ fn regexes(rules: &[String], ignore_case: bool) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// Returns the table of `regexes`, built once for the process (`None`: too large to build).
+fn memo(key: String, regexes: &[String], must_match: bool) -> Option<Arc<Table>> {
+    type Memo = Mutex<HashMap<String, Option<Arc<Table>>>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let memo = MEMO.get_or_init(Memo::default);
+    if let Some(known) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return known;
+    }
+    // Built outside the lock: two threads may both build it, and either copy is right.
+    let table = Table::build(regexes, must_match).map(Arc::new);
+    if let Ok(mut m) = memo.lock() {
+        if m.len() >= MAX_MEMO_TABLES {
+            m.clear();
+        }
+        m.insert(key, table.clone());
+    }
+    table
+}
+
 /// One DFA, explored into a table. State 0 is the start.
 #[derive(Clone, Debug)]
 struct Table {
+    /// What the table is made of (its regexes and sense), to use one table once.
+    key: String,
     /// The class of each byte.
     classes: [u8; 256],
     /// The number of classes (the row length of `trans`).
@@ -179,6 +220,10 @@ struct Table {
 }
 
 impl Table {
+    fn key(regexes: &[String], must_match: bool) -> String {
+        format!("{must_match} {}", regexes.join("\n"))
+    }
+
     /// Builds the table of "a full match of one of `regexes`" (`must_match`) or of "none of them";
     /// `None` when the DFA cannot be built within the limits.
     fn build(regexes: &[String], must_match: bool) -> Option<Table> {
@@ -238,6 +283,7 @@ impl Table {
         let live = live(&trans, stride, &goal);
         let hidden = vec![false; goal.len()];
         Some(Table {
+            key: Table::key(regexes, must_match),
             classes,
             stride,
             trans,
@@ -276,36 +322,53 @@ fn protected() -> Option<&'static Table> {
         .as_ref()
 }
 
-/// The table of real paths: no NUL, no empty, `.` or `..` component (so no leading, trailing or
-/// doubled `/`), and whether a component starts with `.` (for choosing the witness).
+/// The table of real paths: no NUL, no empty, `.`, `..` or `.git` component (in any case, with
+/// trailing dots or spaces: git refuses them all), so no leading, trailing or doubled `/`; and
+/// whether a component starts with `.` (for choosing the witness).
 fn tracker() -> &'static Table {
     static TRACKER: OnceLock<Table> = OnceLock::new();
     TRACKER.get_or_init(|| {
-        // Classes: `/`, `.`, NUL, anything else.
+        // Classes: `/`, `.`, NUL, anything else, `g`, `i`, `t` (either case), space.
         let mut classes = [3u8; 256];
         classes[usize::from(b'/')] = 0;
         classes[usize::from(b'.')] = 1;
         classes[0] = 2;
+        for (class, letters) in [(4, b"gG"), (5, b"iI"), (6, b"tT")] {
+            for &b in letters {
+                classes[usize::from(b)] = class;
+            }
+        }
+        classes[usize::from(b' ')] = 7;
         // States: 0 component start, 1 `.`, 2 `..`, 3 a name, 4 component start after a hidden
-        // component, 5 a name after (or in) a hidden component, 6 dead.
+        // component, 5 a name after (or in) a hidden component, 6 dead, 7 `.g`, 8 `.gi`, 9 `.git`
+        // and maybe dots or spaces.
         #[rustfmt::skip]
         let trans = vec![
-            6, 1, 6, 3, // 0
-            6, 2, 6, 5, // 1
-            6, 5, 6, 5, // 2
-            0, 3, 6, 3, // 3
-            6, 1, 6, 5, // 4
-            4, 5, 6, 5, // 5
-            6, 6, 6, 6, // 6
+        //  /  .  \0 *  g  i  t  ' '
+            6, 1, 6, 3, 3, 3, 3, 3, // 0
+            6, 2, 6, 5, 7, 5, 5, 5, // 1
+            6, 5, 6, 5, 5, 5, 5, 5, // 2
+            0, 3, 6, 3, 3, 3, 3, 3, // 3
+            6, 1, 6, 5, 5, 5, 5, 5, // 4
+            4, 5, 6, 5, 5, 5, 5, 5, // 5
+            6, 6, 6, 6, 6, 6, 6, 6, // 6
+            4, 5, 6, 5, 5, 8, 5, 5, // 7
+            4, 5, 6, 5, 5, 5, 9, 5, // 8
+            6, 9, 6, 5, 5, 5, 5, 9, // 9
         ];
-        let goal = vec![false, false, false, true, false, true, false];
+        let goal = vec![
+            false, false, false, true, false, true, false, true, true, false,
+        ];
         Table {
+            key: "tracker".into(),
             classes,
-            stride: 4,
-            live: live(&trans, 4, &goal),
+            stride: 8,
+            live: live(&trans, 8, &goal),
             trans,
             goal,
-            hidden: vec![false, true, true, false, true, true, false],
+            hidden: vec![
+                false, true, true, false, true, true, false, true, true, true,
+            ],
         }
     })
 }
@@ -344,11 +407,16 @@ fn representatives(tables: &[&Table]) -> Vec<u8> {
         }
         groups = usize::from(next);
     }
-    let mut bytes: Vec<u8> = (0..=255).collect();
-    bytes.sort_by_key(|&b| rank(b));
+    static RANKED: OnceLock<Vec<u8>> = OnceLock::new();
+    let ranked = RANKED.get_or_init(|| {
+        let mut bytes: Vec<u8> = (0..=255).collect();
+        bytes.sort_by_key(|&b| rank(b));
+        bytes
+    });
     let mut taken = vec![false; groups];
-    bytes
-        .into_iter()
+    ranked
+        .iter()
+        .copied()
         .filter(|&b| !std::mem::replace(&mut taken[usize::from(group[usize::from(b)])], true))
         .collect()
 }
@@ -485,7 +553,8 @@ mod tests {
     /// Whether `path` is in the set of `levels`, judged by globset as the judge does.
     fn member(levels: &[(Patterns, Patterns)], path: &str) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
-        if name.eq_ignore_ascii_case(".task-contract.toml")
+        if !crate::git::pathsafe::is_safe_path(path.as_bytes())
+            || name.eq_ignore_ascii_case(".task-contract.toml")
             || name.eq_ignore_ascii_case(".task-policy.toml")
         {
             return false;
@@ -733,13 +802,20 @@ mod tests {
         // `*` matches an empty name, but a path has no empty component.
         let w = witness(&allowed(&["a/*/b"]), &allowed(&[]));
         assert_eq!(w, "a/a/b");
-        // `.` and `..` are no names, nor `.git` (its every spelling is refused: may overlap).
+        // `.`, `..` and `.git` (any case, trailing dots or spaces) are no names.
         assert_eq!(
             intersect(&allowed(&["a/?/b"]), &allowed(&["a/./b"])),
             Overlap::Disjoint
         );
         assert_eq!(
-            intersect(&allowed(&["/.git/**"]), &allowed(&[])),
+            intersect(&allowed(&["/.git/**", "**/.GIT. /*"]), &allowed(&[])),
+            Overlap::Disjoint
+        );
+        assert_eq!(witness(&allowed(&[".git*"]), &allowed(&[])), ".gita");
+        assert_eq!(witness(&allowed(&["/.g*"]), &allowed(&["*t"])), ".gt");
+        // Other spellings git refuses (NTFS `git~1`) are left to the witness check: may overlap.
+        assert_eq!(
+            intersect(&allowed(&["/git~1"]), &allowed(&[])),
             Overlap::MayOverlap
         );
     }
@@ -780,11 +856,14 @@ mod tests {
         "B",
         "a.b",
         ".a",
+        ".g",
+        ".gi",
+        ".gita",
         ".task-policy.toml",
     ];
     const PARTS: &[&str] = &[
         "a", "b", "ab", "B", "*", "?", "**", "a*", "*b", "?b", "[ab]", "[!a]", "[a-b]*", "{a,b}",
-        "{a,ab}*", "*.b", "a.*", ".*",
+        "{a,ab}*", "*.b", "a.*", ".*", ".g*", "*i*",
     ];
 
     fn random_rule(rng: &mut Rng) -> String {

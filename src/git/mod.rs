@@ -468,8 +468,11 @@ impl Repo {
     /// Returns a handle on the same repository whose object writes stay in memory: trial
     /// merges write their trees and commits there and leave nothing in the object database.
     pub fn with_objects_in_memory(&self) -> Repo {
+        let mut inner = self.inner.clone().with_object_memory();
+        // Trial merges read the same base and task trees over and over: keep them decoded.
+        inner.object_cache_size_if_unset(64 << 20);
         Repo {
-            inner: self.inner.clone().with_object_memory(),
+            inner,
             common_dir: self.common_dir.clone(),
             ignore_files: std::cell::OnceCell::new(),
         }

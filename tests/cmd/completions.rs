@@ -123,7 +123,7 @@ fn bash_completes_commands_flags_and_task_ids_under_git_and_alone() {
     assert_eq!(lines(&run), ["--keep"], "{run}");
     // Hidden commands are not offered.
     let run = bash_complete(&repo, &git_completion, &ours, "git task h");
-    assert_eq!(lines(&run), ["hooks"], "{run}");
+    assert_eq!(lines(&run), ["harness", "hooks"], "{run}");
     // Commands with more positionals than the id (exec, release): the id is the first.
     let run = bash_complete(&repo, &git_completion, &ours, "git task release z");
     assert_eq!(lines(&run), ["zeta"], "{run}");

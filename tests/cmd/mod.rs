@@ -41,6 +41,7 @@ mod torture;
 mod gate_attacks;
 mod merge;
 mod overlaps;
+mod overlaps_globs;
 mod remote;
 mod sync;
 

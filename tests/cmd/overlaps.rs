@@ -98,6 +98,17 @@ fn uncommitted_work_counts_as_the_same_files() {
     assert_eq!(ab["files"], serde_json::json!(["README"]));
     assert_eq!(task(&j, "b")["uncommitted"], true);
     assert_eq!(task(&j, "b")["changed"], 2);
+    assert_eq!(j["uncommitted_counted"], true);
+    // --committed looks at no worktree: nothing is shared then.
+    let j = repo
+        .task_root(&["overlaps", "--committed", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["uncommitted_counted"], false);
+    let ab = pair(&j, "a", "b").expect("contracts still meet");
+    assert_eq!(ab["kind"], "contract_overlap");
+    assert_eq!(ab["files"], serde_json::json!([]));
+    assert_eq!(task(&j, "b")["changed"], 0);
 }
 
 #[test]
