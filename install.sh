@@ -52,6 +52,7 @@ else
         echo "hint: install Rust from https://rustup.rs, then run $0 again" >&2
         exit 1
     fi
+    # The release profile is the quick one (Cargo.toml); packagers use --profile dist.
     (cd "$HERE" && cargo build --release --locked)
     binary="${CARGO_TARGET_DIR:-$HERE/target}/release/git-task"
 fi

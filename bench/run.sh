@@ -2,7 +2,7 @@
 # bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
-#                     [--scenarios start,remove,commit,list,status,patch,merge,overlaps]
+#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,overlaps,install]
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--timer hyperfine|python] [--keep-work]
 #
@@ -24,7 +24,9 @@ SIZES=10000,100000
 RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
-SCENARIOS=start,remove,commit,list,status,patch,merge,overlaps
+SCENARIOS=start,pool,remove,commit,list,status,patch,merge,overlaps,install
+# The user's own HOME, before setup_env replaces it: the install scenario's cargo needs its toolchain.
+REAL_HOME=${HOME:-}
 LIST_TASKS=1000
 LIST_FILES=50
 OVERLAP_TASKS=50
@@ -349,6 +351,50 @@ scenario_start() {
     measure start "$n" task git
 }
 
+# start taking a warm pool entry (SPEC §10: ≤ 100 ms): before each run an entry is filled
+# (untimed) and the base then moves on by one commit of 10 files, so the start moves the entry
+# by a two-way checkout as well as renaming it. git worktree add -b is shown for reference.
+scenario_pool() {
+    local n=$1
+    row pool "$n" "start from a warm pool [git: worktree add -b, reference]" task git absolute_ms 100 "" \
+        "absolute target; the cold start is the start row"
+    supports pool || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    mapfile -t FILES < <(pick_files "$R" 10)
+    prep_task() {
+        "$GT" -C "$R" -q pool fill 1 --wait >/dev/null
+        touch_files "$R" "pool $1" "${FILES[@]}"
+        git -C "$R" commit -q -am "bench: base moves on ($1)"
+    }
+    cmd_task() { echo "$GT -C $R start p-$1"; }
+    clean_task() { drop_task "$R" "p-$1"; "$GT" -C "$R" -q pool drain >/dev/null; wait_gt_idle; }
+    prep_git() { :; }
+    cmd_git() { echo "git -C $R worktree add -b g-$1 $W/r.tasks/g-$1"; }
+    clean_git() { drop_task "$R" "g-$1" "g-$1"; }
+    measure pool "$n" task git
+}
+
+# ./install.sh from a fresh clone (SPEC §10: ≤ 2 minutes on 2 cores): a clone of HEAD, an
+# empty target directory, cargo's registry cache as it is (sources, not builds). Run once:
+# it is minutes long. Also records the build's user+sys CPU seconds in the log and raw/install.tsv,
+# since the wall time depends on what else runs on the machine.
+scenario_install() {
+    local secs
+    row install fresh-clone "./install.sh from a fresh clone" task "" absolute_ms 120000 "" \
+        "one run; CPU time (user+sys) in raw/install.tsv"
+    git clone -q "$TOP" "$W/clone"
+    /usr/bin/time -f '%e %U %S %M' -o "$W/install.time" \
+        env CARGO_TARGET_DIR="$W/target" PREFIX="$W/prefix" CARGO_BUILD_JOBS="$(nproc)" \
+        RUSTUP_HOME="${RUSTUP_HOME:-$REAL_HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$REAL_HOME/.cargo}" \
+        "$W/clone/install.sh"
+    read -r secs user sys kib <"$W/install.time"
+    printf '%s\t%s\t%s\t%s\t%s\n' install fresh-clone task 1 "$secs" >>"$RAW/samples.tsv"
+    printf '%s\t%s\t%s\t%s\n' install fresh-clone task "$kib" >>"$RAW/mem.tsv"
+    printf 'wall_s\t%s\nuser_s\t%s\nsys_s\t%s\n' "$secs" "$user" "$sys" >"$RAW/install.tsv"
+    say "  install: ${secs}s wall, ${user}s user, ${sys}s sys"
+}
+
 # remove vs git worktree remove --force of a clean worktree made untimed by start / worktree add.
 scenario_remove() {
     local n=$1
@@ -582,11 +628,12 @@ main() {
     write_meta
     say "git-task $GT; sizes $SIZES; runs $RUNS; warm-up $WARMUP; out $OUT"
     for size in ${SIZES//,/ }; do
-        for sc in start remove commit status patch merge overlaps; do
+        for sc in start pool remove commit status patch merge overlaps; do
             if want "$sc"; then run_scenario "$sc" "$size"; fi
         done
     done
     if want list; then run_scenario list "$LIST_TASKS"; fi
+    if want install; then run_scenario install "fresh-clone"; fi
     if ((!KEEP_WORK)); then rm -rf "$OUT/work"; fi
     say "done in $((SECONDS - t0)) s"
     python3 "$LIB" report "$OUT"

@@ -118,10 +118,28 @@ struct ListReport {
     #[schemars(extend("const" = "list"))]
     kind: &'static str,
     tasks: Vec<Row>,
+    /// `--all`: the warm pool's entries (`git task pool status`), hidden otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pool: Option<Vec<crate::pool::Entry>>,
 }
 
 impl Report for ListReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        self.tasks(out)?;
+        for e in self.pool.iter().flatten() {
+            out.line(format_args!(
+                "pool entry {} (base {}, {})",
+                e.name,
+                e.base.strip_prefix("refs/heads/").unwrap_or(&e.base),
+                crate::output::escape(&e.path.display().to_string())
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+impl ListReport {
+    fn tasks(&self, out: &Out) -> std::io::Result<()> {
         if self.tasks.is_empty() {
             out.note("No tasks; start one with 'git task start <id>'");
             return Ok(());
@@ -248,6 +266,10 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         &ListReport {
             kind: "list",
             tasks,
+            pool: match args.all {
+                true => Some(crate::pool::entries(&ctx.repo, &ctx.settings.worktree_dir)?),
+                false => None,
+            },
         },
         Done::Ok,
     );

@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod merge;
 pub mod overlaps;
 pub mod path;
+pub mod pool;
 pub mod push;
 pub mod release;
 pub mod remove;
@@ -65,6 +66,7 @@ pub enum Command {
     DeleteAside(delete_aside::DeleteAsideArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
+    Pool(pool::PoolArgs),
     Push(push::PushArgs),
     Fetch(fetch::FetchArgs),
     Adopt(adopt::AdoptArgs),
@@ -118,6 +120,11 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ),
     ("merge", "git task merge --json", merge::json_schemas),
     ("sync", "git task sync --json", sync::json_schemas),
+    (
+        "pool",
+        "git task pool fill|status|drain --json",
+        pool::json_schemas,
+    ),
     (
         "overlaps",
         "git task overlaps --json",
@@ -198,6 +205,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Pool(args) => pool::run(ctx, args),
         Command::Push(args) => push::run(ctx, args),
         Command::Fetch(args) => fetch::run(ctx, args),
         Command::Adopt(args) => adopt::run(ctx, args),

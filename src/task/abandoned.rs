@@ -125,6 +125,19 @@ pub fn repair_abandoned_starts(repo: &Repo, settings: &Settings) {
     }
 }
 
+/// Whether a `start` is provisioning a task right now (its marker names a live process).
+pub fn live_starts(repo: &Repo) -> bool {
+    let Ok(entries) = std::fs::read_dir(starting_dir(repo)) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        name.rsplit_once('.')
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+            .is_some_and(|pid| pid != std::process::id() && !super::liveness::process_is_gone(pid))
+    })
+}
+
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path)
         .map(|mut e| e.next().is_none())

@@ -19,6 +19,7 @@
 //!   was kept on purpose (`merge --keep`) and is left alone;
 //! - leftovers of an interrupted removal (`.<id>.removing-*`) are deleted; any
 //!   other directory in the worktree dir is not git-task's and is left alone;
+//! - pool entries a killed `pool fill` or pooled `start` left (`pool::repair`);
 //! - scratch directories of finished tasks;
 //! - stale lock files under `refs/tasks/` and the task branches;
 //! - claims of tasks that are not live any more.
@@ -105,6 +106,10 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             attempts: r.attempts,
             error: r.error,
         });
+    }
+    // 0b. Pool entries a killed fill or claim left (`pool`).
+    for r in crate::pool::repair(repo, &settings.worktree_dir, dry_run)? {
+        repairs.push(repair(r.problem, None, r.action));
     }
     let linked = worktree::list(repo)?;
     let ids = record::all_ids(repo)?;

@@ -356,3 +356,44 @@ fn the_user_ignore_file_in_the_config_home_is_honoured() {
         std::fs::write(&ignore, "*.log\n").unwrap();
     }
 }
+
+/// An edit that keeps the size and the mtime (as an edit within the file system's timestamp
+/// granularity does; here the mtime is put back exactly) is still dirty, both on the first
+/// look and once the clean look was remembered; `git status` agrees. The file's mtime is
+/// well before the index's, so nothing is racily clean: only the ctime tells.
+#[test]
+fn same_size_same_mtime_edit_is_dirty() {
+    let repo = TestRepo::new();
+    for remembered in [false, true] {
+        let id = format!("m{}", remembered as u8);
+        let wt = repo.start(&id, &[]);
+        let file = wt.join("src/store/mod.rs");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let set_mtime = |t| {
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(t)
+                .unwrap()
+        };
+        set_mtime(old);
+        // git refreshes the index with the old mtime (and writes it a second later: not racy).
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        repo.git(&wt, &["update-index", "--refresh"]);
+        assert_eq!(repo.porcelain(&wt), "");
+        if remembered {
+            assert_eq!(dirty(&repo, &id), false);
+            assert_eq!(dirty(&repo, &id), false);
+        }
+        let text = repo.read(&wt, "src/store/mod.rs");
+        let edited: String = text.chars().rev().collect();
+        assert_eq!(edited.len(), text.len());
+        repo.write(&wt, "src/store/mod.rs", &edited);
+        set_mtime(old);
+        assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), old);
+        assert_eq!(dirty(&repo, &id), true, "remembered: {remembered}");
+        assert_eq!(dirty(&repo, &id), true, "again, remembered: {remembered}");
+        assert!(!repo.porcelain(&wt).is_empty(), "git sees the edit");
+    }
+}

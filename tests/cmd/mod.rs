@@ -27,6 +27,7 @@ mod lifecycle;
 mod list;
 mod log;
 mod path;
+mod pool;
 mod recover;
 mod remove;
 mod schema;

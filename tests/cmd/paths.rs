@@ -244,6 +244,39 @@ fn start_from_a_base_with_a_dotdot_entry_writes_nothing() {
     fsck_clean_but_hand_made(&repo);
 }
 
+/// After a pool fill remembered the base's trees as safe, a base that moved on to a tree with
+/// `..` deep inside an unchanged-looking directory is still refused: only trees the fill
+/// walked are skipped, and a changed subtree is a new tree.
+#[test]
+fn start_after_a_pool_fill_still_refuses_a_new_dotdot_entry() {
+    let repo = TestRepo::new();
+    repo.task_root(&["pool", "fill", "1", "--wait"]).ok();
+    let store = repo.git(repo.root(), &["rev-parse", "HEAD:src/store"]);
+    let evil_store = with_evil_entry(&repo, repo.root(), &store, b"..", true);
+    let src = repo.git(repo.root(), &["rev-parse", "HEAD:src"]);
+    let mut list = entries(&repo, repo.root(), &src);
+    for e in list.iter_mut().filter(|e| e.1 == b"store") {
+        e.2 = evil_store.clone();
+    }
+    let evil_src = hand_tree(&repo, repo.root(), list);
+    let root = repo.git(repo.root(), &["rev-parse", "HEAD^{tree}"]);
+    let mut list = entries(&repo, repo.root(), &root);
+    for e in list.iter_mut().filter(|e| e.1 == b"src") {
+        e.2 = evil_src.clone();
+    }
+    let evil_root = hand_tree(&repo, repo.root(), list);
+    let commit = repo.git(
+        repo.root(),
+        &["commit-tree", &evil_root, "-p", "HEAD", "-m", "evil base"],
+    );
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["start", "t", "--base", &commit]);
+    refused_unsafe(&run);
+    assert_eq!(all_refs(&repo), before, "no ref may be written");
+    assert!(!repo.task_dir("t").exists());
+    nothing_outside(&repo);
+}
+
 /// `revert --to N` and `reset` to a checkpoint or base holding `..` write nothing outside the worktree.
 #[test]
 fn revert_to_a_checkpoint_with_a_dotdot_entry_writes_nothing() {

@@ -154,6 +154,12 @@ fn every_commands_json_output_matches_its_schema() {
     json(&repo, &wt, "checkpoint", 0, &["checkpoint", "-m", "two"]);
     json(&repo, &root, "list", 0, &["list"]);
     json(&repo, &root, "list", 0, &["list", "--all"]);
+    // The warm pool: fill, status, list --all with an entry, drain.
+    json(&repo, &root, "pool", 0, &["pool", "fill", "1", "--wait"]);
+    let pool = json(&repo, &root, "pool", 0, &["pool", "status"]);
+    assert_eq!(pool["entries"].as_array().unwrap().len(), 1);
+    json(&repo, &root, "list", 0, &["list", "--all"]);
+    json(&repo, &root, "pool", 0, &["pool", "drain"]);
     json(&repo, &root, "status", 0, &["status", "a"]);
     json(&repo, &root, "changes", 0, &["changes", "a"]);
     json(&repo, &root, "diff", 0, &["diff", "a"]);

@@ -225,6 +225,31 @@ impl Torture {
                 self.edit(&wt, 60, "patch-dirty", &mut work, false);
                 vec!["revert".into(), id.clone()]
             }
+            // The warm pool: a fill, a start taking an entry filled before the base moved on,
+            // and the background refill (the command line `start` spawns), each killed anywhere.
+            "pool-fill" => vec!["pool".into(), "fill".into(), "1".into(), "--wait".into()],
+            "pool-start" => {
+                self.task(&root, &["pool", "fill", "1", "--wait"]).ok();
+                let round = self.round;
+                for p in self.pick(self.files.len() / 10) {
+                    self.repo.write(&root, &p, &format!("main {round} {p}\n"));
+                }
+                self.repo
+                    .git(&root, &["commit", "-q", "-am", "main moves on"]);
+                vec!["start".into(), id.clone()]
+            }
+            "pool-refill" => {
+                self.task(&root, &["pool", "fill", "1", "--wait"]).ok();
+                vec![
+                    "pool".into(),
+                    "fill".into(),
+                    "2".into(),
+                    "--base".into(),
+                    "main".into(),
+                    "--wait".into(),
+                    "--detached".into(),
+                ]
+            }
             other => panic!("unknown command {other}"),
         };
         let dir = if command == "patch-revert" {
@@ -255,6 +280,12 @@ impl Torture {
         if run.code != 0 {
             return Err(format!("clean-up 'remove {id} --force' failed:\n{run}"));
         }
+        if command.starts_with("pool-") {
+            let run = self.task(self.repo.root(), &["pool", "drain"]);
+            if run.code != 0 {
+                return Err(format!("clean-up 'pool drain' failed:\n{run}"));
+            }
+        }
         // The main worktree is kept clean by every round.
         Ok(())
     }
@@ -264,6 +295,7 @@ impl Torture {
         let repo = &self.repo;
         let root = repo.root();
         let _ = self.task(root, &["sweep"]);
+        let _ = self.task(root, &["pool", "drain"]);
         let common = root.join(".git");
         let _ = std::fs::remove_file(common.join("index.lock"));
         if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
@@ -335,6 +367,38 @@ impl Torture {
         for b in &branches {
             if !worktrees.iter().any(|(_, wb, _)| wb.as_deref() == Some(b)) {
                 bad.push(format!("branch '{b}' has no worktree"));
+            }
+        }
+        // The pool: every ref has its worktree at the ref's commit, every pool directory its ref.
+        let pool_refs = repo.git(
+            root,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "refs/task-pool/",
+            ],
+        );
+        let tasks_dir = repo.base().join("repo.tasks");
+        let mut pool_dirs = BTreeSet::new();
+        for line in pool_refs.lines() {
+            let (name, id) = line.split_once(' ').unwrap();
+            let entry = name.rsplit('/').next().unwrap();
+            let path = tasks_dir.join(format!(".{entry}"));
+            let head = repo.git_run(&path, &["rev-parse", "HEAD"]);
+            if !worktrees.iter().any(|(p, _, _)| *p == path) || head.stdout.trim() != id {
+                bad.push(format!("pool ref '{name}' has no worktree at {id}"));
+            }
+            pool_dirs.insert(format!(".{entry}"));
+        }
+        if let Ok(entries) = std::fs::read_dir(&tasks_dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with(".pool-")
+                    && !name.contains(".removing-")
+                    && !pool_dirs.contains(&name)
+                {
+                    bad.push(format!("pool directory '{name}' has no ref"));
+                }
             }
         }
         // Locks and temporary files.
@@ -437,6 +501,9 @@ const COMMANDS: &[&str] = &[
     "commit",
     "sync",
     "patch-revert",
+    "pool-fill",
+    "pool-start",
+    "pool-refill",
 ];
 
 /// Runs `args` in `dir` and kills it with SIGKILL after `delay` (if it is still running then).

@@ -456,6 +456,27 @@ fn remember(
     Some(())
 }
 
+/// Whether the worktree at `path` (private git dir `git_dir`) still looks as it did
+/// when [`remember_index`] recorded it at `head`: HEAD and the index file's stat data
+/// are unchanged, and for a worktree whose memo keeps its tracked paths, every
+/// tracked file and directory too. A pool entry is taken only then (`pool`); for a
+/// big worktree this is a few syscalls, not an `lstat` of every file.
+pub fn untouched_since_remembered(path: &Path, git_dir: &Path, head: ObjectId) -> bool {
+    let Some(memo) = Memo::read(&git_dir.join(CLEAN_MEMO)) else {
+        return false;
+    };
+    let Some(index_stat) = stat_of(&git_dir.join("index")) else {
+        return false;
+    };
+    if memo.head != head || memo.index != file_hash(BStr::new(""), &index_stat) {
+        return false;
+    }
+    match memo.tracked.as_deref() {
+        Some(tracked) => Tracked::unchanged(path, &memo, tracked),
+        None => true,
+    }
+}
+
 /// Visits every directory holding an index entry once, adding its stat data to a fingerprint
 /// (the root is counted by the caller).
 struct Dirs<'a> {

@@ -10,6 +10,7 @@ use crate::git::{normalize, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+pub mod pool;
 mod remove;
 pub use remove::{
     delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
@@ -113,13 +114,48 @@ pub fn add(
     let tip = repo
         .find_ref(branch)?
         .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
+    add_at(
+        repo,
+        path,
+        gix::worktree::add::Head::Attached(name),
+        tip,
+        sparse,
+        interrupt,
+        progress,
+    )
+}
+
+/// Adds a linked worktree at `path` with a detached HEAD at `commit` (a pool entry: `pool.rs`).
+pub fn add_detached(
+    repo: &Repo,
+    path: &Path,
+    commit: ObjectId,
+    interrupt: &AtomicBool,
+) -> Result<()> {
+    add_at(
+        repo,
+        path,
+        gix::worktree::add::Head::Detached(commit),
+        commit,
+        None,
+        interrupt,
+        &mut |_, _| {},
+    )
+}
+
+fn add_at(
+    repo: &Repo,
+    path: &Path,
+    head: gix::worktree::add::Head,
+    tip: ObjectId,
+    sparse: Option<&str>,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
     let tree = crate::git::objects::commit_tree(repo, tip)?;
     let created = retry_while_another_is_added(|| {
-        repo.inner.prepare_add_worktree(
-            path,
-            gix::worktree::add::Head::Attached(name.clone()),
-            interrupt,
-        )
+        repo.inner
+            .prepare_add_worktree(path, head.clone(), interrupt)
     })
     .context(|| format!("could not create worktree '{}'", path.display()))?
     .persist()

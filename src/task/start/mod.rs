@@ -186,7 +186,8 @@ pub fn start(
     let base = resolve_base(repo, opts.base.as_deref())?;
     // SPEC §5: a base whose tree holds a path git refuses is never checked out.
     let base_tree = objects::commit_tree(repo, base.commit)?;
-    let mut seen = std::collections::HashSet::new();
+    // Trees a pool fill already walked are not walked again (`pool::known_safe_trees`).
+    let mut seen = crate::pool::known_safe_trees(repo);
     if let Some(bad) = crate::git::pathsafe::unsafe_path_in_tree(repo, base_tree, &mut seen)? {
         return Err(crate::git::pathsafe::refusal(&bad, &format!("base {}", base.commit)).into());
     }
@@ -342,9 +343,21 @@ pub fn start(
         setup: setup.as_deref(),
         include: include.as_ref().map(|i| i.as_deref()),
         sparse: sparse.as_deref(),
+        pool: base.branch.as_deref().map(|base| crate::pool::Want {
+            worktree_dir: &settings.worktree_dir,
+            base,
+            path: &path,
+            branch: &branch,
+            commit: first,
+        }),
     };
     match provision(repo, &created, &path, &branch, &how, progress) {
-        Ok(record) => Ok(Started::Created(record)),
+        Ok((record, took)) => {
+            if let Some(base) = &base.branch {
+                crate::pool::after_start(repo, &settings.worktree_dir, base, took);
+            }
+            Ok(Started::Created(record))
+        }
         Err(err) => {
             // Undo everything this start made; the error that stopped it is what the user sees.
             let current = record::load(repo, &id).ok().flatten().unwrap_or(created);
@@ -384,15 +397,18 @@ pub fn provision_existing(
         setup: record.state.setup.as_deref(),
         include: include.as_ref().map(|i| i.as_deref()),
         sparse: None,
+        pool: None,
     };
     let mut here = record.clone();
     here.state.worktree = path.display().to_string();
     let branch = record.state.branch.clone();
-    provision(repo, &here, path, &branch, &how, progress).inspect_err(|_| {
-        if let Ok(Some(w)) = worktree::find_by_branch(repo, &branch) {
-            let _ = worktree::remove(repo, &w);
-        }
-    })
+    provision(repo, &here, path, &branch, &how, progress)
+        .map(|(record, _)| record)
+        .inspect_err(|_| {
+            if let Ok(Some(w)) = worktree::find_by_branch(repo, &branch) {
+                let _ = worktree::remove(repo, &w);
+            }
+        })
 }
 
 fn interrupted() -> Result<()> {
@@ -412,9 +428,11 @@ struct Provision<'a> {
     include: Option<Option<&'a [String]>>,
     /// Sparse-checkout patterns, if only part of the tree is checked out.
     sparse: Option<&'a str>,
+    /// A warm pool entry to take, if one is ready for the base (`pool`).
+    pool: Option<crate::pool::Want<'a>>,
 }
 
-/// Makes the worktree of a claimed task.
+/// Makes the worktree of a claimed task; also says whether it was a pool entry.
 fn provision(
     repo: &Repo,
     record: &Record,
@@ -422,21 +440,27 @@ fn provision(
     branch: &str,
     how: &Provision<'_>,
     progress: &mut dyn FnMut(Phase, u64, u64),
-) -> std::result::Result<Record, StartError> {
+) -> std::result::Result<(Record, bool), StartError> {
     let setup = how.setup;
     interrupted()?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
     }
-    worktree::add(
-        repo,
-        path,
-        branch,
-        how.sparse,
-        crate::git::interrupt::flag(),
-        &mut |done, total| progress(Phase::Checkout, done, total),
-    )?;
+    let took = match (&how.pool, how.sparse) {
+        (Some(want), None) => crate::pool::take(repo, want)? == crate::pool::Taken::Adopted,
+        _ => false,
+    };
+    if !took {
+        worktree::add(
+            repo,
+            path,
+            branch,
+            how.sparse,
+            crate::git::interrupt::flag(),
+            &mut |done, total| progress(Phase::Checkout, done, total),
+        )?;
+    }
     interrupted()?;
     let copied = match how.include {
         Some(globs) if repo.workdir().is_some() => Some(super::copy::copy_ignored(
@@ -474,5 +498,6 @@ fn provision(
         copied_ignored: copied,
     });
     record::append(repo, record, provisioned, &state, Vec::new())
+        .map(|r| (r, took))
         .map_err(|e| StartError::Other(e.into()))
 }

@@ -1,0 +1,240 @@
+//! Filling the pool: one process at a time, one entry at a time, in the foreground
+//! (`pool fill --wait`) or as a detached low-priority background process; and the trees
+//! a fill found safe, which `start` does not walk again.
+
+use super::{configured_size, discard_dir, entries, entry_path, ref_name, Entry};
+use crate::error::{Error, Result};
+use crate::git::refs::{self, Update};
+use crate::git::{worktree, ObjectId, Repo};
+use std::path::{Path, PathBuf};
+
+/// What a fill did.
+#[derive(Debug, serde::Serialize)]
+pub struct Filled {
+    /// Entries made by this process.
+    pub made: Vec<Entry>,
+    /// Another fill was running, so this one did nothing.
+    pub busy: bool,
+}
+
+/// Fills the pool of `base` (`refs/heads/...`) up to `size` entries, one at a time, in this process.
+pub fn fill(repo: &Repo, worktree_dir: &Path, base: &str, size: usize) -> Result<Filled> {
+    let Some(_lock) = FillLock::take(repo)? else {
+        return Ok(Filled {
+            made: Vec::new(),
+            busy: true,
+        });
+    };
+    let _guard = crate::git::interrupt::install();
+    let mut made = Vec::new();
+    loop {
+        let have = entries(repo, worktree_dir)?
+            .into_iter()
+            .filter(|e| e.base == base)
+            .count();
+        if have >= size || crate::git::interrupt::is_triggered() {
+            break;
+        }
+        made.push(fill_one(repo, worktree_dir, base)?);
+    }
+    Ok(Filled { made, busy: false })
+}
+
+/// Makes one entry at `base`'s current tip.
+fn fill_one(repo: &Repo, worktree_dir: &Path, base: &str) -> Result<Entry> {
+    let tip = repo
+        .find_ref(base)?
+        .ok_or_else(|| Error::repo_msg(format!("branch '{base}' does not exist")))?;
+    // SPEC §5: a tree holding a path git refuses is never checked out.
+    let tree = crate::git::objects::commit_tree(repo, tip)?;
+    let mut seen = known_safe_trees(repo);
+    if let Some(bad) = crate::git::pathsafe::unsafe_path_in_tree(repo, tree, &mut seen)? {
+        return Err(crate::git::pathsafe::refusal(&bad, &format!("base {tip}")));
+    }
+    remember_safe_trees(repo, &seen);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let name = format!("pool-{}-{nanos}", std::process::id());
+    let path = entry_path(worktree_dir, &name);
+    std::fs::create_dir_all(worktree_dir)
+        .map_err(|e| Error::repo(format!("could not create '{}'", worktree_dir.display()), e))?;
+    if let Err(e) = worktree::add_detached(repo, &path, tip, crate::git::interrupt::flag()) {
+        discard_dir(repo, &path, true);
+        return Err(e);
+    }
+    let ref_name = ref_name(base, &name);
+    refs::commit(
+        repo,
+        vec![Update::create(
+            ref_name.clone(),
+            tip,
+            format!("git-task: pool fill {name}"),
+        )],
+    )?;
+    Ok(Entry {
+        name,
+        base: base.to_owned(),
+        commit: tip.to_string(),
+        path,
+        ref_name,
+    })
+}
+
+/// The file listing trees a fill found free of unsafe paths (SPEC §5), one id per line.
+fn safe_trees_file(repo: &Repo) -> PathBuf {
+    repo.common_dir()
+        .join("git-task")
+        .join("pool")
+        .join("safe-trees")
+}
+
+/// More trees than this and the list starts again (it only saves work).
+const SAFE_TREES_MAX: usize = 200_000;
+
+/// The trees (at any depth) a fill already walked and found free of unsafe paths: `start`
+/// seeds its walk of the base's tree with them, so a start after a fill reads only the
+/// trees that changed since (at 100,000 files, the whole walk is about a fifth of a pooled
+/// start). Empty when nothing was filled.
+pub fn known_safe_trees(repo: &Repo) -> std::collections::HashSet<ObjectId> {
+    let Ok(text) = std::fs::read_to_string(safe_trees_file(repo)) else {
+        return Default::default();
+    };
+    text.lines().filter_map(|l| l.parse().ok()).collect()
+}
+
+/// Saves `seen` (every tree of a walk that found nothing unsafe) for [`known_safe_trees`].
+fn remember_safe_trees(repo: &Repo, seen: &std::collections::HashSet<ObjectId>) {
+    if seen.len() > SAFE_TREES_MAX {
+        let _ = std::fs::remove_file(safe_trees_file(repo));
+        return;
+    }
+    let mut text = String::with_capacity(seen.len() * 41);
+    for id in seen {
+        text.push_str(&id.to_string());
+        text.push('\n');
+    }
+    // Best effort: without it, a start walks the whole tree.
+    let _ = crate::git::fs::write_atomically(&safe_trees_file(repo), text.as_bytes());
+}
+
+/// After a worktree start on `base`: refill the pool in the background when `task.poolSize`
+/// asks for more entries than there are (a start that `took` one, or the first start after
+/// the setting). Without the setting a pool is what `pool fill` made, used up by starts.
+pub fn after_start(repo: &Repo, worktree_dir: &Path, base: &str, took: bool) {
+    let size = configured_size(repo);
+    if size == 0 {
+        return;
+    }
+    let have = entries(repo, worktree_dir)
+        .map(|e| e.iter().filter(|e| e.base == base).count())
+        .unwrap_or(0);
+    if have < size && (took || filler(repo).is_none()) {
+        spawn_fill(repo, base, size);
+    }
+}
+
+/// Starts `git task pool fill SIZE --base BASE --wait` as a detached, low-priority background process.
+pub fn spawn_fill(repo: &Repo, base: &str, size: usize) -> bool {
+    use std::process::{Command, Stdio};
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    let dir = repo
+        .workdir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| repo.common_dir().to_path_buf());
+    let mut cmd = Command::new(exe);
+    cmd.arg("-C")
+        .arg(&dir)
+        .args([
+            "pool",
+            "fill",
+            &size.to_string(),
+            "--base",
+            base,
+            "--wait",
+            "--detached",
+        ])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for var in crate::git::LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn().is_ok()
+}
+
+/// Leaves the terminal's session and lowers this process's priority (a background fill).
+pub fn detach() {
+    #[cfg(unix)]
+    {
+        let _ = rustix::process::setsid();
+        let _ = rustix::process::nice(19);
+    }
+}
+
+/// The lock a filling process holds: `<common>/git-task/pool/fill.lock`, naming its pid.
+struct FillLock(PathBuf);
+
+impl FillLock {
+    fn take(repo: &Repo) -> Result<Option<FillLock>> {
+        let dir = repo.common_dir().join("git-task").join("pool");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+        let path = dir.join("fill.lock");
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    let _ = write!(f, "{}", std::process::id());
+                    return Ok(Some(FillLock(path)));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if let Some(pid) = filler(repo) {
+                        if !crate::task::liveness::process_is_gone(pid) {
+                            return Ok(None);
+                        }
+                    }
+                    // Left by a killed fill (or cut short while written): take it over.
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => {
+                    return Err(Error::repo(
+                        format!("could not create '{}'", path.display()),
+                        e,
+                    ))
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Drop for FillLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The pid of the process filling the pool right now, if any.
+pub fn filler(repo: &Repo) -> Option<u32> {
+    let path = repo
+        .common_dir()
+        .join("git-task")
+        .join("pool")
+        .join("fill.lock");
+    let pid = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
+    (!crate::task::liveness::process_is_gone(pid)).then_some(pid)
+}
