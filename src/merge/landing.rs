@@ -83,7 +83,8 @@ pub(super) fn land_whole(
     target: &str,
     opts: &Options,
 ) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
-    let tree = match whole_tree(repo, id, onto, task_tip, target)? {
+    let merge = &mut engine(|a, o, t, labels| gmerge::merge_trees(repo, a, o, t, labels));
+    let tree = match whole_tree(repo, merge, id, onto, task_tip, target)? {
         Ok(tree) => tree,
         Err(conflicts) => return Ok(Err(conflicts)),
     };
@@ -105,11 +106,25 @@ pub(super) fn land_whole(
     Ok(Ok(vec![commit]))
 }
 
+/// A three-way tree merge: the gate's is [`gmerge::merge_trees`], trial merges use a
+/// [`gmerge::Merger`] that keeps its caches (same engine, options and conflict rule).
+pub(super) fn engine<F>(f: F) -> F
+where
+    F: FnMut(ObjectId, ObjectId, ObjectId, [&str; 3]) -> Result<gmerge::TreeMerge>,
+{
+    f
+}
+
+/// A three-way tree merge of `ancestor`, `ours` and `theirs`, with conflict labels.
+pub(super) type Engine<'a> =
+    dyn FnMut(ObjectId, ObjectId, ObjectId, [&str; 3]) -> Result<gmerge::TreeMerge> + 'a;
+
 /// The tree of the task at `task_tip` merged onto `onto` (squash and merge commit alike), the
 /// contract file kept as `onto` has it: `Ok(tree)`, or `Err(conflicting paths)`. The overlap
 /// forecast's trial merges are this very merge (see [`super::trial`]).
 pub(super) fn whole_tree(
     repo: &Repo,
+    merge: &mut Engine<'_>,
     id: &TaskId,
     onto: ObjectId,
     task_tip: ObjectId,
@@ -125,8 +140,7 @@ pub(super) fn whole_tree(
         CONTRACT_FILE,
         keep_contract,
     )?;
-    let merged = gmerge::merge_trees(
-        repo,
+    let merged = merge(
         ancestor,
         ours,
         theirs,

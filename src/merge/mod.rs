@@ -74,17 +74,19 @@ pub use select::full_branch;
 pub use target::{checked_out_at, refuse_overwrite};
 
 /// A trial merge (the overlap forecast): the task at `task_tip` merged onto the commit `onto`
-/// exactly as `merge` would squash it onto `target`, in `repo` (give it a repository that keeps
-/// written objects in memory: [`Repo::with_objects_in_memory`]). `Ok(commit)` of the result,
-/// whose only parent is `onto`, to chain another trial onto; or `Err(conflicting paths)`.
+/// exactly as `merge` would squash it onto `target`, with `merger` (give it a repository that
+/// keeps written objects in memory: [`Repo::with_objects_in_memory`]). `Ok(commit)` of the
+/// result, whose only parent is `onto`, to chain another trial onto; or `Err(conflicting paths)`.
 pub fn trial(
-    repo: &Repo,
+    merger: &mut crate::git::merge::Merger<'_>,
     id: &TaskId,
     onto: ObjectId,
     task_tip: ObjectId,
     target: &str,
 ) -> Result<std::result::Result<ObjectId, Vec<String>>> {
-    match landing::whole_tree(repo, id, onto, task_tip, target)? {
+    let repo = merger.repo();
+    let merge = &mut landing::engine(|a, o, t, labels| merger.merge_trees(a, o, t, labels));
+    match landing::whole_tree(repo, merge, id, onto, task_tip, target)? {
         Ok(tree) => Ok(Ok(crate::git::objects::write_own_commit(
             repo,
             tree,

@@ -14,6 +14,7 @@
 
 use super::{merge_both, touch, Side};
 use crate::error::Result;
+use crate::git::merge::Merger;
 use crate::git::{diff, objects, ObjectId, Repo};
 use crate::task::TaskId;
 use std::collections::BTreeMap;
@@ -71,12 +72,13 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
     let memory = repo.with_objects_in_memory();
+    let mut merger = Merger::new(&memory)?;
     let mut new = File::default();
     for t in tasks {
         let (tip, base_tip) = (t.tip.to_string(), t.base_tip.to_string());
         let entry = match old.tasks.get(t.id.as_str()) {
             Some(e) if e.tip == tip && e.base_tip == base_tip => e.clone(),
-            _ => task_entry(repo, &memory, t)?,
+            _ => task_entry(repo, &mut merger, t)?,
         };
         new.tasks.insert(t.id.to_string(), entry);
     }
@@ -101,7 +103,7 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
             let key = format!("{} {} {}", a.tip, b.tip, a.base_tip);
             let conflict = match old.pairs.get(&name) {
                 Some(p) if p.key == key => p.conflict,
-                _ => pair_conflicts(&memory, a, ea, b, eb)?,
+                _ => pair_conflicts(&mut merger, a, ea, b, eb)?,
             };
             new.pairs.insert(name, PairEntry { key, conflict });
             if conflict {
@@ -120,7 +122,7 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
     Ok(out)
 }
 
-fn task_entry(repo: &Repo, memory: &Repo, t: &Listed) -> Result<TaskEntry> {
+fn task_entry(repo: &Repo, merger: &mut Merger, t: &Listed) -> Result<TaskEntry> {
     let from = objects::merge_base(repo, t.tip, t.base_tip)?.unwrap_or(t.base_tip);
     let paths: Vec<String> = diff::tree_to_tree(
         repo,
@@ -133,7 +135,7 @@ fn task_entry(repo: &Repo, memory: &Repo, t: &Listed) -> Result<TaskEntry> {
     .collect();
     let (mut base_conflicts, mut landed) = (Vec::new(), Some(t.base_tip));
     if !paths.is_empty() {
-        match crate::merge::trial(memory, &t.id, t.base_tip, t.tip, &t.base)? {
+        match crate::merge::trial(merger, &t.id, t.base_tip, t.tip, &t.base)? {
             Ok(commit) => landed = Some(commit),
             Err(conflicts) => (base_conflicts, landed) = (conflicts, None),
         }
@@ -149,18 +151,18 @@ fn task_entry(repo: &Repo, memory: &Repo, t: &Listed) -> Result<TaskEntry> {
 
 /// Whether `a` and `b` merged onto their base's tip one after the other conflict.
 fn pair_conflicts(
-    memory: &Repo,
+    merger: &mut Merger,
     a: &Listed,
     ea: &TaskEntry,
     b: &Listed,
     eb: &TaskEntry,
 ) -> Result<bool> {
     // An entry read from the file has no landing in memory: merge it alone again.
-    let side = |t: &Listed, e: &TaskEntry| -> Result<Side> {
+    let mut side = |t: &Listed, e: &TaskEntry| -> Result<Side> {
         let landed = match e.landed {
             Some(c) => Some(c),
             None if e.base_conflicts.is_empty() => {
-                crate::merge::trial(memory, &t.id, t.base_tip, t.tip, &t.base)?.ok()
+                crate::merge::trial(merger, &t.id, t.base_tip, t.tip, &t.base)?.ok()
             }
             None => None,
         };
@@ -170,6 +172,6 @@ fn pair_conflicts(
             landed,
         })
     };
-    Ok(merge_both(memory, &side(a, ea)?, &side(b, eb)?, &a.base)?
-        .is_some_and(|paths| !paths.is_empty()))
+    let (sa, sb) = (side(a, ea)?, side(b, eb)?);
+    Ok(merge_both(merger, &sa, &sb, &a.base)?.is_some_and(|paths| !paths.is_empty()))
 }

@@ -21,6 +21,7 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::contract::overlap::{self, Overlap, PathSet};
 use crate::contract::BranchFile;
 use crate::error::Result;
+use crate::git::merge::Merger;
 use crate::git::{diff, objects, ObjectId, Repo};
 use crate::record::{self, Record};
 use crate::task::{summary, Mode, Status, TaskId};
@@ -137,20 +138,21 @@ impl Forecast {
 pub fn forecast(repo: &Repo, ids: &[TaskId], committed_only: bool) -> Result<Forecast> {
     let records = live_records(repo, ids)?;
     let memory = repo.with_objects_in_memory();
+    let mut merger = Merger::new(&memory)?;
     let clean = match committed_only {
         true => vec![true; records.len()],
         false => clean_worktrees(repo, &records),
     };
     let mut tasks = Vec::new();
     for (record, clean) in records.iter().zip(clean) {
-        tasks.push(view(repo, &memory, record, clean)?);
+        tasks.push(view(repo, &mut merger, record, clean)?);
     }
     let mut pairs = Vec::new();
     let mut checked = 0;
     for i in 0..tasks.len() {
         for j in i + 1..tasks.len() {
             checked += 1;
-            if let Some(pair) = pair(&memory, &tasks[i], &tasks[j])? {
+            if let Some(pair) = pair(&mut merger, &tasks[i], &tasks[j])? {
                 pairs.push(pair);
             }
         }
@@ -225,6 +227,7 @@ pub fn conflicting_with(repo: &Repo, branch: &str) -> Result<Vec<BaseConflict>> 
         return Ok(Vec::new());
     };
     let memory = repo.with_objects_in_memory();
+    let mut merger = Merger::new(&memory)?;
     let mut out = Vec::new();
     for r in live_records(repo, &[])? {
         if r.state.mode != Mode::Worktree || r.state.base_branch.as_deref() != Some(branch) {
@@ -233,7 +236,8 @@ pub fn conflicting_with(repo: &Repo, branch: &str) -> Result<Vec<BaseConflict>> 
         let Some(task_tip) = repo.find_ref(&r.state.branch)? else {
             continue;
         };
-        if let Err(paths) = crate::merge::trial(&memory, &r.state.task_id(), tip, task_tip, branch)?
+        if let Err(paths) =
+            crate::merge::trial(&mut merger, &r.state.task_id(), tip, task_tip, branch)?
         {
             out.push(BaseConflict {
                 task: r.state.id.clone(),
@@ -319,7 +323,7 @@ fn clean_worktrees(repo: &Repo, records: &[Record]) -> Vec<bool> {
 }
 
 /// Reads what the forecast needs of one task, and merges it alone onto its base's tip.
-fn view(repo: &Repo, memory: &Repo, record: &Record, clean: bool) -> Result<TaskView> {
+fn view(repo: &Repo, merger: &mut Merger, record: &Record, clean: bool) -> Result<TaskView> {
     let s = &record.state;
     let id = s.task_id();
     let base_ref = s.base_branch.clone().unwrap_or_default();
@@ -349,7 +353,7 @@ fn view(repo: &Repo, memory: &Repo, record: &Record, clean: bool) -> Result<Task
             // Nothing committed: it lands as the base's tip itself.
             landed = Some(base_tip);
         } else {
-            match crate::merge::trial(memory, &id, base_tip, tip, &base_ref)? {
+            match crate::merge::trial(merger, &id, base_tip, tip, &base_ref)? {
                 Ok(commit) => landed = Some(commit),
                 Err(paths) => conflicts = paths,
             }
@@ -383,7 +387,7 @@ fn view(repo: &Repo, memory: &Repo, record: &Record, clean: bool) -> Result<Task
 }
 
 /// What tasks `a` and `b` share; `None` when nothing.
-fn pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<Option<Pair>> {
+fn pair(merger: &mut Merger, a: &TaskView, b: &TaskView) -> Result<Option<Pair>> {
     let contract = match (&a.contract, &b.contract) {
         (Some(ca), Some(cb)) => match overlap::intersect(ca, cb) {
             Overlap::Disjoint => ContractOverlap {
@@ -406,7 +410,7 @@ fn pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<Option<Pair>> {
         },
     };
     let files: Vec<String> = a.paths.intersection(&b.paths).cloned().collect();
-    let merge = trial_pair(memory, a, b)?;
+    let merge = trial_pair(merger, a, b)?;
     let kind = if merge.verdict == "conflict" {
         Severity::Conflict
     } else if !files.is_empty() {
@@ -434,7 +438,7 @@ fn not_merged(reason: impl Into<String>) -> TrialMerge {
 }
 
 /// Both tasks merged onto their base's tip, one after the other, in memory.
-fn trial_pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<TrialMerge> {
+fn trial_pair(merger: &mut Merger, a: &TaskView, b: &TaskView) -> Result<TrialMerge> {
     let (Some(tip_a), Some(tip_b)) = (a.tip, b.tip) else {
         return Ok(not_merged("a patch-mode task has no branch to merge"));
     };
@@ -454,7 +458,7 @@ fn trial_pair(memory: &Repo, a: &TaskView, b: &TaskView) -> Result<TrialMerge> {
         landed: t.landed,
     };
     Ok(
-        match merge_both(memory, &side(a, tip_a), &side(b, tip_b), &a.base_ref)? {
+        match merge_both(merger, &side(a, tip_a), &side(b, tip_b), &a.base_ref)? {
             None => not_merged("a task conflicts with the base on its own (see the task)"),
             Some(paths) if paths.is_empty() => TrialMerge {
                 verdict: "clean",
@@ -481,12 +485,12 @@ struct Side {
 /// Merges both tasks onto the base's tip, in memory: `a` (as it landed alone), then `b` onto
 /// that. `Some(conflicting paths)` (empty: clean); `None` when either conflicts with the base on
 /// its own: that is reported per task, and a pair merge could not tell it from a pair conflict.
-fn merge_both(memory: &Repo, a: &Side, b: &Side, base: &str) -> Result<Option<Vec<String>>> {
+fn merge_both(merger: &mut Merger, a: &Side, b: &Side, base: &str) -> Result<Option<Vec<String>>> {
     let (Some(onto), Some(_)) = (a.landed, b.landed) else {
         return Ok(None);
     };
     Ok(Some(
-        crate::merge::trial(memory, &b.id, onto, b.tip, base)?
+        crate::merge::trial(merger, &b.id, onto, b.tip, base)?
             .err()
             .unwrap_or_default(),
     ))

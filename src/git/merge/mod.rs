@@ -60,17 +60,8 @@ pub fn merge_trees(
     theirs: ObjectId,
     labels: [&str; 3],
 ) -> Result<TreeMerge> {
-    if theirs == ancestor || theirs == ours {
-        return Ok(TreeMerge {
-            tree: Some(ours),
-            conflicts: Vec::new(),
-        });
-    }
-    if ours == ancestor {
-        return Ok(TreeMerge {
-            tree: Some(theirs),
-            conflicts: Vec::new(),
-        });
+    if let Some(done) = trivial(ancestor, ours, theirs) {
+        return Ok(done);
     }
     let options = repo
         .inner
@@ -85,22 +76,7 @@ pub fn merge_trees(
         .inner
         .merge_trees(ancestor, ours, theirs, labels, options)
         .context(|| format!("could not merge tree {theirs} into {ours}"))?;
-    // Auto-resolved conflicts are listed too: only the unresolved ones count (STYLE B.14).
-    let how = gix::merge::tree::TreatAsUnresolved::git();
-    let mut conflicts: Vec<String> = outcome
-        .conflicts
-        .iter()
-        .filter(|c| c.is_unresolved(how))
-        .flat_map(|c| {
-            [
-                c.ours.location().to_string(),
-                c.theirs.location().to_string(),
-            ]
-        })
-        .filter(|p| !p.is_empty())
-        .collect();
-    conflicts.sort();
-    conflicts.dedup();
+    let conflicts = unresolved(&outcome.conflicts);
     if !conflicts.is_empty() {
         return Ok(TreeMerge {
             tree: None,
@@ -116,6 +92,123 @@ pub fn merge_trees(
         tree: Some(tree),
         conflicts,
     })
+}
+
+/// A three-way tree merger that keeps its caches across merges. gix builds a merge's blob
+/// and attribute caches from the index on every call (a scan of every index entry, twice);
+/// the overlap forecast merges hundreds of pairs at once, so it builds them once. The merge
+/// itself is the one [`merge_trees`] makes (same engine, options and conflict rule).
+pub struct Merger<'r> {
+    repo: &'r Repo,
+    diff_cache: gix::diff::blob::Platform,
+    blob_merge: gix::merge::blob::Platform,
+    options: gix::merge::tree::Options,
+}
+
+impl<'r> Merger<'r> {
+    /// Prepares a merger for `repo` (give it one that keeps written objects in memory).
+    pub fn new(repo: &'r Repo) -> Result<Merger<'r>> {
+        let inner = &repo.inner;
+        Ok(Merger {
+            repo,
+            diff_cache: inner
+                .diff_resource_cache_for_tree_diff()
+                .context(|| "could not prepare the merge".into())?,
+            blob_merge: inner
+                .merge_resource_cache(Default::default())
+                .context(|| "could not prepare the merge".into())?,
+            options: inner
+                .tree_merge_options()
+                .context(|| "could not read the merge options".into())?,
+        })
+    }
+
+    /// The repository it merges in.
+    pub fn repo(&self) -> &'r Repo {
+        self.repo
+    }
+
+    /// [`merge_trees`], with this merger's caches.
+    pub fn merge_trees(
+        &mut self,
+        ancestor: ObjectId,
+        ours: ObjectId,
+        theirs: ObjectId,
+        labels: [&str; 3],
+    ) -> Result<TreeMerge> {
+        if let Some(done) = trivial(ancestor, ours, theirs) {
+            return Ok(done);
+        }
+        let repo = &self.repo.inner;
+        let labels = gix::merge::blob::builtin_driver::text::Labels {
+            ancestor: Some(<&BStr>::from(labels[0])),
+            current: Some(<&BStr>::from(labels[1])),
+            other: Some(<&BStr>::from(labels[2])),
+        };
+        let mut outcome = gix::merge::plumbing::tree(
+            &ancestor,
+            &ours,
+            &theirs,
+            labels,
+            repo,
+            |buf| repo.write_blob(buf).map(|id| id.detach()),
+            &mut Default::default(),
+            &mut self.diff_cache,
+            &mut self.blob_merge,
+            self.options.clone().into(),
+        )
+        .context(|| format!("could not merge tree {theirs} into {ours}"))?;
+        let conflicts = unresolved(&outcome.conflicts);
+        if !conflicts.is_empty() {
+            return Ok(TreeMerge {
+                tree: None,
+                conflicts,
+            });
+        }
+        let tree = outcome
+            .tree
+            .write(|tree| repo.write_object(tree).map(|id| id.detach()))
+            .context(|| "could not write the merged tree".into())?;
+        Ok(TreeMerge {
+            tree: Some(tree),
+            conflicts,
+        })
+    }
+}
+
+/// The merges that need no merging: one side unchanged, or both the same.
+fn trivial(ancestor: ObjectId, ours: ObjectId, theirs: ObjectId) -> Option<TreeMerge> {
+    let tree = if theirs == ancestor || theirs == ours {
+        ours
+    } else if ours == ancestor {
+        theirs
+    } else {
+        return None;
+    };
+    Some(TreeMerge {
+        tree: Some(tree),
+        conflicts: Vec::new(),
+    })
+}
+
+/// The paths of the conflicts git would not resolve on its own, sorted (auto-resolved ones
+/// are listed too, STYLE B.14).
+fn unresolved(conflicts: &[gix::merge::tree::Conflict]) -> Vec<String> {
+    let how = gix::merge::tree::TreatAsUnresolved::git();
+    let mut paths: Vec<String> = conflicts
+        .iter()
+        .filter(|c| c.is_unresolved(how))
+        .flat_map(|c| {
+            [
+                c.ours.location().to_string(),
+                c.theirs.location().to_string(),
+            ]
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
 }
 
 /// Returns the entry at top-level `name` in `tree`, if it is a file or link.
