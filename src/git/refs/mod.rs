@@ -179,7 +179,7 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         .edit_references_as(edits, Some(signature.to_ref(&mut time)))
     {
         Ok(_) => Ok(()),
-        Err(err) if err.is_conflict() || is_lock_contention(&err) => {
+        Err(err) if err.is_conflict() || is_lock_contention(&err) || is_vanished(&err) => {
             Err(RefError::Conflict(format!(
                 "could not update {}: it was changed meanwhile",
                 names.join(", ")
@@ -195,6 +195,11 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
 /// Applies `updates`, turning a lost race into a repository error with a retry hint.
 pub fn commit(repo: &Repo, updates: Vec<Update>) -> Result<()> {
     apply(repo, updates).map_err(Error::from)
+}
+
+/// A delete (with an expected value) of a ref another process deleted first: it lost the race.
+fn is_vanished(err: &gix::Error) -> bool {
+    format!("{err:?}").contains("The reference to delete must exist")
 }
 
 fn is_lock_contention(err: &gix::Error) -> bool {

@@ -305,9 +305,14 @@ fn retry_while_another_is_added<T>(mut add: impl FnMut() -> gix::Result<T>) -> g
     let mut attempt = 0;
     loop {
         match add() {
+            // Another worktree is being added (its `gitdir` file is still empty) or adopted from
+            // the pool (its admin directory is being renamed): look again in a moment.
             Err(err)
-                if attempt < 20
-                    && format!("{err:?}").contains("Refusing to read an empty path") =>
+                if attempt < 20 && {
+                    let text = format!("{err:?}");
+                    text.contains("Refusing to read an empty path")
+                        || text.contains("Failed to read or iterate worktree directories")
+                } =>
             {
                 attempt += 1;
                 std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
