@@ -72,13 +72,14 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
     let memory = repo.with_objects_in_memory();
-    let mut merger = Merger::new(&memory)?;
+    // Made only when something is stale: preparing a merger reads the index and attributes.
+    let mut merger = None;
     let mut new = File::default();
     for t in tasks {
         let (tip, base_tip) = (t.tip.to_string(), t.base_tip.to_string());
         let entry = match old.tasks.get(t.id.as_str()) {
             Some(e) if e.tip == tip && e.base_tip == base_tip => e.clone(),
-            _ => task_entry(repo, &mut merger, t)?,
+            _ => task_entry(repo, made(&mut merger, &memory)?, t)?,
         };
         new.tasks.insert(t.id.to_string(), entry);
     }
@@ -103,7 +104,7 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
             let key = format!("{} {} {}", a.tip, b.tip, a.base_tip);
             let conflict = match old.pairs.get(&name) {
                 Some(p) if p.key == key => p.conflict,
-                _ => pair_conflicts(&mut merger, a, ea, b, eb)?,
+                _ => pair_conflicts(made(&mut merger, &memory)?, a, ea, b, eb)?,
             };
             new.pairs.insert(name, PairEntry { key, conflict });
             if conflict {
@@ -120,6 +121,14 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
         }
     }
     Ok(out)
+}
+
+/// The merger in `slot`, made on first use.
+fn made<'s, 'r>(slot: &'s mut Option<Merger<'r>>, memory: &'r Repo) -> Result<&'s mut Merger<'r>> {
+    if slot.is_none() {
+        *slot = Some(Merger::new(memory)?);
+    }
+    Ok(slot.as_mut().expect("just made"))
 }
 
 fn task_entry(repo: &Repo, merger: &mut Merger, t: &Listed) -> Result<TaskEntry> {
