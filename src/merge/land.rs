@@ -76,10 +76,7 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
         ..
     } = landing;
     drop(gated.lock);
-    // A merged task's claims bind no one any more; dropping them now is tidiness.
-    for p in &pending {
-        let _ = crate::claims::release_all(repo, &p.record.state.id);
-    }
+    release_claims(repo, &pending);
     let (warnings, leave) = if keep {
         (Vec::new(), None)
     } else {
@@ -96,6 +93,14 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
         warnings,
         leave_cwd: leave,
     }))
+}
+
+/// Releases the claims of the tasks that landed (their claims count until git-task releases
+/// them). Best effort: one left behind is dropped by `sweep`, the tasks being merged.
+pub(super) fn release_claims(repo: &Repo, pending: &[Pending]) {
+    for p in pending {
+        let _ = crate::claims::release_all(repo, &p.record.state.id);
+    }
 }
 
 /// Step 5: the ref changes of the one transaction (target, notes, patch snapshots that follow

@@ -161,10 +161,7 @@ pub fn finish(repo: &Repo, planned: Planned) -> Result<Landed> {
         ..
     } = landing;
     drop(gated.lock);
-    // As after a local landing: a merged task's claims bind no one any more.
-    for p in &pending {
-        let _ = crate::claims::release_all(repo, &p.record.state.id);
-    }
+    land::release_claims(repo, &pending);
     let mut leave = None;
     if !keep {
         let (more, left) = land::clean_up(repo, &pending, &mut results)?;

@@ -53,7 +53,7 @@ pub fn drop(
     })?;
     match updated {
         Updated::Appended(record, _) => {
-            // A dropped task's claims bind no one any more; dropping them now is tidiness.
+            // A dropped task's claims end here (`sweep` drops one a killed drop left).
             let _ = crate::claims::release_all(repo, &record.state.id);
             Ok(Dropped {
                 record,

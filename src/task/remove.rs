@@ -235,7 +235,7 @@ pub fn remove(
         record::Updated::Gone => return Ok(Ok(Removed::AlreadyGone(None))),
     };
     let mut warnings = Vec::new();
-    // A removed task's claims bind no one any more; dropping them now is tidiness.
+    // A removed task's claims end here (`sweep` drops one a killed remove left).
     let _ = crate::claims::release_all(repo, &record.state.id);
     if let Err(e) = remove_scratch(repo, id) {
         warnings.push(e.to_string());

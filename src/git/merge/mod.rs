@@ -76,21 +76,8 @@ pub fn merge_trees(
         .inner
         .merge_trees(ancestor, ours, theirs, labels, options)
         .context(|| format!("could not merge tree {theirs} into {ours}"))?;
-    let conflicts = unresolved(&outcome.conflicts);
-    if !conflicts.is_empty() {
-        return Ok(TreeMerge {
-            tree: None,
-            conflicts,
-        });
-    }
-    let tree = outcome
-        .tree
-        .write()
-        .context(|| "could not write the merged tree".into())?
-        .detach();
-    Ok(TreeMerge {
-        tree: Some(tree),
-        conflicts,
+    finish(unresolved(&outcome.conflicts), || {
+        Ok(outcome.tree.write()?.detach())
     })
 }
 
@@ -158,22 +145,31 @@ impl<'r> Merger<'r> {
             self.options.clone().into(),
         )
         .context(|| format!("could not merge tree {theirs} into {ours}"))?;
-        let conflicts = unresolved(&outcome.conflicts);
-        if !conflicts.is_empty() {
-            return Ok(TreeMerge {
-                tree: None,
-                conflicts,
-            });
-        }
-        let tree = outcome
-            .tree
-            .write(|tree| repo.write_object(tree).map(|id| id.detach()))
-            .context(|| "could not write the merged tree".into())?;
-        Ok(TreeMerge {
-            tree: Some(tree),
-            conflicts,
+        finish(unresolved(&outcome.conflicts), || {
+            Ok(outcome
+                .tree
+                .write(|tree| repo.write_object(tree).map(|id| id.detach()))?)
         })
     }
+}
+
+/// The result of a merge: its conflicts, or the tree `write` writes when there are none.
+fn finish(
+    conflicts: Vec<String>,
+    write: impl FnOnce() -> std::result::Result<ObjectId, Box<dyn std::error::Error + Send + Sync>>,
+) -> Result<TreeMerge> {
+    if !conflicts.is_empty() {
+        return Ok(TreeMerge {
+            tree: None,
+            conflicts,
+        });
+    }
+    let tree =
+        write().map_err(|e| Error::repo_msg(format!("could not write the merged tree: {e}")))?;
+    Ok(TreeMerge {
+        tree: Some(tree),
+        conflicts,
+    })
 }
 
 /// The merges that need no merging: one side unchanged, or both the same.
