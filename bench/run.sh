@@ -463,8 +463,10 @@ scenario_commit() {
 scenario_list() {
     local k id digest
     local size="$LIST_TASKS tasks, $LIST_FILES files"
-    row list "$size" "list ($LIST_TASKS tasks) [git: worktree list, reference]" task git absolute_ms 100 "" \
+    row list "$size" "list ($LIST_TASKS tasks) [git: worktree list, reference]" task git absolute_ms 50 "" \
         "absolute target; git worktree list is shown for reference only"
+    row list "$size" "list ($LIST_TASKS tasks) [floor: lstat-floor, the syscalls a correct DIRTY column needs]" task floor reference "" "" \
+        "bench/lib/lstat-floor.c: lstat of every worktree's index, tracked files and their directories, on every core, nothing else"
     digest=$(sha256sum "$GT" | cut -c1-12)
     local home=$OUT/repos/list-$LIST_TASKS-$LIST_FILES-$digest
     R=$home/r
@@ -479,13 +481,23 @@ scenario_list() {
         done
         touch "$home/ok"
     fi
+    # The floor's inputs: every task worktree with its index, and the tracked paths.
+    cc -O2 -pthread -o "$W/lstat-floor" "$BENCH_DIR/lib/lstat-floor.c"
+    local admin
+    for admin in "$R"/.git/worktrees/*/; do
+        printf '%s\t%s\n' "$(dirname "$(cat "$admin/gitdir")")" "${admin}index"
+    done >"$W/worktrees.tsv"
+    git -C "$R" ls-files >"$W/paths.txt"
     prep_task() { :; }
     cmd_task() { echo "$GT -C $R list"; }
     clean_task() { :; }
     prep_git() { :; }
     cmd_git() { echo "git -C $R worktree list"; }
     clean_git() { :; }
-    measure list "$size" task git
+    prep_floor() { :; }
+    cmd_floor() { echo "$W/lstat-floor $W/worktrees.tsv $W/paths.txt"; }
+    clean_floor() { :; }
+    measure list "$size" task git floor
 }
 
 # overlaps of OVERLAP_TASKS live tasks (1,225 pairs for 50), absolute (SPEC §10: <= 1 s at
