@@ -69,6 +69,19 @@ impl<'r> RefMap<'r> {
     }
 }
 
+/// The commit a task's changes are counted from: the record's base commit, else (an old record
+/// without one) `refs/tasks/<id>/base`.
+///
+/// Every command that moves the base ref appends its event with the new base in the same
+/// transaction, so the two agree; a base ref moved by hand changes nothing, as at the gate, and
+/// `list` reads one ref less per task.
+pub fn base_commit(repo: &Repo, s: &TaskState) -> Result<Option<ObjectId>> {
+    match s.base_commit.parse().ok() {
+        Some(base) => Ok(Some(base)),
+        None => repo.find_ref(&layout::base_ref(&s.task_id())),
+    }
+}
+
 /// Computes the summary of a task.
 ///
 /// `cache` keeps flattened trees between calls, so summarising many tasks that share a base is cheap.
@@ -82,9 +95,7 @@ pub fn summarize(
     let id = s.task_id();
     let dot_git = DotGit::read(Path::new(&s.worktree));
     let worktree_exists = dot_git.exists;
-    let base_commit = refs
-        .get(&layout::base_ref(&id))?
-        .or_else(|| s.base_commit.parse().ok());
+    let base_commit = base_commit(repo, s)?;
     let head = match s.mode {
         Mode::Worktree if s.status.is_live() => refs.get(&s.branch)?,
         Mode::Patch if s.status.is_live() && worktree_exists => {
@@ -159,69 +170,60 @@ pub fn summarize(
 /// Reads and summarises every task (live ones only unless `all`), sorted by id.
 ///
 /// The work is spread over the available cores, each with its own repository
-/// handle; reading a thousand records and worktrees is what `list` spends its
-/// time on (SPEC §10: 1,000 tasks in 100 ms). States come from the state cache
-/// ([`crate::record::cache`]) when it has them, and it is brought up to date.
+/// handle, handing out a few tasks at a time so that no core idles while another
+/// still has a long list; reading a thousand records and worktrees is what `list`
+/// spends its time on (SPEC §10: 1,000 tasks in 50 ms). States come from the state
+/// cache ([`crate::record::cache`]) when it has them, and it is brought up to date.
 pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
     let ids = task_ids(repo)?;
     let cache = StateCache::load(repo);
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(8);
-    let chunk = ids.len().div_ceil(threads).max(64);
-    let work = |part: &[super::TaskId], repo: &Repo| -> Result<Vec<Listed>> {
+        .min(8)
+        .min(ids.len().div_ceil(LIST_BATCH))
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Takes batches of tasks until none are left; each batch keeps its place in `ids`.
+    let work = |repo: &Repo| -> Result<Vec<(usize, Vec<Listed>)>> {
         let refs = RefMap::new(repo);
         let mut flat = objects::FlatCache::new();
-        let mut out = Vec::with_capacity(part.len());
-        for id in part {
-            let Some(tip) = refs.get(&layout::record_ref(id))? else {
-                continue;
+        let mut done = Vec::new();
+        loop {
+            let start = next.fetch_add(LIST_BATCH, std::sync::atomic::Ordering::Relaxed);
+            let Some(batch) = ids.get(start..(start + LIST_BATCH).min(ids.len())) else {
+                return Ok(done);
             };
-            let (state, read) = match cache.get(tip) {
-                Some(state) => (state, false),
-                None => (crate::record::read_state(repo, tip)?, true),
-            };
-            let summary = if !all && matches!(state.status, Status::Merged | Status::Removed) {
-                None
-            } else {
-                Some(summarize(repo, &refs, &state, Dirty::Quick, &mut flat)?)
-            };
-            out.push(Listed {
-                tip,
-                state,
-                read,
-                summary,
-            });
+            let mut out = Vec::with_capacity(batch.len());
+            for id in batch {
+                if let Some(listed) = list_one(repo, &refs, &cache, id, all, &mut flat)? {
+                    out.push(listed);
+                }
+            }
+            done.push((start, out));
         }
-        Ok(out)
     };
-    let listed: Vec<Listed> = if ids.len() <= chunk {
-        work(&ids, repo)?
-    } else {
-        let parts: Vec<Result<Vec<Listed>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = ids
-                .chunks(chunk)
-                .map(|part| {
-                    let handle = repo.for_thread();
-                    let work = &work;
-                    scope.spawn(move || work(part, &handle))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
-                })
-                .collect()
-        });
-        let mut all = Vec::with_capacity(ids.len());
-        for part in parts {
-            all.extend(part?);
-        }
-        all
-    };
+    let parts: Vec<Result<Vec<(usize, Vec<Listed>)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads)
+            .map(|_| {
+                let handle = repo.for_thread();
+                let work = &work;
+                scope.spawn(move || work(&handle))
+            })
+            .collect();
+        let mut parts = vec![work(repo)];
+        parts.extend(handles.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
+        }));
+        parts
+    });
+    let mut batches = Vec::new();
+    for part in parts {
+        batches.extend(part?);
+    }
+    batches.sort_unstable_by_key(|(start, _)| *start);
+    let listed: Vec<Listed> = batches.into_iter().flat_map(|(_, b)| b).collect();
     let tips: Vec<ObjectId> = listed.iter().map(|l| l.tip).collect();
     if listed.iter().any(|l| l.read) || !cache.holds_exactly(&tips) {
         cache.store(listed.iter().map(|l| (l.tip, &l.state)));
@@ -230,6 +232,39 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         .into_iter()
         .filter_map(|l| Some((l.state, l.summary?)))
         .collect())
+}
+
+/// Tasks a `list` worker takes at a time: few enough that the cores finish together.
+const LIST_BATCH: usize = 16;
+
+/// Reads one task's state (from the cache when it has it) and summarises it; `None` when the
+/// task has no record.
+fn list_one(
+    repo: &Repo,
+    refs: &RefMap,
+    cache: &StateCache,
+    id: &super::TaskId,
+    all: bool,
+    flat: &mut objects::FlatCache,
+) -> Result<Option<Listed>> {
+    let Some(tip) = refs.get(&layout::record_ref(id))? else {
+        return Ok(None);
+    };
+    let (state, read) = match cache.get(tip) {
+        Some(state) => (state, false),
+        None => (crate::record::read_state(repo, tip)?, true),
+    };
+    let summary = if !all && matches!(state.status, Status::Merged | Status::Removed) {
+        None
+    } else {
+        Some(summarize(repo, refs, &state, Dirty::Quick, flat)?)
+    };
+    Ok(Some(Listed {
+        tip,
+        state,
+        read,
+        summary,
+    }))
 }
 
 /// Every task id with a record ref, sorted, found without reading a ref:

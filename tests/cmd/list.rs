@@ -261,3 +261,32 @@ fn the_cheap_ref_reader_agrees_with_git() {
         assert_eq!(ours.unwrap_or_default(), want, "{name}");
     }
 }
+
+/// The counts come from the record's base, as at the gate: a base ref moved by hand (here to the
+/// task's own tip, which would make every count zero) changes nothing in `list`, `status` or
+/// `changes`.
+#[test]
+fn a_base_ref_moved_by_hand_changes_no_count() {
+    let repo = TestRepo::new();
+    let wt = repo.start("b1", &[]);
+    repo.write(&wt, "src/one.rs", "// one\n");
+    repo.write(&wt, "src/two.rs", "// two\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-q", "-m", "two files"]);
+    let counts = |repo: &TestRepo| {
+        let list = repo.task_root(&["list", "--json"]).ok().json();
+        let status = repo.task_root(&["status", "b1", "--json"]).ok().json();
+        let changes = repo.task_root(&["changes", "b1", "--json"]).ok().json();
+        (
+            list["tasks"][0]["changed_files"].clone(),
+            list["tasks"][0]["ahead"].clone(),
+            status["changed_files"].clone(),
+            status["files"].as_array().map(Vec::len),
+            changes.to_string().contains("src/two.rs"),
+        )
+    };
+    let before = counts(&repo);
+    assert_eq!(before.0, 2, "{before:?}");
+    repo.git(&wt, &["update-ref", "refs/tasks/b1/base", "HEAD"]);
+    assert_eq!(counts(&repo), before);
+}
