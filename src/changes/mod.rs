@@ -25,8 +25,9 @@ pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
     to_judged_in(repo, changes, None)
 }
 
-/// Turns tree changes into judge input; a symlink's target is looked up in `tree` (the tree the
-/// changes lead to) to tell a directory from a file (SPEC §5 `symlink_escape`).
+/// Turns tree changes into judge input; a symlink's target is resolved in `tree` (the tree the
+/// changes lead to), through the symlinks met on the way, and told a directory from a file
+/// (SPEC §5 `symlink_escape`, see [`follow_link`]).
 pub fn to_judged_in(
     repo: &Repo,
     changes: &[ChangedPath],
@@ -37,25 +38,16 @@ pub fn to_judged_in(
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
-                let blob = objects::read_blob(repo, id).map_err(|e| {
-                    crate::Error::repo(format!("could not read link '{}'", c.path), e)
-                })?;
-                let mut link = resolve_link(&c.path, &String::from_utf8_lossy(&blob));
-                if let (Link::Inside { path, dir }, Some(tree)) = (&mut link, tree) {
-                    if in_tree.is_none() {
-                        in_tree = Some(Tree::read(repo, tree)?);
+                let target = link_text(repo, &c.path, id)?;
+                Some(match tree {
+                    Some(tree) => {
+                        if in_tree.is_none() {
+                            in_tree = Some(Tree::read(repo, tree)?);
+                        }
+                        follow_link(repo, in_tree.as_ref().expect("set above"), &c.path, &target)?
                     }
-                    let t = in_tree.as_ref().expect("set above");
-                    *dir = if path.is_empty() {
-                        Some(true)
-                    } else {
-                        t.entry(path.as_str())
-                            .ok()
-                            .flatten()
-                            .map(|(kind, _)| kind == EntryKind::Tree)
-                    };
-                }
-                Some(link)
+                    None => resolve_link(&c.path, &target),
+                })
             }
             _ => None,
         };
@@ -67,6 +59,68 @@ pub fn to_judged_in(
         });
     }
     Ok(out)
+}
+
+fn link_text(repo: &Repo, path: &str, id: ObjectId) -> Result<String> {
+    let blob = objects::read_blob(repo, id)
+        .map_err(|e| crate::Error::repo(format!("could not read link '{path}'"), e))?;
+    Ok(String::from_utf8_lossy(&blob).into_owned())
+}
+
+/// How many symlinks one resolution may pass through (Linux's own limit): more is a loop.
+const MAX_LINK_HOPS: usize = 40;
+
+/// Resolves the symlink `link` (its target text `target`) in `tree`, the tree the change leads
+/// to, as the file system will once it is checked out: from the link's directory, component by
+/// component, and through every symlink of the tree met on the way (`a -> b/x` with `b -> ../db`
+/// in the tree lands in `db/x`). A lexical resolution alone would take `b/x` for a path inside
+/// the allowed directory `b` leads from. The answer says whether the end is a directory in
+/// `tree`; a target that is absolute, climbs above the root or loops is [`Link::Outside`].
+fn follow_link(repo: &Repo, tree: &Tree, link: &str, target: &str) -> Result<Link> {
+    let mut parts: Vec<String> = link.split('/').map(str::to_owned).collect();
+    parts.pop();
+    let mut todo: std::collections::VecDeque<String> =
+        target.split('/').map(str::to_owned).collect();
+    if target.starts_with('/') {
+        return Ok(Link::Outside(target.to_owned()));
+    }
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                if parts.pop().is_none() {
+                    return Ok(Link::Outside(target.to_owned()));
+                }
+                continue;
+            }
+            _ => parts.push(part),
+        }
+        let here = parts.join("/");
+        if let Some((EntryKind::Link, id)) = tree.entry(&here).ok().flatten() {
+            hops += 1;
+            let next = link_text(repo, &here, id)?;
+            if hops > MAX_LINK_HOPS || next.starts_with('/') {
+                return Ok(Link::Outside(format!(
+                    "{target} (through '{here}' -> '{next}')"
+                )));
+            }
+            parts.pop();
+            for (i, p) in next.split('/').enumerate() {
+                todo.insert(i, p.to_owned());
+            }
+        }
+    }
+    let path = parts.join("/");
+    let dir = if path.is_empty() {
+        Some(true)
+    } else {
+        tree.entry(&path)
+            .ok()
+            .flatten()
+            .map(|(kind, _)| kind == EntryKind::Tree)
+    };
+    Ok(Link::Inside { path, dir })
 }
 
 /// Resolves a symlink's target lexically from the link's directory (SPEC §5): a repository

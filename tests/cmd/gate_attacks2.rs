@@ -47,3 +47,39 @@ fn flipping_core_ignorecase_widens_nothing() {
     let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
     assert_refused(&repo, &json, &before, "SRC/LIB.RS");
 }
+
+/// A symlink is resolved as the file system will: through the symlinks already in the tree. A
+/// link to `docs/store/mod.rs`, where the base's `docs/store` is a link to `../src/store`, points
+/// into the forbidden `src/store/`; so does one that climbs out through such a link.
+#[test]
+fn a_symlink_through_another_symlink_is_resolved_as_the_file_system_does() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.root().join("docs")).unwrap();
+    std::os::unix::fs::symlink("../src/store", repo.root().join("docs/store")).unwrap();
+    std::os::unix::fs::symlink("src/store", repo.root().join("store-link")).unwrap();
+    commit_all(&repo, repo.root(), "a convenience link in the base");
+    let before = rev(&repo, "main");
+    let wt = repo.start("t1", &["--forbid", "src/store/**"]);
+    std::os::unix::fs::symlink("../docs/store/mod.rs", wt.join("src/alias.rs")).unwrap();
+    commit_all(&repo, &wt, "a link through a link");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/alias.rs");
+    assert_eq!(json["violations"][0]["reason"], "symlink_escape", "{json}");
+
+    // Chains the task makes itself, ending outside the repository or in a loop.
+    let wt2 = repo.start("t2", &["--allow", "src/**"]);
+    std::os::unix::fs::symlink("hop/../../x", wt2.join("src/a")).unwrap();
+    std::os::unix::fs::symlink("/tmp", wt2.join("src/hop")).unwrap();
+    std::os::unix::fs::symlink("loop2", wt2.join("src/loop1")).unwrap();
+    std::os::unix::fs::symlink("loop1", wt2.join("src/loop2")).unwrap();
+    commit_all(&repo, &wt2, "chains");
+    let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
+    for file in ["src/a", "src/hop", "src/loop1", "src/loop2"] {
+        assert_refused(&repo, &json, &before, file);
+    }
+    // A link through a base link that ends where the task may write is fine.
+    let wt3 = repo.start("t3", &["--allow", "src/**", "--forbid", "src/store/**"]);
+    std::os::unix::fs::symlink("../store-link/../lib.rs", wt3.join("src/lib2.rs")).unwrap();
+    commit_all(&repo, &wt3, "plain link");
+    repo.task_root(&["merge", "t3", "--json"]).ok();
+}
