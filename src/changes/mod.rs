@@ -333,6 +333,54 @@ pub fn judge_change(
     Ok(contract::judge(contract, &judged, &ctx))
 }
 
+/// Judges commit `commit`'s own change against `contract` (a commit of the task's history that
+/// a landing makes reachable from the target, `merge --merge`). A commit with one parent: what
+/// it changes there. A merge: the paths whose entry differs from every parent's (git's combined
+/// diff), so the work it brings from one side is not blamed but what the merge itself adds is.
+/// A root commit: everything in it.
+pub fn judge_history_commit(
+    repo: &Repo,
+    contract: &Effective,
+    commit: ObjectId,
+    parents: &[ObjectId],
+    source: &str,
+    root: Option<String>,
+) -> Result<Verdict> {
+    let after = objects::commit_tree(repo, commit)?;
+    let first = match parents.first() {
+        Some(p) => objects::commit_tree(repo, *p)?,
+        None => objects::empty_tree(repo),
+    };
+    let mut changed = diff::tree_to_tree(repo, first, after)?;
+    if parents.len() > 1 {
+        let others = parents[1..]
+            .iter()
+            .map(|p| Tree::read(repo, objects::commit_tree(repo, *p)?))
+            .collect::<Result<Vec<_>>>()?;
+        let mut own = Vec::with_capacity(changed.len());
+        for c in changed {
+            let mut from_a_parent = false;
+            for t in &others {
+                let entry = t
+                    .entry(&c.path)?
+                    .filter(|(kind, _)| *kind != EntryKind::Tree);
+                from_a_parent |= entry == c.new;
+            }
+            if !from_a_parent || c.unsafe_path {
+                own.push(c);
+            }
+        }
+        changed = own;
+    }
+    let judged = to_judged_in(repo, &changed, Some(after))?;
+    let ctx = RepairContext {
+        source: source.to_owned(),
+        staged: false,
+        root,
+    };
+    Ok(contract::judge(contract, &judged, &ctx))
+}
+
 /// Judges what is staged for task `record`: the pre-commit hook and `check --staged`.
 ///
 /// The branch level of the contract is the index's `.task-contract.toml`

@@ -83,3 +83,57 @@ fn a_symlink_through_another_symlink_is_resolved_as_the_file_system_does() {
     commit_all(&repo, &wt3, "plain link");
     repo.task_root(&["merge", "t3", "--json"]).ok();
 }
+
+/// `--merge` makes every commit of the task reachable from the target (a checkout, a bisect
+/// runs them): a forbidden change made in one commit and undone in the next, or made by a merge
+/// commit of its own (an evil merge) and undone later, is judged there as `--rebase` judges each
+/// replayed commit. Merging the base in is not blamed, and the squash still lands the net change.
+#[test]
+fn merge_commit_mode_judges_every_commit_it_makes_reachable() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t1", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(&repo, &wt, "forbidden");
+    repo.git(&wt, &["checkout", "-q", "HEAD~1", "--", "src/store/mod.rs"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "hide it");
+    let json = repo
+        .task_root(&["merge", "t1", "--merge", "--json"])
+        .code(1)
+        .json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+
+    // An evil merge of the base, undone by a later commit.
+    let wt2 = repo.start("t2", &["--forbid", "src/store/**"]);
+    repo.write(repo.root(), "docs/base.md", "base\n");
+    commit_all(&repo, repo.root(), "base work");
+    let before = rev(&repo, "main");
+    repo.write(&wt2, "README.md", "# two\n");
+    commit_all(&repo, &wt2, "task work");
+    repo.git(&wt2, &["merge", "-q", "--no-edit", "main"]);
+    repo.write(&wt2, "src/store/mod.rs", "// evil\n");
+    repo.git(&wt2, &["add", "-A"]);
+    repo.git(
+        &wt2,
+        &["commit", "-q", "--amend", "--no-edit", "--no-verify"],
+    );
+    repo.git(&wt2, &["checkout", "-q", "main", "--", "src/store/mod.rs"]);
+    commit_all(&repo, &wt2, "undo");
+    let json = repo
+        .task_root(&["merge", "t2", "--merge", "--json"])
+        .code(1)
+        .json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+    // Without the evil part, the base merged in is not the task's: it lands with --merge.
+    repo.git(&wt2, &["reset", "-q", "--hard", "HEAD~2"]);
+    repo.git(&wt2, &["merge", "-q", "--no-edit", "main"]);
+    repo.task_root(&["merge", "t2", "--merge", "--json"]).ok();
+    assert_eq!(repo.git(repo.root(), &["show", "main:README.md"]), "# two");
+    // The squash of t1 lands only its net change.
+    repo.task_root(&["merge", "t1", "--json"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:src/lib.rs"]),
+        "pub fn lib() { 1 }"
+    );
+}
