@@ -221,7 +221,7 @@ pub fn effective_at(
 pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
     let id = record.state.task_id();
     if record.state.mode == Mode::Patch {
-        if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
+        if let Some(snap) = crate::patch::snapshot::snapshot_commit(repo, &id)? {
             return Ok(snap);
         }
     }

@@ -137,3 +137,77 @@ fn merge_commit_mode_judges_every_commit_it_makes_reachable() {
         "pub fn lib() { 1 }"
     );
 }
+
+/// Forges a record event on top of task `id`'s record whose frozen contract allows everything.
+fn forge_loose_record(repo: &TestRepo, id: &str) {
+    let record = rev(repo, &format!("refs/tasks/{id}/record"));
+    let state = repo.git(repo.root(), &["show", &format!("{record}:task.toml")]);
+    let dir = repo.base().join("forge");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("task.toml"), format!("{state}\n")).unwrap();
+    std::fs::write(
+        dir.join("contract.toml"),
+        format!("version = 1\ntask = \"{id}\"\n"),
+    )
+    .unwrap();
+    let blob = |name: &str| {
+        let path = dir.join(name);
+        repo.git(repo.root(), &["hash-object", "-w", path.to_str().unwrap()])
+    };
+    let (state_blob, contract_blob) = (blob("task.toml"), blob("contract.toml"));
+    let tree = super::support::git_stdin(
+        repo,
+        &["mktree"],
+        &format!(
+            "100644 blob {contract_blob}\tcontract.toml\n100644 blob {state_blob}\ttask.toml\n"
+        ),
+    );
+    let forged = repo.git(
+        repo.root(),
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &record,
+            "-m",
+            "checkpoint\n\n{}",
+        ],
+    );
+    repo.git(
+        repo.root(),
+        &["update-ref", &format!("refs/tasks/{id}/record"), &forged],
+    );
+}
+
+/// Patch mode's gate (`merge` accepts the work in place, SPEC §9) trusts nothing the agent can
+/// move with git either: not a snapshot ref pointed at a commit of the current files (the
+/// changes would be measured from there), not a record rewritten with a looser contract.
+#[test]
+fn patch_mode_accept_trusts_no_moved_snapshot_or_forged_record() {
+    let repo = TestRepo::new();
+    repo.task_root(&["start", "p1", "--mode", "patch", "--forbid", "src/store/**"])
+        .ok();
+    repo.write(repo.root(), "src/store/mod.rs", "// stolen\n");
+    let stash = repo.git(repo.root(), &["stash", "create"]);
+    repo.git(
+        repo.root(),
+        &["update-ref", "refs/tasks/p1/snapshot", &stash],
+    );
+    let run = repo.task_root(&["merge", "p1", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stderr.contains("snapshot"), "{run}");
+    assert_eq!(super::support::record_status(&repo, "p1"), "active");
+
+    let repo = TestRepo::new();
+    repo.task_root(&["start", "p2", "--mode", "patch", "--forbid", "src/store/**"])
+        .ok();
+    repo.write(repo.root(), "src/store/mod.rs", "// stolen\n");
+    forge_loose_record(&repo, "p2");
+    let run = repo.task_root(&["merge", "p2", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.out().contains("record_tampered") || run.stderr.contains("record"),
+        "{run}"
+    );
+    assert_eq!(super::support::record_status(&repo, "p2"), "active");
+}
