@@ -211,3 +211,44 @@ fn patch_mode_accept_trusts_no_moved_snapshot_or_forged_record() {
     );
     assert_eq!(super::support::record_status(&repo, "p2"), "active");
 }
+
+/// A claim made while the merge's checks run (the checks run the task's code, which can run
+/// `git task claim`; or another agent claims meanwhile) binds the landing: the gate judges
+/// again under the target's lock when the claims changed since it judged.
+#[test]
+fn a_claim_made_while_the_checks_run_binds_the_landing() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    repo.start("t2", &["--allow", "docs/**"]);
+    let check = format!(
+        "'{}' -C '{}' claim t2 src/lib.rs",
+        crate::common::bin().display(),
+        repo.root().display()
+    );
+    let wt = repo.start("t1", &["--check", &check]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "task work");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/lib.rs");
+    assert_eq!(json["violations"][0]["reason"], "claimed_by", "{json}");
+
+    // The same on a remote target (`merge --remote`).
+    repo.git(
+        &repo.base(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
+    let url = repo.base().join("remote.git");
+    repo.git(
+        repo.root(),
+        &["remote", "add", "origin", url.to_str().unwrap()],
+    );
+    repo.git(repo.root(), &["push", "-q", "origin", "main"]);
+    repo.task_root(&["release", "t2"]).ok();
+    let json = repo
+        .task_root(&["merge", "t1", "--remote", "origin", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(json["violations"][0]["reason"], "claimed_by", "{json}");
+    let remote_main = repo.git(&url, &["rev-parse", "main"]);
+    assert_eq!(remote_main, before);
+}
