@@ -252,3 +252,64 @@ fn a_claim_made_while_the_checks_run_binds_the_landing() {
     let remote_main = repo.git(&url, &["rev-parse", "main"]);
     assert_eq!(remote_main, before);
 }
+
+/// Changes that keep a forbidden file's bytes are changes of its path all the same: the exec
+/// bit, a file turned into a symlink with the very same blob, a gitlink (mode 160000) placed
+/// under a forbidden directory, and a hand-made tree that lists `src` twice.
+#[test]
+fn mode_only_changes_gitlinks_and_duplicate_entries_are_judged() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let blob = rev(&repo, "main:src/store/mod.rs");
+    let head = rev(&repo, "main");
+    for (n, cacheinfo) in [
+        ("1", format!("100755,{blob},src/store/mod.rs")),
+        ("2", format!("120000,{blob},src/store/mod.rs")),
+        ("3", format!("160000,{head},src/store/sub")),
+    ] {
+        let id = format!("m{n}");
+        let wt = repo.start(&id, &["--forbid", "src/store/**"]);
+        repo.git(&wt, &["update-index", "--add", "--cacheinfo", &cacheinfo]);
+        repo.git(&wt, &["commit", "-q", "--no-verify", "-m", "mode only"]);
+        repo.git(
+            repo.root(),
+            &["worktree", "remove", "--force", wt.to_str().unwrap()],
+        );
+        let path = cacheinfo.rsplit(',').next().unwrap();
+        let json = repo.task_root(&["merge", &id, "--json"]).code(1).json();
+        assert_refused(&repo, &json, &before, path);
+    }
+    // `src` twice in one tree: the second copy holds a changed forbidden file.
+    let wt = repo.start("m4", &["--forbid", "src/store/**"]);
+    let evil = super::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "evil\n");
+    let store =
+        super::support::git_stdin(&repo, &["mktree"], &format!("100644 blob {evil}\tmod.rs\n"));
+    let lib = rev(&repo, "main:src/lib.rs");
+    let src2 = super::support::git_stdin(
+        &repo,
+        &["mktree"],
+        &format!("100644 blob {lib}\tlib.rs\n040000 tree {store}\tstore\n"),
+    );
+    let tip = rev(&repo, "task/m4");
+    let mut entries: String = repo
+        .git(repo.root(), &["ls-tree", &tip])
+        .lines()
+        .filter(|l| !l.ends_with("\tsrc"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    entries.push_str(&format!("040000 tree {}\tsrc\n", rev(&repo, "main:src")));
+    entries.push_str(&format!("040000 tree {src2}\tsrc\n"));
+    let tree = super::support::git_stdin(&repo, &["mktree"], &entries);
+    let commit = repo.git(
+        repo.root(),
+        &["commit-tree", &tree, "-p", &tip, "-m", "dup"],
+    );
+    repo.git(repo.root(), &["update-ref", "refs/heads/task/m4", &commit]);
+    repo.git(
+        repo.root(),
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    let json = repo.task_root(&["merge", "m4", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "contract_violation", "{json}");
+    assert_eq!(rev(&repo, "main"), before);
+}
