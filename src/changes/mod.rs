@@ -15,7 +15,7 @@ pub use crate::git::index::staged::{read_staged, Staged};
 use crate::git::objects::{self, Tree};
 use crate::git::{EntryKind, ObjectId, Repo};
 use crate::record::Record;
-use crate::task::{layout, Mode};
+use crate::task::Mode;
 
 /// Turns tree changes into judge input, resolving symlink targets to repository paths.
 ///

@@ -79,7 +79,10 @@ fn made_file(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
 fn remember(repo: &Repo, id: &TaskId, commit: ObjectId) -> Result<()> {
     let path = made_file(repo, id);
     let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-    if text.lines().any(|l| l == commit.to_string()) {
+    if text
+        .lines()
+        .any(|l| l.parse::<ObjectId>().ok() == Some(commit))
+    {
         return Ok(());
     }
     text.push_str(&format!("{commit}\n"));
@@ -101,7 +104,10 @@ pub fn snapshot_commit(repo: &Repo, id: &TaskId) -> Result<Option<ObjectId>> {
     let Ok(made) = std::fs::read_to_string(made_file(repo, id)) else {
         return Ok(Some(commit));
     };
-    if made.lines().any(|l| l.trim() == commit.to_string()) {
+    if made
+        .lines()
+        .any(|l| l.trim().parse::<ObjectId>().ok() == Some(commit))
+    {
         return Ok(Some(commit));
     }
     Err(Error::negative(format!(
