@@ -78,7 +78,15 @@ fn made_file(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
 
 fn remember(repo: &Repo, id: &TaskId, commit: ObjectId) -> Result<()> {
     let path = made_file(repo, id);
-    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        // A task started before git-task kept this list: the snapshot it has now stays valid
+        // (it was trusted until now) beside the new one.
+        Err(_) => match repo.find_ref(&layout::snapshot_ref(id))? {
+            Some(current) => format!("{current}\n"),
+            None => String::new(),
+        },
+    };
     if text
         .lines()
         .any(|l| l.parse::<ObjectId>().ok() == Some(commit))
