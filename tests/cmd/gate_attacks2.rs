@@ -313,3 +313,22 @@ fn mode_only_changes_gitlinks_and_duplicate_entries_are_judged() {
     assert_eq!(json["kind"], "contract_violation", "{json}");
     assert_eq!(rev(&repo, "main"), before);
 }
+
+/// A forbidden rule matches a path in either Unicode normalization form: on a file system that
+/// does not tell them apart (APFS, HFS+), `café` written decomposed is the forbidden `café`.
+#[test]
+fn a_decomposed_spelling_of_a_forbidden_path_is_forbidden() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t1", &["--forbid", "docs/caf\u{e9}/**"]);
+    repo.write(&wt, "docs/cafe\u{301}/menu.md", "stolen\n");
+    commit_all(&repo, &wt, "decomposed");
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "docs/cafe\u{301}/menu.md");
+    // And the other way round: a rule written decomposed, a path written composed.
+    let wt = repo.start("t2", &["--forbid", "docs/cafe\u{301}/**"]);
+    repo.write(&wt, "docs/caf\u{e9}/menu.md", "stolen\n");
+    commit_all(&repo, &wt, "composed");
+    let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "docs/caf\u{e9}/menu.md");
+}
