@@ -205,10 +205,18 @@ fn summarize_known(
 /// unchanged loose refs from [`RefStats`] when they have them, and all three are brought
 /// up to date.
 pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
-    let ids = task_ids(repo)?;
-    let cache = StateCache::load(repo);
-    let memos = Memos::load(repo.common_dir());
-    let ref_stats = RefStats::load(repo.common_dir());
+    // The three caches are read side by side.
+    let common = repo.common_dir();
+    let (ids, cache, (memos, ref_stats)) = std::thread::scope(|scope| {
+        let others = scope.spawn(|| (Memos::load(common), RefStats::load(common)));
+        let ids = task_ids(repo);
+        let cache = StateCache::load(repo);
+        let others = others
+            .join()
+            .unwrap_or_else(|_| (Memos::load(common), RefStats::load(common)));
+        (ids, cache, others)
+    });
+    let ids = ids?;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -260,11 +268,12 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
     if listed.iter().any(|l| l.read) || !cache.holds_exactly(&tips) {
         cache.store(listed.iter().map(|l| (l.tip, &l.state)));
     }
-    let known: Vec<(std::path::PathBuf, Known)> = listed
-        .iter()
-        .filter_map(|l| Some((l.state.worktree.clone().into(), l.known.clone()?)))
-        .collect();
-    if listed.iter().any(|l| l.known_changed) || memos.count() != known.len() {
+    let knowing = listed.iter().filter(|l| l.known.is_some()).count();
+    if listed.iter().any(|l| l.known_changed) || memos.count() != knowing {
+        let known: Vec<(std::path::PathBuf, Known)> = listed
+            .iter()
+            .filter_map(|l| Some((l.state.worktree.clone().into(), l.known.clone()?)))
+            .collect();
         memos.store(&known);
     }
     ref_stats.store();

@@ -106,7 +106,7 @@ pub struct RefStats {
     path: PathBuf,
     known: HashMap<String, (u64, ObjectId)>,
     /// What this process saw: refs found unchanged and refs read.
-    seen: Mutex<Vec<(String, u64, ObjectId)>>,
+    seen: Mutex<HashMap<String, (u64, ObjectId)>>,
     /// Whether anything was learnt (read and old enough to remember).
     learnt: std::sync::atomic::AtomicBool,
 }
@@ -129,7 +129,7 @@ impl RefStats {
         RefStats {
             path,
             known,
-            seen: Mutex::new(Vec::new()),
+            seen: Mutex::new(HashMap::new()),
             learnt: Default::default(),
         }
     }
@@ -152,27 +152,26 @@ impl RefStats {
 
     fn remember(&self, name: &str, stat: u64, id: ObjectId) {
         if let Ok(mut seen) = self.seen.lock() {
-            seen.push((name.to_owned(), stat, id));
+            seen.insert(name.to_owned(), (stat, id));
         }
     }
 
     /// Rewrites the file with the refs this process saw, when that is not what it holds.
     /// Best effort: a file that cannot be written only costs speed next time.
     pub fn store(&self) {
-        let Ok(mut seen) = self.seen.lock() else {
+        let Ok(seen) = self.seen.lock() else {
             return;
         };
-        // Refs every worker reads (the base branches) are seen once by each.
-        seen.sort();
-        seen.dedup_by(|a, b| a.0 == b.0);
         if !self.learnt.load(std::sync::atomic::Ordering::Relaxed) && seen.len() == self.known.len()
         {
             return;
         }
-        let mut text = String::new();
-        for (name, stat, id) in seen.iter() {
-            text.push_str(&format!("{stat} {id} {name}\n"));
-        }
+        let mut lines: Vec<String> = seen
+            .iter()
+            .map(|(name, (stat, id))| format!("{stat} {id} {name}\n"))
+            .collect();
+        lines.sort();
+        let text = lines.concat();
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
