@@ -33,19 +33,55 @@ pub fn to_judged_in(
     changes: &[ChangedPath],
     tree: Option<ObjectId>,
 ) -> Result<Vec<Change>> {
+    let Some(tree) = tree else {
+        return judged_with(repo, changes, None);
+    };
+    let mut in_tree: Option<Tree> = None;
+    let mut lookup = |path: &str| -> Result<Option<(EntryKind, ObjectId)>> {
+        if in_tree.is_none() {
+            in_tree = Some(Tree::read(repo, tree)?);
+        }
+        Ok(in_tree
+            .as_ref()
+            .expect("set above")
+            .entry(path)
+            .ok()
+            .flatten())
+    };
+    judged_with(repo, changes, Some(&mut lookup))
+}
+
+/// Looks up the entry at a path of the tree (or index) the changes lead to.
+type Lookup<'a> = dyn FnMut(&str) -> Result<Option<(EntryKind, ObjectId)>> + 'a;
+
+/// Judges what is staged: like [`to_judged_in`] on the tree being committed, looked up in the
+/// index when git left no cached tree to read it from.
+pub fn to_judged_staged(
+    repo: &Repo,
+    changes: &[ChangedPath],
+    staged: &Staged,
+) -> Result<Vec<Change>> {
+    judged_with(
+        repo,
+        changes,
+        Some(&mut |path: &str| staged.entry(repo, path)),
+    )
+}
+
+/// Turns tree changes into judge input; symlinks are followed through `lookup` (lexically
+/// without one).
+fn judged_with(
+    repo: &Repo,
+    changes: &[ChangedPath],
+    mut lookup: Option<&mut Lookup<'_>>,
+) -> Result<Vec<Change>> {
     let mut out = Vec::with_capacity(changes.len());
-    let mut in_tree = None;
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
                 let target = link_text(repo, &c.path, id)?;
-                Some(match tree {
-                    Some(tree) => {
-                        if in_tree.is_none() {
-                            in_tree = Some(Tree::read(repo, tree)?);
-                        }
-                        follow_link(repo, in_tree.as_ref().expect("set above"), &c.path, &target)?
-                    }
+                Some(match lookup.as_mut() {
+                    Some(lookup) => follow_link(repo, &mut **lookup, &c.path, &target)?,
                     None => resolve_link(&c.path, &target),
                 })
             }
@@ -76,7 +112,7 @@ const MAX_LINK_HOPS: usize = 40;
 /// in the tree lands in `db/x`). A lexical resolution alone would take `b/x` for a path inside
 /// the allowed directory `b` leads from. The answer says whether the end is a directory in
 /// `tree`; a target that is absolute, climbs above the root or loops is [`Link::Outside`].
-fn follow_link(repo: &Repo, tree: &Tree, link: &str, target: &str) -> Result<Link> {
+fn follow_link(repo: &Repo, lookup: &mut Lookup<'_>, link: &str, target: &str) -> Result<Link> {
     let mut parts: Vec<String> = link.split('/').map(str::to_owned).collect();
     parts.pop();
     let mut todo: std::collections::VecDeque<String> =
@@ -97,7 +133,7 @@ fn follow_link(repo: &Repo, tree: &Tree, link: &str, target: &str) -> Result<Lin
             _ => parts.push(part),
         }
         let here = parts.join("/");
-        if let Some((EntryKind::Link, id)) = tree.entry(&here).ok().flatten() {
+        if let Some((EntryKind::Link, id)) = lookup(&here)? {
             hops += 1;
             let next = link_text(repo, &here, id)?;
             if hops > MAX_LINK_HOPS || next.starts_with('/') {
@@ -115,10 +151,7 @@ fn follow_link(repo: &Repo, tree: &Tree, link: &str, target: &str) -> Result<Lin
     let dir = if path.is_empty() {
         Some(true)
     } else {
-        tree.entry(&path)
-            .ok()
-            .flatten()
-            .map(|(kind, _)| kind == EntryKind::Tree)
+        lookup(&path)?.map(|(kind, _)| kind == EntryKind::Tree)
     };
     Ok(Link::Inside { path, dir })
 }
@@ -394,7 +427,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     if record.state.mode == Mode::Patch {
         own = crate::patch::snapshot::without_pre_start_edits(repo, record, own)?;
     }
-    let judged = to_judged_in(repo, &own, staged.tree)?;
+    let judged = to_judged_staged(repo, &own, staged)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
         source: "HEAD".into(),

@@ -332,3 +332,23 @@ fn a_decomposed_spelling_of_a_forbidden_path_is_forbidden() {
     let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
     assert_refused(&repo, &json, &before, "docs/caf\u{e9}/menu.md");
 }
+
+/// `check --staged` (the pre-commit hook's verdict) follows symlinks through the staged tree
+/// the same way, also when git left the index without a cached tree to read it from (a client
+/// other than git's CLI, or nothing written yet): the hook refuses what the gate would.
+#[test]
+fn the_staged_verdict_follows_symlinks_without_a_cached_tree() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.root().join("docs")).unwrap();
+    std::os::unix::fs::symlink("../src/store", repo.root().join("docs/store")).unwrap();
+    commit_all(&repo, repo.root(), "a convenience link in the base");
+    let wt = repo.start("t1", &["--forbid", "src/store/**"]);
+    std::os::unix::fs::symlink("../docs/store/mod.rs", wt.join("src/alias.rs")).unwrap();
+    repo.git(&wt, &["add", "-A"]);
+    let json = repo
+        .task(&wt, &["check", "--staged", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(json["violations"][0]["file"], "src/alias.rs", "{json}");
+    assert_eq!(json["violations"][0]["reason"], "symlink_escape", "{json}");
+}
