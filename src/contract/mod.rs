@@ -56,7 +56,11 @@ impl Rules {
     ) -> crate::Result<Rules> {
         let allowed = Patterns::new(&file.allowed, ignore_case)
             .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
-        let forbidden = Patterns::new(&file.forbidden, ignore_case)
+        // Forbidden rules (and claims) match every spelling of a path, whatever `core.ignoreCase`
+        // says: the setting can be changed by the agent, and wherever the tree is checked out on
+        // a file system that folds case or Unicode forms (the one that set it, another clone),
+        // `SRC/Db/x` is `src/db/x`.
+        let forbidden = Patterns::folded(&file.forbidden)
             .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
         Ok(Rules {
             level,
