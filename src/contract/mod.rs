@@ -307,6 +307,27 @@ pub fn loosening(
     None
 }
 
+/// Why `new`, given to replace the frozen contract `frozen` (`start --reset`, or a removed task
+/// started again), would loosen it, if it would (SPEC §2.4: a task cannot loosen its own
+/// contract): what [`loosening`] finds, judged without case folding (the stricter reading), and
+/// any of its checks dropped.
+pub fn replacing_loosens(frozen: &ContractFile, new: &ContractFile) -> Option<String> {
+    if let Some(why) = loosening(frozen, new, false) {
+        return Some(why);
+    }
+    let checks = |c: &ContractFile| {
+        c.checks
+            .as_ref()
+            .map(|c| c.commands.clone())
+            .unwrap_or_default()
+    };
+    let kept = checks(new);
+    checks(frozen)
+        .into_iter()
+        .find(|c| !kept.contains(c))
+        .map(|c| format!("check '{c}' was removed"))
+}
+
 /// Builds a concrete path that a glob matches (wildcards become `x`), or `None` for classes and alternatives.
 fn sample_path(glob: &str) -> Option<String> {
     if glob.contains(['[', '{', '\\']) {

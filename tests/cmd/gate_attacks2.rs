@@ -352,3 +352,74 @@ fn the_staged_verdict_follows_symlinks_without_a_cached_tree() {
     assert_eq!(json["violations"][0]["file"], "src/alias.rs", "{json}");
     assert_eq!(json["violations"][0]["reason"], "symlink_escape", "{json}");
 }
+
+/// Every ref, for "nothing was written".
+fn all_refs(repo: &TestRepo) -> String {
+    repo.git(
+        repo.root(),
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    )
+}
+
+/// SPEC §2.4, a task cannot loosen its own contract: not by `start --reset` with wider rules,
+/// run from inside its worktree (exit 1, nothing written, the forbidden commit still refused at
+/// merge), while a narrower reset is fine.
+#[test]
+fn a_reset_cannot_loosen_the_contract() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t1", &["--forbid", "src/store/**", "--check", "true"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(&repo, &wt, "forbidden");
+    let refs = all_refs(&repo);
+    for wider in [
+        &["--allow", "**"][..],
+        &["--forbid", "docs/**"],
+        &["--forbid", "src/store/**"],
+    ] {
+        let mut args = vec!["start", "t1", "--reset"];
+        args.extend_from_slice(wider);
+        let run = repo.task(&wt, &args).code(1);
+        assert!(run.stderr.contains("cannot loosen its contract"), "{run}");
+        assert_eq!(all_refs(&repo), refs, "nothing written: {wider:?}");
+    }
+    let json = repo.task_root(&["merge", "t1", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+    // Narrower (one more forbidden directory, the same check): the reset goes ahead.
+    repo.task(
+        &wt,
+        &[
+            "start",
+            "t1",
+            "--reset",
+            "--forbid",
+            "src/store/**",
+            "--forbid",
+            "docs/**",
+            "--check",
+            "true",
+        ],
+    )
+    .ok();
+}
+
+/// A removed task started again is the same task: with no contract options it comes back with
+/// its contract, and with wider ones it is refused (a merged task starts a new life freely).
+#[test]
+fn a_removed_task_cannot_come_back_looser() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t2", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(&repo, &wt, "forbidden");
+    let stolen = rev(&repo, "task/t2");
+    repo.task_root(&["remove", "t2", "--force"]).ok();
+    let refs = all_refs(&repo);
+    let run = repo.task_root(&["start", "t2", "--allow", "**"]).code(1);
+    assert!(run.stderr.contains("cannot loosen it"), "{run}");
+    assert_eq!(all_refs(&repo), refs, "nothing written");
+    let wt = repo.start("t2", &[]);
+    repo.git(&wt, &["cherry-pick", &stolen]);
+    let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+}
