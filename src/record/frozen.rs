@@ -97,6 +97,25 @@ pub fn verify(repo: &Repo, record: &Record) -> Result<Option<Tampered>> {
 
 /// Returns the allowed globs of the latest genuine start whose digest is on file.
 fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
+    genuine_start(repo, dir).map(|rec| rec.contract.allowed)
+}
+
+/// The contract of the latest genuine start of task `id` on file, for a start of `id` that finds
+/// no record: git-task never deletes a record it made a life of, so one deleted by hand (or
+/// with `git update-ref -d`) is the same task, whose contract a new start cannot loosen.
+pub fn earlier_contract(
+    repo: &Repo,
+    id: &TaskId,
+) -> Option<(String, crate::contract::file::ContractFile)> {
+    let dir = dir(repo, id);
+    dir.is_dir()
+        .then(|| genuine_start(repo, &dir))
+        .flatten()
+        .map(|rec| (rec.contract_text, rec.contract))
+}
+
+/// The record at the latest start (or contract-freezing reset) whose digest on file matches.
+fn genuine_start(repo: &Repo, dir: &std::path::Path) -> Option<Record> {
     let mut starts: Vec<(std::time::SystemTime, ObjectId, String)> = std::fs::read_dir(dir)
         .ok()?
         .flatten()
@@ -116,7 +135,7 @@ fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
             &rec.contract_text,
             rec.policy_text.as_deref(),
         );
-        (digest.parse::<ObjectId>().ok() == Some(actual)).then_some(rec.contract.allowed)
+        (digest.parse::<ObjectId>().ok() == Some(actual)).then_some(rec)
     })
 }
 

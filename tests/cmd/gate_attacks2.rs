@@ -423,3 +423,32 @@ fn a_removed_task_cannot_come_back_looser() {
     let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
     assert_refused(&repo, &json, &before, "src/store/mod.rs");
 }
+
+/// A task whose record (and branch and worktree) the agent deleted with git itself is the same
+/// task when started again: git-task keeps its start on file outside refs, so a wider contract
+/// is refused, and without contract options it comes back with its contract.
+#[test]
+fn a_task_whose_record_was_deleted_cannot_come_back_looser() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t3", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(&repo, &wt, "forbidden");
+    let stolen = rev(&repo, "task/t3");
+    repo.git(
+        repo.root(),
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    repo.git(repo.root(), &["branch", "-D", "task/t3"]);
+    for r in ["refs/tasks/t3/record", "refs/tasks/t3/base"] {
+        repo.git(repo.root(), &["update-ref", "-d", r]);
+    }
+    let refs = all_refs(&repo);
+    let run = repo.task_root(&["start", "t3", "--allow", "**"]).code(1);
+    assert!(run.stderr.contains("cannot loosen it"), "{run}");
+    assert_eq!(all_refs(&repo), refs, "nothing written");
+    let wt = repo.start("t3", &[]);
+    repo.git(&wt, &["cherry-pick", &stolen]);
+    let json = repo.task_root(&["merge", "t3", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+}
