@@ -95,6 +95,39 @@ pub fn verify(repo: &Repo, record: &Record) -> Result<Option<Tampered>> {
     ))
 }
 
+/// Notes outside refs, before any ref names it, that git-task itself appended the `merged`
+/// event commit `commit` of task `id`.
+pub fn note_merged(repo: &Repo, id: &TaskId, commit: ObjectId) -> Result<()> {
+    let dir = dir(repo, id);
+    std::fs::create_dir_all(&dir).context(|| format!("could not create '{}'", dir.display()))?;
+    let path = dir.join(format!("{commit}.merged"));
+    crate::git::fs::write_atomically(&path, b"")
+        .context(|| format!("could not write '{}'", path.display()))
+}
+
+/// Whether the life of `record` was ended by a merge git-task made: a `merged` event commit
+/// on its record since its latest start on file is noted ([`note_merged`]). An agent can
+/// append a `merged` event of its own with git plumbing; only a noted one lets the task start
+/// again with a contract its own could not become. Records from before digests (no
+/// `frozen/<id>` at all) are taken as they say.
+pub fn merged_by_git_task(repo: &Repo, record: &Record) -> Result<bool> {
+    let dir = dir(repo, &record.state.task_id());
+    if !dir.is_dir() {
+        return Ok(true);
+    }
+    let mut next = Some(record.tip);
+    while let Some(commit) = next {
+        if dir.join(format!("{commit}.merged")).exists() {
+            return Ok(true);
+        }
+        if dir.join(commit.to_string()).exists() {
+            return Ok(false);
+        }
+        next = objects::commit_parents(repo, commit)?.first().copied();
+    }
+    Ok(false)
+}
+
 /// Returns the allowed globs of the latest genuine start whose digest is on file.
 fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
     genuine_start(repo, dir).map(|rec| rec.contract.allowed)

@@ -212,10 +212,13 @@ pub fn start(
     };
     // A removed task started again is the same task, and so is one whose record was deleted
     // by hand (a start of it is on file): without contract options it comes back with its
-    // contract, and it cannot come back with a looser one (SPEC §2.4). A merged one starts a
-    // new life with any contract.
+    // contract, and it cannot come back with a looser one (SPEC §2.4). One git-task merged
+    // starts a new life with any contract; a `merged` event git-task did not write is no merge.
     let earlier: Option<(String, ContractFile)> = match previous.as_ref() {
-        Some(prev) if prev.state.status == Status::Removed => {
+        Some(prev)
+            if prev.state.status == Status::Removed
+                || !record::frozen::merged_by_git_task(repo, prev)? =>
+        {
             Some((prev.contract_text.clone(), prev.contract.clone()))
         }
         Some(_) => None,
