@@ -16,7 +16,8 @@
 //!   git rehashes them and reports them modified).
 //!
 //! Ignored files are never read or written: the current and target trees
-//! never contain them.
+//! never contain them. A merge, cherry-pick or revert in progress ends, as with
+//! `git reset --hard` ([`end_operations`]).
 
 use super::{delete, write_entry};
 use crate::error::{Context, Error, Result};
@@ -53,7 +54,30 @@ pub fn apply(
         }
     }
     write_index(wt, index, target)?;
+    end_operations(wt.git_dir());
     Ok(changes.into_iter().map(|c| c.path).collect())
+}
+
+/// The files by which git marks a merge, cherry-pick or revert in progress in a worktree's
+/// git dir: the ones `git reset --hard` deletes (`MERGE_AUTOSTASH` holds a stash, so it stays).
+const OPERATION_FILES: [&str; 8] = [
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "SQUASH_MSG",
+];
+
+/// Ends a merge, cherry-pick or revert in progress in the worktree whose git dir is `git_dir`,
+/// as `git reset --hard` does: its index no longer holds the conflicts, and a `MERGE_HEAD` left
+/// behind would make the next commit a merge of a state that was discarded.
+pub fn end_operations(git_dir: &Path) {
+    for name in OPERATION_FILES {
+        let _ = std::fs::remove_file(git_dir.join(name));
+    }
 }
 
 /// Checks, without changing anything, that `apply` from `current` to `target` finds nothing in its way.
