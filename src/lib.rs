@@ -33,7 +33,7 @@
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
 //! | the crash journal's entries | `git/journal.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
-//! | the warm pool: claim and take (`pool/mod.rs`), fill and refill, repair; adoption of an entry | `pool/`, `git/worktree/pool.rs` |
+//! | the warm pool: claim and take (`pool/mod.rs`), fill and refill, repair; adoption of an entry; saving work found in an entry before it is deleted (`pool/mod.rs`) | `pool/`, `git/worktree/pool.rs` |
 //! | colour, tables, the JSON and human reports (`schema_version`: [`output::Versioned`]) | `output/` |
 //! | the published JSON Schemas (`schema/`): which command prints what, and the files | `commands/mod.rs` (`JSON_SCHEMAS`), `commands/schema.rs` |
 //! | following records as they grow (`log --follow`) | `record/follow.rs`, `git/refs/stamp.rs` |

@@ -89,3 +89,129 @@ fn reset_ends_a_cherry_pick_in_progress() {
     assert_no_operation(&repo, &wt);
     repo.fsck();
 }
+
+/// The pool entries' paths, from `pool status --json`.
+fn pool_paths(repo: &TestRepo) -> Vec<PathBuf> {
+    let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
+    status["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| PathBuf::from(e["path"].as_str().unwrap()))
+        .collect()
+}
+
+/// Fills the pool with `n` entries (waiting for them).
+fn fill_pool(repo: &TestRepo, n: &str) -> Vec<PathBuf> {
+    repo.task_root(&["pool", "fill", n, "--wait"]).ok();
+    pool_paths(repo)
+}
+
+/// The refs under which work found in pool entries was saved.
+fn pool_saves(repo: &TestRepo) -> Vec<String> {
+    repo.refs("refs/task-pool-saved/")
+}
+
+/// Someone `cd`s into a pool entry (a hidden directory beside the tasks) and works there:
+/// untracked, modified, staged-only, executable. `drain` saved nothing and deleted it all.
+#[test]
+fn pool_drain_saves_the_work_found_in_an_entry() {
+    let repo = TestRepo::new();
+    let entry = fill_pool(&repo, "1").remove(0);
+    repo.write(&entry, "notes/plan.md", "precious\n");
+    repo.write(&entry, "src/lib.rs", "pub fn lib() { edited }\n");
+    repo.write(&entry, "staged.txt", "staged only\n");
+    repo.git(&entry, &["add", "staged.txt"]);
+    repo.write(&entry, "run.sh", "#!/bin/sh\n");
+    repo.git(&entry, &["update-index", "--add", "--chmod=+x", "run.sh"]);
+    let drained = repo.task_root(&["pool", "drain", "--json"]).ok().json();
+    let saves = pool_saves(&repo);
+    assert_eq!(saves.len(), 1, "{drained}");
+    assert_eq!(
+        drained["entries"][0]["saved"],
+        saves[0].as_str(),
+        "{drained}"
+    );
+    let saved = &saves[0];
+    assert_eq!(show(&repo, saved, "notes/plan.md"), "precious");
+    assert_eq!(show(&repo, saved, "src/lib.rs"), "pub fn lib() { edited }");
+    assert_eq!(show(&repo, saved, "staged.txt"), "staged only");
+    // The index is the second parent, as in an attempt: the executable bit was staged.
+    let index = repo.git(repo.root(), &["ls-tree", &format!("{saved}^2"), "run.sh"]);
+    assert!(index.starts_with("100755"), "{index}");
+    // Its first parent is the commit the entry was filled at: `git diff` shows the work.
+    let diff = repo.git(
+        repo.root(),
+        &["diff", "--stat", &format!("{saved}^1"), saved],
+    );
+    assert!(diff.contains("notes/plan.md"), "{diff}");
+    repo.task_root(&["sweep"]).ok();
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    repo.fsck();
+}
+
+/// A pooled `start` that finds its entry changed checks out afresh, as before, but first saves
+/// what it found there.
+#[test]
+fn pooled_start_saves_a_dirty_entry_before_discarding_it() {
+    let repo = TestRepo::new();
+    let entry = fill_pool(&repo, "1").remove(0);
+    repo.write(&entry, "stray.txt", "not from the base\n");
+    let wt = repo.start("t", &[]);
+    assert!(!wt.join("stray.txt").exists());
+    let saves = pool_saves(&repo);
+    assert_eq!(saves.len(), 1);
+    assert_eq!(show(&repo, &saves[0], "stray.txt"), "not from the base");
+    repo.task_root(&["sweep"]).ok();
+    assert_eq!(repo.worktrees().len(), 2);
+    repo.fsck();
+}
+
+/// A commit made on a pool entry's detached HEAD makes the entry "damaged": `sweep` deleted it
+/// and the commit with it (only the deleted worktree's reflog knew it).
+#[test]
+fn sweep_saves_commits_made_in_a_pool_entry() {
+    let repo = TestRepo::new();
+    let entry = fill_pool(&repo, "1").remove(0);
+    repo.write(&entry, "src/lib.rs", "pub fn lib() { committed }\n");
+    commit_all(&repo, &entry, "work in the pool entry");
+    let commit = repo.git(&entry, &["rev-parse", "HEAD"]);
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    let saves = pool_saves(&repo);
+    assert_eq!(saves.len(), 1, "{sweep}");
+    assert!(sweep.to_string().contains(&saves[0]), "{sweep}");
+    let reach = repo.git_run(
+        repo.root(),
+        &["merge-base", "--is-ancestor", &commit, &saves[0]],
+    );
+    assert_eq!(reach.code, 0, "the commit is not saved");
+    assert!(!entry.exists());
+    repo.fsck();
+}
+
+/// Entries nobody touched, and a fill killed before its checkout finished, save nothing.
+#[test]
+fn untouched_pool_entries_save_nothing() {
+    let repo = TestRepo::new();
+    let entries = fill_pool(&repo, "2");
+    // `git status` in an entry refreshes its index: still nothing to save.
+    repo.git(&entries[0], &["status"]);
+    // A fill killed halfway: a registered worktree with no index and no ref.
+    let half = entries[0].with_file_name(".pool-999999-1");
+    repo.git(
+        repo.root(),
+        &[
+            "worktree",
+            "add",
+            "--detach",
+            "--no-checkout",
+            half.to_str().unwrap(),
+        ],
+    );
+    repo.task_root(&["pool", "drain"]).ok();
+    repo.task_root(&["sweep"]).ok();
+    assert_eq!(pool_saves(&repo), Vec::<String>::new());
+    assert!(!half.exists());
+    assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
+    repo.fsck();
+}
