@@ -287,6 +287,16 @@ struct Pending {
     checks: Option<Run>,
 }
 
+impl Pending {
+    /// Whether its worktree is locked (`git worktree lock`): then it is kept, with its branch,
+    /// as with `--keep`, since git-task never removes a locked worktree.
+    fn locked(&self) -> bool {
+        self.worktree
+            .as_ref()
+            .is_some_and(|w| w.lock_reason().is_some())
+    }
+}
+
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
 pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
     if let Some(outcome) = accept_patch_task(repo, ids, opts)? {

@@ -85,7 +85,11 @@ pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Rep
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| pool_dir_pid(n).is_some());
-        if is_pool && linked.branch.is_none() && !linked.path.exists() {
+        if is_pool
+            && linked.branch.is_none()
+            && !linked.path.exists()
+            && linked.lock_reason().is_none()
+        {
             out.push(Repaired {
                 problem: "abandoned_pool_entry",
                 action: format!(

@@ -126,6 +126,10 @@ pub fn remove(
     let linked = worktree::list(repo)?
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
+    if let Some(linked) = &linked {
+        // Before anything is saved or deleted, `--force` or not (git wants `-f -f`).
+        linked.check_unlocked()?;
+    }
     let mut attempts = Vec::new();
     let mut attic = None;
     let mut ignored = Ignored::default();

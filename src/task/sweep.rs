@@ -179,6 +179,13 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         if path.join(".git").exists() {
             continue;
         }
+        // A locked worktree's directory may be on a drive that is not mounted: as
+        // `git worktree prune` does, leave it (and its task) alone.
+        if linked.iter().any(|l| {
+            (l.path == path || l.branch.as_deref() == Some(&s.branch)) && l.lock_reason().is_some()
+        }) {
+            continue;
+        }
         let plan = repair(
             "worktree_vanished",
             Some(s.id.clone()),

@@ -215,3 +215,83 @@ fn untouched_pool_entries_save_nothing() {
     assert_eq!(repo.worktrees(), vec![repo.root().to_path_buf()]);
     repo.fsck();
 }
+
+/// `git worktree lock` says "never prune, move or remove this" (its directory may be on a drive
+/// that is not mounted). `sweep` took the missing directory for a vanished worktree: it pruned
+/// it, deleted the branch and marked the task removed, so the remounted worktree was no longer
+/// a repository.
+#[test]
+fn sweep_leaves_a_locked_worktree_whose_directory_is_gone() {
+    let repo = TestRepo::new();
+    let wt = repo.start("b", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { on the drive }\n");
+    commit_all(&repo, &wt, "committed on the drive");
+    repo.write(&wt, "wip.txt", "not committed\n");
+    repo.git(
+        repo.root(),
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "on usb",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let unmounted = repo.base().join("usb");
+    std::fs::rename(&wt, &unmounted).unwrap();
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert!(problems(&sweep).is_empty(), "{sweep}");
+    assert_eq!(record_status(&repo, "b"), "active");
+    assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/b"]);
+    std::fs::rename(&unmounted, &wt).unwrap();
+    assert_eq!(repo.porcelain(&wt), "?? wip.txt");
+    assert_eq!(
+        repo.read(&wt, "src/lib.rs"),
+        "pub fn lib() { on the drive }\n"
+    );
+    repo.fsck();
+}
+
+/// `remove --force` of a task whose worktree is locked is refused as `git worktree remove`
+/// refuses it (git wants `-f -f`), before anything is saved or deleted; once unlocked it goes.
+#[test]
+fn remove_refuses_a_locked_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("b", &[]);
+    repo.write(&wt, "wip.txt", "work\n");
+    repo.git(repo.root(), &["worktree", "lock", wt.to_str().unwrap()]);
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["remove", "--force", "b"]).code(128);
+    assert!(run.stderr.contains("locked"), "{run}");
+    assert!(run.stderr.contains("git worktree unlock"), "{run}");
+    assert_eq!(all_refs(&repo), before);
+    assert_eq!(repo.porcelain(&wt), "?? wip.txt");
+    assert!(repo
+        .git(repo.root(), &["worktree", "list", "--porcelain"])
+        .contains("locked"));
+    repo.git(repo.root(), &["worktree", "unlock", wt.to_str().unwrap()]);
+    repo.task_root(&["remove", "--force", "b"]).ok();
+    assert_eq!(show(&repo, "refs/tasks/b/attempts/1", "wip.txt"), "work");
+    assert!(!wt.exists());
+    repo.fsck();
+}
+
+/// A merge of a task whose worktree is locked lands, and keeps the worktree and its branch (as
+/// `--keep` does) instead of removing a locked worktree.
+#[test]
+fn merge_keeps_a_locked_worktree_and_its_branch() {
+    let repo = TestRepo::new();
+    let wt = repo.start("b", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { merged }\n");
+    commit_all(&repo, &wt, "work");
+    repo.git(repo.root(), &["worktree", "lock", wt.to_str().unwrap()]);
+    let run = repo.task_root(&["merge", "b", "--no-checks"]).ok();
+    assert!(run.stderr.contains("locked"), "{run}");
+    assert_eq!(show(&repo, "main", "src/lib.rs"), "pub fn lib() { merged }");
+    assert!(wt.join(".git").exists());
+    assert_eq!(repo.refs("refs/heads/task/"), vec!["refs/heads/task/b"]);
+    assert_eq!(repo.porcelain(&wt), "");
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert!(problems(&sweep).is_empty(), "{sweep}");
+    repo.fsck();
+}

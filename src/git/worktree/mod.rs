@@ -35,6 +35,34 @@ impl Linked {
     pub fn exists(&self) -> bool {
         self.path.join(".git").exists()
     }
+
+    /// Returns the reason given to `git worktree lock` (empty when none was) while the
+    /// worktree is locked: git then neither prunes, moves nor removes it (its directory may
+    /// be on a drive that is not mounted), and neither does git-task.
+    pub fn lock_reason(&self) -> Option<String> {
+        std::fs::read_to_string(self.git_dir.join("locked"))
+            .ok()
+            .map(|r| r.trim_end_matches(['\n', '\r']).to_owned())
+    }
+
+    /// Refuses, as `git worktree remove` does, when the worktree is locked.
+    pub fn check_unlocked(&self) -> Result<()> {
+        let Some(reason) = self.lock_reason() else {
+            return Ok(());
+        };
+        let why = match reason.is_empty() {
+            true => String::new(),
+            false => format!(" ({reason})"),
+        };
+        Err(Error::repo_msg(format!(
+            "the worktree '{}' is locked{why}",
+            self.path.display()
+        ))
+        .hint(format!(
+            "nothing was deleted; when it may go, unlock it: git worktree unlock '{}'",
+            self.path.display()
+        )))
+    }
 }
 
 /// Lists the linked worktrees of the repository.
