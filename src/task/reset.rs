@@ -150,6 +150,10 @@ pub fn reset(
         Some(wt) => wt.head_branch()?.as_deref() == Some(s.branch.as_str()),
         None => false,
     };
+    if let (Some(linked), false) = (&linked, in_place) {
+        // Made again means deleted first: never a locked worktree (`git worktree lock`).
+        linked.check_unlocked()?;
+    }
     if let (Some(state), false) = (&state, in_place) {
         // Made again means deleted first: never with a repository of its own inside.
         if !state.nested.is_empty() {

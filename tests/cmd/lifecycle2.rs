@@ -295,3 +295,21 @@ fn merge_keeps_a_locked_worktree_and_its_branch() {
     assert!(problems(&sweep).is_empty(), "{sweep}");
     repo.fsck();
 }
+
+/// `reset` of a locked worktree parked off its branch (it would be made again, so deleted
+/// first) is refused before the branch moves, instead of failing half-way after it.
+#[test]
+fn reset_refuses_to_remake_a_locked_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.start("b", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { work }\n");
+    commit_all(&repo, &wt, "work");
+    repo.git(&wt, &["checkout", "-q", "--detach"]);
+    repo.git(repo.root(), &["worktree", "lock", wt.to_str().unwrap()]);
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["reset", "b"]).code(128);
+    assert!(run.stderr.contains("git worktree unlock"), "{run}");
+    assert_eq!(all_refs(&repo), before);
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { work }\n");
+    repo.fsck();
+}
