@@ -296,20 +296,110 @@ fn merge_keeps_a_locked_worktree_and_its_branch() {
     repo.fsck();
 }
 
-/// `reset` of a locked worktree parked off its branch (it would be made again, so deleted
-/// first) is refused before the branch moves, instead of failing half-way after it.
+/// `reset` of a task whose locked worktree's directory is missing (a drive that is not
+/// mounted) made the worktree again at its path, orphaning the one on the drive. It is refused
+/// before anything moves.
 #[test]
 fn reset_refuses_to_remake_a_locked_worktree() {
     let repo = TestRepo::new();
     let wt = repo.start("b", &[]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { work }\n");
     commit_all(&repo, &wt, "work");
-    repo.git(&wt, &["checkout", "-q", "--detach"]);
     repo.git(repo.root(), &["worktree", "lock", wt.to_str().unwrap()]);
+    let unmounted = repo.base().join("usb");
+    std::fs::rename(&wt, &unmounted).unwrap();
     let before = all_refs(&repo);
     let run = repo.task_root(&["reset", "b"]).code(128);
     assert!(run.stderr.contains("git worktree unlock"), "{run}");
     assert_eq!(all_refs(&repo), before);
+    assert!(!wt.exists());
+    std::fs::rename(&unmounted, &wt).unwrap();
     assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() { work }\n");
+    assert_eq!(repo.porcelain(&wt), "");
+    repo.fsck();
+}
+
+/// Writes an ignored `.env` into `wt` (the repository ignores it on `main` first).
+fn ignored_env(repo: &TestRepo, wt: &Path) {
+    repo.write(wt, ".env", "SECRET=1\n");
+    let ignored = repo.git_run(wt, &["check-ignore", "-q", ".env"]);
+    assert_eq!(ignored.code, 0, "not ignored");
+}
+
+/// A repository that ignores `.env`, with task `a` started after that.
+fn repo_ignoring_env() -> (TestRepo, PathBuf) {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", ".env\n");
+    commit_all(&repo, repo.root(), "ignore .env");
+    let wt = repo.start("a", &[]);
+    (repo, wt)
+}
+
+/// `reset` of a worktree whose HEAD left the branch made the worktree again: the ignored
+/// files in it (`.env`, build output) were deleted without a word. It is brought back in
+/// place, HEAD on the branch, and the commit made on the detached HEAD is saved.
+#[test]
+fn reset_of_a_detached_worktree_keeps_its_ignored_files() {
+    let (repo, wt) = repo_ignoring_env();
+    ignored_env(&repo, &wt);
+    repo.git(&wt, &["checkout", "-q", "--detach"]);
+    let detached = {
+        repo.write(&wt, "src/lib.rs", "pub fn lib() { detached }\n");
+        commit_all(&repo, &wt, "on a detached HEAD");
+        repo.git(&wt, &["rev-parse", "HEAD"])
+    };
+    repo.write(&wt, "wip.txt", "uncommitted\n");
+    let run = repo.task(&wt, &["reset", "a"]).ok();
+    assert!(!run.stderr.contains("replaced"), "{run}");
+    assert_eq!(repo.read(&wt, ".env"), "SECRET=1\n");
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "HEAD"]),
+        "refs/heads/task/a"
+    );
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    let attempt = "refs/tasks/a/attempts/1";
+    assert_eq!(show(&repo, attempt, "wip.txt"), "uncommitted");
+    let reach = repo.git_run(
+        repo.root(),
+        &["merge-base", "--is-ancestor", &detached, attempt],
+    );
+    assert_eq!(reach.code, 0, "the detached commit is not saved");
+    repo.fsck();
+}
+
+/// `reset` during a rebase stopped on a conflict: the worktree is put back on its branch in
+/// place (its ignored files stay), the rebase is over as git sees it, and the commits it
+/// was replaying are saved.
+#[test]
+fn reset_during_a_rebase_keeps_ignored_files_and_ends_the_rebase() {
+    let (repo, wt) = repo_ignoring_env();
+    ignored_env(&repo, &wt);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { task }\n");
+    commit_all(&repo, &wt, "task side");
+    let task_tip = repo.git(&wt, &["rev-parse", "HEAD"]);
+    repo.write(repo.root(), "src/lib.rs", "pub fn lib() { main }\n");
+    commit_all(&repo, repo.root(), "main side");
+    assert_ne!(repo.git_run(&wt, &["rebase", "main"]).code, 0);
+    assert!(repo.git(&wt, &["status"]).contains("rebase"));
+    repo.task(&wt, &["reset", "a"]).ok();
+    assert_eq!(repo.read(&wt, ".env"), "SECRET=1\n");
+    let status = repo.git(&wt, &["status"]);
+    assert!(!status.contains("rebase"), "{status}");
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "HEAD"]),
+        "refs/heads/task/a"
+    );
+    assert_eq!(repo.porcelain(&wt), "");
+    let reach = repo.git_run(
+        repo.root(),
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &task_tip,
+            "refs/tasks/a/attempts/1",
+        ],
+    );
+    assert_eq!(reach.code, 0, "the task's commit is not saved");
     repo.fsck();
 }

@@ -71,6 +71,29 @@ const OPERATION_FILES: [&str; 8] = [
     "SQUASH_MSG",
 ];
 
+/// Puts the HEAD of the worktree whose git dir is `git_dir` back on `branch` (a full ref
+/// name) without touching its files or index, ending any operation in progress there
+/// (a rebase's state too: the commits it was replaying are the caller's to save first).
+/// The caller then rewrites the files and index ([`apply`]).
+pub fn attach_head(git_dir: &Path, branch: &str) -> Result<()> {
+    end_operations(git_dir);
+    for dir in ["rebase-merge", "rebase-apply"] {
+        match std::fs::remove_dir_all(git_dir.join(dir)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not delete '{}'", git_dir.join(dir).display()),
+                    e,
+                ))
+            }
+        }
+    }
+    let head = git_dir.join("HEAD");
+    crate::git::fs::write_atomically(&head, format!("ref: {branch}\n").as_bytes())
+        .map_err(|e| Error::repo(format!("could not write '{}'", head.display()), e))
+}
+
 /// Ends a merge, cherry-pick or revert in progress in the worktree whose git dir is `git_dir`,
 /// as `git reset --hard` does: its index no longer holds the conflicts, and a `MERGE_HEAD` left
 /// behind would make the next commit a merge of a state that was discarded.
