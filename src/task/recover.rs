@@ -330,9 +330,19 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             files,
             index,
             head,
+            attach,
         } => {
             if !path.join(".git").exists() {
                 return Ok(format!("'{}' is gone: nothing to finish", path.display()));
+            }
+            if let (Some(branch), Some(head)) = (attach, head) {
+                // Killed between moving the branch and putting the worktree's HEAD back on it.
+                let wt = worktree::open_at(path)?;
+                if repo.find_ref(branch)? == Some(oid(head)?)
+                    && wt.head_branch()?.as_deref() != Some(branch.as_str())
+                {
+                    inplace::attach_head(wt.git_dir(), branch)?;
+                }
             }
             if let Some(head) = head {
                 // Journaled before the branch moved: if it never did, nothing was rewritten.

@@ -225,13 +225,16 @@ pub fn reset(
     // An in-place rewrite is journaled before the branch moves: a kill in between is finished
     // by the next command (`task::recover`), once it sees the branch moved.
     let journal = match (in_place, &wt, &state) {
-        (true, Some(wt), Some(_)) => Some(super::recover::Journal::in_place(
+        (true, Some(wt), Some(_)) => Some(super::recover::Journal::begin(
             repo,
-            &s.id,
-            wt.require_workdir()?,
-            Some(tree),
-            tree,
-            Some(first),
+            super::recover::Step::InPlace {
+                task: s.id.clone(),
+                worktree: wt.require_workdir()?.to_path_buf(),
+                files: Some(tree.to_string()),
+                index: tree.to_string(),
+                head: Some(first.to_string()),
+                attach: attach.then(|| s.branch.clone()),
+            },
         )?),
         _ => None,
     };

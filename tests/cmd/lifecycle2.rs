@@ -403,3 +403,206 @@ fn reset_during_a_rebase_keeps_ignored_files_and_ends_the_rebase() {
     assert_eq!(reach.code, 0, "the task's commit is not saved");
     repo.fsck();
 }
+
+/// A xorshift sequence for kill delays; its seed is printed so a failure can be repeated
+/// (`GIT_TASK_TORTURE_SEED`).
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let seed = std::env::var("GIT_TASK_TORTURE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        eprintln!("kill loop seed {seed}");
+        Rng(seed | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// Runs `git task args..` in `dir` and kills it with SIGKILL after `delay` if it still runs;
+/// returns whether it was killed.
+fn run_killed(repo: &TestRepo, dir: &Path, args: &[&str], delay: std::time::Duration) -> bool {
+    let mut child = task_command(repo, dir, args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + delay;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// Rounds of a kill loop (`GIT_TASK_KILLS`, default 12).
+fn kill_rounds() -> u64 {
+    std::env::var("GIT_TASK_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12)
+}
+
+/// Whether `text` is the content of `path` in a commit some ref reaches (`git rev-list --all`).
+fn in_some_ref(repo: &TestRepo, path: &str, text: &str) -> bool {
+    let blob = git_stdin(repo, &["hash-object", "--stdin"], text);
+    repo.git(repo.root(), &["rev-list", "--objects", "--all"])
+        .lines()
+        .any(|l| l.split(' ').next() == Some(blob.as_str()) && l.ends_with(path))
+}
+
+/// Adds `n` tracked files to `main`, so that commands have something to write.
+fn many_files(repo: &TestRepo, n: usize) {
+    for i in 0..n {
+        repo.write(
+            repo.root(),
+            &format!("gen/{}/f{i}.txt", i % 10),
+            &format!("{i}\n"),
+        );
+    }
+    commit_all(repo, repo.root(), "many files");
+}
+
+/// `reset` of a detached worktree killed anywhere, then `sweep`: either nothing happened (the
+/// worktree still detached at its commit, its work there) or the reset is whole (HEAD on the
+/// branch at its fresh start, clean); never a worktree left behind its branch.
+/// Ignored files always stay; the work is always in the worktree or a ref.
+#[test]
+fn reset_of_a_detached_worktree_survives_kill_9_anywhere() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", ".env\n");
+    many_files(&repo, 300);
+    let mut rng = Rng::new();
+    let mut window = 0u64;
+    for round in 0..=kill_rounds() {
+        let id = format!("r{round}");
+        let wt = repo.start(&id, &[]);
+        ignored_env(&repo, &wt);
+        let branch = format!("refs/heads/task/{id}");
+        for i in 0..40 {
+            repo.write(
+                &wt,
+                &format!("gen/{}/f{i}.txt", i % 10),
+                &format!("{id} {i}\n"),
+            );
+        }
+        repo.git(&wt, &["checkout", "-q", "--detach"]);
+        commit_all(&repo, &wt, "detached work");
+        let detached = repo.git(&wt, &["rev-parse", "HEAD"]);
+        let tip = rev(&repo, &branch);
+        let wip = format!("wip of {id}\n");
+        repo.write(&wt, "wip.txt", &wip);
+        // Onto a new base, so that the reset moves the branch.
+        repo.write(repo.root(), "README.md", &format!("{id}\n"));
+        commit_all(&repo, repo.root(), "main moves on");
+        let args = ["reset", id.as_str(), "--onto", "main"];
+        if round == 0 {
+            // Unkilled, to measure the window the kills fall in.
+            let began = std::time::Instant::now();
+            repo.task(&wt, &args).ok();
+            window = (began.elapsed().as_micros() as u64 * 13 / 10).max(1000);
+        } else {
+            let delay = std::time::Duration::from_micros(rng.below(window));
+            run_killed(&repo, repo.root(), &args, delay);
+            repo.task_root(&["sweep"]).ok();
+        }
+        let context = format!("round {round}");
+        assert_eq!(repo.read(&wt, ".env"), "SECRET=1\n", "{context}");
+        let now_tip = rev(&repo, &branch);
+        match repo
+            .git_run(&wt, &["symbolic-ref", "-q", "HEAD"])
+            .stdout
+            .trim()
+        {
+            b if b == branch => {
+                assert_ne!(now_tip, tip, "{context}: on the branch, which never moved");
+                assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), now_tip, "{context}");
+                assert_eq!(repo.porcelain(&wt), "", "{context}");
+                assert!(in_some_ref(&repo, "wip.txt", &wip), "{context}: wip lost");
+                let attempts = repo.refs(&format!("refs/tasks/{id}/attempts/"));
+                let saved = attempts.iter().any(|a| {
+                    repo.git_run(repo.root(), &["merge-base", "--is-ancestor", &detached, a])
+                        .code
+                        == 0
+                });
+                assert!(saved, "{context}: the detached commit is lost");
+            }
+            "" => {
+                assert_eq!(
+                    now_tip, tip,
+                    "{context}: the branch moved, the worktree stayed"
+                );
+                assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), detached, "{context}");
+                assert_eq!(repo.porcelain(&wt), "?? wip.txt", "{context}");
+            }
+            other => panic!("{context}: HEAD is {other}"),
+        }
+        repo.task_root(&["remove", "--force", &id]).ok();
+    }
+    repo.fsck();
+}
+
+/// A `reset` of a detached worktree killed after its branch moved but before the worktree's
+/// HEAD was put back on it: `sweep` finishes from the journal (HEAD attached, files and index
+/// at the branch), saving what the files held first.
+#[test]
+fn a_reset_killed_before_it_attached_head_is_finished_from_the_journal() {
+    let repo = TestRepo::new();
+    let wt = repo.start("rw", &[]);
+    let start = repo.git(&wt, &["rev-parse", "HEAD"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { detached }\n");
+    repo.git(&wt, &["checkout", "-q", "--detach"]);
+    commit_all(&repo, &wt, "detached work");
+    // The reset's transaction moved the branch (here: to a commit of its own), then died.
+    repo.git(&wt, &["commit", "-q", "--allow-empty", "-m", "new start"]);
+    let moved = repo.git(&wt, &["rev-parse", "HEAD"]);
+    repo.git(&wt, &["checkout", "-q", "--detach", "HEAD~1"]);
+    repo.git(
+        repo.root(),
+        &["update-ref", "refs/heads/task/rw", &moved, &start],
+    );
+    let base_tree = rev(&repo, &format!("{start}^{{tree}}"));
+    let dead = 4_000_000_003u32;
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "in_place", "task": "rw",
+        "worktree": wt, "files": base_tree, "index": base_tree, "head": moved,
+        "attach": "refs/heads/task/rw",
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_in_place_update"], "{j}");
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "HEAD"]),
+        "refs/heads/task/rw"
+    );
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    // The detached files were saved before they were rewritten.
+    assert!(in_some_ref(
+        &repo,
+        "src/lib.rs",
+        "pub fn lib() { detached }\n"
+    ));
+    repo.fsck();
+}
