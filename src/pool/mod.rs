@@ -210,7 +210,9 @@ fn save_used(repo: &Repo, path: &Path, admin: &Path) -> Result<Option<String>> {
         return Ok(None);
     };
     let head = std::fs::read_to_string(admin.join("HEAD")).unwrap_or_default();
-    if head.trim() == filled.to_string() && dirty::untouched_since_remembered(path, admin, filled) {
+    if head.trim().parse::<ObjectId>().ok() == Some(filled)
+        && dirty::untouched_since_remembered(path, admin, filled)
+    {
         return Ok(None);
     }
     let kept = |e: Error| {
