@@ -323,6 +323,22 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         });
     }
 
+    // 3b. Administrative entries a killed worktree add left (no `gitdir`): `git worktree prune`'s.
+    for dir in worktree::half_added(repo.common_dir()) {
+        let plan = repair(
+            "half_added_worktree",
+            None,
+            format!(
+                "deleted '{}', left by an interrupted worktree add",
+                dir.display()
+            ),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            worktree::remove_half_added(&dir)?;
+            Ok(true)
+        });
+    }
+
     // 4. Leftovers of interrupted removals in the worktree dir (named by git-task, nothing else).
     if let Ok(entries) = std::fs::read_dir(&settings.worktree_dir) {
         for entry in entries.flatten() {

@@ -606,3 +606,100 @@ fn a_reset_killed_before_it_attached_head_is_finished_from_the_journal() {
     ));
     repo.fsck();
 }
+
+/// `pool drain` and a pooled `start`, killed anywhere while an entry holds someone's work,
+/// then `sweep`: the work is in the entry (still there) or saved under a ref, and git sees
+/// no worktree registered without its directory nor a pool directory without its ref.
+#[test]
+fn pool_discards_of_a_used_entry_survive_kill_9_anywhere() {
+    let repo = TestRepo::new();
+    many_files(&repo, 300);
+    let mut rng = Rng::new();
+    let mut windows = [0u64; 2];
+    for round in 0..=kill_rounds() {
+        let entry = fill_pool(&repo, "1").remove(0);
+        let work = format!("work of round {round}\n");
+        repo.write(&entry, "notes/work.txt", &work);
+        let id = format!("p{round}");
+        let which = (round % 2) as usize;
+        let args: Vec<&str> = match which {
+            0 => vec!["pool", "drain"],
+            _ => vec!["start", id.as_str()],
+        };
+        if round < 2 {
+            let began = std::time::Instant::now();
+            repo.task_root(&args).ok();
+            windows[which] = (began.elapsed().as_micros() as u64 * 13 / 10).max(1000);
+        } else {
+            let delay = std::time::Duration::from_micros(rng.below(windows[which]));
+            run_killed(&repo, repo.root(), &args, delay);
+        }
+        repo.task_root(&["sweep"]).ok();
+        let context = format!("round {round} ({args:?})");
+        let kept = std::fs::read_to_string(entry.join("notes/work.txt")).ok() == Some(work.clone());
+        assert!(
+            kept || in_some_ref(&repo, "notes/work.txt", &work),
+            "{context}: the work is lost"
+        );
+        let list = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+        assert!(!list.contains("prunable"), "{context}:\n{list}");
+        let refs = repo.refs("refs/task-pool/");
+        for dir in std::fs::read_dir(entry.parent().unwrap())
+            .unwrap()
+            .flatten()
+        {
+            let name = dir.file_name().to_string_lossy().into_owned();
+            if name.starts_with(".pool-") && !name.contains(".removing-") {
+                assert!(
+                    refs.iter().any(|r| r.ends_with(&name[1..])),
+                    "{context}: '{name}' has no ref"
+                );
+            }
+        }
+        repo.task_root(&["pool", "drain"]).ok();
+        repo.task_root(&["remove", "--force", &id]).ok();
+    }
+    repo.fsck();
+}
+
+/// Makes `<common>/worktrees/<name>` as an add killed before it wrote `gitdir` leaves it (an
+/// empty `gitdir`), dated `age` ago.
+fn half_added_entry(repo: &TestRepo, name: &str, age: &str) -> PathBuf {
+    let dir = repo.root().join(".git").join("worktrees").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("gitdir"), "").unwrap();
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    for path in [dir.join("gitdir"), dir.clone()] {
+        let touch = std::process::Command::new("touch")
+            .args(["-d", age])
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(touch.success());
+    }
+    dir
+}
+
+/// A worktree add killed between making its administrative entry and writing its `gitdir`
+/// (gix writes the file in two steps) left an entry that made every later `start` and `pool
+/// fill` fail ("Refusing to read an empty path"), and that `sweep` did not see.
+#[test]
+fn a_worktree_add_killed_before_its_gitdir_was_written_blocks_nothing() {
+    let repo = TestRepo::new();
+    let dir = half_added_entry(&repo, "killed", "1 hour ago");
+    repo.start("a", &[]);
+    assert!(!dir.exists());
+    let dir = half_added_entry(&repo, "killed2", "1 hour ago");
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&sweep), ["half_added_worktree"], "{sweep}");
+    assert!(!dir.exists());
+    let list = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("prunable"), "{list}");
+    // One being written right now is left to the process writing it.
+    let young = half_added_entry(&repo, "adding", "now");
+    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert!(problems(&sweep).is_empty(), "{sweep}");
+    assert!(young.exists());
+    std::fs::remove_dir_all(young).unwrap();
+    repo.fsck();
+}
