@@ -324,7 +324,13 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
     }
 
     // 3b. Administrative entries a killed worktree add left (no `gitdir`): `git worktree prune`'s.
-    for dir in worktree::half_added(repo.common_dir()) {
+    // With no start or pool fill running, nothing of git-task's is adding one right now.
+    let adding = super::abandoned::live_starts(repo) || crate::pool::filler(repo).is_some();
+    let min_age = match adding {
+        true => worktree::HALF_ADDED_AGE,
+        false => std::time::Duration::ZERO,
+    };
+    for dir in worktree::half_added(repo.common_dir(), min_age) {
         let plan = repair(
             "half_added_worktree",
             None,

@@ -695,11 +695,9 @@ fn a_worktree_add_killed_before_its_gitdir_was_written_blocks_nothing() {
     assert!(!dir.exists());
     let list = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
     assert!(!list.contains("prunable"), "{list}");
-    // One being written right now is left to the process writing it.
-    let young = half_added_entry(&repo, "adding", "now");
-    let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
-    assert!(problems(&sweep).is_empty(), "{sweep}");
-    assert!(young.exists());
-    std::fs::remove_dir_all(young).unwrap();
+    // A start a moment after the kill waits until the entry cannot be another add's any more.
+    let young = half_added_entry(&repo, "just-killed", "now");
+    repo.start("b", &[]);
+    assert!(!young.exists());
     repo.fsck();
 }

@@ -336,16 +336,16 @@ fn retry_while_another_is_added<T>(
     mut add: impl FnMut() -> gix::Result<T>,
 ) -> gix::Result<T> {
     let mut attempt = 0;
-    let mut pruned = false;
+    let mut pruned = 0;
     loop {
         match add() {
             Err(err)
-                if !pruned
+                if pruned < 5
                     && format!("{err:?}").contains("Refusing to read an empty path")
-                    && !half_added(common_dir).is_empty() =>
+                    && !half_added(common_dir, HALF_ADDED_AGE).is_empty() =>
             {
-                pruned = true;
-                for dir in half_added(common_dir) {
+                pruned += 1;
+                for dir in half_added(common_dir, HALF_ADDED_AGE) {
                     let _ = remove_half_added(&dir);
                 }
             }
@@ -367,15 +367,16 @@ fn retry_while_another_is_added<T>(
 }
 
 /// How long an administrative entry may have no (or an empty) `gitdir` file before it counts
-/// as left by a killed add: an add writes it within milliseconds of making the directory.
-pub const HALF_ADDED_AGE: std::time::Duration = std::time::Duration::from_secs(10);
+/// as left by a killed add: an add writes it within microseconds of making the directory.
+pub const HALF_ADDED_AGE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Administrative entries (`<common>/worktrees/<name>`) that a process killed while adding a
-/// worktree left: no `gitdir` file, or an empty one, for longer than [`HALF_ADDED_AGE`], and
-/// not locked (`git worktree add` locks its entry while it makes it). git itself prunes them
-/// (`git worktree prune`: "invalid gitdir file"), but gix refuses to add any worktree while
-/// one is there, so every later `start` failed.
-pub fn half_added(common_dir: &Path) -> Vec<PathBuf> {
+/// worktree left: no `gitdir` file, or an empty one, for longer than `min_age` (no process
+/// that could be adding one runs: 0; else [`HALF_ADDED_AGE`]), and not locked (`git worktree
+/// add` locks its entry while it makes it). git itself prunes them (`git worktree prune`:
+/// "invalid gitdir file"), but gix refuses to add any worktree while one is there, so every
+/// later `start` failed.
+pub fn half_added(common_dir: &Path, min_age: std::time::Duration) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(common_dir.join("worktrees")) else {
         return Vec::new();
     };
@@ -385,7 +386,7 @@ pub fn half_added(common_dir: &Path) -> Vec<PathBuf> {
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > HALF_ADDED_AGE)
+            .is_some_and(|age| age >= min_age)
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {
