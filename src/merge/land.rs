@@ -145,7 +145,7 @@ pub(super) fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<
         let mut state = p.record.state.clone();
         state.status = Status::Merged;
         let commit = p.commits.last().map(|c| c.to_string());
-        let keep = keep || p.locked();
+        let keep = keep || p.kept_because().is_some();
         let details = Event::Merged(event::Merged::Branch {
             commit: commit.clone(),
             commits: p.commits.iter().map(|c| c.to_string()).collect(),
@@ -241,9 +241,9 @@ pub(super) fn clean_up(
     let mut leave = None;
     let cwd = std::env::current_dir().ok();
     for (p, r) in pending.iter().zip(results.iter_mut()) {
-        if p.locked() {
+        if let Some(why) = p.kept_because() {
             warnings.push(format!(
-                "kept the worktree and branch of '{}': its worktree is locked (git worktree unlock, then git task remove {})",
+                "kept the worktree and branch of '{}': {why}, then git task remove {})",
                 p.record.state.id, p.record.state.id
             ));
             continue;

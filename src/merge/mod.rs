@@ -288,12 +288,17 @@ struct Pending {
 }
 
 impl Pending {
-    /// Whether its worktree is locked (`git worktree lock`): then it is kept, with its branch,
-    /// as with `--keep`, since git-task never removes a locked worktree.
-    fn locked(&self) -> bool {
-        self.worktree
-            .as_ref()
-            .is_some_and(|w| w.lock_reason().is_some())
+    /// Why its worktree must stay, with its branch, as with `--keep`: git-task never removes
+    /// a locked worktree (`git worktree lock`), nor one holding its submodules' repositories.
+    fn kept_because(&self) -> Option<&'static str> {
+        let w = self.worktree.as_ref()?;
+        if w.lock_reason().is_some() {
+            Some("its worktree is locked (git worktree unlock")
+        } else if w.has_submodule_repositories() {
+            Some("its worktree holds the repositories of its submodules (save them")
+        } else {
+            None
+        }
     }
 }
 

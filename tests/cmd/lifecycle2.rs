@@ -701,3 +701,77 @@ fn a_worktree_add_killed_before_its_gitdir_was_written_blocks_nothing() {
     assert!(!young.exists());
     repo.fsck();
 }
+
+/// A repository `main` whose `sub` is a submodule, and task `a` with it checked out, a commit
+/// made in it that exists nowhere else, and an uncommitted file; returns (worktree, commit).
+fn task_with_a_submodule(repo: &TestRepo) -> (PathBuf, String) {
+    let upstream = repo.base().join("upstream");
+    std::fs::create_dir_all(&upstream).unwrap();
+    repo.git(&upstream, &["init", "-q", "-b", "main"]);
+    repo.write(&upstream, "s.txt", "upstream\n");
+    commit_all(repo, &upstream, "upstream");
+    let allow = ["-c", "protocol.file.allow=always"];
+    let mut add = allow.to_vec();
+    add.extend(["submodule", "add", "-q", upstream.to_str().unwrap(), "sub"]);
+    repo.git(repo.root(), &add);
+    commit_all(repo, repo.root(), "add sub");
+    let wt = repo.start("a", &[]);
+    let mut init = allow.to_vec();
+    init.extend(["submodule", "update", "--init", "-q"]);
+    repo.git(&wt, &init);
+    let sub = wt.join("sub");
+    repo.write(&sub, "local.txt", "only here\n");
+    commit_all(repo, &sub, "a commit made only in the task's submodule");
+    let commit = repo.git(&sub, &["rev-parse", "HEAD"]);
+    repo.write(&sub, "wip.txt", "uncommitted in the submodule\n");
+    (wt, commit)
+}
+
+/// `remove` (not even `--force`) of a task whose worktree has a submodule checked out: the
+/// worktree looked clean, and the submodule's repository (in the worktree's administrative
+/// directory) went with it, with a commit that existed nowhere else. It is refused now.
+#[test]
+fn remove_refuses_a_worktree_holding_submodule_repositories() {
+    let repo = TestRepo::new();
+    let (wt, commit) = task_with_a_submodule(&repo);
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["remove", "a"]).code(1);
+    assert!(run.stderr.contains("sub"), "{run}");
+    assert_eq!(all_refs(&repo), before);
+    assert_eq!(repo.git(&wt.join("sub"), &["rev-parse", "HEAD"]), commit);
+    repo.fsck();
+}
+
+/// `remove --force` moves each submodule, its repository inside, into the task's attic: the
+/// commit and the uncommitted file are there, and git reads it as a repository.
+#[test]
+fn remove_force_moves_submodules_into_the_attic() {
+    let repo = TestRepo::new();
+    let (wt, commit) = task_with_a_submodule(&repo);
+    let run = repo.task_root(&["remove", "--force", "a", "--json"]).ok();
+    let attic = PathBuf::from(run.json()["attic"].as_str().expect("an attic").to_owned());
+    let sub = attic.join("sub");
+    assert_eq!(repo.git(&sub, &["rev-parse", "HEAD"]), commit);
+    assert_eq!(repo.read(&sub, "wip.txt"), "uncommitted in the submodule\n");
+    assert_eq!(repo.git(&sub, &["status", "--porcelain"]), "?? wip.txt");
+    assert!(!wt.exists());
+    let list = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("prunable"), "{list}");
+    repo.fsck();
+}
+
+/// A merge of such a task lands, and keeps the worktree and its branch instead of deleting
+/// the submodule's repository with it.
+#[test]
+fn merge_keeps_a_worktree_holding_submodule_repositories() {
+    let repo = TestRepo::new();
+    let (wt, commit) = task_with_a_submodule(&repo);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { merged }\n");
+    repo.git(&wt, &["add", "src/lib.rs"]);
+    repo.git(&wt, &["commit", "-q", "-m", "work"]);
+    let run = repo.task_root(&["merge", "a", "--no-checks"]).ok();
+    assert!(run.stderr.contains("submodules"), "{run}");
+    assert_eq!(show(&repo, "main", "src/lib.rs"), "pub fn lib() { merged }");
+    assert_eq!(repo.git(&wt.join("sub"), &["rev-parse", "HEAD"]), commit);
+    repo.fsck();
+}

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 pub mod pool;
 mod remove;
+pub mod submodules;
 pub use remove::{
     delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
     is_leftover_removal_at, move_aside, remove, remove_admin, Aside,

@@ -61,6 +61,7 @@ impl Aside {
 /// git's list of worktrees; its files are deleted when the returned [`Aside`] is dropped.
 pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
     linked.check_unlocked()?;
+    linked.check_no_submodule_repositories()?;
     let aside = aside_path(&linked.path);
     let moved = match std::fs::rename(&linked.path, &aside) {
         Ok(()) => true,
@@ -82,6 +83,7 @@ pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
 /// like `git worktree prune`, never a locked one's.
 pub fn remove_admin(linked: &Linked) -> Result<()> {
     linked.check_unlocked()?;
+    linked.check_no_submodule_repositories()?;
     match std::fs::remove_dir_all(&linked.git_dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
