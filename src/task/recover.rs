@@ -243,7 +243,11 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
     match &entry.step {
         Step::RefLocks { locks, updates } => {
             let mut deleted = Vec::new();
-            for lock in locks {
+            // Every transaction takes the packed-refs lock too (entries written before it was
+            // journaled do not name it).
+            let packed = repo.common_dir().join("packed-refs.lock");
+            let packed = (!locks.contains(&packed)).then_some(&packed);
+            for lock in locks.iter().chain(packed) {
                 match std::fs::remove_file(lock) {
                     Ok(()) => deleted.push(format!("'{}'", lock.display())),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -775,3 +775,151 @@ fn merge_keeps_a_worktree_holding_submodule_repositories() {
     assert_eq!(repo.git(&wt.join("sub"), &["rev-parse", "HEAD"]), commit);
     repo.fsck();
 }
+
+/// `adopt` and `merge --remote`, killed anywhere, then `sweep` and the same command again:
+/// it finishes, the task's work lands on the remote exactly once, and git finds the machine
+/// and the remote whole.
+#[test]
+fn adopt_and_merge_remote_survive_kill_9_anywhere() {
+    let repo = TestRepo::new();
+    let bare = repo.base().join("remote.git");
+    repo.git(
+        &repo.base(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
+    repo.git(
+        repo.root(),
+        &["remote", "add", "origin", bare.to_str().unwrap()],
+    );
+    repo.git(repo.root(), &["push", "-q", "origin", "main"]);
+    let two = repo.base().join("two");
+    repo.git(
+        &repo.base(),
+        &["clone", "-q", bare.to_str().unwrap(), "two"],
+    );
+    let mut rng = Rng::new();
+    let mut windows = [0u64; 2];
+    for round in 0..=kill_rounds() {
+        let id = format!("m{round}");
+        let allow = format!("{id}/**");
+        let wt = PathBuf::from(
+            repo.task_root(&["start", &id, "--allow", &allow])
+                .ok()
+                .out(),
+        );
+        let work = format!("work of {id}\n");
+        repo.write(&wt, &format!("{id}/work.txt"), &work);
+        commit_all(&repo, &wt, "work");
+        repo.task_root(&["push", &id]).ok();
+        repo.task(&two, &["fetch"]).ok();
+        for (which, args) in [
+            vec!["adopt", id.as_str()],
+            vec!["merge", id.as_str(), "--remote", "origin", "--no-checks"],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let context = format!("round {round} {args:?}");
+            if round == 0 {
+                let began = std::time::Instant::now();
+                repo.task(&two, &args).ok();
+                windows[which] = (began.elapsed().as_micros() as u64 * 13 / 10).max(1000);
+            } else {
+                let delay = std::time::Duration::from_micros(rng.below(windows[which]));
+                let killed = run_killed(&repo, &two, &args, delay);
+                eprintln!(
+                    "{context}: killed {killed} after {delay:?} (window {} us)",
+                    windows[which]
+                );
+                let sweep = repo.task(&two, &["sweep"]);
+                eprintln!("{context}: sweep {sweep}");
+                assert_eq!(sweep.code, 0, "{context}: {sweep}");
+                let again = repo.task(&two, &args);
+                if again.code != 0 {
+                    let third = repo.task(&two, &args);
+                    eprintln!("{context}: again: {again}\nthird: {third}");
+                    let rec = repo.git(
+                        &two,
+                        &[
+                            "log",
+                            "--format=%h %p %s",
+                            &format!("refs/tasks/{id}/record"),
+                        ],
+                    );
+                    let remote_rec = repo.git(
+                        &bare,
+                        &[
+                            "log",
+                            "--format=%h %p %s",
+                            &format!("refs/tasks/{id}/record"),
+                        ],
+                    );
+                    let frozen: Vec<_> =
+                        std::fs::read_dir(two.join(format!(".git/git-task/frozen/{id}")))
+                            .map(|d| {
+                                d.flatten()
+                                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                    let refs = format!("frozen {frozen:?}\n{}", repo.git(&two, &["for-each-ref"]));
+                    panic!(
+                        "{context}:\nlocal record:\n{rec}\nremote record:\n{remote_rec}\n{refs}"
+                    );
+                }
+            }
+            let list = repo.git(&two, &["worktree", "list", "--porcelain"]);
+            assert!(!list.contains("prunable"), "{context}:\n{list}");
+        }
+        let context = format!("round {round}");
+        assert_eq!(
+            repo.git(&bare, &["show", &format!("main:{id}/work.txt")]),
+            work.trim_end(),
+            "{context}"
+        );
+        let landings = repo.git(
+            &bare,
+            &[
+                "log",
+                "--format=%s",
+                "main",
+                "--",
+                &format!("{id}/work.txt"),
+            ],
+        );
+        assert_eq!(landings.lines().count(), 1, "{context}: landed {landings}");
+        for dir in [repo.root(), two.as_path(), bare.as_path()] {
+            let fsck = repo.git_run(dir, &["fsck", "--no-progress", "--no-dangling"]);
+            assert_eq!(fsck.code, 0, "{context}: {fsck}");
+        }
+        repo.task_root(&["remove", "--force", &id]).ok();
+        repo.git(repo.root(), &["pull", "-q", "origin", "main"]);
+    }
+}
+
+/// A ref transaction killed while gix held `packed-refs.lock` (it takes it in every
+/// transaction, creations included, but the journal named it only for deletions): the lock
+/// stayed, every later transaction failed as "changed meanwhile", and `sweep` saw nothing.
+#[test]
+fn a_packed_refs_lock_left_by_a_killed_transaction_is_deleted() {
+    let repo = TestRepo::new();
+    let lock = repo.root().join(".git").join("packed-refs.lock");
+    std::fs::write(&lock, "").unwrap();
+    let dead = 4_000_000_003u32;
+    let record_lock = repo.root().join(".git/refs/tasks/x/record.lock");
+    let journal = serde_json::json!({
+        "pid": dead, "created": 1, "step": "ref_locks", "locks": [record_lock],
+        "updates": [{"name": "refs/tasks/x/record", "old": null,
+                     "new": rev(&repo, "HEAD"), "message": "git-task: start x"}],
+    });
+    repo.write(
+        repo.root(),
+        &format!(".git/git-task/journal/{dead}.0.json"),
+        &journal.to_string(),
+    );
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert_eq!(problems(&j), ["interrupted_ref_update"], "{j}");
+    assert!(!lock.exists(), "{j}");
+    repo.start("x", &[]);
+    repo.fsck();
+}

@@ -39,11 +39,14 @@ impl Linked {
 
     /// Returns the reason given to `git worktree lock` (empty when none was) while the
     /// worktree is locked: git then neither prunes, moves nor removes it (its directory may
-    /// be on a drive that is not mounted), and neither does git-task.
+    /// be on a drive that is not mounted), and neither does git-task. The lock `git worktree
+    /// add` holds while it makes a worktree (reason `initializing`) is not a person's: a
+    /// killed add leaves it behind, and what git-task made that way it may remove.
     pub fn lock_reason(&self) -> Option<String> {
         std::fs::read_to_string(self.git_dir.join("locked"))
             .ok()
             .map(|r| r.trim_end_matches(['\n', '\r']).to_owned())
+            .filter(|r| r != "initializing")
     }
 
     /// Refuses, as `git worktree remove` does, when the worktree is locked.
