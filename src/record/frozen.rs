@@ -147,9 +147,12 @@ pub fn carry(repo: &Repo, id: &TaskId, from: ObjectId, to: ObjectId) -> Result<(
 
 /// Trusts the record at `tip`, fetched from another machine and adopted here, as frozen: writes
 /// its digest so that the gate on this machine refuses any later change to its frozen parts.
-/// Does nothing for a task whose start (or adoption) this machine already recorded.
+/// Does nothing for a task whose start (or adoption) this machine already recorded: a digest
+/// is on file (an empty directory is what a process killed before writing one leaves).
 pub fn adopt(repo: &Repo, record: &Record) -> Result<()> {
-    if dir(repo, &record.state.task_id()).is_dir() {
+    let recorded = std::fs::read_dir(dir(repo, &record.state.task_id()))
+        .is_ok_and(|mut entries| entries.next().is_some());
+    if recorded {
         return Ok(());
     }
     let digest = digest(

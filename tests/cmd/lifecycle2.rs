@@ -923,3 +923,39 @@ fn a_packed_refs_lock_left_by_a_killed_transaction_is_deleted() {
     repo.start("x", &[]);
     repo.fsck();
 }
+
+/// An `adopt` killed between making the task's `frozen/<id>` directory and writing the digest
+/// in it: the next `adopt` took the empty directory for a digest on file and wrote none, so
+/// the gate refused every merge of the task as `record_tampered`, for good.
+#[test]
+fn an_adopt_killed_before_it_wrote_the_digest_leaves_the_task_mergeable() {
+    let repo = TestRepo::new();
+    let bare = repo.base().join("remote.git");
+    repo.git(
+        &repo.base(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
+    repo.git(
+        repo.root(),
+        &["remote", "add", "origin", bare.to_str().unwrap()],
+    );
+    repo.git(repo.root(), &["push", "-q", "origin", "main"]);
+    let two = repo.base().join("two");
+    repo.git(
+        &repo.base(),
+        &["clone", "-q", bare.to_str().unwrap(), "two"],
+    );
+    let wt = PathBuf::from(
+        repo.task_root(&["start", "t", "--allow", "t/**"])
+            .ok()
+            .out(),
+    );
+    repo.write(&wt, "t/work.txt", "work\n");
+    commit_all(&repo, &wt, "work");
+    repo.task_root(&["push", "t"]).ok();
+    std::fs::create_dir_all(two.join(".git/git-task/frozen/t")).unwrap();
+    repo.task(&two, &["adopt", "t"]).ok();
+    repo.task(&two, &["merge", "t", "--remote", "origin", "--no-checks"])
+        .ok();
+    assert_eq!(repo.git(&bare, &["show", "main:t/work.txt"]), "work");
+}
