@@ -925,7 +925,7 @@ fn a_packed_refs_lock_left_by_a_killed_transaction_is_deleted() {
 }
 
 /// An `adopt` killed between making the task's `frozen/<id>` directory and writing the digest
-/// in it: the next `adopt` took the empty directory for a digest on file and wrote none, so
+/// in it: the next `adopt` took the directory for a digest on file and wrote none, so
 /// the gate refused every merge of the task as `record_tampered`, for good.
 #[test]
 fn an_adopt_killed_before_it_wrote_the_digest_leaves_the_task_mergeable() {
@@ -953,7 +953,10 @@ fn an_adopt_killed_before_it_wrote_the_digest_leaves_the_task_mergeable() {
     repo.write(&wt, "t/work.txt", "work\n");
     commit_all(&repo, &wt, "work");
     repo.task_root(&["push", "t"]).ok();
-    std::fs::create_dir_all(two.join(".git/git-task/frozen/t")).unwrap();
+    // What the kill left: the directory, and the digest's temporary file.
+    let frozen = two.join(".git/git-task/frozen/t");
+    std::fs::create_dir_all(&frozen).unwrap();
+    std::fs::write(frozen.join(".0123abc.Xy12.tmp"), "").unwrap();
     repo.task(&two, &["adopt", "t"]).ok();
     repo.task(&two, &["merge", "t", "--remote", "origin", "--no-checks"])
         .ok();
