@@ -32,6 +32,7 @@
 //! | path safety (which paths git-task may write) | `git/pathsafe.rs` |
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
 //! | the crash journal's entries | `git/journal.rs` |
+//! | submodules checked out in a worktree (their repositories go to the attic, never deleted) | `git/worktree/submodules.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
 //! | the warm pool: claim and take (`pool/mod.rs`), fill and refill, repair; adoption of an entry; saving work found in an entry before it is deleted (`pool/mod.rs`) | `pool/`, `git/worktree/pool.rs` |
 //! | colour, tables, the JSON and human reports (`schema_version`: [`output::Versioned`]) | `output/` |
