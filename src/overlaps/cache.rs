@@ -64,13 +64,29 @@ struct File {
     pairs: BTreeMap<String, PairEntry>,
 }
 
-/// Returns the collisions of each task in `tasks`, computing only what the cache lacks.
-pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
-    let path = repo.common_dir().join("git-task").join("overlaps");
-    let old: File = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+/// The cache as read from its file (`list` reads it while it looks at the worktrees).
+pub struct Cache {
+    path: std::path::PathBuf,
+    old: File,
+}
+
+impl Cache {
+    /// Reads the cache of the repository whose common git dir is `common_dir`; a missing or
+    /// unreadable one is empty.
+    pub fn load(common_dir: &std::path::Path) -> Cache {
+        let path = common_dir.join("git-task").join("overlaps");
+        let old = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Cache { path, old }
+    }
+}
+
+/// Returns the collisions of each task in `tasks`, computing only what `cache` lacks, and
+/// brings its file up to date.
+pub fn collisions(repo: &Repo, cache: Cache, tasks: &[Listed]) -> Result<Vec<Collisions>> {
+    let Cache { path, old } = cache;
     let memory = repo.with_objects_in_memory();
     // Made only when something is stale: preparing a merger reads the index and attributes.
     let mut merger = None;
