@@ -926,3 +926,29 @@ fn an_adopt_killed_before_it_wrote_the_digest_leaves_the_task_mergeable() {
         .ok();
     assert_eq!(repo.git(&bare, &["show", "main:t/work.txt"]), "work");
 }
+
+/// A merge killed between making its branch lock and writing its pid in it left an empty lock
+/// that no one could tell was abandoned: every later merge into that branch waited a minute
+/// and failed.
+#[test]
+fn an_empty_merge_lock_left_by_a_kill_is_taken_over() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { merged }\n");
+    commit_all(&repo, &wt, "work");
+    let locks = repo.root().join(".git/git-task/locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = locks.join("merge-refs%heads%main.lock");
+    std::fs::write(&lock, "").unwrap();
+    let touch = std::process::Command::new("touch")
+        .args(["-d", "1 hour ago"])
+        .arg(&lock)
+        .status()
+        .unwrap();
+    assert!(touch.success());
+    let began = std::time::Instant::now();
+    repo.task_root(&["merge", "t", "--no-checks"]).ok();
+    assert!(began.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(show(&repo, "main", "src/lib.rs"), "pub fn lib() { merged }");
+    assert!(!lock.exists());
+}
