@@ -56,7 +56,11 @@ impl Rules {
     ) -> crate::Result<Rules> {
         let allowed = Patterns::new(&file.allowed, ignore_case)
             .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
-        let forbidden = Patterns::new(&file.forbidden, ignore_case)
+        // Forbidden rules (and claims) match every spelling of a path, whatever `core.ignoreCase`
+        // says: the setting can be changed by the agent, and wherever the tree is checked out on
+        // a file system that folds case or Unicode forms (the one that set it, another clone),
+        // `SRC/Db/x` is `src/db/x`.
+        let forbidden = Patterns::folded(&file.forbidden)
             .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
         Ok(Rules {
             level,
@@ -301,6 +305,27 @@ pub fn loosening(
         }
     }
     None
+}
+
+/// Why `new`, given to replace the frozen contract `frozen` (`start --reset`, or a removed task
+/// started again), would loosen it, if it would (SPEC §2.4: a task cannot loosen its own
+/// contract): what [`loosening`] finds, judged without case folding (the stricter reading), and
+/// any of its checks dropped.
+pub fn replacing_loosens(frozen: &ContractFile, new: &ContractFile) -> Option<String> {
+    if let Some(why) = loosening(frozen, new, false) {
+        return Some(why);
+    }
+    let checks = |c: &ContractFile| {
+        c.checks
+            .as_ref()
+            .map(|c| c.commands.clone())
+            .unwrap_or_default()
+    };
+    let kept = checks(new);
+    checks(frozen)
+        .into_iter()
+        .find(|c| !kept.contains(c))
+        .map(|c| format!("check '{c}' was removed"))
 }
 
 /// Builds a concrete path that a glob matches (wildcards become `x`), or `None` for classes and alternatives.

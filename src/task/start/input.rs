@@ -114,7 +114,7 @@ pub(super) fn check_same_contract(
     ))
     .hint(format!("see its contract with 'git task status {id}'"))
     .hint(format!(
-        "to replace it, start the task over (its work is saved as an attempt first): git task start {id} --reset <contract options>"
+        "to narrow it, start the task over (its work is saved as an attempt first): git task start {id} --reset <narrower contract options>"
     )))
 }
 
