@@ -952,3 +952,53 @@ fn an_empty_merge_lock_left_by_a_kill_is_taken_over() {
     assert_eq!(show(&repo, "main", "src/lib.rs"), "pub fn lib() { merged }");
     assert!(!lock.exists());
 }
+
+/// `claim`, `release` and `drop` (which releases), killed anywhere, then `sweep` and the same
+/// command again: it finishes, and the claims then are exactly what the commands asked for,
+/// as another task's `start` sees them.
+#[test]
+fn claim_release_and_drop_survive_kill_9_anywhere() {
+    let repo = TestRepo::new();
+    let mut rng = Rng::new();
+    let mut windows = [0u64; 3];
+    for round in 0..=kill_rounds() {
+        let id = format!("c{round}");
+        repo.start(&id, &[]);
+        let glob = format!("claimed{round}/**");
+        let steps: [Vec<&str>; 3] = [
+            vec!["claim", id.as_str(), glob.as_str()],
+            vec!["release", id.as_str(), glob.as_str()],
+            vec!["drop", id.as_str()],
+        ];
+        for (which, args) in steps.iter().enumerate() {
+            let context = format!("round {round} {args:?}");
+            if round == 0 {
+                let began = std::time::Instant::now();
+                repo.task_root(args).ok();
+                windows[which] = (began.elapsed().as_micros() as u64 * 13 / 10).max(1000);
+            } else {
+                let delay = std::time::Duration::from_micros(rng.below(windows[which]));
+                run_killed(&repo, repo.root(), args, delay);
+                let sweep = repo.task_root(&["sweep"]);
+                assert_eq!(sweep.code, 0, "{context}: {sweep}");
+                let again = repo.task_root(args);
+                assert_eq!(again.code, 0, "{context}: again: {again}");
+            }
+            // Another task that needs the path may start exactly when no claim holds it.
+            let other = format!("o{round}x{which}");
+            let allow = format!("claimed{round}/x");
+            let run = repo.task_root(&["start", &other, "--allow", &allow]);
+            match which {
+                0 => assert_ne!(run.code, 0, "{context}: the claim does not hold: {run}"),
+                _ => {
+                    assert_eq!(run.code, 0, "{context}: a claim is left: {run}");
+                    repo.task_root(&["remove", "--force", &other]).ok();
+                }
+            }
+        }
+        repo.task_root(&["remove", "--force", &id]).ok();
+        let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
+        assert!(problems(&sweep).is_empty(), "round {round}: {sweep}");
+    }
+    repo.fsck();
+}
