@@ -274,22 +274,13 @@ pub fn loosening(
             return Some(format!("forbidden rule '{f}' was removed"));
         }
     }
-    if !frozen.allowed.is_empty() {
-        if branch.allowed.is_empty() {
-            return Some("allowed was emptied, which would allow every path".into());
-        }
-        let frozen_allowed = Patterns::new(&frozen.allowed, ignore_case).ok()?;
-        for a in &branch.allowed {
-            if frozen.allowed.contains(a) {
-                continue;
-            }
-            let covered = sample_path(a).is_some_and(|p| frozen_allowed.is_match(&p));
-            if !covered {
-                return Some(format!(
-                    "allowed rule '{a}' is wider than the frozen contract"
-                ));
-            }
-        }
+    if !frozen.allowed.is_empty() && branch.allowed.is_empty() {
+        return Some("allowed was emptied, which would allow every path".into());
+    }
+    if let Some(a) = beyond_allowed(frozen, &branch.allowed, ignore_case) {
+        return Some(format!(
+            "allowed rule '{a}' is wider than the frozen contract"
+        ));
     }
     if frozen.allow_new_files == Some(false) && branch.allow_new_files != Some(false) {
         return Some("allow_new_files was turned on".into());
@@ -305,6 +296,27 @@ pub fn loosening(
         }
     }
     None
+}
+
+/// The first of `globs` that reaches beyond what `contract` allows (see [`loosening`] for how
+/// a glob is judged), if any. A contract without `allowed` allows every path.
+pub fn beyond_allowed<'g>(
+    contract: &ContractFile,
+    globs: &'g [String],
+    ignore_case: bool,
+) -> Option<&'g str> {
+    if contract.allowed.is_empty() {
+        return None;
+    }
+    let Ok(allowed) = Patterns::new(&contract.allowed, ignore_case) else {
+        return globs.first().map(String::as_str);
+    };
+    globs
+        .iter()
+        .find(|g| {
+            !contract.allowed.contains(g) && !sample_path(g).is_some_and(|p| allowed.is_match(&p))
+        })
+        .map(String::as_str)
 }
 
 /// Why `new`, given to replace the frozen contract `frozen` (`start --reset`, or a removed task
