@@ -26,4 +26,12 @@ GIT_TASK_TORTURE_BIN="$BIN_DIR/git-task" GIT_TASK_TORTURE_N="$N" GIT_TASK_TORTUR
     status=$?
 grep -E '^torture: [a-z-]+: [0-9]' target/torture.log || true
 echo "details: target/torture.log"
+# The kill loops of tests/cmd/lifecycle2.rs (reset of a detached worktree, pool discards of a
+# used entry, adopt and merge --remote, claim, release and drop), N rounds each.
+GIT_TASK_KILLS="$N" cargo test --locked --test cli -- --test-threads=1 \
+    reset_of_a_detached_worktree_survives pool_discards_of_a_used_entry adopt_and_merge_remote \
+    claim_release_and_drop \
+    >target/torture-lifecycle2.log 2>&1 || status=$?
+grep -E '^test ' target/torture-lifecycle2.log || true
+echo "details: target/torture-lifecycle2.log"
 exit "${status:-0}"

@@ -231,23 +231,7 @@ pub fn move_nested_aside(
     if nested.is_empty() {
         return Ok(None);
     }
-    let attic = attic_dir(repo, id);
-    std::fs::create_dir_all(&attic)
-        .map_err(|e| Error::repo(format!("could not create '{}'", attic.display()), e))?;
-    let mut n = 1u32;
-    let dest = loop {
-        let dest = attic.join(n.to_string());
-        match std::fs::create_dir(&dest) {
-            Ok(()) => break dest,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100_000 => n += 1,
-            Err(e) => {
-                return Err(Error::repo(
-                    format!("could not create '{}'", dest.display()),
-                    e,
-                ))
-            }
-        }
-    };
+    let dest = new_attic(repo, id)?;
     for rel in nested {
         let rel = crate::git::path::from_repo(rel.as_ref())?;
         let from = worktree.join(rel);
@@ -268,6 +252,27 @@ pub fn move_nested_aside(
         })?;
     }
     Ok(Some(dest))
+}
+
+/// Makes a fresh `<attic>/<n>/` of the task and returns it.
+pub fn new_attic(repo: &Repo, id: &TaskId) -> Result<PathBuf> {
+    let attic = attic_dir(repo, id);
+    std::fs::create_dir_all(&attic)
+        .map_err(|e| Error::repo(format!("could not create '{}'", attic.display()), e))?;
+    let mut n = 1u32;
+    loop {
+        let dest = attic.join(n.to_string());
+        match std::fs::create_dir(&dest) {
+            Ok(()) => return Ok(dest),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100_000 => n += 1,
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not create '{}'", dest.display()),
+                    e,
+                ))
+            }
+        }
+    }
 }
 
 /// Saves the uncommitted state of the worktree at `path`, and any commit of its HEAD

@@ -35,6 +35,10 @@ pub enum Step {
         index: String,
         #[serde(default)]
         head: Option<String>,
+        /// The branch (full ref) the worktree's HEAD is put back on first, when it had left it
+        /// (`reset` of a detached worktree): once the branch is at `head`, HEAD is attached.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attach: Option<String>,
     },
     /// A worktree is being made at `worktree` for task `task`'s branch, whose record (fetched
     /// from another machine by `adopt`) does not name it yet: until the record names it, a
@@ -113,6 +117,7 @@ impl Journal {
                 files: files.map(|f| f.to_string()),
                 index: index.to_string(),
                 head: head.map(|h| h.to_string()),
+                attach: None,
             },
         )
     }

@@ -145,6 +145,7 @@ pub(super) fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<
         let mut state = p.record.state.clone();
         state.status = Status::Merged;
         let commit = p.commits.last().map(|c| c.to_string());
+        let keep = keep || p.kept_because().is_some();
         let details = Event::Merged(event::Merged::Branch {
             commit: commit.clone(),
             commits: p.commits.iter().map(|c| c.to_string()).collect(),
@@ -240,6 +241,13 @@ pub(super) fn clean_up(
     let mut leave = None;
     let cwd = std::env::current_dir().ok();
     for (p, r) in pending.iter().zip(results.iter_mut()) {
+        if let Some(why) = p.kept_because() {
+            warnings.push(format!(
+                "kept the worktree and branch of '{}': {why}, then git task remove {})",
+                p.record.state.id, p.record.state.id
+            ));
+            continue;
+        }
         if let Some(w) = &p.worktree {
             if cwd.as_deref().is_some_and(|c| c.starts_with(&w.path)) {
                 // This process stands in the worktree it removes: step out first.

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 /// A lock file under `<common dir>/git-task/locks/` that serializes merges into one branch.
 ///
 /// Held from the final check of the checked-out target to its update; a lock
-/// whose process is gone is taken over; after 60 s of waiting the merge fails.
+/// whose process is gone is taken over, and so is one older than 2 s that names no
+/// process (its maker was killed before it wrote its pid); after 60 s of waiting the
+/// merge fails.
 pub(super) struct BranchLock {
     path: PathBuf,
 }
@@ -35,7 +37,15 @@ impl BranchLock {
                     let holder = std::fs::read_to_string(&path)
                         .ok()
                         .and_then(|t| t.trim().parse::<u32>().ok());
-                    if holder.is_some_and(crate::task::liveness::process_is_gone) {
+                    // A holder writes its pid right after making the file: one killed in
+                    // between left it empty, and nobody would ever be seen to let it go.
+                    let orphaned = holder.is_none()
+                        && std::fs::metadata(&path)
+                            .and_then(|m| m.modified())
+                            .ok()
+                            .and_then(|t| t.elapsed().ok())
+                            .is_some_and(|age| age > std::time::Duration::from_secs(2));
+                    if orphaned || holder.is_some_and(crate::task::liveness::process_is_gone) {
                         let _ = std::fs::remove_file(&path);
                         continue;
                     }

@@ -287,6 +287,21 @@ struct Pending {
     checks: Option<Run>,
 }
 
+impl Pending {
+    /// Why its worktree must stay, with its branch, as with `--keep`: git-task never removes
+    /// a locked worktree (`git worktree lock`), nor one holding its submodules' repositories.
+    fn kept_because(&self) -> Option<&'static str> {
+        let w = self.worktree.as_ref()?;
+        if w.lock_reason().is_some() {
+            Some("its worktree is locked (git worktree unlock")
+        } else if w.has_submodule_repositories() {
+            Some("its worktree holds the repositories of its submodules (save them")
+        } else {
+            None
+        }
+    }
+}
+
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
 pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
     if let Some(outcome) = accept_patch_task(repo, ids, opts)? {

@@ -61,7 +61,7 @@ fn fill_one(repo: &Repo, worktree_dir: &Path, base: &str) -> Result<Entry> {
     std::fs::create_dir_all(worktree_dir)
         .map_err(|e| Error::repo(format!("could not create '{}'", worktree_dir.display()), e))?;
     if let Err(e) = worktree::add_detached(repo, &path, tip, crate::git::interrupt::flag()) {
-        discard_dir(repo, &path, true);
+        let _ = discard_dir(repo, &path, true);
         return Err(e);
     }
     let ref_name = ref_name(base, &name);
@@ -79,6 +79,7 @@ fn fill_one(repo: &Repo, worktree_dir: &Path, base: &str) -> Result<Entry> {
         commit: tip.to_string(),
         path,
         ref_name,
+        saved: None,
     })
 }
 

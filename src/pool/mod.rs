@@ -23,7 +23,12 @@
 //!   is gone (a killed fill, or a killed claim) is deleted with its administrative
 //!   entry; a ref whose worktree is missing or damaged is deleted.
 //!
-//! A pool entry never holds user work, so discarding one saves nothing.
+//! A pool entry is never handed to anyone, but it is a directory on disk that a person or an
+//! agent can `cd` into: before one is deleted (a dirty or damaged entry a `start` claimed,
+//! `drain`, `sweep`), whatever differs from the commit it was filled at (uncommitted
+//! changes, untracked files, commits made on its HEAD) is saved as a commit under
+//! [`SAVED_PREFIX`]`<name>` (tree: the files on disk; parents: its HEAD, then its index when
+//! that differs), as attempts are (`attempt.rs`). An entry that cannot be saved is kept.
 
 mod fill;
 mod repair;
@@ -42,6 +47,9 @@ pub const REF_PREFIX: &str = "refs/task-pool/";
 /// An entry further behind its base than this many changed paths is discarded, not moved.
 pub const STALE_PATHS: usize = 10_000;
 
+/// Where the work found in a pool entry is saved before the entry is deleted: `<prefix><name>`.
+pub const SAVED_PREFIX: &str = "refs/task-pool-saved/";
+
 /// The config key of the pool size `start` keeps filled.
 pub const POOL_SIZE: &str = "task.poolSize";
 
@@ -59,6 +67,9 @@ pub struct Entry {
     /// Its ref.
     #[serde(skip)]
     pub ref_name: String,
+    /// `drain`: the ref under [`SAVED_PREFIX`] that keeps the changes found in it before it was deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved: Option<String>,
 }
 
 /// Where pool entries of a repository whose tasks live in `worktree_dir` are placed.
@@ -83,6 +94,7 @@ pub fn entries(repo: &Repo, worktree_dir: &Path) -> Result<Vec<Entry>> {
             commit: id.to_string(),
             path: entry_path(worktree_dir, name),
             ref_name: ref_name.clone(),
+            saved: None,
         });
     }
     Ok(out)
@@ -122,12 +134,17 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
     Ok(full)
 }
 
-/// Claims every entry and deletes it; returns those deleted.
+/// Claims every entry and deletes it, saving what someone changed in it first; returns those deleted.
 pub fn drain(repo: &Repo, worktree_dir: &Path) -> Result<Vec<Entry>> {
     let mut out = Vec::new();
-    for entry in entries(repo, worktree_dir)? {
+    for mut entry in entries(repo, worktree_dir)? {
         if claim(repo, &entry)? {
-            discard_dir(repo, &entry.path, false);
+            entry.saved = discard_dir(repo, &entry.path, false).map_err(|e| {
+                e.hint(format!(
+                    "the entry is kept at '{}'; 'git task sweep' tries again",
+                    entry.path.display()
+                ))
+            })?;
             out.push(entry);
         }
     }
@@ -170,7 +187,100 @@ fn admin_of(path: &Path) -> Option<PathBuf> {
 
 /// Deletes a pool worktree that is no longer claimable (or never was): its
 /// administrative entry now, its files in the background (`now`: before returning).
-fn discard_dir(repo: &Repo, path: &Path, now: bool) {
+///
+/// What someone changed in it is saved first ([`save_used`]); returns the ref that keeps
+/// it. When that fails, nothing is deleted and the error says why.
+fn discard_dir(repo: &Repo, path: &Path, now: bool) -> Result<Option<String>> {
+    let saved = match admin_of(path) {
+        Some(admin) => save_used(repo, path, &admin)?,
+        None => None,
+    };
+    delete_entry(repo, path, now);
+    Ok(saved)
+}
+
+/// Saves what differs in the pool worktree at `path` (administrative directory `admin`)
+/// from the commit its fill checked out, as [`SAVED_PREFIX`]`<name>` (module docs).
+///
+/// An entry whose fill never finished its checkout was never usable: nothing to save.
+/// One that still looks as its fill left it (HEAD and stat data) costs a few syscalls.
+fn save_used(repo: &Repo, path: &Path, admin: &Path) -> Result<Option<String>> {
+    use crate::git::status::dirty;
+    let Some(filled) = dirty::remembered_head(admin) else {
+        return Ok(None);
+    };
+    let head = std::fs::read_to_string(admin.join("HEAD")).unwrap_or_default();
+    if head.trim().parse::<ObjectId>().ok() == Some(filled)
+        && dirty::untouched_since_remembered(path, admin, filled)
+    {
+        return Ok(None);
+    }
+    let kept = |e: Error| {
+        Error::repo_msg(format!(
+            "could not save the changes in the pool entry '{}': {e}",
+            path.display()
+        ))
+    };
+    let wt = worktree::open_at(path).map_err(kept)?;
+    let state = crate::snapshot::read(&wt).map_err(kept)?;
+    if !state.nested.is_empty() {
+        let nested: Vec<String> = state.nested.iter().map(|n| n.to_string()).collect();
+        return Err(Error::repo_msg(format!(
+            "the pool entry '{}' holds repositories of its own: {}",
+            path.display(),
+            nested.join(", ")
+        ))
+        .hint("move them out of it, then run 'git task sweep'"));
+    }
+    if !state.is_dirty() && state.head == Some(filled) {
+        return Ok(None);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().trim_start_matches('.').to_owned())
+        .unwrap_or_default();
+    let mut parents: Vec<ObjectId> = state.head.into_iter().collect();
+    if state.index_tree != state.worktree_tree {
+        let index = crate::git::objects::write_own_commit(
+            repo,
+            state.index_tree,
+            &parents,
+            &format!("git-task: index of pool entry {name}\n"),
+        )?;
+        parents.push(index);
+    }
+    let commit = crate::git::objects::write_own_commit(
+        repo,
+        state.worktree_tree,
+        &parents,
+        &format!(
+            "git-task: changes found in pool entry {name}\n\nFound in '{}' before it was deleted.\n",
+            path.display()
+        ),
+    )?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // A name reused by an earlier save (a pid reused) gets a suffix: never overwritten.
+    let mut saved = format!("{SAVED_PREFIX}{name}");
+    if repo.find_ref(&saved)?.is_some() {
+        saved = format!("{saved}-{nanos}");
+    }
+    refs::commit(
+        repo,
+        vec![Update::create(
+            saved.clone(),
+            commit,
+            format!("git-task: save pool entry {name}"),
+        )],
+    )?;
+    Ok(Some(saved))
+}
+
+/// Deletes a pool worktree: its administrative entry now, its files in the background
+/// (`now`: before returning).
+fn delete_entry(repo: &Repo, path: &Path, now: bool) {
     if let Some(admin) = admin_of(path) {
         // Only the entry that names this directory (a reused name must not take another's).
         let names_it = std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|g| {
@@ -252,7 +362,8 @@ pub fn take(repo: &Repo, want: &Want<'_>) -> Result<Taken> {
         return match take_claimed(repo, &entry, want) {
             Ok(Taken::Adopted) => Ok(Taken::Adopted),
             Ok(Taken::None) => {
-                discard_dir(repo, &entry.path, false);
+                // What cannot be saved is kept: `sweep` tries again.
+                let _ = discard_dir(repo, &entry.path, false);
                 Ok(Taken::None)
             }
             // From the first write on, the task's roll-back deletes what this made.

@@ -13,6 +13,15 @@ pub struct Repaired {
     pub action: String,
 }
 
+/// The action of a repair that discarded a pool directory, saying where its changes were saved.
+fn discarded(action: String, result: Result<Option<String>>) -> String {
+    match result {
+        Ok(None) => action,
+        Ok(Some(saved)) => format!("{action}, its changes saved as {saved}"),
+        Err(e) => format!("kept it: {e}"),
+    }
+}
+
 /// The pid in a pool directory's name (`.pool-<pid>-<nanos>`).
 fn pool_dir_pid(name: &str) -> Option<u32> {
     name.strip_prefix(".pool-")?.split('-').next()?.parse().ok()
@@ -30,13 +39,14 @@ pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Rep
         if healthy {
             continue;
         }
+        let mut action = format!("deleted pool entry '{}'", entry.name);
+        if !dry_run && claim(repo, entry)? {
+            action = discarded(action, discard_dir(repo, &entry.path, true));
+        }
         out.push(Repaired {
             problem: "damaged_pool_entry",
-            action: format!("deleted pool entry '{}'", entry.name),
+            action,
         });
-        if !dry_run && claim(repo, entry)? {
-            discard_dir(repo, &entry.path, true);
-        }
     }
     // Pool directories with no ref whose filler is gone. While a start runs, an entry it
     // claimed has no ref either: those wait for a sweep with no start running.
@@ -55,16 +65,17 @@ pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Rep
             if pid != std::process::id() && !crate::task::liveness::process_is_gone(pid) {
                 continue;
             }
+            let mut action = format!(
+                "deleted '{}', left by an interrupted pool fill or claim",
+                item.path().display()
+            );
+            if !dry_run {
+                action = discarded(action, discard_dir(repo, &item.path(), true));
+            }
             out.push(Repaired {
                 problem: "abandoned_pool_entry",
-                action: format!(
-                    "deleted '{}', left by an interrupted pool fill or claim",
-                    item.path().display()
-                ),
+                action,
             });
-            if !dry_run {
-                discard_dir(repo, &item.path(), true);
-            }
         }
     }
     // Administrative entries of pool worktrees whose directory is gone.
@@ -74,7 +85,11 @@ pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Rep
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| pool_dir_pid(n).is_some());
-        if is_pool && linked.branch.is_none() && !linked.path.exists() {
+        if is_pool
+            && linked.branch.is_none()
+            && !linked.path.exists()
+            && linked.lock_reason().is_none()
+        {
             out.push(Repaired {
                 problem: "abandoned_pool_entry",
                 action: format!(

@@ -199,9 +199,18 @@ pub fn carry(repo: &Repo, id: &TaskId, from: ObjectId, to: ObjectId) -> Result<(
 
 /// Trusts the record at `tip`, fetched from another machine and adopted here, as frozen: writes
 /// its digest so that the gate on this machine refuses any later change to its frozen parts.
-/// Does nothing for a task whose start (or adoption) this machine already recorded.
+/// Does nothing for a task whose start (or adoption) this machine already recorded: a digest
+/// is on file (a directory empty but for a temporary file is what a process killed before it
+/// wrote one leaves).
 pub fn adopt(repo: &Repo, record: &Record) -> Result<()> {
-    if dir(repo, &record.state.task_id()).is_dir() {
+    let recorded = std::fs::read_dir(dir(repo, &record.state.task_id())).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<ObjectId>().is_ok())
+        })
+    });
+    if recorded {
         return Ok(());
     }
     let digest = digest(

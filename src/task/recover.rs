@@ -243,7 +243,11 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
     match &entry.step {
         Step::RefLocks { locks, updates } => {
             let mut deleted = Vec::new();
-            for lock in locks {
+            // Every transaction takes the packed-refs lock too (entries written before it was
+            // journaled do not name it).
+            let packed = repo.common_dir().join("packed-refs.lock");
+            let packed = (!locks.contains(&packed)).then_some(&packed);
+            for lock in locks.iter().chain(packed) {
                 match std::fs::remove_file(lock) {
                     Ok(()) => deleted.push(format!("'{}'", lock.display())),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -330,9 +334,19 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             files,
             index,
             head,
+            attach,
         } => {
             if !path.join(".git").exists() {
                 return Ok(format!("'{}' is gone: nothing to finish", path.display()));
+            }
+            if let (Some(branch), Some(head)) = (attach, head) {
+                // Killed between moving the branch and putting the worktree's HEAD back on it.
+                let wt = worktree::open_at(path)?;
+                if repo.find_ref(branch)? == Some(oid(head)?)
+                    && wt.head_branch()?.as_deref() != Some(branch.as_str())
+                {
+                    inplace::attach_head(wt.git_dir(), branch)?;
+                }
             }
             if let Some(head) = head {
                 // Journaled before the branch moved: if it never did, nothing was rewritten.

@@ -79,6 +79,44 @@ fn save_work(
     Attempt::save(repo, &record.state.task_id(), &saved)
 }
 
+/// After the submodule checkouts went to `attic` (with the nested repositories), moves their
+/// repositories from the worktree's administrative directory in with them (each checkout a
+/// repository of its own again), and whatever else is left there (a submodule no longer
+/// checked out) to `<attic>/.git-modules`. Returns the attic, made if needed.
+fn move_submodules_aside(
+    repo: &Repo,
+    id: &TaskId,
+    linked: &worktree::Linked,
+    subs: &[worktree::submodules::Checkout],
+    attic: Option<PathBuf>,
+) -> Result<Option<PathBuf>> {
+    let admin = crate::git::canonical(&linked.git_dir);
+    if let Some(attic) = &attic {
+        for sub in subs {
+            if crate::git::canonical(&sub.git_dir).starts_with(&admin) {
+                let moved = attic.join(crate::git::path::from_repo(sub.path.as_ref())?);
+                worktree::submodules::embed(&sub.git_dir, &moved)?;
+            }
+        }
+    }
+    if !linked.has_submodule_repositories() {
+        return Ok(attic);
+    }
+    let attic = match attic {
+        Some(a) => a,
+        None => attempt::new_attic(repo, id)?,
+    };
+    let from = linked.git_dir.join("modules");
+    let to = attic.join(".git-modules");
+    std::fs::rename(&from, &to).map_err(|e| {
+        Error::repo(
+            format!("could not move '{}' to '{}'", from.display(), to.display()),
+            e,
+        )
+    })?;
+    Ok(Some(attic))
+}
+
 /// Removes the worktree and branch of a task. A dirty worktree is refused unless `force`.
 pub fn remove(
     repo: &Repo,
@@ -126,32 +164,52 @@ pub fn remove(
     let linked = worktree::list(repo)?
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
+    if let Some(linked) = &linked {
+        // Before anything is saved or deleted, `--force` or not (git wants `-f -f`).
+        linked.check_unlocked()?;
+    }
     let mut attempts = Vec::new();
     let mut attic = None;
     let mut ignored = Ignored::default();
     if let Some(linked) = linked.as_ref().filter(|l| l.exists()) {
+        let wt = worktree::open_at(&linked.path)?;
+        // Submodules have repositories of their own, which go with the worktree: like nested
+        // repositories, they make it dirty and are moved into the attic, never deleted.
+        let subs = worktree::submodules::checkouts(&wt)?;
+        let sub_repos = !subs.is_empty() || linked.has_submodule_repositories();
         // The cheap check first: a clean worktree needs no snapshot (SPEC §10: remove is fast).
         // Its HEAD is the tip of the branch `worktree::list` read, without opening it.
         let head = match &linked.branch {
             Some(branch) => repo.find_ref(branch)?,
             None => worktree::head_of(&linked.path)?,
         };
-        let clean = head.is_some_and(|head| {
-            super::summary::worktree_is_clean(repo, &linked.path, head, &mut Default::default())
-                .unwrap_or(false)
-        });
-        let wt = worktree::open_at(&linked.path)?;
+        let clean = !sub_repos
+            && head.is_some_and(|head| {
+                super::summary::worktree_is_clean(repo, &linked.path, head, &mut Default::default())
+                    .unwrap_or(false)
+            });
         let state = match clean {
             true => None,
-            false => Some(snapshot::read(&wt)?).filter(|s| s.is_dirty()),
+            false => Some(snapshot::read(&wt)?).filter(|s| s.is_dirty() || sub_repos),
         };
         if let Some(state) = &state {
             if !force {
+                let mut nested: Vec<String> = state.nested.iter().map(|n| n.to_string()).collect();
+                nested.extend(subs.iter().map(|s| s.path.to_string()));
+                if nested.is_empty() && sub_repos {
+                    nested.push(linked.git_dir.join("modules").display().to_string());
+                }
+                let mut changed = state.changed.clone();
+                for n in &nested {
+                    if !changed.contains(n) {
+                        changed.push(n.clone());
+                    }
+                }
                 return Ok(Err(Dirty {
                     id: id.clone(),
                     path: linked.path.display().to_string(),
-                    changed: state.changed.clone(),
-                    nested: state.nested.iter().map(|n| n.to_string()).collect(),
+                    changed,
+                    nested,
                 }));
             }
         }
@@ -167,7 +225,14 @@ pub fn remove(
         )?);
         if let Some(state) = &state {
             // SPEC §2.2: a nested repository's history cannot go into a commit; it is moved, never deleted.
-            attic = attempt::move_nested_aside(repo, id, &linked.path, &state.nested)?;
+            let mut nested = state.nested.clone();
+            nested.extend(
+                subs.iter()
+                    .filter(|s| !state.nested.contains(&s.path))
+                    .map(|s| s.path.clone()),
+            );
+            attic = attempt::move_nested_aside(repo, id, &linked.path, &nested)?;
+            attic = move_submodules_aside(repo, id, linked, &subs, attic)?;
         }
         ignored = ignored::count(&wt).unwrap_or_default();
     } else {

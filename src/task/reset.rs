@@ -9,8 +9,9 @@
 //! worktree follow. A worktree that is there and on its branch is brought to
 //! the new commit in place (only the files that differ are written; ignored
 //! files and nested repositories stay), after checking nothing blocks it; one
-//! that is missing, or whose HEAD left the branch, is made again. A crash
-//! before the transaction changes nothing but the attempt refs.
+//! whose HEAD left the branch (detached, another branch, a rebase stopped
+//! half-way) is put back on it first, the same way; one that is missing is
+//! made again. A crash before the transaction changes nothing but the attempt refs.
 //!
 //! `--reset` may also replace the task's contract (`start --reset --allow ...`):
 //! the new contract is frozen into the `reset` event and committed as the
@@ -157,22 +158,19 @@ pub fn reset(
         }
         None => (None, None),
     };
-    let in_place = match &wt {
-        Some(wt) => wt.head_branch()?.as_deref() == Some(s.branch.as_str()),
+    // A worktree that is there is always brought along in place, even when its HEAD left the
+    // branch (detached, another branch, a rebase stopped half-way): HEAD goes back on the
+    // branch first. Made again, it would lose its ignored files (`.env`, build output).
+    let in_place = wt.is_some();
+    let attach = match &wt {
+        Some(wt) => wt.head_branch()?.as_deref() != Some(s.branch.as_str()),
         None => false,
     };
-    if let (Some(state), false) = (&state, in_place) {
-        // Made again means deleted first: never with a repository of its own inside.
-        if !state.nested.is_empty() {
-            let nested: Vec<String> = state.nested.iter().map(|n| n.to_string()).collect();
-            return Err(Error::input(format!(
-                "the worktree of task '{id}' holds repositories of its own: {}",
-                nested.join(", ")
-            ))
-            .hint(format!("move them out of '{}' first, or remove the task with 'git task remove --force {id}' (they are moved into its attic)", path.display())));
-        }
+    if let (Some(linked), false) = (&linked, in_place) {
+        // Made again means deleted first: never a locked worktree (`git worktree lock`).
+        linked.check_unlocked()?;
     }
-    if !opts.from_start && new_contract.is_none() && in_place && old_base == Some(base) {
+    if !opts.from_start && new_contract.is_none() && in_place && !attach && old_base == Some(base) {
         if let (Some(tip), Some(state)) = (tip, &state) {
             let already = objects::commit_parents(repo, tip)? == vec![base]
                 && objects::commit_tree(repo, tip)? == tree
@@ -238,13 +236,16 @@ pub fn reset(
     // An in-place rewrite is journaled before the branch moves: a kill in between is finished
     // by the next command (`task::recover`), once it sees the branch moved.
     let journal = match (in_place, &wt, &state) {
-        (true, Some(wt), Some(_)) => Some(super::recover::Journal::in_place(
+        (true, Some(wt), Some(_)) => Some(super::recover::Journal::begin(
             repo,
-            &s.id,
-            wt.require_workdir()?,
-            Some(tree),
-            tree,
-            Some(first),
+            super::recover::Step::InPlace {
+                task: s.id.clone(),
+                worktree: wt.require_workdir()?.to_path_buf(),
+                files: Some(tree.to_string()),
+                index: tree.to_string(),
+                head: Some(first.to_string()),
+                attach: attach.then(|| s.branch.clone()),
+            },
         )?),
         _ => None,
     };
@@ -256,6 +257,9 @@ pub fn reset(
     let mut recreated = false;
     let files = match (in_place, &wt, &state) {
         (true, Some(wt), Some(state)) => {
+            if attach {
+                inplace::attach_head(wt.git_dir(), &s.branch)?;
+            }
             let files = inplace::apply(wt, state.worktree_tree, tree, tree)?;
             drop(journal);
             files

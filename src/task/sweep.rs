@@ -179,6 +179,13 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         if path.join(".git").exists() {
             continue;
         }
+        // A locked worktree's directory may be on a drive that is not mounted: as
+        // `git worktree prune` does, leave it (and its task) alone.
+        if linked.iter().any(|l| {
+            (l.path == path || l.branch.as_deref() == Some(&s.branch)) && l.lock_reason().is_some()
+        }) {
+            continue;
+        }
         let plan = repair(
             "worktree_vanished",
             Some(s.id.clone()),
@@ -312,6 +319,28 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 }
             }
             worktree::remove(repo, l)?;
+            Ok(true)
+        });
+    }
+
+    // 3b. Administrative entries a killed worktree add left (no `gitdir`): `git worktree prune`'s.
+    // With no start or pool fill running, nothing of git-task's is adding one right now.
+    let adding = super::abandoned::live_starts(repo) || crate::pool::filler(repo).is_some();
+    let min_age = match adding {
+        true => worktree::HALF_ADDED_AGE,
+        false => std::time::Duration::ZERO,
+    };
+    for dir in worktree::half_added(repo.common_dir(), min_age) {
+        let plan = repair(
+            "half_added_worktree",
+            None,
+            format!(
+                "deleted '{}', left by an interrupted worktree add",
+                dir.display()
+            ),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            worktree::remove_half_added(&dir)?;
             Ok(true)
         });
     }

@@ -24,6 +24,7 @@ mod exec;
 mod follow;
 mod global;
 mod lifecycle;
+mod lifecycle2;
 mod list;
 mod log;
 mod path;

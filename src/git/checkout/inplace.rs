@@ -16,7 +16,8 @@
 //!   git rehashes them and reports them modified).
 //!
 //! Ignored files are never read or written: the current and target trees
-//! never contain them.
+//! never contain them. A merge, cherry-pick or revert in progress ends, as with
+//! `git reset --hard` ([`end_operations`]).
 
 use super::{delete, write_entry};
 use crate::error::{Context, Error, Result};
@@ -53,7 +54,53 @@ pub fn apply(
         }
     }
     write_index(wt, index, target)?;
+    end_operations(wt.git_dir());
     Ok(changes.into_iter().map(|c| c.path).collect())
+}
+
+/// The files by which git marks a merge, cherry-pick or revert in progress in a worktree's
+/// git dir: the ones `git reset --hard` deletes (`MERGE_AUTOSTASH` holds a stash, so it stays).
+const OPERATION_FILES: [&str; 8] = [
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "SQUASH_MSG",
+];
+
+/// Puts the HEAD of the worktree whose git dir is `git_dir` back on `branch` (a full ref
+/// name) without touching its files or index, ending any operation in progress there
+/// (a rebase's state too: the commits it was replaying are the caller's to save first).
+/// The caller then rewrites the files and index ([`apply`]).
+pub fn attach_head(git_dir: &Path, branch: &str) -> Result<()> {
+    end_operations(git_dir);
+    for dir in ["rebase-merge", "rebase-apply"] {
+        match std::fs::remove_dir_all(git_dir.join(dir)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not delete '{}'", git_dir.join(dir).display()),
+                    e,
+                ))
+            }
+        }
+    }
+    let head = git_dir.join("HEAD");
+    crate::git::fs::write_atomically(&head, format!("ref: {branch}\n").as_bytes())
+        .map_err(|e| Error::repo(format!("could not write '{}'", head.display()), e))
+}
+
+/// Ends a merge, cherry-pick or revert in progress in the worktree whose git dir is `git_dir`,
+/// as `git reset --hard` does: its index no longer holds the conflicts, and a `MERGE_HEAD` left
+/// behind would make the next commit a merge of a state that was discarded.
+pub fn end_operations(git_dir: &Path) {
+    for name in OPERATION_FILES {
+        let _ = std::fs::remove_file(git_dir.join(name));
+    }
 }
 
 /// Checks, without changing anything, that `apply` from `current` to `target` finds nothing in its way.

@@ -126,9 +126,9 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         .iter()
         .map(|n| repo.common_dir().join(format!("{n}.lock")))
         .collect();
-    if updates.iter().any(|u| u.new.is_none()) {
-        locks.push(repo.common_dir().join("packed-refs.lock"));
-    }
+    // gix takes the packed-refs lock in every transaction, creations included: one left by a
+    // kill made every later transaction fail as "changed meanwhile".
+    locks.push(repo.common_dir().join("packed-refs.lock"));
     let journaled = updates.iter().map(Update::journaled).collect();
     let _journal = crate::git::journal::Journal::begin(
         repo,

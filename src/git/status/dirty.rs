@@ -479,6 +479,12 @@ fn remember(
     Some(())
 }
 
+/// The HEAD at which [`remember_index`] last recorded the worktree whose private git dir is
+/// `git_dir` as clean, if it ever did (a pool entry's fill finished its checkout).
+pub fn remembered_head(git_dir: &Path) -> Option<ObjectId> {
+    Memo::read(&git_dir.join(CLEAN_MEMO)).map(|m| m.head)
+}
+
 /// Whether the worktree at `path` (private git dir `git_dir`) still looks as it did
 /// when [`remember_index`] recorded it at `head`: HEAD and the index file's stat data
 /// are unchanged, and for a worktree whose memo keeps its tracked paths, every

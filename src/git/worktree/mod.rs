@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 pub mod pool;
 mod remove;
+pub mod submodules;
 pub use remove::{
     delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
     is_leftover_removal_at, move_aside, remove, remove_admin, Aside,
@@ -34,6 +35,37 @@ impl Linked {
     /// Returns whether the worktree's directory still exists.
     pub fn exists(&self) -> bool {
         self.path.join(".git").exists()
+    }
+
+    /// Returns the reason given to `git worktree lock` (empty when none was) while the
+    /// worktree is locked: git then neither prunes, moves nor removes it (its directory may
+    /// be on a drive that is not mounted), and neither does git-task. The lock `git worktree
+    /// add` holds while it makes a worktree (reason `initializing`) is not a person's: a
+    /// killed add leaves it behind, and what git-task made that way it may remove.
+    pub fn lock_reason(&self) -> Option<String> {
+        std::fs::read_to_string(self.git_dir.join("locked"))
+            .ok()
+            .map(|r| r.trim_end_matches(['\n', '\r']).to_owned())
+            .filter(|r| r != "initializing")
+    }
+
+    /// Refuses, as `git worktree remove` does, when the worktree is locked.
+    pub fn check_unlocked(&self) -> Result<()> {
+        let Some(reason) = self.lock_reason() else {
+            return Ok(());
+        };
+        let why = match reason.is_empty() {
+            true => String::new(),
+            false => format!(" ({reason})"),
+        };
+        Err(Error::repo_msg(format!(
+            "the worktree '{}' is locked{why}",
+            self.path.display()
+        ))
+        .hint(format!(
+            "nothing was deleted; when it may go, unlock it: git worktree unlock '{}'",
+            self.path.display()
+        )))
     }
 }
 
@@ -153,7 +185,7 @@ fn add_at(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
     let tree = crate::git::objects::commit_tree(repo, tip)?;
-    let created = retry_while_another_is_added(|| {
+    let created = retry_while_another_is_added(repo.common_dir(), || {
         repo.inner
             .prepare_add_worktree(path, head.clone(), interrupt)
     })
@@ -301,10 +333,26 @@ impl gix::progress::Count for Counter {
 /// concurrent `git worktree add` (or `git task start`) writes that file in two
 /// steps, so it can briefly be empty. gix removes whatever a failed add made,
 /// so trying again is safe.
-fn retry_while_another_is_added<T>(mut add: impl FnMut() -> gix::Result<T>) -> gix::Result<T> {
+///
+/// An entry a killed add left for good ([`half_added`]) is deleted, and the add tried again.
+fn retry_while_another_is_added<T>(
+    common_dir: &Path,
+    mut add: impl FnMut() -> gix::Result<T>,
+) -> gix::Result<T> {
     let mut attempt = 0;
+    let mut pruned = 0;
     loop {
         match add() {
+            Err(err)
+                if pruned < 5
+                    && format!("{err:?}").contains("Refusing to read an empty path")
+                    && !half_added(common_dir, HALF_ADDED_AGE).is_empty() =>
+            {
+                pruned += 1;
+                for dir in half_added(common_dir, HALF_ADDED_AGE) {
+                    let _ = remove_half_added(&dir);
+                }
+            }
             // Another worktree is being added (its `gitdir` file is still empty) or adopted from
             // the pool (its admin directory is being renamed): look again in a moment.
             Err(err)
@@ -319,6 +367,59 @@ fn retry_while_another_is_added<T>(mut add: impl FnMut() -> gix::Result<T>) -> g
             }
             other => return other,
         }
+    }
+}
+
+/// How long an administrative entry may have no (or an empty) `gitdir` file before it counts
+/// as left by a killed add: an add writes it within microseconds of making the directory.
+pub const HALF_ADDED_AGE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Administrative entries (`<common>/worktrees/<name>`) that a process killed while adding a
+/// worktree left: no `gitdir` file, or an empty one, for longer than `min_age` (no process
+/// that could be adding one runs: 0; else [`HALF_ADDED_AGE`]), and not locked (`git worktree
+/// add` locks its entry while it makes it). git itself prunes them (`git worktree prune`:
+/// "invalid gitdir file"), but gix refuses to add any worktree while one is there, so every
+/// later `start` failed.
+pub fn half_added(common_dir: &Path, min_age: std::time::Duration) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(common_dir.join("worktrees")) else {
+        return Vec::new();
+    };
+    let now = std::time::SystemTime::now();
+    let old = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age >= min_age)
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        if !dir.is_dir() || dir.join("locked").exists() {
+            continue;
+        }
+        let gitdir = dir.join("gitdir");
+        let half = match std::fs::read(&gitdir) {
+            Ok(bytes) => bytes.iter().all(u8::is_ascii_whitespace) && old(&gitdir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => old(&dir),
+            Err(_) => false,
+        };
+        if half {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// Deletes an administrative entry [`half_added`] found.
+pub fn remove_half_added(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::repo(
+            format!("could not delete '{}'", dir.display()),
+            e,
+        )),
     }
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// the renamed directory is deleted in the background (SPEC §10: `remove` must
 /// not wait for a 100,000-file delete). `sweep` deletes any leftover.
 ///
-/// Callers save any work first (SPEC §2.2).
+/// Callers save any work first (SPEC §2.2). A locked worktree is refused ([`Linked::check_unlocked`]).
 pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
     move_aside(repo, linked).map(drop)
 }
@@ -60,6 +60,8 @@ impl Aside {
 /// The first half of [`remove`]: the worktree is gone from its path and from
 /// git's list of worktrees; its files are deleted when the returned [`Aside`] is dropped.
 pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
+    linked.check_unlocked()?;
+    linked.check_no_submodule_repositories()?;
     let aside = aside_path(&linked.path);
     let moved = match std::fs::rename(&linked.path, &aside) {
         Ok(()) => true,
@@ -77,8 +79,11 @@ pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
     Ok(aside)
 }
 
-/// Deletes only the administrative entry of a worktree (`git worktree prune` for one entry).
+/// Deletes only the administrative entry of a worktree (`git worktree prune` for one entry);
+/// like `git worktree prune`, never a locked one's.
 pub fn remove_admin(linked: &Linked) -> Result<()> {
+    linked.check_unlocked()?;
+    linked.check_no_submodule_repositories()?;
     match std::fs::remove_dir_all(&linked.git_dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
