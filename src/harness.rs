@@ -22,10 +22,7 @@ use clap::Parser;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// `task.harnessAllow`: globs a harness-made task may touch (multi-valued).
-pub const HARNESS_ALLOW: &str = "task.harnessAllow";
-/// `task.harnessForbid`: globs a harness-made task may never touch (multi-valued).
-pub const HARNESS_FORBID: &str = "task.harnessForbid";
+pub use crate::config::{HARNESS_ALLOW, HARNESS_FORBID};
 
 /// The fields of Claude Code's hook input that matter here (others are ignored).
 #[derive(Deserialize, Debug, Default)]

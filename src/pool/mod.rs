@@ -42,8 +42,7 @@ pub const REF_PREFIX: &str = "refs/task-pool/";
 /// An entry further behind its base than this many changed paths is discarded, not moved.
 pub const STALE_PATHS: usize = 10_000;
 
-/// The config key of the pool size `start` keeps filled.
-pub const POOL_SIZE: &str = "task.poolSize";
+pub use crate::config::POOL_SIZE;
 
 /// One pool entry.
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]

@@ -46,4 +46,5 @@ mod remote;
 mod sync;
 
 mod harness;
+mod input2;
 mod mcp;

@@ -1,0 +1,208 @@
+//! Bad and odd input, as a new user, a script and an agent meet it: every refusal is a
+//! git-style `error:` with a `hint:`, exit 2, nothing written; with `--json` the error is also
+//! one JSON document on stdout (`schema/error.json`).
+
+use super::support::{all_refs, assert_nothing_written};
+use crate::common::{Run, TestRepo};
+use serde_json::Value;
+use std::path::Path;
+
+/// The errors of `doc` against the checked-in `schema/error.json`.
+fn error_schema_errors(doc: &Value) -> Vec<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/error.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator.iter_errors(doc).map(|e| e.to_string()).collect()
+}
+
+/// Asserts `run` failed with `code`, printed `error:` on stderr and, on stdout, exactly one
+/// JSON error document with the same exit code, valid against `schema/error.json`.
+#[track_caller]
+fn json_error(run: &Run, code: i32) -> Value {
+    assert_eq!(run.code, code, "{run}");
+    assert!(run.stderr.starts_with("error: "), "{run}");
+    let doc = run.json();
+    assert_eq!(doc["kind"], "error", "{run}");
+    assert_eq!(doc["exit_code"], code, "{run}");
+    assert_eq!(doc["schema_version"], 1, "{run}");
+    assert_eq!(error_schema_errors(&doc), Vec::<String>::new(), "{doc:#}");
+    assert!(!doc["message"].as_str().unwrap().is_empty(), "{doc:#}");
+    doc
+}
+
+#[test]
+fn json_errors_are_one_json_document_on_stdout() {
+    let repo = TestRepo::new();
+    let root = repo.root();
+    // Usage errors clap refuses before anything runs, wherever --json is.
+    for args in [
+        &["--json", "start", "../x"][..],
+        &["start", "--json", "a b"],
+        &["--json", "frobnicate"],
+        &["--json", "pool", "fill", "abc"],
+        &["--json"],
+    ] {
+        let doc = json_error(&repo.task(root, args), 2);
+        assert_eq!(doc["error"], "input", "{args:?}");
+    }
+    // Errors of the commands themselves.
+    for args in [
+        &["--json", "status", "nosuch"][..],
+        &["--json", "path", "nosuch"],
+        &["--json", "start", "x", "--base", "nosuch"],
+        &["--json", "start", "x", "--allow", "src/[x"],
+        &["--json", "merge", "nosuch"],
+        &["--json", "exec", "nosuch", "--", "true"],
+        &["--json", "-C", "does-not-exist", "list"],
+    ] {
+        let doc = json_error(&repo.task(root, args), 2);
+        assert!(
+            doc["hints"].as_array().is_some_and(|h| !h.is_empty()),
+            "{args:?}: {doc:#}"
+        );
+    }
+    // `--json` after `--` belongs to the command exec runs: no JSON of git-task's own.
+    let run = repo.task(root, &["exec", "nosuch", "--", "--json"]).code(2);
+    assert_eq!(run.stdout, "", "{run}");
+    // Outside any repository: exit 128, the error names `git init`.
+    let outside = repo.base().join("home");
+    let doc = json_error(&repo.task(&outside, &["--json", "list"]), 128);
+    assert_eq!(doc["error"], "repo");
+    assert!(
+        doc["hints"][0].as_str().unwrap().contains("git init"),
+        "{doc:#}"
+    );
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn globs_that_can_match_no_path_are_refused_at_start_and_claim() {
+    let repo = TestRepo::new();
+    for glob in ["../src/**", "./src", "src//store", "src/./lib.rs", "src/.."] {
+        let run = repo.task_root(&["start", "t", "--allow", glob]).code(2);
+        assert!(run.stderr.contains(&format!("bad glob '{glob}'")), "{run}");
+        assert!(run.stderr.contains("hint: "), "{run}");
+        let run = repo.task_root(&["start", "t", "--forbid", glob]).code(2);
+        assert!(run.stderr.contains("--forbid"), "{run}");
+    }
+    // The same in a contract file: its line and column.
+    let file = repo.base().join("c.toml");
+    std::fs::write(
+        &file,
+        "version = 1\nallowed = [\"src/**\",\n  \"../x/**\"]\n",
+    )
+    .unwrap();
+    let run = repo
+        .task_root(&["start", "t", "--contract", file.to_str().unwrap()])
+        .code(2);
+    assert!(
+        run.stderr.contains("c.toml:3:3: bad glob '../x/**'"),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+    // A leading '/' anchors at the root, a trailing one names a directory: both fine.
+    repo.task_root(&["start", "t", "--allow", "/src/", "--forbid", "/README.md"])
+        .ok();
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["claim", "t", "../src/**"]).code(2);
+    assert!(run.stderr.contains("bad glob '../src/**'"), "{run}");
+    assert_eq!(all_refs(&repo), before, "claim wrote");
+}
+
+#[test]
+fn an_empty_check_command_is_refused() {
+    let repo = TestRepo::new();
+    for check in ["", "  "] {
+        let run = repo.task_root(&["start", "t", "--check", check]).code(2);
+        assert!(run.stderr.contains("empty command"), "{run}");
+        assert!(run.stderr.contains("hint: "), "{run}");
+    }
+    let file = repo.base().join("c.toml");
+    std::fs::write(
+        &file,
+        "version = 1\n\n[checks]\ncommands = [\"cargo test\", \"\"]\n",
+    )
+    .unwrap();
+    let run = repo
+        .task_root(&["start", "t", "--contract", file.to_str().unwrap()])
+        .code(2);
+    assert!(
+        run.stderr
+            .contains("c.toml:4:1: a check command cannot be empty"),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn a_contract_file_that_is_not_utf8_or_is_huge_is_refused_with_where() {
+    let repo = TestRepo::new();
+    let file = repo.base().join("c.toml");
+    std::fs::write(&file, b"version = 1\nallowed = [\"s\xffx\"]\n").unwrap();
+    let run = repo
+        .task_root(&["start", "t", "--contract", file.to_str().unwrap()])
+        .code(2);
+    assert!(run.stderr.contains("c.toml:2:14: not UTF-8"), "{run}");
+    assert!(run.stderr.contains("hint: "), "{run}");
+    // A big file (a log, a binary, /dev/zero) is not read to its end.
+    let mut big = b"version = 1\n".to_vec();
+    big.resize(3 << 20, b'#');
+    std::fs::write(&file, &big).unwrap();
+    let run = repo
+        .task_root(&["start", "t", "--contract", file.to_str().unwrap()])
+        .code(2);
+    assert!(run.stderr.contains("is larger than"), "{run}");
+    #[cfg(unix)]
+    {
+        let run = repo
+            .task_root(&["start", "t", "--contract", "/dev/zero"])
+            .code(2);
+        assert!(run.stderr.contains("is larger than"), "{run}");
+    }
+    assert_nothing_written(&repo);
+}
+
+#[test]
+fn bad_task_config_values_are_refused_naming_the_key() {
+    let repo = TestRepo::new();
+    for (key, value) in [
+        ("task.poolSize", "-1"),
+        ("task.poolSize", "lots"),
+        ("task.keepOnMerge", "maybe"),
+        ("task.onViolation", "Revert"),
+        ("task.harnessAllow", "src/[x"),
+        ("task.harnessForbid", "../secrets/**"),
+    ] {
+        repo.git(repo.root(), &["config", key, value]);
+        for args in [
+            &["list"][..],
+            &["start", "t"],
+            &["--json", "pool", "status"],
+        ] {
+            let run = repo.task_root(args).code(2);
+            assert!(
+                run.stderr
+                    .starts_with(&format!("error: bad value '{value}' for '{key}'")),
+                "{key}={value} {args:?}: {run}"
+            );
+            // The hints are commands that work as pasted.
+            let hints: Vec<&str> = run
+                .stderr
+                .lines()
+                .filter_map(|l| l.strip_prefix("hint: "))
+                .collect();
+            assert!(hints.len() >= 2, "{run}");
+            let show = hints[0].split_once(": ").unwrap().1;
+            let argv: Vec<&str> = show.split_whitespace().skip(1).collect();
+            let shown = repo.git(repo.root(), &argv);
+            assert!(shown.contains(value), "{show}: {shown}");
+        }
+        assert_nothing_written(&repo);
+        repo.git(repo.root(), &["config", "--unset-all", key]);
+    }
+    // Good values are taken.
+    repo.git(repo.root(), &["config", "task.keepOnMerge", "yes"]);
+    repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    repo.git(repo.root(), &["config", "task.poolSize", "0"]);
+    repo.task_root(&["list"]).ok();
+}
