@@ -206,3 +206,59 @@ fn bad_task_config_values_are_refused_naming_the_key() {
     repo.git(repo.root(), &["config", "task.poolSize", "0"]);
     repo.task_root(&["list"]).ok();
 }
+
+/// Runs `command` with `sh -c` in `dir`, as a user pasting it would.
+fn sh(repo: &TestRepo, dir: &Path, command: &str) -> Run {
+    let out = repo
+        .command("sh", dir)
+        .args(["-c", command])
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The commands of a report's `hint:` lines that are indented: the repair commands.
+fn repair_commands(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("hint:   "))
+        .map(|l| l.split("   #").next().unwrap().trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn repair_commands_work_as_pasted_for_new_files_not_yet_staged() {
+    let repo = TestRepo::new();
+    let wt = repo.base().join("my tasks").join("t");
+    repo.task_root(&[
+        "start",
+        "t",
+        "--allow",
+        "src/store/**",
+        "--path",
+        wt.to_str().unwrap(),
+    ])
+    .ok();
+    let sub = wt.join("src/store");
+    repo.write(&wt, "src/lib.rs", "changed\n");
+    repo.write(&wt, "src/new.rs", "new\n");
+    repo.write(&wt, "src/staged.rs", "new\n");
+    repo.git(&wt, &["add", "src/staged.rs"]);
+    let run = repo.task(&sub, &["check"]).code(1);
+    let commands = repair_commands(&format!("{}{}", run.stdout, run.stderr));
+    assert_eq!(commands.len(), 2, "{run}");
+    for command in &commands {
+        let pasted = sh(&repo, &sub, command);
+        assert_eq!(pasted.code, 0, "{command}: {pasted}");
+    }
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "pub fn lib() {}\n");
+    assert_eq!(
+        repo.porcelain(&wt),
+        "?? src/new.rs\n?? src/staged.rs",
+        "only the new files are left, untracked"
+    );
+}
