@@ -262,3 +262,42 @@ fn repair_commands_work_as_pasted_for_new_files_not_yet_staged() {
         "only the new files are left, untracked"
     );
 }
+
+/// The command a `hint:` line ends with, after its last `: `.
+fn hinted_command(stderr: &str, starts: &str) -> String {
+    let line = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("hint: "))
+        .find(|l| l.contains(starts))
+        .unwrap_or_else(|| panic!("no hint with '{starts}':\n{stderr}"));
+    line[line.find(starts).unwrap()..].to_owned()
+}
+
+#[test]
+fn the_hint_to_start_over_with_another_contract_is_the_command_to_paste() {
+    let repo = TestRepo::new();
+    repo.task_root(&["start", "t", "--allow", "src/**"]).ok();
+    let run = repo
+        .task_root(&[
+            "start",
+            "t",
+            "--allow",
+            "src/store/**",
+            "--forbid",
+            "it's here/**",
+            "--no-deletions",
+        ])
+        .code(2);
+    let command = hinted_command(&run.stderr, "git task start t --reset");
+    assert!(!command.contains('<'), "a placeholder: {command}");
+    sh(&repo, repo.root(), &command).ok();
+    let status = repo.task_root(&["--json", "status", "t"]).ok().json();
+    assert_eq!(
+        status["contract"]["allowed"],
+        serde_json::json!(["src/store/**"])
+    );
+    assert_eq!(
+        status["contract"]["forbidden"],
+        serde_json::json!(["it's here/**"])
+    );
+}

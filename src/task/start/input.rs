@@ -114,8 +114,32 @@ pub(super) fn check_same_contract(
     ))
     .hint(format!("see its contract with 'git task status {id}'"))
     .hint(format!(
-        "to replace it, start the task over (its work is saved as an attempt first): git task start {id} --reset <contract options>"
+        "to replace it, start the task over (its work is saved as an attempt first): git task start {id} --reset {}",
+        contract_flags(spec)
     )))
+}
+
+/// The contract options of `spec` as they would be typed again, shell-quoted.
+fn contract_flags(spec: &ContractSpec) -> String {
+    use crate::contract::judge::shell_quote;
+    if let Some(file) = &spec.file {
+        return format!("--contract {}", shell_quote(&file.display().to_string()));
+    }
+    let mut flags = Vec::new();
+    for (flag, values) in [
+        ("--allow", &spec.allow),
+        ("--forbid", &spec.forbid),
+        ("--check", &spec.checks),
+    ] {
+        flags.extend(values.iter().map(|v| format!("{flag} {}", shell_quote(v))));
+    }
+    if spec.no_new_files {
+        flags.push("--no-new-files".into());
+    }
+    if spec.no_deletions {
+        flags.push("--no-deletions".into());
+    }
+    flags.join(" ")
 }
 
 /// Refuses a `start` of an existing worktree-mode task with a `--path` other than its worktree.
