@@ -113,9 +113,14 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
         })?,
     };
     if !refs::is_valid_name(&full) || repo.find_ref(&full)?.is_none() {
+        let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
+        if base.is_none() {
+            return Err(Error::input(format!("branch '{short}' has no commits yet"))
+                .hint("make a first commit, then fill the pool"));
+        }
         return Err(
-            Error::input(format!("'{}' is not a local branch", base.unwrap_or(&full)))
-                .hint("a pool entry is checked out at a branch's tip: name one with --base BRANCH"),
+            Error::input(format!("'{}' is not a local branch", base.unwrap_or(short)))
+                .hint("a pool entry is checked out at a branch's tip: name one with --base BRANCH; 'git branch' lists them"),
         );
     }
     Ok(full)

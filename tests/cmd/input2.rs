@@ -301,3 +301,50 @@ fn the_hint_to_start_over_with_another_contract_is_the_command_to_paste() {
         serde_json::json!(["it's here/**"])
     );
 }
+
+#[test]
+fn a_patch_file_that_cannot_be_written_is_refused_before_anything_is_saved() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    repo.write(&wt, "src/lib.rs", "changed\n");
+    let before = all_refs(&repo);
+    for file in ["no/such/dir/attempt.patch", "."] {
+        let run = repo
+            .task(&wt, &["revert", "t", "--patch-file", file])
+            .code(2);
+        assert!(run.stderr.contains("cannot write the patch file"), "{run}");
+        assert!(run.stderr.contains("hint: "), "{run}");
+        assert_eq!(all_refs(&repo), before, "an attempt was saved");
+        assert_eq!(repo.read(&wt, "src/lib.rs"), "changed\n");
+    }
+    repo.task(&wt, &["revert", "t", "--patch-file", "attempt.patch"])
+        .ok();
+    assert!(repo.read(&wt, "attempt.patch").contains("+changed"));
+}
+
+#[test]
+fn revision_hints_name_no_branch_that_may_not_exist() {
+    let repo = TestRepo::empty();
+    repo.write(repo.root(), "a", "a\n");
+    repo.git(repo.root(), &["checkout", "-q", "-b", "trunk"]);
+    // An unborn branch: a pool needs a first commit, as start does.
+    let run = repo.task_root(&["pool", "fill", "--wait"]).code(2);
+    assert!(
+        run.stderr
+            .starts_with("error: branch 'trunk' has no commits yet"),
+        "{run}"
+    );
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "first"]);
+    for args in [
+        &["start", "t", "--base", "nosuch"][..],
+        &["start", "t", "--base", "HEAD~3"],
+    ] {
+        let run = repo.task_root(args).code(2);
+        assert!(!run.stderr.contains("main"), "{args:?}: {run}");
+        assert!(run.stderr.contains("git branch"), "{run}");
+    }
+    repo.start("t", &[]);
+    let run = repo.task_root(&["reset", "t", "--onto", "nosuch"]).code(2);
+    assert!(!run.stderr.contains("--base"), "{run}");
+}
