@@ -245,8 +245,7 @@ pub fn check_globs(globs: &[String]) -> Result<()> {
     }
     for g in globs {
         check_new_pattern(g).map_err(|e| {
-            Error::input(format!("bad glob '{g}': {e}"))
-                .hint("globs follow the contract's rules (SPEC §5): 'src/db/**', '*.lock'")
+            Error::input(format!("bad glob '{g}': {e}")).hint(crate::contract::file::GLOB_HINT)
         })?;
     }
     Ok(())

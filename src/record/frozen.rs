@@ -133,6 +133,25 @@ fn latest_frozen(repo: &Repo, tip: ObjectId, dir: &std::path::Path) -> Result<Op
     Ok(None)
 }
 
+/// Deletes the digests written for the commits of `record` (a start rolled back, whose record
+/// ref is gone), and the task's directory when nothing else is left in it: a failed start leaves
+/// nothing behind, and a task of the same id adopted later is not taken for a tampered one.
+pub fn forget(repo: &Repo, record: &Record) {
+    let dir = dir(repo, &record.state.task_id());
+    if !dir.is_dir() {
+        return;
+    }
+    let mut next = Some(record.tip);
+    while let Some(commit) = next {
+        let _ = std::fs::remove_file(dir.join(commit.to_string()));
+        next = objects::commit_parents(repo, commit)
+            .ok()
+            .and_then(|p| p.first().copied());
+    }
+    // Only when empty: a racing start of the same id may have written its own meanwhile.
+    let _ = std::fs::remove_dir(&dir);
+}
+
 /// Keeps the digest written for record commit `from` (if any) for `to` as well: an event
 /// replayed onto another machine's record (`git task push`) stays provably the one frozen.
 pub fn carry(repo: &Repo, id: &TaskId, from: ObjectId, to: ObjectId) -> Result<()> {

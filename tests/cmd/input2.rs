@@ -348,3 +348,73 @@ fn revision_hints_name_no_branch_that_may_not_exist() {
     let run = repo.task_root(&["reset", "t", "--onto", "nosuch"]).code(2);
     assert!(!run.stderr.contains("--base"), "{run}");
 }
+
+#[test]
+fn a_start_that_fails_leaves_no_digest_behind() {
+    let repo = TestRepo::new();
+    let run = repo.task_root(&["start", "t", "--setup", "exit 3"]).code(1);
+    assert!(
+        run.stderr.contains("exit 3") || run.stdout.contains("exit 3"),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+    let git_task = repo.root().join(".git/git-task");
+    let frozen = git_task.join("frozen/t");
+    assert!(!frozen.exists(), "left behind: {frozen:?}");
+    // The same id starts again and merges: nothing stale is taken for the truth.
+    let wt = repo.start("t", &[]);
+    repo.write(&wt, "src/lib.rs", "changed\n");
+    repo.task(&wt, &["commit", "-m", "work"]).ok();
+    repo.task_root(&["merge", "t", "--no-checks"]).ok();
+}
+
+#[test]
+fn patch_mode_refusals_hint_the_start_to_run() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task_root(&["start", "p", "--mode", "patch", "--path", "../x"])
+        .code(2);
+    assert!(
+        run.stderr.contains("own worktree: git task start p\n"),
+        "{run}"
+    );
+    repo.task_root(&["start", "p", "--mode", "patch"]).ok();
+    let run = repo.task_root(&["start", "q", "--mode", "patch"]).code(2);
+    let command = hinted_command(&run.stderr, "git task start q");
+    assert_eq!(command, "git task start q");
+    sh(&repo, repo.root(), &command).ok();
+    assert!(repo.task_dir("q").is_dir());
+}
+
+#[test]
+fn the_harness_hint_for_a_foreign_worktree_removes_it_when_pasted() {
+    let repo = TestRepo::new();
+    let wt = repo.base().join("their tree");
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()],
+    );
+    let input = serde_json::json!({
+        "hook_event_name": "WorktreeRemove",
+        "cwd": repo.root(),
+        "worktree_path": wt,
+    });
+    let mut child =
+        crate::cmd::support::task_command(&repo, repo.root(), &["harness", "claude", "remove"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let run = crate::cmd::support::collect(child).code(2);
+    let command = hinted_command(&run.stderr, "git worktree remove");
+    sh(&repo, repo.root(), &command).ok();
+    assert!(!wt.exists());
+}

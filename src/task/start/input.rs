@@ -64,7 +64,7 @@ pub(super) fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
         None => {
             let branch = repo.head_branch()?.ok_or_else(|| {
                 Error::input("HEAD is detached, so there is no current branch to start from")
-                    .hint("name the base: git task start <id> --base main")
+                    .hint("name the base with --base: a branch ('git branch' lists them), or HEAD to start from the detached commit")
             })?;
             let commit = repo.find_ref(&branch)?.ok_or_else(|| {
                 Error::input(format!(
