@@ -230,7 +230,7 @@ fn resolve_into(
     let valid = full.starts_with("refs/heads/") && crate::git::refs::is_valid_name(&full);
     if !valid || tip_of(&full)?.is_none() {
         return Err(Error::input(format!("--into '{name}' is not a branch"))
-            .hint("--into takes the name of an existing branch; 'git branch' lists them"));
+            .hint("--into takes the name of an existing branch; 'git branch' lists them ('git branch -r' those of a remote, for --remote)"));
     }
     let prefix = format!("refs/heads/{}", settings.branch_prefix);
     if let Some(owner) = layout::id_from_branch(&prefix, &full) {

@@ -418,3 +418,54 @@ fn the_harness_hint_for_a_foreign_worktree_removes_it_when_pasted() {
     sh(&repo, repo.root(), &command).ok();
     assert!(!wt.exists());
 }
+
+#[test]
+fn the_hint_for_a_worktree_dir_inside_the_repository_sets_one_outside() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "task.worktreeDir", "tasks"]);
+    let run = repo.task_root(&["start", "t"]).code(2);
+    let command = hinted_command(&run.stderr, "git config task.worktreeDir");
+    assert!(!command.contains('<'), "a placeholder: {command}");
+    sh(&repo, &repo.root().join("src"), &command).ok();
+    repo.task_root(&["start", "t"]).ok();
+    assert!(repo.task_dir("t").is_dir());
+}
+
+#[test]
+fn the_hint_after_a_merge_that_makes_tasks_conflict_names_them() {
+    let repo = TestRepo::new();
+    let a = repo.start("a", &[]);
+    let b = repo.start("b", &[]);
+    repo.write(&a, "README.md", "from a\n");
+    repo.task(&a, &["commit", "-m", "a"]).ok();
+    repo.write(&b, "README.md", "from b\n");
+    repo.task(&b, &["commit", "-m", "b"]).ok();
+    let run = repo.task_root(&["merge", "a", "--no-checks"]).ok();
+    let command = hinted_command(&run.stderr, "git task sync");
+    assert_eq!(command, "git task sync b", "{run}");
+}
+
+#[test]
+fn the_hint_after_on_violation_revert_gets_the_files_back_when_pasted() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &["--forbid", "src/store/**"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    repo.write(&wt, "src/store/mod.rs", "// my edit\n");
+    repo.write(&wt, "src/store/new file.rs", "// new\n");
+    repo.git(&wt, &["add", "-A"]);
+    let sub = wt.join("src/store");
+    let run = repo.git_run(&sub, &["commit", "-q", "-m", "x"]).code(1);
+    assert_eq!(repo.read(&wt, "src/store/mod.rs"), "pub fn store() {}\n");
+    let command = hinted_command(&run.stderr, "get them back with: ")
+        .trim_start_matches("get them back with: ")
+        .to_owned();
+    assert!(!command.contains('<'), "a placeholder: {command}");
+    let pasted = sh(&repo, &sub, &command).ok();
+    assert_eq!(
+        repo.read(&wt, "src/store/mod.rs"),
+        "// my edit\n",
+        "{command}\n{pasted}\n{run}"
+    );
+    assert_eq!(repo.read(&wt, "src/store/new file.rs"), "// new\n");
+}

@@ -245,8 +245,15 @@ pub(super) fn check_worktree_place(repo: &Repo, path: &Path, from_flag: bool) ->
                     err.hint("choose a directory outside the repository, e.g. --path ../<name>")
                 }
                 false => err.hint(format!(
-                    "set it to a directory outside the repository: git config {} ../<repo>.tasks",
-                    crate::config::WORKTREE_DIR
+                    "set it to a directory outside the repository: git config {} {}",
+                    crate::config::WORKTREE_DIR,
+                    crate::contract::judge::shell_quote(&format!(
+                        "../{}.tasks",
+                        repo.main_worktree()
+                            .ok()
+                            .and_then(|m| m.file_name().map(|n| n.to_string_lossy().into_owned()))
+                            .unwrap_or_else(|| "repo".into())
+                    ))
                 )),
             };
             return Err(err);
