@@ -112,6 +112,21 @@ fn check_values(repo: &Repo) -> crate::Result<()> {
                 "remove it: git config --unset-all {key} (with --global where it is set there)"
             ))
     };
+    if let Some(value) = repo.config_string(BRANCH_PREFIX) {
+        let mut prefix = value.clone();
+        if !prefix.is_empty() && !prefix.ends_with('/') {
+            prefix.push('/');
+        }
+        if prefix.starts_with('-')
+            || !crate::git::refs::is_valid_name(&format!("refs/heads/{prefix}x"))
+        {
+            return Err(bad(
+                BRANCH_PREFIX,
+                &value,
+                "task branches would not be valid branch names (see 'git check-ref-format')",
+            ));
+        }
+    }
     if let Some(value) = repo.config_string(POOL_SIZE) {
         if value.trim().parse::<usize>().is_err() {
             return Err(bad(

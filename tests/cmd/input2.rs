@@ -172,6 +172,9 @@ fn bad_task_config_values_are_refused_naming_the_key() {
         ("task.onViolation", "Revert"),
         ("task.harnessAllow", "src/[x"),
         ("task.harnessForbid", "../secrets/**"),
+        ("task.branchPrefix", "bad..name/"),
+        ("task.branchPrefix", "with space"),
+        ("task.branchPrefix", "-dash/"),
     ] {
         repo.git(repo.root(), &["config", key, value]);
         for args in [
