@@ -137,7 +137,7 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ("release", "git task release --json", release::json_schemas),
     (
         "error",
-        "the error of any git task command with --json (exit 2 or 128)",
+        "the error of any git task command with --json (its exit code: 1, 2 or 128)",
         crate::output::error_schemas,
     ),
 ];
