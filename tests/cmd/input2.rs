@@ -472,3 +472,29 @@ fn the_hint_after_on_violation_revert_gets_the_files_back_when_pasted() {
     );
     assert_eq!(repo.read(&wt, "src/store/new file.rs"), "// new\n");
 }
+
+#[test]
+fn merge_hints_for_a_missing_target_are_commands_that_work() {
+    let repo = TestRepo::new();
+    // Started from a commit: the hint names the branch checked out here.
+    let wt = repo.start("c", &["--base", "HEAD"]);
+    repo.write(&wt, "src/lib.rs", "from c\n");
+    repo.task(&wt, &["commit", "-m", "c"]).ok();
+    let run = repo.task_root(&["merge", "c", "--no-checks"]).code(2);
+    let command = hinted_command(&run.stderr, "git task merge c --into");
+    assert_eq!(command, "git task merge c --into main");
+    sh(&repo, repo.root(), &format!("{command} --no-checks")).ok();
+    // Its base branch deleted: the hint makes it again where the task started.
+    repo.git(repo.root(), &["branch", "feature"]);
+    repo.git(repo.root(), &["switch", "-q", "feature"]);
+    let wt = repo.start("f", &[]);
+    repo.git(repo.root(), &["switch", "-q", "main"]);
+    repo.write(&wt, "README.md", "from f\n");
+    repo.task(&wt, &["commit", "-m", "f"]).ok();
+    repo.git(repo.root(), &["branch", "-D", "feature"]);
+    let run = repo.task_root(&["merge", "f", "--no-checks"]).code(2);
+    let command = hinted_command(&run.stderr, "git branch feature");
+    assert!(!command.contains('<'), "a placeholder: {command}");
+    sh(&repo, repo.root(), &command).ok();
+    repo.task_root(&["merge", "f", "--no-checks"]).ok();
+}
