@@ -498,3 +498,42 @@ fn merge_hints_for_a_missing_target_are_commands_that_work() {
     sh(&repo, repo.root(), &command).ok();
     repo.task_root(&["merge", "f", "--no-checks"]).ok();
 }
+
+#[test]
+fn a_start_on_a_base_whose_policy_is_malformed_is_refused() {
+    let repo = TestRepo::new();
+    for (policy, want) in [
+        (
+            "version = 1\nforbidden = [\"src/[\"]\n",
+            ".task-policy.toml:2:",
+        ),
+        (
+            "version = 1\nforbiden = [\"src/**\"]\n",
+            ".task-policy.toml:2:1: unknown field",
+        ),
+        (
+            "version = 1\nforbidden = [\"s\u{0}\"\n",
+            ".task-policy.toml:",
+        ),
+    ] {
+        repo.write(repo.root(), ".task-policy.toml", policy);
+        super::support::commit_all(&repo, repo.root(), "policy");
+        for args in [&["start", "t"][..], &["start", "t", "--mode", "patch"]] {
+            let run = repo.task_root(args).code(2);
+            assert!(run.stderr.starts_with(&format!("error: {want}")), "{run}");
+            assert!(run.stderr.contains("(on 'main')"), "{run}");
+            assert!(run.stderr.contains("hint: "), "{run}");
+            assert_nothing_written(&repo);
+        }
+    }
+    std::fs::write(
+        repo.root().join(".task-policy.toml"),
+        b"version = 1\n#\xff\n",
+    )
+    .unwrap();
+    super::support::commit_all(&repo, repo.root(), "policy");
+    let run = repo.task_root(&["start", "t"]).code(2);
+    assert!(run.stderr.contains("is not UTF-8"), "{run}");
+    assert_nothing_written(&repo);
+    assert!(!repo.root().join(".git/git-task/frozen").exists());
+}
