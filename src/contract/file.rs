@@ -14,6 +14,10 @@ pub const CONTRACT_FILE: &str = ".task-contract.toml";
 pub const POLICY_FILE: &str = ".task-policy.toml";
 /// The hint of a bad glob: what a rule may hold.
 pub const GLOB_HINT: &str = "globs are paths relative to the repository's root with '*', '?', '**', '[abc]' and '{a,b}', e.g. 'src/api/**'; see 'man git-task', section CONTRACT FILE";
+/// The most a contract file may hold: a contract is a few lines of globs, and every hook run
+/// and merge compiles them all. A bigger `--contract` file is refused; a bigger committed
+/// `.task-contract.toml` is not a valid contract (`contract_tampered`).
+pub const MAX_CONTRACT_BYTES: u64 = 1 << 20;
 /// Default timeout for checks, in seconds.
 pub const DEFAULT_TIMEOUT_S: u64 = 600;
 

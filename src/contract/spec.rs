@@ -1,7 +1,7 @@
 //! The contract of a new task, as `start` is given it: a file (`--contract`, copied as is) or
 //! options (`--allow`, `--forbid`, …), turned into validated `.task-contract.toml` text.
 
-use super::file::ContractFile;
+use super::file::{ContractFile, MAX_CONTRACT_BYTES};
 use crate::error::{Error, Result};
 use crate::task::TaskId;
 use std::path::PathBuf;
@@ -79,10 +79,6 @@ pub fn contract_text(id: &TaskId, spec: &ContractSpec) -> Result<String> {
     ContractFile::parse(&text, "--allow/--forbid")?;
     Ok(text)
 }
-
-/// The most a `--contract` file may hold: a contract is a few lines of globs, and every
-/// hook run and merge compiles them all.
-pub const MAX_CONTRACT_BYTES: u64 = 1 << 20;
 
 /// Reads a `--contract` file: at most [`MAX_CONTRACT_BYTES`], UTF-8 text (exit 2 otherwise).
 fn read_contract_file(file: &std::path::Path) -> Result<String> {

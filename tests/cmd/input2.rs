@@ -537,3 +537,28 @@ fn a_start_on_a_base_whose_policy_is_malformed_is_refused() {
     assert_nothing_written(&repo);
     assert!(!repo.root().join(".git/git-task/frozen").exists());
 }
+
+#[test]
+fn a_committed_contract_file_that_is_huge_is_not_a_valid_contract() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &["--allow", "src/**"]);
+    // Narrower than the frozen contract, but padded to 2 MiB: every hook run would parse it.
+    let mut text = String::from("version = 1\nallowed = [\"src/store/**\"]\n");
+    while text.len() < 2 << 20 {
+        text.push_str("# padding padding padding padding padding padding padding padding\n");
+    }
+    repo.write(&wt, ".task-contract.toml", &text);
+    repo.write(&wt, "src/store/mod.rs", "changed\n");
+    super::support::commit_all(&repo, &wt, "huge contract");
+    let run = repo.task(&wt, &["--json", "check"]).code(1);
+    let doc = run.json();
+    assert_eq!(doc["kind"], "contract_violation", "{run}");
+    assert_eq!(doc["violations"][0]["reason"], "contract_tampered", "{run}");
+    assert!(
+        doc["violations"][0]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("larger than"),
+        "{run}"
+    );
+}
