@@ -33,6 +33,7 @@
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |
 //! | the crash journal's entries | `git/journal.rs` |
 //! | the only place that runs `git` | `git/cli.rs` |
+//! | `list`'s caches: states by record commit; worktrees' clean memos; loose refs by stat data | `record/cache.rs`, `git/status/dirty.rs` and `git/status/memos.rs`, `git/refs/read.rs` |
 //! | the warm pool: claim and take (`pool/mod.rs`), fill and refill, repair; adoption of an entry | `pool/`, `git/worktree/pool.rs` |
 //! | colour, tables, the JSON and human reports (`schema_version`: [`output::Versioned`]) | `output/` |
 //! | the published JSON Schemas (`schema/`): which command prints what, and the files | `commands/mod.rs` (`JSON_SCHEMAS`), `commands/schema.rs` |

@@ -171,14 +171,8 @@ pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
             return Ok(snap);
         }
     }
-    if let Some(base) = repo.find_ref(&layout::base_ref(&id))? {
-        return Ok(base);
-    }
-    record
-        .state
-        .base_commit
-        .parse()
-        .map_err(|e| crate::Error::repo(format!("task '{id}' has a bad base commit"), e))
+    crate::task::summary::base_commit(repo, &record.state)?
+        .ok_or_else(|| crate::Error::repo_msg(format!("task '{id}' has a bad base commit")))
 }
 
 /// Returns the task's worktree, where its repair commands act (`git -C`), when it exists.

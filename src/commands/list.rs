@@ -3,7 +3,7 @@
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{table, Out, Report};
-use crate::overlaps::cache::{collisions, Collisions, Listed};
+use crate::overlaps::cache::{collisions, Cache, Collisions, Listed};
 use crate::task::summary::{self, Summary};
 use crate::task::{Mode, Status, TaskId};
 
@@ -206,8 +206,8 @@ fn collides(c: Option<Collisions>) -> String {
     }
 }
 
-/// Fills in each active worktree task's collisions (from the cache; see `overlaps::cache`).
-fn forecast(repo: &crate::git::Repo, rows: &mut [Row]) -> crate::Result<()> {
+/// Fills in each active worktree task's collisions (from `cache`; see `overlaps::cache`).
+fn forecast(repo: &crate::git::Repo, cache: Cache, rows: &mut [Row]) -> crate::Result<()> {
     let mut listed = Vec::new();
     let mut at = Vec::new();
     for (i, r) in rows.iter().enumerate() {
@@ -232,7 +232,7 @@ fn forecast(repo: &crate::git::Repo, rows: &mut [Row]) -> crate::Result<()> {
         });
         at.push(i);
     }
-    for (i, c) in at.into_iter().zip(collisions(repo, &listed)?) {
+    for (i, c) in at.into_iter().zip(collisions(repo, cache, &listed)?) {
         rows[i].collisions = Some(c);
     }
     Ok(())
@@ -242,7 +242,15 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     if let Some(remote) = &args.remote {
         return run_remote(ctx, args, remote);
     }
-    let mut tasks: Vec<Row> = summary::list(&ctx.repo, args.all)?
+    // The COLLIDES cache is read on another core while the worktrees are looked at.
+    let common = ctx.repo.common_dir();
+    let (listed, cache) = std::thread::scope(|scope| {
+        let cache = scope.spawn(|| Cache::load(common));
+        let listed = summary::list(&ctx.repo, args.all);
+        (listed, cache.join())
+    });
+    let cache = cache.unwrap_or_else(|_| Cache::load(common));
+    let mut tasks: Vec<Row> = listed?
         .into_iter()
         .map(|(s, summary)| Row {
             id: s.id.clone(),
@@ -257,7 +265,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             collisions: None,
         })
         .collect();
-    forecast(&ctx.repo, &mut tasks)?;
+    forecast(&ctx.repo, cache, &mut tasks)?;
     let live_worktrees = tasks
         .iter()
         .any(|t| t.mode == Mode::Worktree && t.status.is_live());

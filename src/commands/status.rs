@@ -180,10 +180,10 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
                 change: c.kind,
             });
         }
-    } else if let (Some(head), Ok(base)) =
-        (summary.head.as_deref(), record.state.base_commit.parse())
-    {
-        let base = ctx.repo.find_ref(&layout::base_ref(&id))?.unwrap_or(base);
+    } else if let (Some(head), Some(base)) = (
+        summary.head.as_deref(),
+        summary::base_commit(&ctx.repo, &record.state)?,
+    ) {
         let head = head
             .parse()
             .map_err(|e| crate::Error::repo("bad object id", e))?;

@@ -64,22 +64,44 @@ struct File {
     pairs: BTreeMap<String, PairEntry>,
 }
 
-/// Returns the collisions of each task in `tasks`, computing only what the cache lacks.
-pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
-    let path = repo.common_dir().join("git-task").join("overlaps");
-    let old: File = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+/// The cache as read from its file (`list` reads it while it looks at the worktrees).
+pub struct Cache {
+    path: std::path::PathBuf,
+    old: File,
+}
+
+impl Cache {
+    /// Reads the cache of the repository whose common git dir is `common_dir`; a missing or
+    /// unreadable one is empty.
+    pub fn load(common_dir: &std::path::Path) -> Cache {
+        let path = common_dir.join("git-task").join("overlaps");
+        let old = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Cache { path, old }
+    }
+}
+
+/// Returns the collisions of each task in `tasks`, computing only what `cache` lacks, and
+/// brings its file up to date.
+pub fn collisions(repo: &Repo, cache: Cache, tasks: &[Listed]) -> Result<Vec<Collisions>> {
+    // Entries still good move from `old` to `new`; the file is written again only when one
+    // was made or one is left over.
+    let Cache { path, mut old } = cache;
     let memory = repo.with_objects_in_memory();
     // Made only when something is stale: preparing a merger reads the index and attributes.
     let mut merger = None;
     let mut new = File::default();
+    let mut stale = false;
     for t in tasks {
         let (tip, base_tip) = (t.tip.to_string(), t.base_tip.to_string());
-        let entry = match old.tasks.get(t.id.as_str()) {
-            Some(e) if e.tip == tip && e.base_tip == base_tip => e.clone(),
-            _ => task_entry(repo, made(&mut merger, &memory)?, t)?,
+        let entry = match old.tasks.remove(t.id.as_str()) {
+            Some(e) if e.tip == tip && e.base_tip == base_tip => e,
+            _ => {
+                stale = true;
+                task_entry(repo, made(&mut merger, &memory)?, t)?
+            }
         };
         new.tasks.insert(t.id.to_string(), entry);
     }
@@ -102,9 +124,12 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
             let (ea, eb) = (&new.tasks[a.id.as_str()], &new.tasks[b.id.as_str()]);
             let name = format!("{} {}", a.id, b.id);
             let key = format!("{} {} {}", a.tip, b.tip, a.base_tip);
-            let conflict = match old.pairs.get(&name) {
+            let conflict = match old.pairs.remove(&name) {
                 Some(p) if p.key == key => p.conflict,
-                _ => pair_conflicts(made(&mut merger, &memory)?, a, ea, b, eb)?,
+                _ => {
+                    stale = true;
+                    pair_conflicts(made(&mut merger, &memory)?, a, ea, b, eb)?
+                }
             };
             new.pairs.insert(name, PairEntry { key, conflict });
             if conflict {
@@ -113,7 +138,7 @@ pub fn collisions(repo: &Repo, tasks: &[Listed]) -> Result<Vec<Collisions>> {
             }
         }
     }
-    if new != old {
+    if stale || !old.tasks.is_empty() || !old.pairs.is_empty() {
         if let Ok(text) = serde_json::to_vec(&new) {
             // Best effort: a cache that cannot be written only costs time next `list`.
             let _ = std::fs::create_dir_all(path.parent().expect("a file in a directory"));

@@ -124,15 +124,12 @@ pub fn reset(
         .find(|w| w.path == path || w.branch.as_deref() == Some(s.branch.as_str()));
     let tip = repo.find_ref(&s.branch)?;
     let old_base = repo.find_ref(&layout::base_ref(&id))?;
+    // The record's base (a base ref moved by hand is put back), as `list`, `changes` and the
+    // gate count from.
     let base = match opts.onto {
         Some(commit) => commit,
-        None => match old_base {
-            Some(b) => b,
-            None => s
-                .base_commit
-                .parse()
-                .map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?,
-        },
+        None => crate::task::summary::base_commit(repo, s)?
+            .ok_or_else(|| Error::repo_msg(format!("task '{id}' has a bad base commit")))?,
     };
     let tree = super::branch::first_commit_tree(repo, base, contract_text)?;
 

@@ -4,8 +4,9 @@ use super::{layout, Mode, Status, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
-use crate::git::refs::read::RefReader;
-use crate::git::status::dirty::{DotGit, Quick};
+use crate::git::refs::read::{RefReader, RefStats};
+use crate::git::status::dirty::{DotGit, Memo, Quick};
+use crate::git::status::memos::{Known, Memos};
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::cache::StateCache;
 use std::cell::RefCell;
@@ -58,6 +59,14 @@ impl<'r> RefMap<'r> {
         }
     }
 
+    /// Looks refs up in `repo`, loose ones known to `stats` by their stat data alone.
+    fn with_stats(repo: &'r Repo, stats: &'r RefStats) -> RefMap<'r> {
+        RefMap {
+            reader: RefReader::with_stats(repo, stats),
+            seen: RefCell::new(HashMap::new()),
+        }
+    }
+
     /// Returns the commit a ref points to, if the ref exists.
     pub fn get(&self, name: &str) -> Result<Option<ObjectId>> {
         if let Some(id) = self.seen.borrow().get(name) {
@@ -66,6 +75,19 @@ impl<'r> RefMap<'r> {
         let id = self.reader.target(name)?;
         self.seen.borrow_mut().insert(name.to_owned(), id);
         Ok(id)
+    }
+}
+
+/// The commit a task's changes are counted from: the record's base commit, else (an old record
+/// without one) `refs/tasks/<id>/base`.
+///
+/// Every command that moves the base ref appends its event with the new base in the same
+/// transaction, so the two agree; a base ref moved by hand changes nothing, as at the gate, and
+/// `list` reads one ref less per task.
+pub fn base_commit(repo: &Repo, s: &TaskState) -> Result<Option<ObjectId>> {
+    match s.base_commit.parse().ok() {
+        Some(base) => Ok(Some(base)),
+        None => repo.find_ref(&layout::base_ref(&s.task_id())),
     }
 }
 
@@ -79,12 +101,23 @@ pub fn summarize(
     dirty: Dirty,
     cache: &mut objects::FlatCache,
 ) -> Result<Summary> {
+    Ok(summarize_known(repo, refs, s, dirty, cache, None)?.0)
+}
+
+/// [`summarize`], starting from what an earlier look knew of the task's worktree (`list` keeps
+/// it in [`Memos`]), and returning what is known now.
+fn summarize_known(
+    repo: &Repo,
+    refs: &RefMap,
+    s: &TaskState,
+    dirty: Dirty,
+    cache: &mut objects::FlatCache,
+    known: Option<&Known>,
+) -> Result<(Summary, Option<Known>)> {
     let id = s.task_id();
-    let dot_git = DotGit::read(Path::new(&s.worktree));
+    let dot_git = DotGit::read_known(Path::new(&s.worktree), known.map(Known::dot_git));
     let worktree_exists = dot_git.exists;
-    let base_commit = refs
-        .get(&layout::base_ref(&id))?
-        .or_else(|| s.base_commit.parse().ok());
+    let base_commit = base_commit(repo, s)?;
     let head = match s.mode {
         Mode::Worktree if s.status.is_live() => refs.get(&s.branch)?,
         Mode::Patch if s.status.is_live() && worktree_exists => {
@@ -133,6 +166,7 @@ pub fn summarize(
     if let Some((_, changes)) = &patch {
         changed_files = changes.len();
     }
+    let mut memo = None;
     let dirty = match dirty {
         Dirty::Skip => None,
         _ if !look => None,
@@ -140,12 +174,16 @@ pub fn summarize(
         Dirty::Quick => match head {
             Some(h) if s.mode == Mode::Worktree => {
                 let path = Path::new(&s.worktree);
-                Some(!clean_at(repo, path, dot_git.git_dir(), h, cache)?)
+                let known = known.and_then(Known::memo);
+                let clean;
+                (clean, memo) = clean_at(repo, path, dot_git.git_dir(), h, cache, known)?;
+                Some(!clean)
             }
             _ => Some(full_dirty(s)?),
         },
     };
-    Ok(Summary {
+    let known = Known::new(&dot_git, memo);
+    let summary = Summary {
         head: head.map(|h| h.to_string()),
         base_tip: base_tip.map(|t| t.to_string()),
         ahead,
@@ -153,83 +191,140 @@ pub fn summarize(
         changed_files,
         dirty,
         worktree_exists,
-    })
+    };
+    Ok((summary, known))
 }
 
 /// Reads and summarises every task (live ones only unless `all`), sorted by id.
 ///
 /// The work is spread over the available cores, each with its own repository
-/// handle; reading a thousand records and worktrees is what `list` spends its
-/// time on (SPEC §10: 1,000 tasks in 100 ms). States come from the state cache
-/// ([`crate::record::cache`]) when it has them, and it is brought up to date.
+/// handle, handing out a few tasks at a time so that no core idles while another
+/// still has a long list; reading a thousand records and worktrees is what `list`
+/// spends its time on (SPEC §10: 1,000 tasks in 50 ms). States come from the state
+/// cache ([`crate::record::cache`]), what is known of each worktree from [`Memos`] and
+/// unchanged loose refs from [`RefStats`] when they have them, and all three are brought
+/// up to date.
 pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
-    let ids = task_ids(repo)?;
-    let cache = StateCache::load(repo);
+    // The three caches are read side by side.
+    let common = repo.common_dir();
+    let (ids, cache, (memos, ref_stats)) = std::thread::scope(|scope| {
+        let others = scope.spawn(|| (Memos::load(common), RefStats::load(common)));
+        let ids = task_ids(repo);
+        let cache = StateCache::load(repo);
+        let others = others
+            .join()
+            .unwrap_or_else(|_| (Memos::load(common), RefStats::load(common)));
+        (ids, cache, others)
+    });
+    let ids = ids?;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(8);
-    let chunk = ids.len().div_ceil(threads).max(64);
-    let work = |part: &[super::TaskId], repo: &Repo| -> Result<Vec<Listed>> {
-        let refs = RefMap::new(repo);
+        .min(8)
+        .min(ids.len().div_ceil(LIST_BATCH))
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Takes batches of tasks until none are left; each batch keeps its place in `ids`.
+    let work = |repo: &Repo| -> Result<Vec<Batch>> {
+        let refs = RefMap::with_stats(repo, &ref_stats);
         let mut flat = objects::FlatCache::new();
-        let mut out = Vec::with_capacity(part.len());
-        for id in part {
-            let Some(tip) = refs.get(&layout::record_ref(id))? else {
-                continue;
+        let mut done = Vec::new();
+        loop {
+            let start = next.fetch_add(LIST_BATCH, std::sync::atomic::Ordering::Relaxed);
+            let Some(batch) = ids.get(start..(start + LIST_BATCH).min(ids.len())) else {
+                return Ok(done);
             };
-            let (state, read) = match cache.get(tip) {
-                Some(state) => (state, false),
-                None => (crate::record::read_state(repo, tip)?, true),
-            };
-            let summary = if !all && matches!(state.status, Status::Merged | Status::Removed) {
-                None
-            } else {
-                Some(summarize(repo, &refs, &state, Dirty::Quick, &mut flat)?)
-            };
-            out.push(Listed {
-                tip,
-                state,
-                read,
-                summary,
-            });
+            let mut out = Vec::with_capacity(batch.len());
+            for id in batch {
+                if let Some(listed) = list_one(repo, &refs, &cache, &memos, id, all, &mut flat)? {
+                    out.push(listed);
+                }
+            }
+            done.push((start, out));
         }
-        Ok(out)
     };
-    let listed: Vec<Listed> = if ids.len() <= chunk {
-        work(&ids, repo)?
-    } else {
-        let parts: Vec<Result<Vec<Listed>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = ids
-                .chunks(chunk)
-                .map(|part| {
-                    let handle = repo.for_thread();
-                    let work = &work;
-                    scope.spawn(move || work(part, &handle))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
-                })
-                .collect()
-        });
-        let mut all = Vec::with_capacity(ids.len());
-        for part in parts {
-            all.extend(part?);
-        }
-        all
-    };
+    let parts: Vec<Result<Vec<Batch>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads)
+            .map(|_| {
+                let handle = repo.for_thread();
+                let work = &work;
+                scope.spawn(move || work(&handle))
+            })
+            .collect();
+        let mut parts = vec![work(repo)];
+        parts.extend(handles.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
+        }));
+        parts
+    });
+    let mut batches = Vec::new();
+    for part in parts {
+        batches.extend(part?);
+    }
+    batches.sort_unstable_by_key(|(start, _)| *start);
+    let listed: Vec<Listed> = batches.into_iter().flat_map(|(_, b)| b).collect();
     let tips: Vec<ObjectId> = listed.iter().map(|l| l.tip).collect();
     if listed.iter().any(|l| l.read) || !cache.holds_exactly(&tips) {
         cache.store(listed.iter().map(|l| (l.tip, &l.state)));
     }
+    let knowing = listed.iter().filter(|l| l.known.is_some()).count();
+    if listed.iter().any(|l| l.known_changed) || memos.count() != knowing {
+        let known: Vec<(std::path::PathBuf, Known)> = listed
+            .iter()
+            .filter_map(|l| Some((l.state.worktree.clone().into(), l.known.clone()?)))
+            .collect();
+        memos.store(&known);
+    }
+    ref_stats.store();
     Ok(listed
         .into_iter()
         .filter_map(|l| Some((l.state, l.summary?)))
         .collect())
+}
+
+/// A batch of listed tasks with the place of its first in the sorted ids.
+type Batch = (usize, Vec<Listed>);
+
+/// Tasks a `list` worker takes at a time: few enough that the cores finish together.
+const LIST_BATCH: usize = 16;
+
+/// Reads one task's state (from the cache when it has it) and summarises it; `None` when the
+/// task has no record.
+fn list_one(
+    repo: &Repo,
+    refs: &RefMap,
+    cache: &StateCache,
+    memos: &Memos,
+    id: &super::TaskId,
+    all: bool,
+    flat: &mut objects::FlatCache,
+) -> Result<Option<Listed>> {
+    let Some(tip) = refs.get(&layout::record_ref(id))? else {
+        return Ok(None);
+    };
+    let (state, read) = match cache.get(tip) {
+        Some(state) => (state, false),
+        None => (crate::record::read_state(repo, tip)?, true),
+    };
+    let (summary, known, known_changed) =
+        if !all && matches!(state.status, Status::Merged | Status::Removed) {
+            (None, None, false)
+        } else {
+            let before = memos.get(Path::new(&state.worktree));
+            let (summary, now) =
+                summarize_known(repo, refs, &state, Dirty::Quick, flat, before.as_ref())?;
+            let changed = now.is_some() && now != before;
+            (Some(summary), now, changed)
+        };
+    Ok(Some(Listed {
+        tip,
+        state,
+        read,
+        summary,
+        known,
+        known_changed,
+    }))
 }
 
 /// Every task id with a record ref, sorted, found without reading a ref:
@@ -252,6 +347,10 @@ struct Listed {
     read: bool,
     /// `None` for a finished task `list` does not show.
     summary: Option<Summary>,
+    /// What is known of its worktree now, for [`Memos`].
+    known: Option<Known>,
+    /// Whether that differs from what [`Memos`] held.
+    known_changed: bool,
 }
 
 /// Returns whether the worktree at `path`, whose HEAD is `head`, has nothing uncommitted
@@ -266,38 +365,43 @@ pub fn worktree_is_clean(
     head: ObjectId,
     cache: &mut objects::FlatCache,
 ) -> Result<bool> {
-    clean_at(repo, path, DotGit::read(path).git_dir(), head, cache)
+    Ok(clean_at(repo, path, DotGit::read(path).git_dir(), head, cache, None)?.0)
 }
 
 /// [`worktree_is_clean`] for a worktree whose `.git` was read already.
+/// With the memo that holds now, when clean and there is one; `known` is a memo the
+/// worktree had before, tried first.
 fn clean_at(
     repo: &Repo,
     path: &Path,
     git_dir: Option<&Path>,
     head: ObjectId,
     cache: &mut objects::FlatCache,
-) -> Result<bool> {
+    known: Option<&Memo>,
+) -> Result<(bool, Option<Memo>)> {
     let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
     match crate::git::status::dirty::quick_check(
         path,
         git_dir,
         head,
         repo.ignore_files(),
+        known,
         || objects::commit_tree(repo, head).ok(),
         &mut flat,
     ) {
-        Quick::Dirty => Ok(false),
-        Quick::Clean => Ok(true),
+        Quick::Dirty => Ok((false, None)),
+        Quick::Clean(memo) => Ok((true, memo)),
         Quick::NeedsFull(pending) => {
             let wt = crate::git::worktree::open_at(path)?;
             let clean = match crate::git::status::is_clean_fast(&wt)? {
                 Some(clean) => clean,
                 None => !crate::snapshot::read(&wt)?.is_dirty(),
             };
-            if let (true, Some(p)) = (clean, pending) {
-                p.remember();
-            }
-            Ok(clean)
+            let memo = match (clean, pending) {
+                (true, Some(p)) => Some(p.remember()),
+                _ => None,
+            };
+            Ok((clean, memo))
         }
     }
 }

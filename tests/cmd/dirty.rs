@@ -106,6 +106,7 @@ fn quick_look(
         DotGit::read(wt).git_dir(),
         head,
         repo.ignore_files(),
+        None,
         || tree,
         |_| None,
     )
@@ -123,7 +124,7 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
     let head = git_repo.head_commit().unwrap().unwrap();
     let look = || quick_look(&wt, &git_repo, head, None);
     assert!(
-        matches!(look(), Quick::Clean),
+        matches!(look(), Quick::Clean(_)),
         "the memo written by start is used"
     );
     repo.write(&wt, "src/store/new.rs", "new\n");
@@ -153,7 +154,7 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
     let look = || quick_look(&wt, &git_repo, head, Some(tree));
     assert!(
-        matches!(look(), Quick::Clean),
+        matches!(look(), Quick::Clean(_)),
         "an in-place edit, committed, needs no full status"
     );
     repo.git(&wt, &["rm", "-q", "--cached", "README.md"]);
@@ -396,4 +397,56 @@ fn same_size_same_mtime_edit_is_dirty() {
         assert_eq!(dirty(&repo, &id), true, "again, remembered: {remembered}");
         assert!(!repo.porcelain(&wt).is_empty(), "git sees the edit");
     }
+}
+
+/// The private git dir's memo file of `wt`, where the quick look remembers a clean worktree.
+fn memo_file(repo: &TestRepo, wt: &std::path::Path) -> std::path::PathBuf {
+    let git_dir = repo.git(wt, &["rev-parse", "--absolute-git-dir"]);
+    std::path::PathBuf::from(git_dir.trim()).join("git-task-clean")
+}
+
+/// `list` keeps what it knew of every worktree (its `.git` and clean memo) in one file, and
+/// answers from it without the memo file; an edit made since is still seen.
+#[test]
+fn list_answers_from_its_own_copy_of_the_memos() {
+    let repo = TestRepo::new();
+    let wt = repo.start("k", &[]);
+    assert_eq!(dirty(&repo, "k"), false);
+    let common = repo.git(repo.root(), &["rev-parse", "--git-common-dir"]);
+    let copy = repo.root().join(common.trim()).join("git-task/clean");
+    let text = std::fs::read_to_string(&copy).unwrap();
+    assert!(text.contains(wt.to_str().unwrap()), "{text}");
+    // Without the memo file, the answer comes from the copy: no full status, so no new memo file.
+    std::fs::remove_file(memo_file(&repo, &wt)).unwrap();
+    assert_eq!(dirty(&repo, "k"), false);
+    assert!(!memo_file(&repo, &wt).exists(), "answered from the copy");
+    let text = repo.read(&wt, "src/lib.rs");
+    repo.write(&wt, "src/lib.rs", &text.chars().rev().collect::<String>());
+    assert_eq!(dirty(&repo, "k"), true);
+    repo.write(&wt, "src/lib.rs", &text);
+    assert_eq!(dirty(&repo, "k"), false);
+    // A damaged copy only costs speed.
+    std::fs::write(&copy, "W \tgarbage\nT x\n\t\t\t\n").unwrap();
+    assert_eq!(dirty(&repo, "k"), false);
+    repo.write(&wt, "src/new.rs", "new\n");
+    assert_eq!(dirty(&repo, "k"), true);
+}
+
+/// A worktree whose `.git` file now names another private git dir is judged by that one, as
+/// git does, not by the one the copy remembers.
+#[test]
+fn a_rewritten_dot_git_is_read_again() {
+    let repo = TestRepo::new();
+    let one = repo.start("one", &[]);
+    let two = repo.start("two", &[]);
+    repo.write(&two, "src/lib.rs", "// two's own\n");
+    repo.git(&two, &["commit", "-q", "-am", "two"]);
+    assert_eq!(dirty(&repo, "one"), false);
+    assert_eq!(dirty(&repo, "one"), false);
+    std::fs::copy(two.join(".git"), one.join(".git")).unwrap();
+    assert!(
+        !repo.porcelain(&one).is_empty(),
+        "git judges one by two's index"
+    );
+    assert_eq!(dirty(&repo, "one"), true);
 }

@@ -261,3 +261,88 @@ fn the_cheap_ref_reader_agrees_with_git() {
         assert_eq!(ours.unwrap_or_default(), want, "{name}");
     }
 }
+
+/// The counts come from the record's base, as at the gate: a base ref moved by hand (here to the
+/// task's own tip, which would make every count zero) changes nothing in `list`, `status` or
+/// `changes`.
+#[test]
+fn a_base_ref_moved_by_hand_changes_no_count() {
+    let repo = TestRepo::new();
+    let wt = repo.start("b1", &[]);
+    repo.write(&wt, "src/one.rs", "// one\n");
+    repo.write(&wt, "src/two.rs", "// two\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-q", "-m", "two files"]);
+    let counts = |repo: &TestRepo| {
+        let list = repo.task_root(&["list", "--json"]).ok().json();
+        let status = repo.task_root(&["status", "b1", "--json"]).ok().json();
+        let changes = repo.task_root(&["changes", "b1", "--json"]).ok().json();
+        (
+            list["tasks"][0]["changed_files"].clone(),
+            list["tasks"][0]["ahead"].clone(),
+            status["changed_files"].clone(),
+            status["files"].as_array().map(Vec::len),
+            changes.to_string().contains("src/two.rs"),
+        )
+    };
+    let before = counts(&repo);
+    assert_eq!(before.0, 2, "{before:?}");
+    repo.git(&wt, &["update-ref", "refs/tasks/b1/base", "HEAD"]);
+    assert_eq!(counts(&repo), before);
+}
+
+/// `list` remembers loose refs by their files' stat data (`git-task/refs`) once they are a few
+/// seconds old; a ref moved since, by git or by rewriting its file in place, is read again.
+#[test]
+fn list_reads_a_ref_again_once_it_moved() {
+    let repo = TestRepo::new();
+    let wt = repo.start("r1", &[]);
+    repo.write(&wt, "src/a.rs", "// a\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-q", "-m", "a"]);
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let ahead = |repo: &TestRepo| {
+        let j = repo.task_root(&["list", "--all", "--json"]).ok().json();
+        (
+            j["tasks"][0]["ahead"].clone(),
+            j["tasks"][0]["status"].clone(),
+        )
+    };
+    assert_eq!(ahead(&repo), (1.into(), "active".into()));
+    let common = repo.git(repo.root(), &["rev-parse", "--git-common-dir"]);
+    let common = repo.root().join(common.trim());
+    let known = std::fs::read_to_string(common.join("git-task/refs")).unwrap();
+    assert!(known.contains(" refs/heads/task/r1\n"), "{known}");
+    assert!(known.contains(" refs/tasks/r1/record\n"), "{known}");
+    let inode = || {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(common.join("git-task/refs"))
+            .unwrap()
+            .ino()
+    };
+    let written = inode();
+    assert_eq!(
+        ahead(&repo),
+        (1.into(), "active".into()),
+        "from the stat data"
+    );
+    assert_eq!(
+        inode(),
+        written,
+        "nothing new: the file is not written again"
+    );
+    // Moved by git.
+    repo.write(&wt, "src/b.rs", "// b\n");
+    repo.git(&wt, &["add", "-A"]);
+    repo.git(&wt, &["commit", "-q", "-m", "b"]);
+    assert_eq!(ahead(&repo), (2.into(), "active".into()));
+    // Rewritten in place, same size, same inode.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    assert_eq!(ahead(&repo), (2.into(), "active".into()));
+    let parent = repo.git(&wt, &["rev-parse", "HEAD~1"]);
+    std::fs::write(common.join("refs/heads/task/r1"), parent).unwrap();
+    assert_eq!(ahead(&repo), (1.into(), "active".into()));
+    // The record moved.
+    repo.task_root(&["drop", "r1"]).ok();
+    assert_eq!(ahead(&repo).1, "dropped");
+}

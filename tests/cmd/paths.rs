@@ -306,7 +306,8 @@ fn revert_to_a_checkpoint_with_a_dotdot_entry_writes_nothing() {
     nothing_outside(&repo);
     assert_eq!(repo.read(&wt, "two.txt"), "two\n", "nothing discarded");
 
-    // The base ref moved by hand to a commit holding `..`: reset writes nothing outside either.
+    // The base ref moved by hand to a commit holding `..` changes nothing: reset and revert count
+    // from the record's base (reset puts the ref back), and nothing is written outside.
     let base_tree = repo.git(&wt, &["rev-parse", "refs/tasks/t/base^{tree}"]);
     let evil_base = with_evil_entry(&repo, &wt, &base_tree, b"..", true);
     let evil_commit = repo.git(
@@ -322,8 +323,18 @@ fn revert_to_a_checkpoint_with_a_dotdot_entry_writes_nothing() {
     );
     repo.git(&wt, &["update-ref", "refs/tasks/t/base", &evil_commit]);
     let reset = repo.task(&wt, &["reset", "t"]);
-    refused_unsafe(&reset);
-    refused_unsafe(&repo.task(&wt, &["revert"]));
+    assert_eq!(reset.code, 0, "{reset}");
+    assert_ne!(rev(&repo, "refs/tasks/t/base"), evil_commit.trim());
+    nothing_outside(&repo);
+    repo.git(&wt, &["update-ref", "refs/tasks/t/base", &evil_commit]);
+    repo.write(&wt, "two.txt", "changed\n");
+    let revert = repo.task(&wt, &["revert"]);
+    assert_eq!(revert.code, 0, "{revert}");
+    assert_eq!(
+        repo.git(&wt, &["status", "--porcelain"]),
+        "",
+        "reverted to the record's base"
+    );
     nothing_outside(&repo);
     fsck_clean_but_hand_made(&repo);
 }

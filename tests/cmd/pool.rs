@@ -357,11 +357,12 @@ fn a_pooled_worktree_is_known_clean_from_stat_data() {
             DotGit::read(&wt).git_dir(),
             head,
             git_repo.ignore_files(),
+            None,
             || None,
             |_| None,
         )
     };
-    assert!(matches!(look(), Quick::Clean), "the memo is used");
+    assert!(matches!(look(), Quick::Clean(_)), "the memo is used");
     repo.write(&wt, "src/added/other.rs", "new\n");
     assert!(matches!(look(), Quick::NeedsFull(_)), "a new file is seen");
     std::fs::remove_file(wt.join("src/added/other.rs")).unwrap();

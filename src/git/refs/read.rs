@@ -7,15 +7,22 @@
 //! `close`, and `packed-refs` once. Anything it is not sure of (a symbolic
 //! ref, a per-worktree ref, an odd file, a ref in neither place) is asked of
 //! gix instead, so the answers are gix's.
+//!
+//! With [`RefStats`] (what an earlier `list` read), a loose ref whose file has
+//! the same stat data as then is not read at all: one `lstat`.
 
 use crate::error::Result;
 use crate::git::{read_small, ObjectId, Repo};
 use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Reads refs of one repository, `packed-refs` loaded at most once.
 pub struct RefReader<'r> {
     repo: &'r Repo,
     packed: OnceCell<Option<gix::refs::file::packed::SharedBufferSnapshot>>,
+    stats: Option<&'r RefStats>,
 }
 
 impl<'r> RefReader<'r> {
@@ -24,6 +31,15 @@ impl<'r> RefReader<'r> {
         RefReader {
             repo,
             packed: OnceCell::new(),
+            stats: None,
+        }
+    }
+
+    /// Reads refs of `repo`, loose ones known to `stats` by their stat data alone.
+    pub fn with_stats(repo: &'r Repo, stats: &'r RefStats) -> RefReader<'r> {
+        RefReader {
+            stats: Some(stats),
+            ..RefReader::new(repo)
         }
     }
 
@@ -42,10 +58,26 @@ impl<'r> RefReader<'r> {
             return None;
         }
         gix::validate::reference::name(name.into()).ok()?;
-        match read_small(&self.repo.common_dir().join(name)) {
+        let path = self.repo.common_dir().join(name);
+        let stat = match self.stats {
+            Some(stats) => match Fingerprint::of(&path) {
+                Ok(stat) => match stats.known(name, &stat) {
+                    Some(id) => return Some(id),
+                    None => Some((stats, stat)),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(_) => return None,
+            },
+            None => None,
+        };
+        match read_small(&path) {
             Ok(bytes) => {
                 let hex = bytes.strip_suffix(b"\n")?;
-                ObjectId::from_hex(hex).ok()
+                let id = ObjectId::from_hex(hex).ok()?;
+                if let Some((stats, stat)) = stat {
+                    stats.learn(name, stat, id);
+                }
+                Some(id)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let packed = self
@@ -59,6 +91,141 @@ impl<'r> RefReader<'r> {
             }
             Err(_) => None,
         }
+    }
+}
+
+/// What `list` read of loose refs, by their files' stat data: `<common git dir>/git-task/refs`,
+/// a line `<fingerprint> <object id> <ref name>` per ref.
+///
+/// A loose ref is only ever rewritten by renaming a new file over it, which gives
+/// it a new change time. A ref is remembered only once its file is a few seconds
+/// old, so a rewrite after that, even by a file that gets the same inode back,
+/// has different stat data: while the stat data are the same, so is the ref. A
+/// ref moved since is read again, so an old file costs only speed.
+pub struct RefStats {
+    path: PathBuf,
+    known: HashMap<String, (u64, ObjectId)>,
+    /// What this process saw: refs found unchanged and refs read.
+    seen: Mutex<HashMap<String, (u64, ObjectId)>>,
+    /// Whether anything was learnt (read and old enough to remember).
+    learnt: std::sync::atomic::AtomicBool,
+}
+
+impl RefStats {
+    /// Reads the file of the repository whose common git dir is `common_dir` (empty when
+    /// missing or unreadable).
+    pub fn load(common_dir: &Path) -> RefStats {
+        let path = common_dir.join("git-task").join("refs");
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let known = text
+            .lines()
+            .filter_map(|line| {
+                let mut parts = line.splitn(3, ' ');
+                let stat = parts.next()?.parse().ok()?;
+                let id = ObjectId::from_hex(parts.next()?.as_bytes()).ok()?;
+                Some((parts.next()?.to_owned(), (stat, id)))
+            })
+            .collect();
+        RefStats {
+            path,
+            known,
+            seen: Mutex::new(HashMap::new()),
+            learnt: Default::default(),
+        }
+    }
+
+    fn known(&self, name: &str, stat: &Fingerprint) -> Option<ObjectId> {
+        let (known, id) = self.known.get(name)?;
+        (*known == stat.hash).then(|| {
+            self.remember(name, stat.hash, *id);
+            *id
+        })
+    }
+
+    fn learn(&self, name: &str, stat: Fingerprint, id: ObjectId) {
+        if stat.old_enough() {
+            self.remember(name, stat.hash, id);
+            self.learnt
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn remember(&self, name: &str, stat: u64, id: ObjectId) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.insert(name.to_owned(), (stat, id));
+        }
+    }
+
+    /// Rewrites the file with the refs this process saw, when that is not what it holds.
+    /// Best effort: a file that cannot be written only costs speed next time.
+    pub fn store(&self) {
+        let Ok(seen) = self.seen.lock() else {
+            return;
+        };
+        if !self.learnt.load(std::sync::atomic::Ordering::Relaxed) && seen.len() == self.known.len()
+        {
+            return;
+        }
+        let mut lines: Vec<String> = seen
+            .iter()
+            .map(|(name, (stat, id))| format!("{stat} {id} {name}\n"))
+            .collect();
+        lines.sort();
+        let text = lines.concat();
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = crate::git::fs::write_atomically(&self.path, text.as_bytes());
+    }
+}
+
+/// A loose ref file's stat data, hashed, and whether it is old enough to remember.
+struct Fingerprint {
+    hash: u64,
+    ctime: std::time::SystemTime,
+}
+
+impl Fingerprint {
+    /// How old a file must be before its stat data stand for its content.
+    const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+    #[cfg(not(unix))]
+    fn of(_: &Path) -> std::io::Result<Fingerprint> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    #[cfg(unix)]
+    fn of(path: &Path) -> std::io::Result<Fingerprint> {
+        use std::hash::{BuildHasher, Hasher};
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path)?;
+        if !meta.file_type().is_file() {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        }
+        let mut h = foldhash::quality::FixedState::with_seed(0x7265_6673).build_hasher();
+        for n in [
+            meta.ino(),
+            meta.dev(),
+            meta.size(),
+            meta.mtime() as u64,
+            meta.mtime_nsec() as u64,
+            meta.ctime() as u64,
+            meta.ctime_nsec() as u64,
+        ] {
+            h.write_u64(n);
+        }
+        let ctime = std::time::UNIX_EPOCH
+            + std::time::Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec() as u32);
+        Ok(Fingerprint {
+            hash: h.finish(),
+            ctime,
+        })
+    }
+
+    fn old_enough(&self) -> bool {
+        std::time::SystemTime::now()
+            .duration_since(self.ctime)
+            .is_ok_and(|age| age >= Self::SETTLED)
     }
 }
 

@@ -26,13 +26,15 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::object::tree::EntryKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the quick look found.
 pub enum Quick {
     /// Something tracked is staged or changed.
     Dirty,
-    /// Nothing changed since a full status found the worktree clean.
-    Clean,
+    /// Nothing changed since a full status found the worktree clean; with the memo that says so
+    /// (to keep in [`super::memos`]), when there is one.
+    Clean(Option<Memo>),
     /// Tracked files are unchanged but untracked ones may exist (or the look could not decide):
     /// run a full status, and if it is clean, call [`Pending::remember`].
     NeedsFull(Option<Pending>),
@@ -45,14 +47,19 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Remembers the worktree as clean, so the next quick look needs only `lstat`s.
-    pub fn remember(self) {
+    /// Remembers the worktree as clean, so the next quick look needs only `lstat`s; returns the memo.
+    pub fn remember(self) -> Memo {
         self.memo.write(&self.path);
+        self.memo
     }
 }
 
 /// Looks at the worktree at `path`, whose private git dir is `git_dir` and
 /// whose HEAD is `head_commit`, for uncommitted changes.
+///
+/// `known` is a memo this worktree had before (kept by [`super::memos`]): when it still
+/// holds, the memo file is not read. Any memo once written stays true for as long as the
+/// stat data it names is unchanged, so an older one is as good a witness as the newest.
 ///
 /// `head_tree()` and `head_entries(tree)` (the flattened HEAD tree in path order)
 /// are only called when the index changed since the last clean look.
@@ -61,13 +68,22 @@ pub fn quick_check(
     git_dir: Option<&Path>,
     head_commit: ObjectId,
     ignores: &IgnoreFiles,
+    known: Option<&Memo>,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Quick {
     let Some(git_dir) = git_dir else {
         return Quick::NeedsFull(None);
     };
-    match look(path, git_dir, head_commit, ignores, head_tree, head_entries) {
+    match look(
+        path,
+        git_dir,
+        head_commit,
+        ignores,
+        known,
+        head_tree,
+        head_entries,
+    ) {
         Some(q) => q,
         None => Quick::NeedsFull(None),
     }
@@ -78,30 +94,37 @@ fn look(
     git_dir: &Path,
     head_commit: ObjectId,
     ignores: &IgnoreFiles,
+    known: Option<&Memo>,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Option<Quick> {
     let index_path = git_dir.join("index");
     let index_meta = gix::index::fs::Metadata::from_path_no_follow(&index_path).ok()?;
     let index_stat = Stat::from_fs(&index_meta).ok()?;
-    let memo_path = git_dir.join(CLEAN_MEMO);
-    let memo = Memo::read(&memo_path);
+    let index_hash = file_hash(BStr::new(""), &index_stat);
+    let global_ignores = ignores.fingerprint();
     // The memo is only written when everything was clean: with the same HEAD and
     // an untouched index, nothing can be staged now either.
-    let index_unchanged = memo
-        .as_ref()
-        .is_some_and(|m| m.head == head_commit && m.index == file_hash(BStr::new(""), &index_stat));
-    let global_ignores = ignores.fingerprint();
+    let index_unchanged = |m: &Memo| m.head == head_commit && m.index == index_hash;
     // Same index as at the clean look: its paths are in the memo, no need to decode it.
-    let unchanged = memo.as_ref().filter(|_| index_unchanged).is_some_and(|m| {
-        m.ignores_global == global_ignores
+    let unchanged = |m: &Memo| {
+        index_unchanged(m)
+            && m.ignores_global == global_ignores
             && m.tracked
                 .as_deref()
                 .is_some_and(|t| Tracked::unchanged(path, m, t))
-    });
-    if unchanged {
-        return Some(Quick::Clean);
+    };
+    if let Some(m) = known.filter(|m| unchanged(m)) {
+        return Some(Quick::Clean(Some(m.clone())));
     }
+    let memo_path = git_dir.join(CLEAN_MEMO);
+    let memo = Memo::read(&memo_path);
+    // The file holds the memo just tried: no need to `lstat` everything again for it.
+    let tried = memo.is_some() && memo.as_ref() == known;
+    if let Some(m) = memo.as_ref().filter(|m| !tried && unchanged(m)) {
+        return Some(Quick::Clean(Some(m.clone())));
+    }
+    let index_unchanged = memo.as_ref().is_some_and(index_unchanged);
     let index = gix::index::File::at(
         &index_path,
         gix::hash::Kind::Sha1,
@@ -145,7 +168,7 @@ fn look(
     } = scan;
     let now = Memo {
         head: head_commit,
-        index: file_hash(BStr::new(""), &index_stat),
+        index: index_hash,
         files,
         dirs,
         paths,
@@ -191,7 +214,7 @@ fn look(
         if remembered.is_none() || !index_unchanged || memo.is_some_and(|m| m.tracked.is_none()) {
             now.write(&memo_path);
         }
-        return Some(Quick::Clean);
+        return Some(Quick::Clean(Some(now)));
     }
     Some(Quick::NeedsFull(Some(Pending {
         path: memo_path,
@@ -531,8 +554,8 @@ impl FilePath {
 const CLEAN_MEMO: &str = "git-task-clean";
 
 /// What a clean check saw: HEAD, and the stat data of the index file, of every entry and of their directories.
-#[derive(PartialEq, Eq)]
-struct Memo {
+#[derive(Clone, PartialEq, Eq)]
+pub struct Memo {
     head: ObjectId,
     index: u64,
     files: u64,
@@ -542,8 +565,9 @@ struct Memo {
     ignores_index: u64,
     /// The stat data of the ignore files outside the tree ([`IgnoreFiles`]).
     ignores_global: u64,
-    /// The tracked paths (see [`Tracked`]), kept for small worktrees only.
-    tracked: Option<Vec<u8>>,
+    /// The tracked paths (see [`Tracked`]), kept for small worktrees only; shared, since
+    /// worktrees checked out at one commit have the same.
+    tracked: Option<Arc<[u8]>>,
 }
 
 impl Memo {
@@ -558,6 +582,11 @@ impl Memo {
             Some(end) => (&bytes[..end], &bytes[end + 1..]),
             None => (&bytes[..], &[][..]),
         };
+        Memo::parse(header, (!rest.is_empty()).then(|| Arc::from(rest)))
+    }
+
+    /// A memo from its header line ([`Memo::header`]) and its tracked paths.
+    pub(super) fn parse(header: &[u8], tracked: Option<Arc<[u8]>>) -> Option<Memo> {
         let mut parts = std::str::from_utf8(header).ok()?.split_whitespace();
         let head = parts.next()?.parse().ok()?;
         let index = parts.next()?.parse().ok()?;
@@ -574,13 +603,14 @@ impl Memo {
             index,
             files,
             dirs,
-            tracked: (!rest.is_empty()).then(|| rest.to_vec()),
+            tracked,
         })
     }
 
-    fn write(&self, path: &Path) {
-        let mut bytes = format!(
-            "{} {} {} {} {} {} {}\n",
+    /// Everything but the tracked paths, on one line.
+    pub(super) fn header(&self) -> String {
+        format!(
+            "{} {} {} {} {} {} {}",
             self.head,
             self.index,
             self.files,
@@ -589,7 +619,16 @@ impl Memo {
             self.ignores_index,
             self.ignores_global
         )
-        .into_bytes();
+    }
+
+    /// The tracked paths, when the memo keeps them.
+    pub(super) fn tracked(&self) -> Option<&Arc<[u8]>> {
+        self.tracked.as_ref()
+    }
+
+    fn write(&self, path: &Path) {
+        let mut bytes = self.header().into_bytes();
+        bytes.push(b'\n');
         if let Some(tracked) = &self.tracked {
             bytes.extend_from_slice(tracked);
         }
@@ -609,7 +648,7 @@ impl Tracked {
     /// Worktrees with more entries than this keep no list (the index is read instead).
     const MAX_ENTRIES: usize = 4096;
 
-    fn of(index: &gix::index::File) -> Option<Vec<u8>> {
+    fn of(index: &gix::index::File) -> Option<Arc<[u8]>> {
         if index.entries().len() > Self::MAX_ENTRIES {
             return None;
         }
@@ -626,7 +665,7 @@ impl Tracked {
             out.extend_from_slice(entry.path(index));
             out.push(0);
         }
-        Some(out)
+        Some(Arc::from(out))
     }
 
     /// Whether every listed path (and its directories) still has the stat data
@@ -754,6 +793,8 @@ pub struct DotGit {
     pub exists: bool,
     /// The private git dir it names (the `.git` directory itself in a main worktree).
     git_dir: Option<PathBuf>,
+    /// The stat data of a `.git` file, hashed: while it is the same, so is what the file says.
+    fingerprint: Option<u64>,
 }
 
 impl DotGit {
@@ -766,7 +807,46 @@ impl DotGit {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None),
             Err(_) => (dot_git.exists(), None),
         };
-        DotGit { exists, git_dir }
+        DotGit {
+            exists,
+            git_dir,
+            fingerprint: None,
+        }
+    }
+
+    /// Like [`DotGit::read`], but when `known` holds the fingerprint of the `.git` file as it
+    /// was and the private git dir it named then, and the file's stat data is unchanged, that
+    /// is the answer without reading the file: one `lstat`.
+    pub fn read_known(path: &Path, known: Option<(u64, &Path)>) -> DotGit {
+        let dot_git = path.join(".git");
+        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&dot_git) else {
+            return DotGit::read(path);
+        };
+        let Some(fingerprint) = meta
+            .is_file()
+            .then(|| Stat::from_fs(&meta).ok())
+            .flatten()
+            .map(|stat| file_hash(BStr::new(".git"), &stat))
+        else {
+            return DotGit::read(path);
+        };
+        if let Some((_, git_dir)) = known.filter(|(k, _)| *k == fingerprint) {
+            return DotGit {
+                exists: true,
+                git_dir: Some(git_dir.to_owned()),
+                fingerprint: Some(fingerprint),
+            };
+        }
+        // Stat data taken before the read: a `.git` rewritten in between is read again next time.
+        DotGit {
+            fingerprint: Some(fingerprint),
+            ..DotGit::read(path)
+        }
+    }
+
+    /// The hashed stat data of the `.git` file, when read through [`DotGit::read_known`].
+    pub fn fingerprint(&self) -> Option<u64> {
+        self.fingerprint
     }
 
     /// The private git dir, if `.git` names one.

@@ -9,6 +9,7 @@
 pub mod dirty;
 pub mod ignored;
 pub mod lstat;
+pub mod memos;
 pub mod state;
 
 use crate::error::{Context, Error, Result};
