@@ -562,3 +562,25 @@ fn a_committed_contract_file_that_is_huge_is_not_a_valid_contract() {
         "{run}"
     );
 }
+
+#[test]
+fn the_hint_for_a_vanished_worktree_brings_it_back_with_its_commits() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &["--path", "../my tasks/t"]);
+    repo.write(&wt, "src/lib.rs", "one\n");
+    repo.task(&wt, &["commit", "-m", "one"]).ok();
+    std::fs::remove_dir_all(&wt).unwrap();
+    let elsewhere = repo.base().join("home");
+    let run = repo
+        .task(
+            &elsewhere,
+            &["-C", repo.root().to_str().unwrap(), "commit", "t"],
+        )
+        .code(2);
+    let command = hinted_command(&run.stderr, "git -C");
+    sh(&repo, &elsewhere, &command).ok();
+    assert_eq!(repo.read(&wt, "src/lib.rs"), "one\n");
+    repo.write(&wt, "src/lib.rs", "two\n");
+    repo.task(&wt, &["commit", "-m", "two"]).ok();
+    assert_eq!(super::support::record_status(&repo, "t"), "active");
+}
