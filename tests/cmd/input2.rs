@@ -584,3 +584,18 @@ fn the_hint_for_a_vanished_worktree_brings_it_back_with_its_commits() {
     repo.task(&wt, &["commit", "-m", "two"]).ok();
     assert_eq!(super::support::record_status(&repo, "t"), "active");
 }
+
+#[test]
+fn the_hint_to_rerun_a_failed_setup_quotes_it() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t", &[]);
+    let setup = r#"echo "it's" >> ran.txt; test -f ok"#;
+    repo.write(&wt, "src/lib.rs", "work to save\n");
+    let run = repo
+        .task_root(&["start", "t", "--reset", "--setup", setup])
+        .code(1);
+    let command = hinted_command(&run.stderr, "git task exec t --");
+    repo.write(&wt, "ok", "");
+    sh(&repo, repo.root(), &command).ok();
+    assert_eq!(repo.read(&wt, "ran.txt"), "it's\nit's\n");
+}

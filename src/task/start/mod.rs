@@ -171,6 +171,7 @@ pub fn start(
                         onto,
                         contract,
                         from_start: true,
+                        setup: opts.setup.clone(),
                     };
                     return Ok(Started::Reset(Box::new(super::reset::reset(
                         repo, settings, &current, &reset,
