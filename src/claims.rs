@@ -178,6 +178,11 @@ fn conflicts(claim: &Claim, paths: &PathSet, ignore_case: bool) -> Result<Option
 pub fn check_start(repo: &Repo, id: &str, contract: &str, spec: &ContractSpec) -> Result<()> {
     if !spec.claim.is_empty() {
         check_globs(&spec.claim)?;
+        within_contract(
+            id,
+            &ContractFile::parse(contract, CONTRACT_FILE)?,
+            &spec.claim,
+        )?;
         let wanted = PathSet::globs(&spec.claim, repo.ignore_case()).map_err(Error::input)?;
         if let Some(c) = conflict_with(repo, id, &wanted)? {
             return Err(Error::negative(format!(
@@ -237,6 +242,19 @@ pub fn take_at_start(repo: &Repo, record: &Record, spec: &ContractSpec) -> Resul
     }
 }
 
+/// Refuses (exit 2) claim globs that reach beyond what the task's `contract` allows: a task
+/// claims only paths it may change, so no task can fence off the rest of the repository.
+fn within_contract(id: &str, contract: &ContractFile, globs: &[String]) -> Result<()> {
+    match crate::contract::beyond_allowed(contract, globs, false) {
+        Some(g) => Err(Error::input(format!(
+            "cannot claim '{g}': it reaches beyond what task '{id}' may change ({})",
+            contract.allowed.join(", ")
+        ))
+        .hint("claim globs within the task's allowed paths")),
+        None => Ok(()),
+    }
+}
+
 /// Checks claim globs as contract globs are checked (exit 2 for a bad one).
 pub fn check_globs(globs: &[String]) -> Result<()> {
     if globs.is_empty() {
@@ -266,6 +284,7 @@ pub fn claim(
         ))
         .hint("claims are released when a task is merged, dropped or removed"));
     }
+    within_contract(&record.state.id, &record.contract, globs)?;
     let mine = PathSet::globs(globs, repo.ignore_case()).map_err(Error::input)?;
     let me = record.state.id.clone();
     let result = change(repo, &format!("claim for task '{me}'"), |claims| {

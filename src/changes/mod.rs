@@ -15,7 +15,7 @@ pub use crate::git::index::staged::{read_staged, Staged};
 use crate::git::objects::{self, Tree};
 use crate::git::{EntryKind, ObjectId, Repo};
 use crate::record::Record;
-use crate::task::{layout, Mode};
+use crate::task::Mode;
 
 /// Turns tree changes into judge input, resolving symlink targets to repository paths.
 ///
@@ -25,37 +25,65 @@ pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
     to_judged_in(repo, changes, None)
 }
 
-/// Turns tree changes into judge input; a symlink's target is looked up in `tree` (the tree the
-/// changes lead to) to tell a directory from a file (SPEC §5 `symlink_escape`).
+/// Turns tree changes into judge input; a symlink's target is resolved in `tree` (the tree the
+/// changes lead to), through the symlinks met on the way, and told a directory from a file
+/// (SPEC §5 `symlink_escape`, see [`follow_link`]).
 pub fn to_judged_in(
     repo: &Repo,
     changes: &[ChangedPath],
     tree: Option<ObjectId>,
 ) -> Result<Vec<Change>> {
+    let Some(tree) = tree else {
+        return judged_with(repo, changes, None);
+    };
+    let mut in_tree: Option<Tree> = None;
+    let mut lookup = |path: &str| -> Result<Option<(EntryKind, ObjectId)>> {
+        if in_tree.is_none() {
+            in_tree = Some(Tree::read(repo, tree)?);
+        }
+        Ok(in_tree
+            .as_ref()
+            .expect("set above")
+            .entry(path)
+            .ok()
+            .flatten())
+    };
+    judged_with(repo, changes, Some(&mut lookup))
+}
+
+/// Looks up the entry at a path of the tree (or index) the changes lead to.
+type Lookup<'a> = dyn FnMut(&str) -> Result<Option<(EntryKind, ObjectId)>> + 'a;
+
+/// Judges what is staged: like [`to_judged_in`] on the tree being committed, looked up in the
+/// index when git left no cached tree to read it from.
+pub fn to_judged_staged(
+    repo: &Repo,
+    changes: &[ChangedPath],
+    staged: &Staged,
+) -> Result<Vec<Change>> {
+    judged_with(
+        repo,
+        changes,
+        Some(&mut |path: &str| staged.entry(repo, path)),
+    )
+}
+
+/// Turns tree changes into judge input; symlinks are followed through `lookup` (lexically
+/// without one).
+fn judged_with(
+    repo: &Repo,
+    changes: &[ChangedPath],
+    mut lookup: Option<&mut Lookup<'_>>,
+) -> Result<Vec<Change>> {
     let mut out = Vec::with_capacity(changes.len());
-    let mut in_tree = None;
     for c in changes {
         let link_target = match c.new {
             Some((EntryKind::Link, id)) => {
-                let blob = objects::read_blob(repo, id).map_err(|e| {
-                    crate::Error::repo(format!("could not read link '{}'", c.path), e)
-                })?;
-                let mut link = resolve_link(&c.path, &String::from_utf8_lossy(&blob));
-                if let (Link::Inside { path, dir }, Some(tree)) = (&mut link, tree) {
-                    if in_tree.is_none() {
-                        in_tree = Some(Tree::read(repo, tree)?);
-                    }
-                    let t = in_tree.as_ref().expect("set above");
-                    *dir = if path.is_empty() {
-                        Some(true)
-                    } else {
-                        t.entry(path.as_str())
-                            .ok()
-                            .flatten()
-                            .map(|(kind, _)| kind == EntryKind::Tree)
-                    };
-                }
-                Some(link)
+                let target = link_text(repo, &c.path, id)?;
+                Some(match lookup.as_mut() {
+                    Some(lookup) => follow_link(repo, &mut **lookup, &c.path, &target)?,
+                    None => resolve_link(&c.path, &target),
+                })
             }
             _ => None,
         };
@@ -67,6 +95,65 @@ pub fn to_judged_in(
         });
     }
     Ok(out)
+}
+
+fn link_text(repo: &Repo, path: &str, id: ObjectId) -> Result<String> {
+    let blob = objects::read_blob(repo, id)
+        .map_err(|e| crate::Error::repo(format!("could not read link '{path}'"), e))?;
+    Ok(String::from_utf8_lossy(&blob).into_owned())
+}
+
+/// How many symlinks one resolution may pass through (Linux's own limit): more is a loop.
+const MAX_LINK_HOPS: usize = 40;
+
+/// Resolves the symlink `link` (its target text `target`) in `tree`, the tree the change leads
+/// to, as the file system will once it is checked out: from the link's directory, component by
+/// component, and through every symlink of the tree met on the way (`a -> b/x` with `b -> ../db`
+/// in the tree lands in `db/x`). A lexical resolution alone would take `b/x` for a path inside
+/// the allowed directory `b` leads from. The answer says whether the end is a directory in
+/// `tree`; a target that is absolute, climbs above the root or loops is [`Link::Outside`].
+fn follow_link(repo: &Repo, lookup: &mut Lookup<'_>, link: &str, target: &str) -> Result<Link> {
+    let mut parts: Vec<String> = link.split('/').map(str::to_owned).collect();
+    parts.pop();
+    let mut todo: std::collections::VecDeque<String> =
+        target.split('/').map(str::to_owned).collect();
+    if target.starts_with('/') {
+        return Ok(Link::Outside(target.to_owned()));
+    }
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                if parts.pop().is_none() {
+                    return Ok(Link::Outside(target.to_owned()));
+                }
+                continue;
+            }
+            _ => parts.push(part),
+        }
+        let here = parts.join("/");
+        if let Some((EntryKind::Link, id)) = lookup(&here)? {
+            hops += 1;
+            let next = link_text(repo, &here, id)?;
+            if hops > MAX_LINK_HOPS || next.starts_with('/') {
+                return Ok(Link::Outside(format!(
+                    "{target} (through '{here}' -> '{next}')"
+                )));
+            }
+            parts.pop();
+            for (i, p) in next.split('/').enumerate() {
+                todo.insert(i, p.to_owned());
+            }
+        }
+    }
+    let path = parts.join("/");
+    let dir = if path.is_empty() {
+        Some(true)
+    } else {
+        lookup(&path)?.map(|(kind, _)| kind == EntryKind::Tree)
+    };
+    Ok(Link::Inside { path, dir })
 }
 
 /// Resolves a symlink's target lexically from the link's directory (SPEC §5): a repository
@@ -167,7 +254,7 @@ pub fn effective_at(
 pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
     let id = record.state.task_id();
     if record.state.mode == Mode::Patch {
-        if let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? {
+        if let Some(snap) = crate::patch::snapshot::snapshot_commit(repo, &id)? {
             return Ok(snap);
         }
     }
@@ -273,6 +360,54 @@ pub fn judge_change(
     Ok(contract::judge(contract, &judged, &ctx))
 }
 
+/// Judges commit `commit`'s own change against `contract` (a commit of the task's history that
+/// a landing makes reachable from the target, `merge --merge`). A commit with one parent: what
+/// it changes there. A merge: the paths whose entry differs from every parent's (git's combined
+/// diff), so the work it brings from one side is not blamed but what the merge itself adds is.
+/// A root commit: everything in it.
+pub fn judge_history_commit(
+    repo: &Repo,
+    contract: &Effective,
+    commit: ObjectId,
+    parents: &[ObjectId],
+    source: &str,
+    root: Option<String>,
+) -> Result<Verdict> {
+    let after = objects::commit_tree(repo, commit)?;
+    let first = match parents.first() {
+        Some(p) => objects::commit_tree(repo, *p)?,
+        None => objects::empty_tree(repo),
+    };
+    let mut changed = diff::tree_to_tree(repo, first, after)?;
+    if parents.len() > 1 {
+        let others = parents[1..]
+            .iter()
+            .map(|p| Tree::read(repo, objects::commit_tree(repo, *p)?))
+            .collect::<Result<Vec<_>>>()?;
+        let mut own = Vec::with_capacity(changed.len());
+        for c in changed {
+            let mut from_a_parent = false;
+            for t in &others {
+                let entry = t
+                    .entry(&c.path)?
+                    .filter(|(kind, _)| *kind != EntryKind::Tree);
+                from_a_parent |= entry == c.new;
+            }
+            if !from_a_parent || c.unsafe_path {
+                own.push(c);
+            }
+        }
+        changed = own;
+    }
+    let judged = to_judged_in(repo, &changed, Some(after))?;
+    let ctx = RepairContext {
+        source: source.to_owned(),
+        staged: false,
+        root,
+    };
+    Ok(contract::judge(contract, &judged, &ctx))
+}
+
 /// Judges what is staged for task `record`: the pre-commit hook and `check --staged`.
 ///
 /// The branch level of the contract is the index's `.task-contract.toml`
@@ -292,7 +427,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     if record.state.mode == Mode::Patch {
         own = crate::patch::snapshot::without_pre_start_edits(repo, record, own)?;
     }
-    let judged = to_judged_in(repo, &own, staged.tree)?;
+    let judged = to_judged_staged(repo, &own, staged)?;
     let contract = effective(repo, record, &branch)?;
     let ctx = RepairContext {
         source: "HEAD".into(),

@@ -19,16 +19,36 @@ pub struct Patterns {
     /// Each glob as written after expansion, for [`Patterns::first_below`].
     globs: Vec<String>,
     ignore_case: bool,
+    /// Paths are also matched in Unicode NFC, and rules compiled in NFC too ([`Patterns::folded`]).
+    nfc: bool,
 }
 
 impl Patterns {
     /// Compiles `rules`; fails with the first rule that is not a valid glob.
     pub fn new(rules: &[String], ignore_case: bool) -> Result<Patterns, String> {
+        Self::build(rules, ignore_case, false)
+    }
+
+    /// Compiles rules that must match every spelling a file system may take for the same file:
+    /// without regard to case, and in any Unicode normalization form (on a file system that
+    /// folds them, `SRC/Db/x` and `src/db/x`, `café` in NFC and in NFD, are one file). Used for
+    /// the rules that refuse (`forbidden`, claims): one more spelling can only refuse more.
+    pub fn folded(rules: &[String]) -> Result<Patterns, String> {
+        Self::build(rules, true, true)
+    }
+
+    fn build(rules: &[String], ignore_case: bool, nfc: bool) -> Result<Patterns, String> {
+        use unicode_normalization::UnicodeNormalization;
         let mut builder = GlobSetBuilder::new();
         let mut owner = Vec::new();
         let mut globs = Vec::new();
         for (i, rule) in rules.iter().enumerate() {
-            for glob in expand(rule) {
+            let mut spellings = vec![rule.clone()];
+            let composed: String = rule.nfc().collect();
+            if nfc && composed != *rule {
+                spellings.push(composed);
+            }
+            for glob in spellings.iter().flat_map(|r| expand(r)) {
                 let compiled =
                     compile(&glob, ignore_case).map_err(|e| format!("'{rule}': {}", e.kind()))?;
                 builder.add(compiled);
@@ -43,7 +63,18 @@ impl Patterns {
             rules: rules.to_vec(),
             globs,
             ignore_case,
+            nfc,
         })
+    }
+
+    /// `path` in NFC when these patterns match that form too and it differs.
+    fn composed(&self, path: &str) -> Option<String> {
+        use unicode_normalization::UnicodeNormalization;
+        if !self.nfc || path.is_ascii() {
+            return None;
+        }
+        let composed: String = path.nfc().collect();
+        (composed != path).then_some(composed)
     }
 
     /// Returns whether there are no rules at all.
@@ -63,7 +94,10 @@ impl Patterns {
 
     /// Returns the first rule (as written) that matches `path`, if any.
     pub fn first_match(&self, path: &str) -> Option<&str> {
-        let hits = self.set.matches(path);
+        let mut hits = self.set.matches(path);
+        if let Some(composed) = self.composed(path) {
+            hits.extend(self.set.matches(&composed));
+        }
         hits.iter()
             .map(|&g| self.owner[g])
             .min()
@@ -72,13 +106,22 @@ impl Patterns {
 
     /// Returns whether any rule matches `path`.
     pub fn is_match(&self, path: &str) -> bool {
-        self.set.is_match(path)
+        self.set.is_match(path) || self.composed(path).is_some_and(|c| self.set.is_match(&c))
     }
 
     /// Returns the first rule (as written) that could match some path strictly below the
     /// directory `dir` (`""`: the root), erring on the side of "could" (a component that cannot
     /// be compiled on its own is assumed to match). Used for a symlink to a directory (SPEC §5 `symlink_escape`).
     pub fn first_below(&self, dir: &str) -> Option<&str> {
+        match self.composed(dir) {
+            Some(composed) => self
+                .first_below_as_spelled(dir)
+                .or_else(|| self.first_below_as_spelled(&composed)),
+            None => self.first_below_as_spelled(dir),
+        }
+    }
+
+    fn first_below_as_spelled(&self, dir: &str) -> Option<&str> {
         let parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
         let hit = self.globs.iter().position(|glob| {
             let mut globs = glob.split('/');

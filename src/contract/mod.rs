@@ -56,7 +56,11 @@ impl Rules {
     ) -> crate::Result<Rules> {
         let allowed = Patterns::new(&file.allowed, ignore_case)
             .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
-        let forbidden = Patterns::new(&file.forbidden, ignore_case)
+        // Forbidden rules (and claims) match every spelling of a path, whatever `core.ignoreCase`
+        // says: the setting can be changed by the agent, and wherever the tree is checked out on
+        // a file system that folds case or Unicode forms (the one that set it, another clone),
+        // `SRC/Db/x` is `src/db/x`.
+        let forbidden = Patterns::folded(&file.forbidden)
             .map_err(|e| crate::Error::input(format!("{name}: bad glob {e}")))?;
         Ok(Rules {
             level,
@@ -277,22 +281,13 @@ pub fn loosening(
             return Some(format!("forbidden rule '{f}' was removed"));
         }
     }
-    if !frozen.allowed.is_empty() {
-        if branch.allowed.is_empty() {
-            return Some("allowed was emptied, which would allow every path".into());
-        }
-        let frozen_allowed = Patterns::new(&frozen.allowed, ignore_case).ok()?;
-        for a in &branch.allowed {
-            if frozen.allowed.contains(a) {
-                continue;
-            }
-            let covered = sample_path(a).is_some_and(|p| frozen_allowed.is_match(&p));
-            if !covered {
-                return Some(format!(
-                    "allowed rule '{a}' is wider than the frozen contract"
-                ));
-            }
-        }
+    if !frozen.allowed.is_empty() && branch.allowed.is_empty() {
+        return Some("allowed was emptied, which would allow every path".into());
+    }
+    if let Some(a) = beyond_allowed(frozen, &branch.allowed, ignore_case) {
+        return Some(format!(
+            "allowed rule '{a}' is wider than the frozen contract"
+        ));
     }
     if frozen.allow_new_files == Some(false) && branch.allow_new_files != Some(false) {
         return Some("allow_new_files was turned on".into());
@@ -308,6 +303,48 @@ pub fn loosening(
         }
     }
     None
+}
+
+/// The first of `globs` that reaches beyond what `contract` allows (see [`loosening`] for how
+/// a glob is judged), if any. A contract without `allowed` allows every path.
+pub fn beyond_allowed<'g>(
+    contract: &ContractFile,
+    globs: &'g [String],
+    ignore_case: bool,
+) -> Option<&'g str> {
+    if contract.allowed.is_empty() {
+        return None;
+    }
+    let Ok(allowed) = Patterns::new(&contract.allowed, ignore_case) else {
+        return globs.first().map(String::as_str);
+    };
+    globs
+        .iter()
+        .find(|g| {
+            !contract.allowed.contains(g) && !sample_path(g).is_some_and(|p| allowed.is_match(&p))
+        })
+        .map(String::as_str)
+}
+
+/// Why `new`, given to replace the frozen contract `frozen` (`start --reset`, or a removed task
+/// started again), would loosen it, if it would (SPEC §2.4: a task cannot loosen its own
+/// contract): what [`loosening`] finds, judged without case folding (the stricter reading), and
+/// any of its checks dropped.
+pub fn replacing_loosens(frozen: &ContractFile, new: &ContractFile) -> Option<String> {
+    if let Some(why) = loosening(frozen, new, false) {
+        return Some(why);
+    }
+    let checks = |c: &ContractFile| {
+        c.checks
+            .as_ref()
+            .map(|c| c.commands.clone())
+            .unwrap_or_default()
+    };
+    let kept = checks(new);
+    checks(frozen)
+        .into_iter()
+        .find(|c| !kept.contains(c))
+        .map(|c| format!("check '{c}' was removed"))
 }
 
 /// Builds a concrete path that a glob matches (wildcards become `x`), or `None` for classes and alternatives.

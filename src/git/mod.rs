@@ -460,9 +460,15 @@ impl Repo {
             .unwrap_or_default()
     }
 
-    /// Returns whether paths compare case-insensitively (`core.ignoreCase`).
+    /// Returns whether paths compare case-insensitively: `core.ignoreCase` is true *and* the
+    /// file system of the git directory really folds case (its `HEAD` is found as `head`).
+    ///
+    /// The setting is configuration anyone with git can change, so on its own it may only make
+    /// things stricter: on a case-sensitive file system `SRC/x` is another file than `src/x`,
+    /// whatever the setting says (the contract's `allowed` must not match it).
     pub fn ignore_case(&self) -> bool {
         self.config_bool("core.ignoreCase").unwrap_or(false)
+            && std::fs::symlink_metadata(self.common_dir.join("head")).is_ok()
     }
 
     /// Returns a handle on the same repository whose object writes stay in memory: trial

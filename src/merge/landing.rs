@@ -64,6 +64,15 @@ pub(super) fn land_and_judge(
                 return Ok(Err(Refusal::Violation(verdict)));
             }
         }
+        // A merge commit makes the task's whole history reachable from the target: each commit
+        // of it is judged on its own change, as each replayed commit is with `--rebase`.
+        if opts.strategy == Strategy::Merge && !commits.is_empty() {
+            if let Some(verdict) =
+                history_violation(repo, &p.record, &contract, cur, p.tip, &source)?
+            {
+                return Ok(Err(Refusal::Violation(verdict)));
+            }
+        }
         if let Some(last) = commits.last() {
             cur = *last;
         }
@@ -72,6 +81,37 @@ pub(super) fn land_and_judge(
         p.landed_tree = Some(new_tree);
     }
     Ok(Ok(()))
+}
+
+/// The first commit reachable from `tip` but not from `onto` whose own change breaks
+/// `contract`, judged; its violations name the commit.
+fn history_violation(
+    repo: &Repo,
+    record: &crate::record::Record,
+    contract: &crate::contract::Effective,
+    onto: ObjectId,
+    tip: ObjectId,
+    source: &str,
+) -> Result<Option<crate::contract::Verdict>> {
+    let mut history = objects::commits_between(repo, onto, tip)?;
+    history.reverse();
+    for (commit, parents) in history {
+        let root = changes::worktree_root(record);
+        let mut verdict =
+            changes::judge_history_commit(repo, contract, commit, &parents, source, root)?;
+        if !verdict.is_clean() {
+            let short = &commit.to_string()[..12];
+            for v in &mut verdict.violations {
+                v.rule = format!("{} (in commit {short}, which --merge would land)", v.rule);
+            }
+            verdict.repair = format!(
+                "{}\nWith --merge every commit of the task lands: merge without it (one squash commit of the net change), or rewrite the branch so that no commit holds the change.",
+                verdict.repair
+            );
+            return Ok(Some(verdict));
+        }
+    }
+    Ok(None)
 }
 
 /// Squash or merge commit of `task_tip` onto `onto`: `Ok(commits)` (empty when the task changes nothing), or `Err(conflicting paths)`.

@@ -375,6 +375,8 @@ fn gate(
 ) -> Result<std::result::Result<Gated, Refusal>> {
     let mut rounds = 0;
     loop {
+        // Claims are judged with the landing; one made while the checks ran must bind it too.
+        let claims = crate::claims::live(repo)?;
         if let Err(refusal) = landing::land_and_judge(repo, pending, old_tip, target, opts)? {
             return Ok(Err(refusal));
         }
@@ -394,7 +396,7 @@ fn gate(
                 select::short(target)
             ))
         })?;
-        if current == old_tip {
+        if current == old_tip && crate::claims::live(repo)? == claims {
             // Work made in a task worktree while its checks ran would be deleted with it unlanded.
             let ran = |p: &&Pending| p.checks.as_ref().is_some_and(|c| !c.commands.is_empty());
             for p in pending.iter().filter(ran) {

@@ -91,16 +91,29 @@ pub fn plan_onto(
         already,
         ..
     } = ready;
+    let claims = crate::claims::live(repo)?;
     if let Err(refusal) = landing::land_and_judge(repo, &mut pending, old_tip, &target, opts)? {
         return Ok(Plan::Answer(Outcome::Refused(refusal)));
     }
-    let (new_tip, changes) =
+    let (mut new_tip, mut changes) =
         match target::plan_target_update(repo, &pending, old_tip, &[], &target)? {
             Ok(plan) => plan,
             Err(refusal) => return Ok(Plan::Answer(Outcome::Refused(refusal))),
         };
     if let Some(refusal) = check::check_all(repo, &mut pending, old_tip, opts)? {
         return Ok(Plan::Answer(Outcome::Refused(refusal)));
+    }
+    // A claim made while the checks ran binds the landing too: judged again (the landing's
+    // trees, on which the checks ran, do not depend on claims).
+    if crate::claims::live(repo)? != claims {
+        if let Err(refusal) = landing::land_and_judge(repo, &mut pending, old_tip, &target, opts)? {
+            return Ok(Plan::Answer(Outcome::Refused(refusal)));
+        }
+        (new_tip, changes) =
+            match target::plan_target_update(repo, &pending, old_tip, &[], &target)? {
+                Ok(plan) => plan,
+                Err(refusal) => return Ok(Plan::Answer(Outcome::Refused(refusal))),
+            };
     }
     // Work made in a task worktree while its checks ran would be deleted with it unlanded.
     for p in &pending {

@@ -6,26 +6,33 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
     let mut widths = vec![0; columns];
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(width(cell));
         }
     }
+    // `list` prints a thousand rows: one allocation a line.
+    let line_len = widths.iter().map(|w| w + 2).sum::<usize>();
     rows.iter()
         .map(|row| {
-            let mut line = String::new();
+            let mut line = String::with_capacity(line_len);
             for (i, cell) in row.iter().enumerate() {
-                if i + 1 == row.len() {
-                    line.push_str(cell);
-                } else {
-                    line.push_str(cell);
-                    line.extend(std::iter::repeat_n(
-                        ' ',
-                        widths[i] - cell.chars().count() + 2,
-                    ));
+                line.push_str(cell);
+                if i + 1 < row.len() {
+                    line.extend(std::iter::repeat_n(' ', widths[i] - width(cell) + 2));
                 }
             }
-            line.trim_end().to_owned()
+            line.truncate(line.trim_end().len());
+            line
         })
         .collect()
+}
+
+/// A cell's width in characters (an ASCII cell, the common case, without decoding).
+fn width(cell: &str) -> usize {
+    if cell.is_ascii() {
+        cell.len()
+    } else {
+        cell.chars().count()
+    }
 }
 
 #[cfg(test)]

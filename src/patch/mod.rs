@@ -225,7 +225,13 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
     if record.state.status == Status::Merged {
         return Ok(Accepted::Already(record.clone()));
     }
-    let Some(snap) = repo.find_ref(&layout::snapshot_ref(&id))? else {
+    // The gate trusts nothing the agent can move with git (SPEC §7.4): the record's frozen
+    // contract, and the snapshot its changes are measured from.
+    if let Some(t) = record::frozen::verify(repo, record)? {
+        return Err(Error::negative(format!("record_tampered: {}", t.why))
+            .hint("the record was changed with git after the start; the gate judges only what git-task froze"));
+    }
+    let Some(snap) = snapshot::snapshot_commit(repo, &id)? else {
         return Err(
             Error::input(format!("task '{id}' has no snapshot left to accept"))
                 .hint("'git task log' shows what happened to it"),

@@ -54,17 +54,83 @@ pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result
         &[],
         &format!("untracked files of task {id} at start\n"),
     )?;
-    objects::write_own_commit(
+    let commit = objects::write_own_commit(
         repo,
         state.worktree_tree,
         &[head, index, untracked],
         &format!("git-task: snapshot of {id}\n\nTask-Id: {id}\n"),
-    )
+    )?;
+    remember(repo, id, commit)?;
+    Ok(commit)
+}
+
+/// `<common dir>/git-task/snapshots/<id>`: every snapshot commit git-task made for task `id`,
+/// one a line. An agent can point `refs/tasks/<id>/snapshot` at any commit (one of its current
+/// files: then it has changed nothing), so the ref counts only when it names one of these
+/// (SPEC §7.4, §11). A snapshot is listed before any ref can name it, so a kill leaves at most
+/// a line no ref names.
+fn made_file(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
+    repo.common_dir()
+        .join("git-task")
+        .join("snapshots")
+        .join(id.as_str())
+}
+
+fn remember(repo: &Repo, id: &TaskId, commit: ObjectId) -> Result<()> {
+    let path = made_file(repo, id);
+    let mut text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        // A task started before git-task kept this list: the snapshot it has now stays valid
+        // (it was trusted until now) beside the new one.
+        Err(_) => match repo.find_ref(&layout::snapshot_ref(id))? {
+            Some(current) => format!("{current}\n"),
+            None => String::new(),
+        },
+    };
+    if text
+        .lines()
+        .any(|l| l.parse::<ObjectId>().ok() == Some(commit))
+    {
+        return Ok(());
+    }
+    text.push_str(&format!("{commit}\n"));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+    }
+    crate::git::fs::write_atomically(&path, text.as_bytes())
+        .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))
+}
+
+/// Returns the commit the snapshot ref of `id` names (`None`: it has none), refusing one that
+/// git-task never made for this task (`record_tampered`). Tasks started before git-task kept
+/// that list have none, and are not refused.
+pub fn snapshot_commit(repo: &Repo, id: &TaskId) -> Result<Option<ObjectId>> {
+    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else {
+        return Ok(None);
+    };
+    let Ok(made) = std::fs::read_to_string(made_file(repo, id)) else {
+        return Ok(Some(commit));
+    };
+    if made
+        .lines()
+        .any(|l| l.trim().parse::<ObjectId>().ok() == Some(commit))
+    {
+        return Ok(Some(commit));
+    }
+    Err(Error::negative(format!(
+        "record_tampered: {} points at {commit}, a commit git-task never made as the snapshot of task '{id}'",
+        layout::snapshot_ref(id)
+    ))
+    .hint(format!(
+        "the task's changes are measured from its snapshot; 'git reflog show {}' shows where git-task left it",
+        layout::snapshot_ref(id)
+    )))
 }
 
 /// Reads the snapshot of `id`; `None` when it has none (worktree mode, or accepted).
 pub fn read_snapshot(repo: &Repo, id: &TaskId) -> Result<Option<Snapshot>> {
-    let Some(commit) = repo.find_ref(&layout::snapshot_ref(id))? else {
+    let Some(commit) = snapshot_commit(repo, id)? else {
         return Ok(None);
     };
     parse_snapshot(repo, commit).map(Some)

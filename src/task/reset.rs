@@ -120,6 +120,20 @@ pub fn reset(
         )?),
         _ => None,
     };
+    // SPEC §2.4: a task cannot loosen its own contract, by its branch's file nor by a reset
+    // (which anyone in its worktree can run).
+    if let Some(why) = new_contract
+        .as_ref()
+        .and_then(|new| crate::contract::replacing_loosens(&record.contract, new))
+    {
+        return Err(
+            Error::negative(format!("task '{id}' cannot loosen its contract: {why}"))
+                .hint(format!(
+                    "a reset keeps the contract, or narrows it: git task start {id} --reset"
+                ))
+                .hint("a wider contract needs a new task: 'git task start' with another id"),
+        );
+    }
     let path = PathBuf::from(&s.worktree);
     let linked = worktree::list(repo)?
         .into_iter()

@@ -210,7 +210,7 @@ fn start_claim_claims_at_start_and_a_taken_claim_writes_nothing() {
             "start",
             "second",
             "--allow",
-            "docs/**",
+            "src/**",
             "--claim",
             "src/db/schema.sql",
         ])
@@ -337,4 +337,28 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
         .code(1)
         .json();
     assert_eq!(j["violations"][0]["reason"], "claimed_by", "{j}");
+}
+
+/// A task claims only paths it may change: a claim reaching beyond its contract's allowed
+/// paths (`**`, another directory, a path climbing out) could fence every other task off the
+/// repository. Refused with exit 2, nothing written, by `claim` and by `start --claim`.
+#[test]
+fn claims_beyond_the_contract_are_refused() {
+    let repo = repo();
+    repo.start("a", &["--allow", "src/**"]);
+    let before = all_refs(&repo);
+    for glob in ["**", "docs/**", "*.md", "../src/x"] {
+        let run = repo.task_root(&["claim", "a", glob]).code(2);
+        assert!(run.stderr.contains("error:"), "{glob}: {run}");
+        assert_eq!(all_refs(&repo), before, "{glob}: nothing written");
+    }
+    let run = repo
+        .task_root(&["start", "b", "--allow", "src/api/**", "--claim", "src/**"])
+        .code(2);
+    assert!(run.stderr.contains("beyond"), "{run}");
+    assert_eq!(all_refs(&repo), before, "start wrote nothing");
+    repo.task_root(&["claim", "a", "src/db/**"]).ok();
+    // A task whose contract allows every path may claim any of them.
+    repo.start("c", &["--share"]);
+    repo.task_root(&["claim", "c", "docs/**"]).ok();
 }

@@ -563,7 +563,7 @@ fn check_output_streams_on_a_terminal() {
 #[test]
 fn reset_with_a_new_contract_is_not_tampering() {
     let repo = TestRepo::new();
-    let wt = repo.start("t1", &["--allow", "src/lib.rs"]);
+    let wt = repo.start("t1", &["--allow", "src/lib.rs", "--allow", "README.md"]);
     repo.task_root(&["start", "t1", "--reset", "--allow", "README.md"])
         .ok();
     repo.write(&wt, "README.md", "# changed\n");

@@ -261,13 +261,13 @@ fn start_of_an_existing_task_with_another_contract_is_refused() {
     repo.task_root(&["start", "fence"]).ok();
     assert_eq!(all_refs(&repo), before);
 
-    // --reset replaces the contract.
-    repo.task_root(&["start", "fence", "--allow", "docs/**", "--reset"])
+    // --reset replaces the contract with a narrower one (a wider one: see gate_attacks2).
+    repo.task_root(&["start", "fence", "--allow", "src/api/**", "--reset"])
         .ok();
     let frozen = show(&repo, "refs/tasks/fence/record", "contract.toml");
-    assert!(frozen.contains("docs/**"), "{frozen}");
+    assert!(frozen.contains("src/api/**"), "{frozen}");
     let branch_file = show(&repo, "task/fence", ".task-contract.toml");
-    assert!(branch_file.contains("docs/**"), "{branch_file}");
+    assert!(branch_file.contains("src/api/**"), "{branch_file}");
 }
 
 /// `start` of a merged task's id never prints a path that does not exist.

@@ -39,6 +39,7 @@ mod sweep;
 mod torture;
 
 mod gate_attacks;
+mod gate_attacks2;
 mod merge;
 mod overlaps;
 mod overlaps_globs;

@@ -80,6 +80,27 @@ pub fn read_staged(repo: &Repo) -> Result<Staged> {
 }
 
 impl Staged {
+    /// Returns the entry a commit made now would hold at `path`: a file's kind and id, or a
+    /// directory (`EntryKind::Tree`; its id is the null id when only the index knows it);
+    /// `None` when there is nothing there.
+    pub fn entry(&self, repo: &Repo, path: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+        match (&self.tree, &self.index) {
+            // A path below a file is simply not there.
+            (Some(tree), _) => Ok(objects::Tree::read(repo, *tree)?.entry(path).ok().flatten()),
+            (None, Some(index)) => {
+                if let Some(found) = entry_at(index, path) {
+                    return Ok(Some(found));
+                }
+                let prefix = format!("{path}/");
+                let below = index
+                    .prefixed_entries(prefix.as_bytes().as_bstr())
+                    .is_some_and(|e| !e.is_empty());
+                Ok(below.then(|| (EntryKind::Tree, ObjectId::null(repo.inner.object_hash()))))
+            }
+            (None, None) => Ok(None),
+        }
+    }
+
     /// Reads the staged blob at `path` (what a commit made now would hold there); `None` when
     /// nothing is staged at `path`.
     pub fn read_blob(&self, repo: &Repo, path: &str) -> Result<Option<Vec<u8>>> {

@@ -109,14 +109,20 @@ pub(super) fn check_same_contract(
     if same {
         return Ok(());
     }
-    Err(Error::input(format!(
-        "task '{id}' already exists with another contract"
-    ))
-    .hint(format!("see its contract with 'git task status {id}'"))
-    .hint(format!(
-        "to replace it, start the task over (its work is saved as an attempt first): git task start {id} --reset {}",
-        contract_flags(spec)
-    )))
+    let err = Error::input(format!("task '{id}' already exists with another contract"))
+        .hint(format!("see its contract with 'git task status {id}'"));
+    let narrower = ContractFile::parse(&wanted, CONTRACT_FILE)
+        .ok()
+        .is_some_and(|new| crate::contract::replacing_loosens(&current.contract, &new).is_none());
+    Err(match narrower {
+        true => err.hint(format!(
+            "to narrow it to these, start the task over (its work is saved as an attempt first): git task start {id} --reset {}",
+            contract_flags(spec)
+        )),
+        false => err.hint(format!(
+            "to narrow it, start the task over (its work is saved as an attempt first): git task start {id} --reset <narrower contract options>"
+        )),
+    })
 }
 
 /// The contract options of `spec` as they would be typed again, shell-quoted.

@@ -214,7 +214,29 @@ pub fn start(
             })
         }
     };
-    let text = contract_text(&id, &opts.contract)?;
+    // A removed task started again is the same task: without contract options it comes back
+    // with its contract, and it cannot come back with a looser one (SPEC §2.4). A merged one
+    // starts a new life with any contract.
+    let text = match previous.as_ref() {
+        Some(prev) if prev.state.status == Status::Removed && !contract_given(&opts.contract) => {
+            prev.contract_text.clone()
+        }
+        _ => contract_text(&id, &opts.contract)?,
+    };
+    if let Some(prev) = previous
+        .as_ref()
+        .filter(|p| p.state.status == Status::Removed)
+    {
+        let new = ContractFile::parse(&text, CONTRACT_FILE)?;
+        if let Some(why) = crate::contract::replacing_loosens(&prev.contract, &new) {
+            return Err(Error::negative(format!(
+                "task '{id}' was removed with a narrower contract; starting it again cannot loosen it: {why}"
+            ))
+            .hint(format!("start it again with its contract: git task start {id}"))
+            .hint("a wider contract needs a new task: 'git task start' with another id")
+            .into());
+        }
+    }
     crate::claims::check_start(repo, id.as_str(), &text, &opts.contract)?;
     let sparse = match opts.sparse {
         false => None,
