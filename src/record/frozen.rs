@@ -133,9 +133,11 @@ fn latest_frozen(repo: &Repo, tip: ObjectId, dir: &std::path::Path) -> Result<Op
     Ok(None)
 }
 
-/// Deletes the digests written for the commits of `record` (a start rolled back, whose record
-/// ref is gone), and the task's directory when nothing else is left in it: a failed start leaves
-/// nothing behind, and a task of the same id adopted later is not taken for a tampered one.
+/// Deletes the digest written for the start of `record` (a start rolled back, whose record
+/// ref is gone): the latest commit at or below its tip with a digest on file, and only that one
+/// (an earlier life's start stays on file), then the task's directory when nothing else is left
+/// in it. A failed start leaves nothing behind: its contract binds no later start of the id,
+/// and a task of the same id adopted later is not taken for a tampered one.
 pub fn forget(repo: &Repo, record: &Record) {
     let dir = dir(repo, &record.state.task_id());
     if !dir.is_dir() {
@@ -143,7 +145,11 @@ pub fn forget(repo: &Repo, record: &Record) {
     }
     let mut next = Some(record.tip);
     while let Some(commit) = next {
-        let _ = std::fs::remove_file(dir.join(commit.to_string()));
+        let file = dir.join(commit.to_string());
+        if file.is_file() {
+            let _ = std::fs::remove_file(file);
+            break;
+        }
         next = objects::commit_parents(repo, commit)
             .ok()
             .and_then(|p| p.first().copied());
