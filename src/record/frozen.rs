@@ -95,8 +95,60 @@ pub fn verify(repo: &Repo, record: &Record) -> Result<Option<Tampered>> {
     ))
 }
 
+/// Notes outside refs, before any ref names it, that git-task itself appended the `merged`
+/// event commit `commit` of task `id`.
+pub fn note_merged(repo: &Repo, id: &TaskId, commit: ObjectId) -> Result<()> {
+    let dir = dir(repo, id);
+    std::fs::create_dir_all(&dir).context(|| format!("could not create '{}'", dir.display()))?;
+    let path = dir.join(format!("{commit}.merged"));
+    crate::git::fs::write_atomically(&path, b"")
+        .context(|| format!("could not write '{}'", path.display()))
+}
+
+/// Whether the life of `record` was ended by a merge git-task made: a `merged` event commit
+/// on its record since its latest start on file is noted ([`note_merged`]). An agent can
+/// append a `merged` event of its own with git plumbing; only a noted one lets the task start
+/// again with a contract its own could not become. Records from before digests (no
+/// `frozen/<id>` at all) are taken as they say.
+pub fn merged_by_git_task(repo: &Repo, record: &Record) -> Result<bool> {
+    let dir = dir(repo, &record.state.task_id());
+    if !dir.is_dir() {
+        return Ok(true);
+    }
+    let mut next = Some(record.tip);
+    while let Some(commit) = next {
+        if dir.join(format!("{commit}.merged")).exists() {
+            return Ok(true);
+        }
+        if dir.join(commit.to_string()).exists() {
+            return Ok(false);
+        }
+        next = objects::commit_parents(repo, commit)?.first().copied();
+    }
+    Ok(false)
+}
+
 /// Returns the allowed globs of the latest genuine start whose digest is on file.
 fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
+    genuine_start(repo, dir).map(|rec| rec.contract.allowed)
+}
+
+/// The contract of the latest genuine start of task `id` on file, for a start of `id` that finds
+/// no record: git-task never deletes a record it made a life of, so one deleted by hand (or
+/// with `git update-ref -d`) is the same task, whose contract a new start cannot loosen.
+pub fn earlier_contract(
+    repo: &Repo,
+    id: &TaskId,
+) -> Option<(String, crate::contract::file::ContractFile)> {
+    let dir = dir(repo, id);
+    dir.is_dir()
+        .then(|| genuine_start(repo, &dir))
+        .flatten()
+        .map(|rec| (rec.contract_text, rec.contract))
+}
+
+/// The record at the latest start (or contract-freezing reset) whose digest on file matches.
+fn genuine_start(repo: &Repo, dir: &std::path::Path) -> Option<Record> {
     let mut starts: Vec<(std::time::SystemTime, ObjectId, String)> = std::fs::read_dir(dir)
         .ok()?
         .flatten()
@@ -116,7 +168,7 @@ fn genuine_allowed(repo: &Repo, dir: &std::path::Path) -> Option<Vec<String>> {
             &rec.contract_text,
             rec.policy_text.as_deref(),
         );
-        (digest.parse::<ObjectId>().ok() == Some(actual)).then_some(rec.contract.allowed)
+        (digest.parse::<ObjectId>().ok() == Some(actual)).then_some(rec)
     })
 }
 

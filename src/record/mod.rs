@@ -336,6 +336,11 @@ pub fn prepare_append(
         );
         frozen::write(repo, state, commit, digest)?;
     }
+    if let Event::Merged(_) = event {
+        // A life git-task ended by a merge may be started again with any contract; a `merged`
+        // event an agent wrote itself may not (see `frozen::merged_by_git_task`).
+        frozen::note_merged(repo, &id, commit)?;
+    }
     let update = Update::update(
         layout::record_ref(&id),
         record.tip,

@@ -423,3 +423,111 @@ fn a_removed_task_cannot_come_back_looser() {
     let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
     assert_refused(&repo, &json, &before, "src/store/mod.rs");
 }
+
+/// A task whose record (and branch and worktree) the agent deleted with git itself is the same
+/// task when started again: git-task keeps its start on file outside refs, so a wider contract
+/// is refused, and without contract options it comes back with its contract.
+#[test]
+fn a_task_whose_record_was_deleted_cannot_come_back_looser() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t3", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(&repo, &wt, "forbidden");
+    let stolen = rev(&repo, "task/t3");
+    repo.git(
+        repo.root(),
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    repo.git(repo.root(), &["branch", "-D", "task/t3"]);
+    for r in ["refs/tasks/t3/record", "refs/tasks/t3/base"] {
+        repo.git(repo.root(), &["update-ref", "-d", r]);
+    }
+    let refs = all_refs(&repo);
+    let run = repo.task_root(&["start", "t3", "--allow", "**"]).code(1);
+    assert!(run.stderr.contains("cannot loosen it"), "{run}");
+    assert_eq!(all_refs(&repo), refs, "nothing written");
+    let wt = repo.start("t3", &[]);
+    repo.git(&wt, &["cherry-pick", &stolen]);
+    let json = repo.task_root(&["merge", "t3", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+}
+
+/// A `merged` event the agent appended to its own record with plumbing (copied from a task
+/// git-task really merged) does not end the task's life: only merges git-task made are noted
+/// outside refs, so starting the id again still cannot loosen its contract.
+#[test]
+fn a_forged_merged_event_does_not_free_the_contract() {
+    let repo = TestRepo::new();
+    let done = repo.start("t1", &[]);
+    repo.write(&done, "README.md", "# done\n");
+    commit_all(&repo, &done, "real work");
+    repo.task_root(&["merge", "t1", "--no-checks"]).ok();
+    let before = rev(&repo, "main");
+    let wt = repo.start("t2", &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(&repo, &wt, "forbidden");
+    let stolen = rev(&repo, "task/t2");
+    // The forged event: t1's genuine `merged` message, made t2's, on top of t2's record.
+    let message = repo.git(
+        repo.root(),
+        &["log", "-1", "--format=%B", "refs/tasks/t1/record"],
+    );
+    let message = message.replace("t1", "t2");
+    let tip = rev(&repo, "refs/tasks/t2/record");
+    let state = repo.git(repo.root(), &["show", &format!("{tip}:task.toml")]);
+    assert!(state.contains("status = \"active\""), "{state}");
+    let state_file = repo.base().join("task.toml");
+    std::fs::write(
+        &state_file,
+        state.replace("status = \"active\"", "status = \"merged\""),
+    )
+    .unwrap();
+    let blob = repo.git(
+        repo.root(),
+        &["hash-object", "-w", state_file.to_str().unwrap()],
+    );
+    let contract = repo.git(repo.root(), &["rev-parse", &format!("{tip}:contract.toml")]);
+    let listing = format!(
+        "100644 blob {}\tcontract.toml\n100644 blob {}\ttask.toml\n",
+        contract.trim(),
+        blob.trim()
+    );
+    let listing_file = repo.base().join("listing");
+    std::fs::write(&listing_file, listing).unwrap();
+    let tree = std::process::Command::new("git")
+        .current_dir(repo.root())
+        .arg("mktree")
+        .stdin(std::fs::File::open(&listing_file).unwrap())
+        .output()
+        .unwrap();
+    let tree = String::from_utf8(tree.stdout).unwrap();
+    let forged = repo.git(
+        repo.root(),
+        &["commit-tree", tree.trim(), "-p", &tip, "-m", &message],
+    );
+    repo.git(
+        repo.root(),
+        &["update-ref", "refs/tasks/t2/record", forged.trim()],
+    );
+    repo.git(
+        repo.root(),
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    repo.git(repo.root(), &["branch", "-D", "task/t2"]);
+    let status = repo.task_root(&["status", "t2", "--json"]).json();
+    assert_eq!(
+        status["status"], "merged",
+        "the forgery reads as merged: {status}"
+    );
+    let refs = all_refs(&repo);
+    let run = repo.task_root(&["start", "t2", "--allow", "**"]).code(1);
+    assert!(run.stderr.contains("cannot loosen it"), "{run}");
+    assert_eq!(all_refs(&repo), refs, "nothing written");
+    let wt = repo.start("t2", &[]);
+    repo.git(&wt, &["cherry-pick", &stolen]);
+    let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
+    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+    // A task git-task merged starts a new life with any contract.
+    repo.task_root(&["start", "t1", "--allow", "**"]).ok();
+}

@@ -214,23 +214,29 @@ pub fn start(
             })
         }
     };
-    // A removed task started again is the same task: without contract options it comes back
-    // with its contract, and it cannot come back with a looser one (SPEC §2.4). A merged one
-    // starts a new life with any contract.
-    let text = match previous.as_ref() {
-        Some(prev) if prev.state.status == Status::Removed && !contract_given(&opts.contract) => {
-            prev.contract_text.clone()
+    // A removed task started again is the same task, and so is one whose record was deleted
+    // by hand (a start of it is on file): without contract options it comes back with its
+    // contract, and it cannot come back with a looser one (SPEC §2.4). One git-task merged
+    // starts a new life with any contract; a `merged` event git-task did not write is no merge.
+    let earlier: Option<(String, ContractFile)> = match previous.as_ref() {
+        Some(prev)
+            if prev.state.status == Status::Removed
+                || !record::frozen::merged_by_git_task(repo, prev)? =>
+        {
+            Some((prev.contract_text.clone(), prev.contract.clone()))
         }
+        Some(_) => None,
+        None => record::frozen::earlier_contract(repo, &id),
+    };
+    let text = match &earlier {
+        Some((text, _)) if !contract_given(&opts.contract) => text.clone(),
         _ => contract_text(&id, &opts.contract)?,
     };
-    if let Some(prev) = previous
-        .as_ref()
-        .filter(|p| p.state.status == Status::Removed)
-    {
+    if let Some((_, earlier)) = &earlier {
         let new = ContractFile::parse(&text, CONTRACT_FILE)?;
-        if let Some(why) = crate::contract::replacing_loosens(&prev.contract, &new) {
+        if let Some(why) = crate::contract::replacing_loosens(earlier, &new) {
             return Err(Error::negative(format!(
-                "task '{id}' was removed with a narrower contract; starting it again cannot loosen it: {why}"
+                "task '{id}' was started before with a narrower contract; starting it again cannot loosen it: {why}"
             ))
             .hint(format!("start it again with its contract: git task start {id}"))
             .hint("a wider contract needs a new task: 'git task start' with another id")
