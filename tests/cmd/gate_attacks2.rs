@@ -219,7 +219,7 @@ fn patch_mode_accept_trusts_no_moved_snapshot_or_forged_record() {
 fn a_claim_made_while_the_checks_run_binds_the_landing() {
     let repo = TestRepo::new();
     let before = rev(&repo, "main");
-    repo.start("t2", &["--allow", "docs/**"]);
+    repo.start("t2", &["--allow", "docs/**", "--allow", "src/lib.rs"]);
     let check = format!(
         "'{}' -C '{}' claim t2 src/lib.rs",
         crate::common::bin().display(),
