@@ -14,9 +14,10 @@ use std::process::ExitCode;
 
 /// Runs git-task with `args` (argv, including the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(err) => return usage_error(&err),
+        Err(err) => return usage_error(&err, wants_json(&args)),
     };
     // The background delete of a removed worktree needs no repository (and must not hold one open).
     if let crate::cli::Command::DeleteAside(args) = &cli.command {
@@ -28,7 +29,11 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     let early_out = || {
         let err_color = use_color_env(std::io::stderr().is_terminal(), None);
         Out::new(
-            Format::Human,
+            if cli.global.json {
+                Format::Json
+            } else {
+                Format::Human
+            },
             cli.global.quiet,
             Palette::default(),
             Palette::new(err_color),
@@ -138,8 +143,18 @@ fn exit(done: Done) -> ExitCode {
     }
 }
 
-/// Prints a clap error git-style (`error: …` then `hint: …`) and returns exit 2; help and version exit 0.
-fn usage_error(err: &clap::Error) -> ExitCode {
+/// Whether argv asks for `--json` (before a `--` that starts a command's own arguments): a
+/// usage error is then also printed as JSON, although the arguments could not be parsed.
+fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| a.as_os_str() != "--")
+        .any(|a| a.as_os_str() == "--json")
+}
+
+/// Prints a clap error git-style (`error: …` then `hint: …`) and returns exit 2; help and
+/// version exit 0. With `json`, the error is also one JSON document on stdout.
+fn usage_error(err: &clap::Error, json: bool) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
         err.kind(),
@@ -148,16 +163,19 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
         let _ = err.print();
-        return ExitCode::from(
-            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                2
-            } else {
-                0
-            },
-        );
+        if err.kind() != ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            return ExitCode::SUCCESS;
+        }
+        if json {
+            let out = Out::new(Format::Json, true, Palette::default(), Palette::default());
+            let _ = out.raw(&json_only(
+                &Error::input("a command is required").hint("run 'git task -h' for usage"),
+            ));
+        }
+        return ExitCode::from(2);
     }
     let out = Out::new(
-        Format::Human,
+        if json { Format::Json } else { Format::Human },
         false,
         Palette::default(),
         Palette::new(use_color_env(std::io::stderr().is_terminal(), None)),
@@ -185,4 +203,11 @@ fn usage_error(err: &clap::Error) -> ExitCode {
     error = error.hint("run 'git task -h' for usage, or see 'man git-task'");
     out.error(&error);
     ExitCode::from(2)
+}
+
+/// The JSON document of `err` alone (the usage text went to stderr already).
+fn json_only(err: &Error) -> String {
+    let failure = crate::output::Failure::of(err);
+    let doc = crate::output::Versioned::new(&failure);
+    serde_json::to_string(&doc).unwrap_or_default() + "\n"
 }

@@ -17,7 +17,7 @@
 //! task is no longer live (a release that was interrupted).
 
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
-use crate::contract::glob::check_pattern;
+use crate::contract::glob::check_new_pattern;
 use crate::contract::overlap::{self, Overlap, PathSet};
 use crate::contract::spec::ContractSpec;
 use crate::error::{Error, Result};
@@ -262,9 +262,8 @@ pub fn check_globs(globs: &[String]) -> Result<()> {
             .hint("for example: git task claim <id> 'src/db/**'"));
     }
     for g in globs {
-        check_pattern(g).map_err(|e| {
-            Error::input(format!("bad glob '{g}': {e}"))
-                .hint("globs follow the contract's rules (SPEC §5): 'src/db/**', '*.lock'")
+        check_new_pattern(g).map_err(|e| {
+            Error::input(format!("bad glob '{g}': {e}")).hint(crate::contract::file::GLOB_HINT)
         })?;
     }
     Ok(())

@@ -19,6 +19,13 @@ pub const AUTO_COMMIT_EXCLUDE: &str = "task.autoCommitExclude";
 /// `task.sparseAlways`: paths always checked out with `--sparse` (multi-valued).
 pub const SPARSE_ALWAYS: &str = "task.sparseAlways";
 
+/// `task.poolSize`: how many pool entries `start` keeps ready (default 0: none).
+pub const POOL_SIZE: &str = "task.poolSize";
+/// `task.harnessAllow`: globs a harness-made task may touch (multi-valued).
+pub const HARNESS_ALLOW: &str = "task.harnessAllow";
+/// `task.harnessForbid`: globs a harness-made task may never touch (multi-valued).
+pub const HARNESS_FORBID: &str = "task.harnessForbid";
+
 /// Default of `task.autoCommitExclude`.
 pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] =
     &["node_modules/", "target/", "dist/", "build/", ".next/"];
@@ -54,6 +61,7 @@ pub struct Settings {
 impl Settings {
     /// Reads the settings from the repository's configuration.
     pub fn load(repo: &Repo) -> crate::Result<Settings> {
+        check_values(repo)?;
         let main = repo.main_worktree()?;
         let mut branch_prefix = repo
             .config_string(BRANCH_PREFIX)
@@ -89,4 +97,61 @@ impl Settings {
             sparse_always: repo.config_strings(SPARSE_ALWAYS),
         })
     }
+}
+
+/// Refuses a `task.*` value git-task cannot use (exit 2), as git refuses a bad value of its
+/// own keys, rather than quietly taking the default: a bad number, boolean or choice, or a glob
+/// that is not one. The error names the key and says how to see where it is set.
+fn check_values(repo: &Repo) -> crate::Result<()> {
+    let bad = |key: &str, value: &str, want: &str| {
+        crate::Error::input(format!("bad value '{value}' for '{key}': {want}"))
+            .hint(format!(
+                "see where it is set: git config --show-origin --get-all {key}"
+            ))
+            .hint(format!(
+                "remove it: git config --unset-all {key} (with --global where it is set there)"
+            ))
+    };
+    if let Some(value) = repo.config_string(BRANCH_PREFIX) {
+        let mut prefix = value.clone();
+        if !prefix.is_empty() && !prefix.ends_with('/') {
+            prefix.push('/');
+        }
+        if prefix.starts_with('-')
+            || !crate::git::refs::is_valid_name(&format!("refs/heads/{prefix}x"))
+        {
+            return Err(bad(
+                BRANCH_PREFIX,
+                &value,
+                "task branches would not be valid branch names (see 'git check-ref-format')",
+            ));
+        }
+    }
+    if let Some(value) = repo.config_string(POOL_SIZE) {
+        if value.trim().parse::<usize>().is_err() {
+            return Err(bad(
+                POOL_SIZE,
+                &value,
+                "expected a number of worktrees, 0 or more",
+            ));
+        }
+    }
+    if let Some(value) = repo.config_string(KEEP_ON_MERGE) {
+        if repo.config_bool(KEEP_ON_MERGE).is_none() {
+            return Err(bad(KEEP_ON_MERGE, &value, "expected true or false"));
+        }
+    }
+    if let Some(value) = repo.config_string(ON_VIOLATION) {
+        if !matches!(value.as_str(), "block" | "revert") {
+            return Err(bad(ON_VIOLATION, &value, "expected 'block' or 'revert'"));
+        }
+    }
+    for key in [HARNESS_ALLOW, HARNESS_FORBID] {
+        for glob in repo.config_strings(key) {
+            if let Err(msg) = crate::contract::glob::check_new_pattern(&glob) {
+                return Err(bad(key, &glob, &format!("not a contract glob: {msg}")));
+            }
+        }
+    }
+    Ok(())
 }

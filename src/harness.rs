@@ -22,10 +22,7 @@ use clap::Parser;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// `task.harnessAllow`: globs a harness-made task may touch (multi-valued).
-pub const HARNESS_ALLOW: &str = "task.harnessAllow";
-/// `task.harnessForbid`: globs a harness-made task may never touch (multi-valued).
-pub const HARNESS_FORBID: &str = "task.harnessForbid";
+pub use crate::config::{HARNESS_ALLOW, HARNESS_FORBID};
 
 /// The fields of Claude Code's hook input that matter here (others are ignored).
 #[derive(Deserialize, Debug, Default)]
@@ -69,7 +66,7 @@ pub fn claude(create: bool, input: &str) -> Result<HookAnswer, Error> {
             return Err(Error::input(format!(
                 "this hook handles {expected}, but Claude Code sent {event}"
             ))
-            .hint("use 'git task harness claude create' for WorktreeCreate and '... remove' for WorktreeRemove"));
+            .hint("use 'git task harness claude create' for WorktreeCreate and 'git task harness claude remove' for WorktreeRemove"));
         }
     }
     let here = std::env::current_dir()
@@ -123,7 +120,10 @@ fn remove_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
             "no task has its worktree at '{}'",
             path.display()
         ))
-        .hint("it was not made by 'git task harness claude create'; remove it with 'git worktree remove'"));
+        .hint(format!(
+            "it was not made by 'git task harness claude create'; remove it with: git worktree remove {}",
+            crate::contract::judge::shell_quote(&path.display().to_string())
+        )));
     };
     let removed = call::run_in(
         dir,

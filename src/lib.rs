@@ -41,6 +41,8 @@
 //! | following records as they grow (`log --follow`) | `record/follow.rs`, `git/refs/stamp.rs` |
 //! | shell completions | `commands/completions.rs` |
 //! | exit codes | `app.rs` (from [`error::Error`]) |
+//! | an error as JSON with `--json` (`schema/error.json`), also an MCP tool error | `output/mod.rs` ([`output::Failure`]), `app.rs` |
+//! | the `task.*` settings, each value checked once per command (bad one: exit 2) | `config.rs` |
 //! | the MCP server: tools → commands run in process | `mcp/` |
 //! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
 

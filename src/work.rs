@@ -62,11 +62,26 @@ pub fn open(repo: &Repo, record: &Record) -> Result<Work> {
     }
     let path = Path::new(&record.state.worktree);
     if !path.exists() {
-        return Err(Error::input(format!(
+        let err = Error::input(format!(
             "the worktree of task '{id}' is missing: '{}'",
             path.display()
-        ))
-        .hint("run 'git task sweep' to repair the task"));
+        ));
+        let has_branch =
+            record.state.mode == Mode::Worktree && repo.find_ref(&record.state.branch)?.is_some();
+        if !has_branch {
+            return Err(err.hint("run 'git task sweep' to repair the task"));
+        }
+        let quote = crate::contract::judge::shell_quote;
+        let git = format!("git -C {}", quote(&repo.common_dir().display().to_string()));
+        return Err(err
+            .hint(format!(
+                "to keep working, check its branch out there again: {git} worktree prune && {git} worktree add {} {}",
+                quote(&path.display().to_string()),
+                quote(record.state.branch_short())
+            ))
+            .hint(format!(
+                "or end the task: git task sweep (saves its commits as an attempt and marks '{id}' removed)"
+            )));
     }
     let wt = worktree::open_at(path)?;
     let state = snapshot::read(&wt)?;

@@ -52,9 +52,16 @@ fn pre_commit(ctx: &Ctx) -> CmdResult {
                     r.attempt,
                     r.paths.join(", ")
                 ));
+                let quote = crate::contract::judge::shell_quote;
+                let git = match ctx.repo.workdir() {
+                    Some(root) => format!("git -C {}", quote(&root.display().to_string())),
+                    None => "git".to_owned(),
+                };
+                let paths: Vec<String> = r.paths.iter().map(|p| quote(p)).collect();
                 ctx.out.hint(format_args!(
-                    "get them back with: git checkout {} -- <path>",
-                    r.attempt
+                    "get them back with: {git} checkout {} -- {}",
+                    r.attempt,
+                    paths.join(" ")
                 ));
             }
             if let Some(err) = event_error {

@@ -142,7 +142,15 @@ impl Report for MergeReport {
             ));
         }
         if !self.now_conflicting.is_empty() {
-            out.hint("bring the new commits into those tasks with 'git task sync <id>' and resolve there");
+            let syncs: Vec<String> = self
+                .now_conflicting
+                .iter()
+                .map(|c| format!("git task sync {}", c.task))
+                .collect();
+            out.hint(format_args!(
+                "bring the new commits into those tasks and resolve there: {}",
+                syncs.join("; ")
+            ));
         }
         if let Some(dir) = &self.landed.leave_cwd {
             out.note(format_args!(

@@ -135,6 +135,11 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ("adopt", "git task adopt --json", adopt::json_schemas),
     ("claim", "git task claim --json", claim::json_schemas),
     ("release", "git task release --json", release::json_schemas),
+    (
+        "error",
+        "the error of any git task command with --json (its exit code: 1, 2 or 128)",
+        crate::output::error_schemas,
+    ),
 ];
 
 /// Everything a command needs: the repository, the settings and the output.

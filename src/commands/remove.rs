@@ -166,7 +166,10 @@ pub fn run(ctx: &Ctx, args: &RemoveArgs) -> CmdResult {
                 ));
             }
             err = err
-                .hint(format!("commit them in the worktree, or see them with 'git -C {} status'", dirty.path))
+                .hint(format!(
+                    "commit them in the worktree, or see them with: git -C {} status",
+                    crate::contract::judge::shell_quote(&dirty.path)
+                ))
                 .hint(format!("or remove anyway (the changes are saved as an attempt): git task remove --force {}", dirty.id));
             Err(err)
         }

@@ -298,8 +298,9 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
                         report.task, failed.command
                     ))
                     .hint(format!(
-                        "run it again by hand: git task exec {} -- sh -c '{}'",
-                        report.task, failed.command
+                        "run it again by hand: git task exec {} -- sh -c {}",
+                        report.task,
+                        crate::contract::judge::shell_quote(&failed.command)
                     )))
                 }
             }

@@ -12,6 +12,12 @@ pub const VERSION: u32 = 1;
 pub const CONTRACT_FILE: &str = ".task-contract.toml";
 /// Name of the policy file committed on the base branch.
 pub const POLICY_FILE: &str = ".task-policy.toml";
+/// The hint of a bad glob: what a rule may hold.
+pub const GLOB_HINT: &str = "globs are paths relative to the repository's root with '*', '?', '**', '[abc]' and '{a,b}', e.g. 'src/api/**'; see 'man git-task', section CONTRACT FILE";
+/// The most a contract file may hold: a contract is a few lines of globs, and every hook run
+/// and merge compiles them all. A bigger `--contract` file is refused; a bigger committed
+/// `.task-contract.toml` is not a valid contract (`contract_tampered`).
+pub const MAX_CONTRACT_BYTES: u64 = 1 << 20;
 /// Default timeout for checks, in seconds.
 pub const DEFAULT_TIMEOUT_S: u64 = 600;
 
@@ -77,8 +83,10 @@ impl ContractFile {
             for pattern in patterns {
                 if let Err(msg) = super::glob::check_pattern(pattern) {
                     let (line, col) = locate_value(text, key, pattern);
-                    return Err(Error::input(format!("{name}:{line}:{col}: bad glob '{pattern}' in {key}: {msg}"))
-                        .hint("globs use '*', '?', '**', '[abc]' and '{a,b}'; see 'man git-task', section CONTRACT FILE"));
+                    return Err(Error::input(format!(
+                        "{name}:{line}:{col}: bad glob '{pattern}' in {key}: {msg}"
+                    ))
+                    .hint(GLOB_HINT));
                 }
             }
         }
@@ -92,6 +100,32 @@ impl ContractFile {
             }
         }
         Ok(file)
+    }
+
+    /// The stricter checks of a contract given now (`start --contract FILE`, or built from
+    /// `start`'s flags), on top of [`ContractFile::parse`]: every glob can match a path
+    /// ([`super::glob::check_new_pattern`]) and no check command is blank. Contracts already
+    /// frozen are only parsed, so a task started before a check was added keeps working.
+    pub fn check_new(&self, text: &str, name: &str) -> Result<()> {
+        for (key, patterns) in [("allowed", &self.allowed), ("forbidden", &self.forbidden)] {
+            for pattern in patterns {
+                if let Err(msg) = super::glob::check_new_pattern(pattern) {
+                    let (line, col) = locate_value(text, key, pattern);
+                    return Err(Error::input(format!(
+                        "{name}:{line}:{col}: bad glob '{pattern}' in {key}: {msg}"
+                    ))
+                    .hint(GLOB_HINT));
+                }
+            }
+        }
+        if self.check_commands().iter().any(|c| c.trim().is_empty()) {
+            let (line, col) = locate_key(text, "commands");
+            return Err(Error::input(format!(
+                "{name}:{line}:{col}: a check command cannot be empty"
+            ))
+            .hint("give each check as a shell command, e.g. commands = [\"cargo test\"]"));
+        }
+        Ok(())
     }
 
     /// Renders the file as TOML, the way `start` commits it.

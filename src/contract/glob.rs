@@ -211,6 +211,27 @@ pub fn check_pattern(rule: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a rule a user gives now (`start`'s flags and `--contract` file, `claim`): a valid
+/// glob ([`check_pattern`]) that can match a path. Repository paths never hold an empty, `.`
+/// or `..` component (SPEC §5, path safety), so a rule with one (`../src/**`, `./src`,
+/// `src//db`) would silently match nothing. Contracts already frozen are not checked again.
+pub fn check_new_pattern(rule: &str) -> Result<(), String> {
+    check_pattern(rule)?;
+    let body = rule.trim_end_matches('/');
+    let body = body.strip_prefix('/').unwrap_or(body);
+    if !body.is_empty()
+        && body
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(
+            "a rule is a path inside the repository, relative to its root: it cannot hold an empty, '.' or '..' component"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,5 +336,19 @@ mod tests {
         assert!(check_pattern("src/{a").is_err());
         assert!(check_pattern("").is_err());
         assert!(check_pattern("src/**").is_ok());
+        for bad in ["../x/**", "./src", "src/../db", "src//db", "/./a"] {
+            assert!(check_new_pattern(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "/",
+            "src/",
+            "/Cargo.lock",
+            "**",
+            "src/**",
+            "*.lock",
+            "a.b/..c",
+        ] {
+            assert!(check_new_pattern(good).is_ok(), "{good}");
+        }
     }
 }

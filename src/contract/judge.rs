@@ -421,7 +421,7 @@ fn repair_text(
     }
     if !added.is_empty() {
         lines.push(format!(
-            "  {git} rm -r -q --cached -- {}   # then move or delete these new files",
+            "  {git} rm -r -q --cached --ignore-unmatch -- {}   # then move or delete these new files",
             added.join(" ")
         ));
     }
@@ -704,7 +704,8 @@ mod tests {
             v.repair
         );
         assert!(
-            v.repair.contains("git rm -r -q --cached -- new.txt"),
+            v.repair
+                .contains("git rm -r -q --cached --ignore-unmatch -- new.txt"),
             "{}",
             v.repair
         );

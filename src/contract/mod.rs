@@ -141,6 +141,13 @@ impl Effective {
         match branch {
             BranchFile::NotApplicable => {}
             BranchFile::Deleted => tampered = Some(format!("{} was deleted", file::CONTRACT_FILE)),
+            BranchFile::Present(text) if text.len() as u64 > file::MAX_CONTRACT_BYTES => {
+                tampered = Some(format!(
+                    "{} is not a valid contract: it is larger than {} KiB",
+                    file::CONTRACT_FILE,
+                    file::MAX_CONTRACT_BYTES >> 10
+                ))
+            }
             BranchFile::Present(text) => match ContractFile::parse(text, file::CONTRACT_FILE) {
                 Ok(file) => {
                     if let Some(why) = loosening(frozen, &file, ignore_case) {

@@ -323,12 +323,12 @@ impl Repo {
     pub fn rev_parse_commit(&self, spec: &str) -> Result<ObjectId> {
         let id = self.inner.rev_parse_single(spec).map_err(|e| {
             Error::input(format!("'{spec}' is not a valid revision: {e}"))
-                .hint("name a branch, tag or commit, e.g. --base main; 'git branch' lists branches")
+                .hint("name a branch, tag or commit; 'git branch' lists the branches")
         })?;
         let object = id.object().context(|| format!("could not read '{spec}'"))?;
         let commit = object.peel_to_commit().map_err(|_| {
             Error::input(format!("'{spec}' does not name a commit"))
-                .hint("name a branch, tag or commit, e.g. --base main")
+                .hint("name a branch, tag or commit; 'git branch' lists the branches")
         })?;
         Ok(commit.id)
     }

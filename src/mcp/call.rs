@@ -21,33 +21,7 @@ pub struct Outcome {
     pub error: Option<Failure>,
 }
 
-/// A command's error as data: its kind, exit code, message and hints.
-#[derive(Debug, serde::Serialize)]
-pub struct Failure {
-    /// Always `"error"`, like the `kind` of every report.
-    pub kind: &'static str,
-    /// `input` (exit 2), `repo` (exit 128) or `negative` (exit 1): see `error::Kind`.
-    pub error: &'static str,
-    /// The exit code the command line gives.
-    pub exit_code: u8,
-    /// The message (`error: …` on the command line).
-    pub message: String,
-    /// What to run next (`hint: …` on the command line).
-    pub hints: Vec<String>,
-}
-
-impl Failure {
-    /// Describes `err`.
-    pub fn of(err: &Error) -> Self {
-        Failure {
-            kind: "error",
-            error: err.kind().name(),
-            exit_code: err.exit_code(),
-            message: err.to_string(),
-            hints: err.hints().to_vec(),
-        }
-    }
-}
+pub use crate::output::Failure;
 
 /// Runs `command` as `git task -C <dir> --json <command>` would, in this process.
 ///

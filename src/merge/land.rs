@@ -213,7 +213,7 @@ fn update_targets(
                     let _ = cli::two_tree_update(done, new_tip, old_tip, false);
                 }
                 refs::apply(repo, reverse(updates)).map_err(|e| {
-                    Error::from(e).hint(format!("'{}' was moved to {new_tip} but '{}' could not be updated; run 'git -C {} read-tree -m -u {old_tip} {new_tip}' after saving your changes", short(&l.target), path.display(), path.display()))
+                    Error::from(e).hint(format!("'{}' was moved to {new_tip} but '{}' could not be updated; run 'git -C {} read-tree -m -u {old_tip} {new_tip}' after saving your changes", short(&l.target), path.display(), crate::contract::judge::shell_quote(&path.display().to_string())))
                 })?;
                 let paths = cli::listed_paths(&run.stderr);
                 return Ok(Err(Refusal::TargetDirty {

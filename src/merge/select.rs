@@ -114,8 +114,13 @@ pub(super) fn select_with(
                             rec.state.id
                         ))
                         .hint(format!(
-                            "name the branch to merge into: git task merge {} --into <branch>",
-                            rec.state.id
+                            "name the branch to merge into: git task merge {} --into {}",
+                            rec.state.id,
+                            repo.head_branch()
+                                .ok()
+                                .flatten()
+                                .map(|b| short(&b).to_owned())
+                                .unwrap_or_else(|| "BRANCH".into())
                         )));
                     };
                     match &target {
@@ -135,8 +140,12 @@ pub(super) fn select_with(
         };
     let old_tip = tip_of(&target)?.ok_or_else(|| {
         Error::input(format!("branch '{}' does not exist", short(&target))).hint(format!(
-            "create it first: git branch {} <start>",
-            short(&target)
+            "create it again where the task started: git branch {} {}",
+            short(&target),
+            records
+                .first()
+                .map(|r| r.state.base_commit.as_str())
+                .unwrap_or("HEAD")
         ))
     })?;
 
@@ -230,7 +239,7 @@ fn resolve_into(
     let valid = full.starts_with("refs/heads/") && crate::git::refs::is_valid_name(&full);
     if !valid || tip_of(&full)?.is_none() {
         return Err(Error::input(format!("--into '{name}' is not a branch"))
-            .hint("--into takes the name of an existing branch; 'git branch' lists them"));
+            .hint("--into takes the name of an existing branch; 'git branch' lists them ('git branch -r' those of a remote, for --remote)"));
     }
     let prefix = format!("refs/heads/{}", settings.branch_prefix);
     if let Some(owner) = layout::id_from_branch(&prefix, &full) {

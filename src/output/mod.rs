@@ -66,6 +66,40 @@ pub fn schema_of<R: Report + schemars::JsonSchema + 'static>(
     generator.subschema_for::<Versioned<'static, R>>()
 }
 
+/// A command's error as data: what `--json` prints on stdout when a command could not
+/// finish (`schema/error.json`), and the content of an MCP tool error.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Failure {
+    /// Always `"error"`, like the `kind` of every report.
+    pub kind: &'static str,
+    /// `input` (exit 2), `repo` (exit 128) or `negative` (exit 1): see `error::Kind`.
+    pub error: &'static str,
+    /// The exit code the command line gives.
+    pub exit_code: u8,
+    /// The message (`error: …` on the command line).
+    pub message: String,
+    /// What to run next (`hint: …` on the command line).
+    pub hints: Vec<String>,
+}
+
+impl Failure {
+    /// Describes `err`.
+    pub fn of(err: &crate::Error) -> Self {
+        Failure {
+            kind: "error",
+            error: err.kind().name(),
+            exit_code: err.exit_code(),
+            message: err.to_string(),
+            hints: err.hints().to_vec(),
+        }
+    }
+}
+
+/// The schema of the error document `--json` prints (`schema/error.json`).
+pub fn error_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
+    vec![generator.subschema_for::<Versioned<'static, Failure>>()]
+}
+
 /// A command's answer, printable for people or as JSON.
 pub trait Report: serde::Serialize {
     /// Writes the human form (stdout; notes for people go through `out.note`).
@@ -204,9 +238,16 @@ impl Out {
         );
     }
 
-    /// Writes an `error:` line and its hints to stderr.
+    /// Writes an `error:` line and its hints to stderr; with `--json`, also the error as one
+    /// JSON document on stdout ([`Failure`]), so a script reading stdout always gets one.
     pub fn error(&self, err: &crate::Error) {
         use owo_colors::OwoColorize;
+        if self.format == Format::Json {
+            if let Ok(mut text) = serde_json::to_string(&Versioned::new(&Failure::of(err))) {
+                text.push('\n');
+                let _ = self.raw(&text);
+            }
+        }
         let _ = writeln!(
             self.stderr.borrow_mut(),
             "{} {}",

@@ -88,7 +88,10 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         ))
         .hint(format!("accept its work with 'git task merge {0}'", other.state.id))
         .hint(format!("or abandon it: 'git task revert {0}' (saves the work as an attempt), then 'git task drop {0}'", other.state.id))
-        .hint("or start this task in its own worktree: git task start <id>"));
+        .hint(format!(
+            "or start this task in its own worktree: git task start{}",
+            opts.id.as_ref().map(|i| format!(" {i}")).unwrap_or_default()
+        )));
     }
     if let Some(branch) = repo.head_branch()? {
         let short = branch.strip_prefix("refs/heads/").unwrap_or(&branch);

@@ -50,8 +50,7 @@ pub const STALE_PATHS: usize = 10_000;
 /// Where the work found in a pool entry is saved before the entry is deleted: `<prefix><name>`.
 pub const SAVED_PREFIX: &str = "refs/task-pool-saved/";
 
-/// The config key of the pool size `start` keeps filled.
-pub const POOL_SIZE: &str = "task.poolSize";
+pub use crate::config::POOL_SIZE;
 
 /// One pool entry.
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
@@ -126,9 +125,14 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
         })?,
     };
     if !refs::is_valid_name(&full) || repo.find_ref(&full)?.is_none() {
+        let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
+        if base.is_none() {
+            return Err(Error::input(format!("branch '{short}' has no commits yet"))
+                .hint("make a first commit, then fill the pool"));
+        }
         return Err(
-            Error::input(format!("'{}' is not a local branch", base.unwrap_or(&full)))
-                .hint("a pool entry is checked out at a branch's tip: name one with --base BRANCH"),
+            Error::input(format!("'{}' is not a local branch", base.unwrap_or(short)))
+                .hint("a pool entry is checked out at a branch's tip: name one with --base BRANCH; 'git branch' lists them"),
         );
     }
     Ok(full)

@@ -185,6 +185,31 @@ fn latest_frozen(repo: &Repo, tip: ObjectId, dir: &std::path::Path) -> Result<Op
     Ok(None)
 }
 
+/// Deletes the digest written for the start of `record` (a start rolled back, whose record
+/// ref is gone): the latest commit at or below its tip with a digest on file, and only that one
+/// (an earlier life's start stays on file), then the task's directory when nothing else is left
+/// in it. A failed start leaves nothing behind: its contract binds no later start of the id,
+/// and a task of the same id adopted later is not taken for a tampered one.
+pub fn forget(repo: &Repo, record: &Record) {
+    let dir = dir(repo, &record.state.task_id());
+    if !dir.is_dir() {
+        return;
+    }
+    let mut next = Some(record.tip);
+    while let Some(commit) = next {
+        let file = dir.join(commit.to_string());
+        if file.is_file() {
+            let _ = std::fs::remove_file(file);
+            break;
+        }
+        next = objects::commit_parents(repo, commit)
+            .ok()
+            .and_then(|p| p.first().copied());
+    }
+    // Only when empty: a racing start of the same id may have written its own meanwhile.
+    let _ = std::fs::remove_dir(&dir);
+}
+
 /// Keeps the digest written for record commit `from` (if any) for `to` as well: an event
 /// replayed onto another machine's record (`git task push`) stays provably the one frozen.
 pub fn carry(repo: &Repo, id: &TaskId, from: ObjectId, to: ObjectId) -> Result<()> {

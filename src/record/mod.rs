@@ -213,6 +213,30 @@ pub fn restart(
     start_event(repo, Some(previous), state, contract_text, started, extra)
 }
 
+/// The base's `.task-policy.toml` as text, refused (exit 2, before anything is written) when it
+/// is not a valid policy: frozen as it is, it would make every check and merge of the task
+/// fail, and only a person can fix it on the base branch.
+fn checked_policy(state: &TaskState, bytes: Vec<u8>) -> Result<String> {
+    use crate::contract::file::{ContractFile, POLICY_FILE};
+    let base = state
+        .base_branch
+        .as_deref()
+        .map(|b| b.trim_start_matches("refs/heads/").to_owned())
+        .unwrap_or_else(|| state.base_commit.clone());
+    let fix = format!(
+        "the policy is fixed on '{base}' by a person: correct {POLICY_FILE} there and commit it, then start the task again"
+    );
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::input(format!("{POLICY_FILE} on '{base}' is not UTF-8 text")).hint(fix.clone())
+    })?;
+    ContractFile::parse(&text, POLICY_FILE).map_err(|e| {
+        Error::input(format!("{} (on '{base}')", e.message()))
+            .hint(fix)
+            .hint("see 'man git-task', section CONTRACT FILE, for what a policy may hold")
+    })?;
+    Ok(text)
+}
+
 fn start_event(
     repo: &Repo,
     previous: Option<&Record>,
@@ -230,7 +254,9 @@ fn start_event(
     let policy = match state.base_commit.parse::<ObjectId>() {
         Ok(base) => objects::read_blob_at(repo, base, crate::contract::file::POLICY_FILE)
             .map_err(RefError::Other)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            .map(|b| checked_policy(state, b))
+            .transpose()
+            .map_err(RefError::Other)?,
         Err(_) => None,
     };
     let frozen = (contract_text, policy.as_deref());

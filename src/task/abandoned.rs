@@ -63,6 +63,7 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
         }
     }
     delete_task_refs(repo, record)?;
+    record::frozen::forget(repo, record);
     let _ = crate::claims::release_all(repo, &record.state.id);
     let _ = settings;
     Ok(attempts)

@@ -316,9 +316,8 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
                     worktree.display()
                 ))
                 .hint(format!(
-                    "look at 'git -C {} status' and save your changes, then 'git -C {} read-tree -m -u {old} {new}'",
-                    worktree.display(),
-                    worktree.display()
+                    "look at 'git -C {0} status' and save your changes, then: git -C {0} read-tree -m -u {old} {new}",
+                    crate::contract::judge::shell_quote(&worktree.display().to_string()),
                 )));
             };
             let written = twoway::settle(repo, worktree, from, to, entry.pid)?;

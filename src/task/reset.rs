@@ -39,6 +39,8 @@ pub struct ResetOptions {
     pub contract: Option<String>,
     /// Called as `start --reset`: the event is recorded even when nothing changes, and the setup runs.
     pub from_start: bool,
+    /// `start --reset --setup CMD`: the setup to run this time instead of the task's own.
+    pub setup: Option<String>,
 }
 
 /// What `reset` did.
@@ -298,7 +300,12 @@ pub fn reset(
         _ => None,
     };
     crate::hooks::run_post_checkout(repo, &path, &first.to_string())?;
-    let setup = match state_after.setup.as_deref().or(settings.setup.as_deref()) {
+    let setup = match opts
+        .setup
+        .as_deref()
+        .or(state_after.setup.as_deref())
+        .or(settings.setup.as_deref())
+    {
         Some(cmd) if opts.from_start || recreated => {
             let env = super::branch::task_env(&state_after);
             Some(crate::checks::run_captured(

@@ -100,6 +100,9 @@ pub fn revert(
     what: &What,
     patch_file: Option<&Path>,
 ) -> Result<Outcome> {
+    if let Some(path) = patch_file {
+        check_patch_file(path)?;
+    }
     let w = work::open(repo, record)?;
     let (target, kept) = match target(repo, record, &w, what)? {
         Ok(t) => t,
@@ -123,6 +126,30 @@ pub fn revert(
         record::note(repo, &record.state.task_id(), details)?;
     }
     Ok(Outcome::Done(done))
+}
+
+/// Refuses a `--patch-file` that cannot be written (a directory, or in a directory that does
+/// not exist) before anything is saved or reverted (exit 2).
+fn check_patch_file(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let problem = if path.is_dir() {
+        Some("it is a directory")
+    } else if !parent.is_dir() {
+        Some("its directory does not exist")
+    } else {
+        None
+    };
+    match problem {
+        Some(why) => Err(Error::input(format!(
+            "cannot write the patch file '{}': {why}",
+            path.display()
+        ))
+        .hint("name a file in an existing directory, e.g. --patch-file attempt.patch")),
+        None => Ok(()),
+    }
 }
 
 /// Patch mode: the commits HEAD keeps because they are not the task's own.

@@ -26,7 +26,14 @@ fn outside_a_repository_exits_128_with_a_hint_naming_git_init() {
             stderr.contains("hint: ") && stderr.contains("git init"),
             "{stderr}"
         );
-        assert!(out.stdout.is_empty());
+        if args.contains(&"--json") {
+            // With --json the error is also one JSON document on stdout.
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["kind"], "error");
+            assert_eq!(doc["exit_code"], 128);
+        } else {
+            assert!(out.stdout.is_empty());
+        }
     }
     assert!(
         std::fs::read_dir(&outside).unwrap().next().is_none(),

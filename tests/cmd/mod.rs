@@ -48,4 +48,5 @@ mod remote;
 mod sync;
 
 mod harness;
+mod input2;
 mod mcp;

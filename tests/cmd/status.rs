@@ -87,5 +87,7 @@ fn status_of_an_unknown_task_is_bad_input() {
         run.stderr.contains("no task 'nope'") && run.stderr.contains("hint: "),
         "{run}"
     );
-    assert_eq!(run.stdout, "", "no JSON on failure");
+    let doc = run.json();
+    assert_eq!(doc["kind"], "error", "the error as JSON on stdout");
+    assert_eq!(doc["error"], "input");
 }

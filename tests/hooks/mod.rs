@@ -133,7 +133,8 @@ fn new_file_is_refused_when_new_files_are_off() {
         "new_file_disallowed",
     );
     assert!(
-        run.stderr.contains(" rm -r -q --cached -- src/new.rs"),
+        run.stderr
+            .contains(" rm -r -q --cached --ignore-unmatch -- src/new.rs"),
         "{run}"
     );
 }

@@ -64,7 +64,7 @@ pub(super) fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
         None => {
             let branch = repo.head_branch()?.ok_or_else(|| {
                 Error::input("HEAD is detached, so there is no current branch to start from")
-                    .hint("name the base: git task start <id> --base main")
+                    .hint("name the base with --base: a branch ('git branch' lists them), or HEAD to start from the detached commit")
             })?;
             let commit = repo.find_ref(&branch)?.ok_or_else(|| {
                 Error::input(format!(
@@ -109,13 +109,43 @@ pub(super) fn check_same_contract(
     if same {
         return Ok(());
     }
-    Err(Error::input(format!(
-        "task '{id}' already exists with another contract"
-    ))
-    .hint(format!("see its contract with 'git task status {id}'"))
-    .hint(format!(
-        "to narrow it, start the task over (its work is saved as an attempt first): git task start {id} --reset <narrower contract options>"
-    )))
+    let err = Error::input(format!("task '{id}' already exists with another contract"))
+        .hint(format!("see its contract with 'git task status {id}'"));
+    let narrower = ContractFile::parse(&wanted, CONTRACT_FILE)
+        .ok()
+        .is_some_and(|new| crate::contract::replacing_loosens(&current.contract, &new).is_none());
+    Err(match narrower {
+        true => err.hint(format!(
+            "to narrow it to these, start the task over (its work is saved as an attempt first): git task start {id} --reset {}",
+            contract_flags(spec)
+        )),
+        false => err.hint(format!(
+            "to narrow it, start the task over (its work is saved as an attempt first): git task start {id} --reset <narrower contract options>"
+        )),
+    })
+}
+
+/// The contract options of `spec` as they would be typed again, shell-quoted.
+fn contract_flags(spec: &ContractSpec) -> String {
+    use crate::contract::judge::shell_quote;
+    if let Some(file) = &spec.file {
+        return format!("--contract {}", shell_quote(&file.display().to_string()));
+    }
+    let mut flags = Vec::new();
+    for (flag, values) in [
+        ("--allow", &spec.allow),
+        ("--forbid", &spec.forbid),
+        ("--check", &spec.checks),
+    ] {
+        flags.extend(values.iter().map(|v| format!("{flag} {}", shell_quote(v))));
+    }
+    if spec.no_new_files {
+        flags.push("--no-new-files".into());
+    }
+    if spec.no_deletions {
+        flags.push("--no-deletions".into());
+    }
+    flags.join(" ")
 }
 
 /// Refuses a `start` of an existing worktree-mode task with a `--path` other than its worktree.
@@ -221,8 +251,15 @@ pub(super) fn check_worktree_place(repo: &Repo, path: &Path, from_flag: bool) ->
                     err.hint("choose a directory outside the repository, e.g. --path ../<name>")
                 }
                 false => err.hint(format!(
-                    "set it to a directory outside the repository: git config {} ../<repo>.tasks",
-                    crate::config::WORKTREE_DIR
+                    "set it to a directory outside the repository: git config {} {}",
+                    crate::config::WORKTREE_DIR,
+                    crate::contract::judge::shell_quote(&format!(
+                        "../{}.tasks",
+                        repo.main_worktree()
+                            .ok()
+                            .and_then(|m| m.file_name().map(|n| n.to_string_lossy().into_owned()))
+                            .unwrap_or_else(|| "repo".into())
+                    ))
                 )),
             };
             return Err(err);

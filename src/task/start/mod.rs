@@ -72,7 +72,10 @@ fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<
         return Err(Error::input(
             "--path, --setup, --sparse and --copy-ignored apply to worktree mode; a patch-mode task works in this worktree",
         )
-        .hint("leave them out, or start the task in its own worktree: git task start <id>"));
+        .hint(format!(
+            "leave them out, or start the task in its own worktree: git task start{}",
+            opts.id.as_ref().map(|i| format!(" {i}")).unwrap_or_default()
+        )));
     }
     let patch_opts = crate::patch::StartOptions {
         id: opts.id.clone(),
@@ -168,6 +171,7 @@ pub fn start(
                         onto,
                         contract,
                         from_start: true,
+                        setup: opts.setup.clone(),
                     };
                     return Ok(Started::Reset(Box::new(super::reset::reset(
                         repo, settings, &current, &reset,
