@@ -354,6 +354,31 @@ fn the_staged_verdict_follows_symlinks_without_a_cached_tree() {
     assert_eq!(json["violations"][0]["reason"], "symlink_escape", "{json}");
 }
 
+/// Starts task `id` forbidding `src/store/**` and commits a forbidden change on its branch
+/// (`--no-verify` style: no hook installed); returns the worktree and the stolen commit.
+fn stolen_commit(repo: &TestRepo, id: &str) -> (std::path::PathBuf, String) {
+    let wt = repo.start(id, &["--forbid", "src/store/**"]);
+    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
+    commit_all(repo, &wt, "forbidden");
+    let stolen = rev(repo, &format!("task/{id}"));
+    (wt, stolen)
+}
+
+/// The attack's end: starting `id` again with a wider contract is refused with nothing
+/// written; started again with its own, the stolen commit cherry-picked onto it is refused
+/// at merge and `main` stays at `before`.
+#[track_caller]
+fn comes_back_only_as_narrow(repo: &TestRepo, id: &str, stolen: &str, before: &str) {
+    let refs = all_refs(repo);
+    let run = repo.task_root(&["start", id, "--allow", "**"]).code(1);
+    assert!(run.stderr.contains("cannot loosen it"), "{run}");
+    assert_eq!(all_refs(repo), refs, "nothing written");
+    let wt = repo.start(id, &[]);
+    repo.git(&wt, &["cherry-pick", stolen]);
+    let json = repo.task_root(&["merge", id, "--json"]).code(1).json();
+    assert_refused(repo, &json, before, "src/store/mod.rs");
+}
+
 /// Every ref, for "nothing was written".
 fn all_refs(repo: &TestRepo) -> String {
     repo.git(
@@ -410,19 +435,9 @@ fn a_reset_cannot_loosen_the_contract() {
 fn a_removed_task_cannot_come_back_looser() {
     let repo = TestRepo::new();
     let before = rev(&repo, "main");
-    let wt = repo.start("t2", &["--forbid", "src/store/**"]);
-    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
-    commit_all(&repo, &wt, "forbidden");
-    let stolen = rev(&repo, "task/t2");
+    let (_, stolen) = stolen_commit(&repo, "t2");
     repo.task_root(&["remove", "t2", "--force"]).ok();
-    let refs = all_refs(&repo);
-    let run = repo.task_root(&["start", "t2", "--allow", "**"]).code(1);
-    assert!(run.stderr.contains("cannot loosen it"), "{run}");
-    assert_eq!(all_refs(&repo), refs, "nothing written");
-    let wt = repo.start("t2", &[]);
-    repo.git(&wt, &["cherry-pick", &stolen]);
-    let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
-    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+    comes_back_only_as_narrow(&repo, "t2", &stolen, &before);
 }
 
 /// A task whose record (and branch and worktree) the agent deleted with git itself is the same
@@ -432,10 +447,7 @@ fn a_removed_task_cannot_come_back_looser() {
 fn a_task_whose_record_was_deleted_cannot_come_back_looser() {
     let repo = TestRepo::new();
     let before = rev(&repo, "main");
-    let wt = repo.start("t3", &["--forbid", "src/store/**"]);
-    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
-    commit_all(&repo, &wt, "forbidden");
-    let stolen = rev(&repo, "task/t3");
+    let (wt, stolen) = stolen_commit(&repo, "t3");
     repo.git(
         repo.root(),
         &["worktree", "remove", "--force", wt.to_str().unwrap()],
@@ -444,14 +456,7 @@ fn a_task_whose_record_was_deleted_cannot_come_back_looser() {
     for r in ["refs/tasks/t3/record", "refs/tasks/t3/base"] {
         repo.git(repo.root(), &["update-ref", "-d", r]);
     }
-    let refs = all_refs(&repo);
-    let run = repo.task_root(&["start", "t3", "--allow", "**"]).code(1);
-    assert!(run.stderr.contains("cannot loosen it"), "{run}");
-    assert_eq!(all_refs(&repo), refs, "nothing written");
-    let wt = repo.start("t3", &[]);
-    repo.git(&wt, &["cherry-pick", &stolen]);
-    let json = repo.task_root(&["merge", "t3", "--json"]).code(1).json();
-    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+    comes_back_only_as_narrow(&repo, "t3", &stolen, &before);
 }
 
 /// A `merged` event the agent appended to its own record with plumbing (copied from a task
@@ -465,10 +470,7 @@ fn a_forged_merged_event_does_not_free_the_contract() {
     commit_all(&repo, &done, "real work");
     repo.task_root(&["merge", "t1", "--no-checks"]).ok();
     let before = rev(&repo, "main");
-    let wt = repo.start("t2", &["--forbid", "src/store/**"]);
-    repo.write(&wt, "src/store/mod.rs", "// stolen\n");
-    commit_all(&repo, &wt, "forbidden");
-    let stolen = rev(&repo, "task/t2");
+    let (wt, stolen) = stolen_commit(&repo, "t2");
     // The forged event: t1's genuine `merged` message, made t2's, on top of t2's record.
     let message = repo.git(
         repo.root(),
@@ -521,14 +523,7 @@ fn a_forged_merged_event_does_not_free_the_contract() {
         status["status"], "merged",
         "the forgery reads as merged: {status}"
     );
-    let refs = all_refs(&repo);
-    let run = repo.task_root(&["start", "t2", "--allow", "**"]).code(1);
-    assert!(run.stderr.contains("cannot loosen it"), "{run}");
-    assert_eq!(all_refs(&repo), refs, "nothing written");
-    let wt = repo.start("t2", &[]);
-    repo.git(&wt, &["cherry-pick", &stolen]);
-    let json = repo.task_root(&["merge", "t2", "--json"]).code(1).json();
-    assert_refused(&repo, &json, &before, "src/store/mod.rs");
+    comes_back_only_as_narrow(&repo, "t2", &stolen, &before);
     // A task git-task merged starts a new life with any contract.
     repo.task_root(&["start", "t1", "--allow", "**"]).ok();
 }
