@@ -1002,3 +1002,27 @@ fn claim_release_and_drop_survive_kill_9_anywhere() {
     }
     repo.fsck();
 }
+
+/// A second `start` of a task another process is still making (its setup runs) is refused,
+/// not handed a path that a failing setup would roll back with whatever was written there;
+/// once the first start is done, `start` reports the task as usual.
+#[test]
+fn a_start_of_a_task_still_being_made_is_refused() {
+    let repo = TestRepo::new();
+    let mut first = repo
+        .command(crate::common::bin(), repo.root())
+        .args(["start", "slow", "--setup", "sleep 3"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let record = repo.root().join(".git/refs/tasks/slow/record");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !record.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let run = repo.task_root(&["start", "slow"]).code(2);
+    assert!(run.stderr.contains("still being started"), "{run}");
+    assert!(first.wait().unwrap().success());
+    repo.task_root(&["start", "slow"]).ok();
+}

@@ -177,6 +177,17 @@ pub fn start(
                         repo, settings, &current, &reset,
                     )?)));
                 }
+                // Another process is making it: its path is not a worktree to work in yet (a
+                // failed setup rolls it back, with whatever was written there).
+                Some(current) if current.state.status == Status::Provisioning => {
+                    return Err(Error::input(format!(
+                        "task '{id}' is still being started by another process"
+                    ))
+                    .hint(format!(
+                        "wait for that 'git task start {id}' to finish, then run this again"
+                    ))
+                    .into());
+                }
                 Some(current) => {
                     check_same_contract(id, &current, &opts.contract)?;
                     check_same_path(id, &current, opts.path.as_deref())?;
