@@ -782,21 +782,9 @@ fn merge_keeps_a_worktree_holding_submodule_repositories() {
 #[test]
 fn adopt_and_merge_remote_survive_kill_9_anywhere() {
     let repo = TestRepo::new();
-    let bare = repo.base().join("remote.git");
-    repo.git(
-        &repo.base(),
-        &["init", "-q", "--bare", "-b", "main", "remote.git"],
-    );
-    repo.git(
-        repo.root(),
-        &["remote", "add", "origin", bare.to_str().unwrap()],
-    );
-    repo.git(repo.root(), &["push", "-q", "origin", "main"]);
-    let two = repo.base().join("two");
-    repo.git(
-        &repo.base(),
-        &["clone", "-q", bare.to_str().unwrap(), "two"],
-    );
+    let bare = super::remote::bare_remote(&repo);
+    super::remote::publish(&repo, bare.to_str().unwrap());
+    let two = super::remote::machine(&repo, bare.to_str().unwrap(), "two");
     let mut rng = Rng::new();
     let mut windows = [0u64; 2];
     for round in 0..=kill_rounds() {
@@ -894,21 +882,9 @@ fn a_packed_refs_lock_left_by_a_killed_transaction_is_deleted() {
 #[test]
 fn an_adopt_killed_before_it_wrote_the_digest_leaves_the_task_mergeable() {
     let repo = TestRepo::new();
-    let bare = repo.base().join("remote.git");
-    repo.git(
-        &repo.base(),
-        &["init", "-q", "--bare", "-b", "main", "remote.git"],
-    );
-    repo.git(
-        repo.root(),
-        &["remote", "add", "origin", bare.to_str().unwrap()],
-    );
-    repo.git(repo.root(), &["push", "-q", "origin", "main"]);
-    let two = repo.base().join("two");
-    repo.git(
-        &repo.base(),
-        &["clone", "-q", bare.to_str().unwrap(), "two"],
-    );
+    let bare = super::remote::bare_remote(&repo);
+    super::remote::publish(&repo, bare.to_str().unwrap());
+    let two = super::remote::machine(&repo, bare.to_str().unwrap(), "two");
     let wt = PathBuf::from(
         repo.task_root(&["start", "t", "--allow", "t/**"])
             .ok()

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A bare repository `remote.git` beside the main worktree, holding `main`; the main
 /// worktree is machine one, with `origin` pointing at `url` (a path, or a daemon's URL).
-fn bare_remote(repo: &TestRepo) -> PathBuf {
+pub(super) fn bare_remote(repo: &TestRepo) -> PathBuf {
     let bare = repo.base().join("remote.git");
     repo.git(
         &repo.base(),
@@ -19,13 +19,13 @@ fn bare_remote(repo: &TestRepo) -> PathBuf {
 }
 
 /// Points machine one's `origin` at `url` and publishes its `main` there.
-fn publish(repo: &TestRepo, url: &str) {
+pub(super) fn publish(repo: &TestRepo, url: &str) {
     repo.git(repo.root(), &["remote", "add", "origin", url]);
     repo.git(repo.root(), &["push", "-q", "origin", "main"]);
 }
 
 /// Clones `url` as another machine, `<base>/<name>`.
-fn machine(repo: &TestRepo, url: &str, name: &str) -> PathBuf {
+pub(super) fn machine(repo: &TestRepo, url: &str, name: &str) -> PathBuf {
     repo.git(&repo.base(), &["clone", "-q", url, name]);
     repo.base().join(name)
 }
