@@ -113,6 +113,25 @@ pub const LOCAL_ENV: &[&str] = &[
     "GIT_CONFIG_COUNT",
 ];
 
+/// Starts `cmd` (a git-task subcommand) in the background, outliving this process: no
+/// standard streams, its own process group (a Ctrl-C here does not reach it), and none of
+/// git's per-repository variables. Returns whether it started.
+pub fn spawn_detached(mut cmd: std::process::Command) -> bool {
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for var in LOCAL_ENV {
+        cmd.env_remove(var);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn().is_ok()
+}
+
 /// How git-task opens every repository: objects are read as stored, with replace refs
 /// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
 /// or the hooks see (SPEC §7.4).

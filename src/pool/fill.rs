@@ -138,7 +138,6 @@ pub fn after_start(repo: &Repo, worktree_dir: &Path, base: &str, took: bool) {
 
 /// Starts `git task pool fill SIZE --base BASE --wait` as a detached, low-priority background process.
 pub fn spawn_fill(repo: &Repo, base: &str, size: usize) -> bool {
-    use std::process::{Command, Stdio};
     let Ok(exe) = std::env::current_exe() else {
         return false;
     };
@@ -146,7 +145,7 @@ pub fn spawn_fill(repo: &Repo, base: &str, size: usize) -> bool {
         .workdir()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| repo.common_dir().to_path_buf());
-    let mut cmd = Command::new(exe);
+    let mut cmd = std::process::Command::new(exe);
     cmd.arg("-C")
         .arg(&dir)
         .args([
@@ -158,19 +157,8 @@ pub fn spawn_fill(repo: &Repo, base: &str, size: usize) -> bool {
             "--wait",
             "--detached",
         ])
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for var in crate::git::LOCAL_ENV {
-        cmd.env_remove(var);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    cmd.spawn().is_ok()
+        .current_dir(&dir);
+    crate::git::spawn_detached(cmd)
 }
 
 /// Leaves the terminal's session and lowers this process's priority (a background fill).

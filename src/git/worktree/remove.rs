@@ -233,7 +233,7 @@ pub fn delete_dir_shared(path: &Path) -> Result<()> {
 /// from one that died by that lock ([`deletion_in_progress`]),
 /// with no window between this process ending and the child starting.
 fn delete_in_background(path: &Path) -> bool {
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     if !cfg!(unix) {
         return false;
     }
@@ -256,21 +256,8 @@ fn delete_in_background(path: &Path) -> bool {
         dir
     };
     let mut cmd = Command::new(exe);
-    cmd.args(["delete-aside", "--"])
-        .arg(path)
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for var in crate::git::LOCAL_ENV {
-        cmd.env_remove(var);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    cmd.spawn().is_ok()
+    cmd.args(["delete-aside", "--"]).arg(path).current_dir("/");
+    crate::git::spawn_detached(cmd)
 }
 
 #[cfg(test)]
