@@ -203,6 +203,14 @@ fn every_change_after_a_clean_look_is_seen() {
             std::fs::remove_file(&f).unwrap();
             std::os::unix::fs::symlink("store/mod.rs", &f).unwrap();
         }),
+        (
+            "directory replaced by a symlink to its moved copy",
+            |_, wt| {
+                // Every file is still there through the link, with the same stat data.
+                std::fs::rename(wt.join("src/store"), wt.join("moved")).unwrap();
+                std::os::unix::fs::symlink("../moved", wt.join("src/store")).unwrap();
+            },
+        ),
         ("staged change", |r, wt| {
             r.write(wt, "README.md", "# staged\n");
             r.git(wt, &["add", "README.md"]);

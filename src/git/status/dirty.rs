@@ -331,9 +331,7 @@ fn scan_range(
         .rev()
         .find(|e| !e.flags.contains(Flags::SKIP_WORKTREE))
         .map(|e| e.path(index));
-    let mut walk = Dirs {
-        last: before.and_then(|rel| rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr())),
-    };
+    let mut walk = lstat::Walk::new(root, before);
     for i in range {
         let entry = &entries[i];
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
@@ -345,10 +343,11 @@ fn scan_range(
         let rel = entry.path(index);
         scan.paths = scan.paths.wrapping_add(item_hash(rel, &[]));
         scan.ignores = scan.ignores.wrapping_add(ignore_hash(rel, &entry.id));
-        if walk.visit(rel, root, &mut scan.dirs).is_none() {
+        let dirs = &mut scan.dirs;
+        let Ok(found) = walk.lstat(rel, |dir| *dirs = dirs.wrapping_add(dir_hash(dir))) else {
             return Scanned::Unknown;
-        }
-        let Some(found) = root.lstat(rel) else {
+        };
+        let Some(found) = found else {
             return Scanned::Dirty;
         };
         if entry.mode == Mode::COMMIT {
@@ -452,7 +451,7 @@ fn remember(
     let mut dirs = item_hash(b"", &[root.mtime.secs, root.mtime.nsecs, root.ino]);
     let mut paths = 0u64;
     let mut ignores_index = 0u64;
-    let mut walk = Dirs { last: None };
+    let mut walk = lstat::Walk::new(&dir, None);
     for entry in index.entries() {
         if entry.flags.contains(Flags::SKIP_WORKTREE) {
             continue;
@@ -460,7 +459,8 @@ fn remember(
         let rel = entry.path(index);
         paths = paths.wrapping_add(item_hash(rel, &[]));
         ignores_index = ignores_index.wrapping_add(ignore_hash(rel, &entry.id));
-        walk.visit(rel, &dir, &mut dirs)?;
+        walk.lstat(rel, |dir| dirs = dirs.wrapping_add(dir_hash(dir)))
+            .ok()?;
         if entry.mode != Mode::COMMIT {
             files = files.wrapping_add(file_hash(rel, &entry.stat));
         }
@@ -506,30 +506,10 @@ pub fn untouched_since_remembered(path: &Path, git_dir: &Path, head: ObjectId) -
     }
 }
 
-/// Visits every directory holding an index entry once, adding its stat data to a fingerprint
-/// (the root is counted by the caller).
-struct Dirs<'a> {
-    last: Option<&'a BStr>,
-}
-
-impl<'a> Dirs<'a> {
-    /// Adds the directories of `rel` not seen yet (entries are sorted, so a directory's entries are together).
-    fn visit(&mut self, rel: &'a BStr, root: &lstat::Root, dirs: &mut u64) -> Option<()> {
-        let mut dir = rel.rfind_byte(b'/').map(|i| &rel[..i]);
-        while let Some(d) = dir {
-            if self
-                .last
-                .is_some_and(|l| l == d || l.starts_with(d) && l.get(d.len()) == Some(&b'/'))
-            {
-                break;
-            }
-            let stat = root.lstat(d.as_bstr())?.stat;
-            *dirs = dirs.wrapping_add(item_hash(d, &[stat.mtime.secs, stat.mtime.nsecs, stat.ino]));
-            dir = d.rfind_byte(b'/').map(|i| &d[..i]);
-        }
-        self.last = rel.rfind_byte(b'/').map(|i| rel[..i].as_bstr());
-        Some(())
-    }
+/// A directory's item in the `dirs` fingerprint: its path, mtime and inode.
+fn dir_hash((path, entry): lstat::NewDir<'_>) -> u64 {
+    let stat = &entry.stat;
+    item_hash(path, &[stat.mtime.secs, stat.mtime.nsecs, stat.ino])
 }
 
 /// A reusable `<worktree>/<path>` buffer: `Path::join` per entry costs more than the `lstat`.
@@ -688,14 +668,12 @@ impl Tracked {
             &[root_dir.mtime.secs, root_dir.mtime.nsecs, root_dir.ino],
         );
         let (mut files, mut paths) = (0u64, 0u64);
-        let mut walk = Dirs { last: None };
+        let mut walk = lstat::Walk::new(&dir, None);
         for item in tracked.split_str("\0").filter(|i| !i.is_empty()) {
             let (kind, rel) = (item[0], item[1..].as_bstr());
             paths = paths.wrapping_add(item_hash(rel, &[]));
-            if walk.visit(rel, &dir, &mut dirs).is_none() {
-                return false;
-            }
-            let Some(stat) = dir.lstat(rel).map(|e| e.stat) else {
+            let found = walk.lstat(rel, |dir| dirs = dirs.wrapping_add(dir_hash(dir)));
+            let Ok(Some(stat)) = found.map(|e| e.map(|e| e.stat)) else {
                 return false;
             };
             if kind != b'c' {

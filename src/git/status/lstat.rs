@@ -6,7 +6,7 @@
 //! handle on the worktree's root, a path is as long as it is in the index, not
 //! the dozen more components of the worktree's absolute path.
 
-use gix::bstr::BStr;
+use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::Stat;
 use std::path::Path;
 
@@ -73,37 +73,7 @@ impl Root {
                 rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
             )
             .ok()?;
-            let file_type = rustix::fs::FileType::from_raw_mode(st.st_mode as _);
-            let kind = match file_type {
-                rustix::fs::FileType::RegularFile if st.st_mode as u32 & 0o100 != 0 => {
-                    Kind::Executable
-                }
-                rustix::fs::FileType::RegularFile => Kind::File,
-                rustix::fs::FileType::Symlink => Kind::Symlink,
-                rustix::fs::FileType::Directory => Kind::Dir,
-                _ => Kind::Other,
-            };
-            // The same truncations as git and gix make (`Stat::from_fs`).
-            let stat = Stat {
-                mtime: gix::index::entry::stat::Time {
-                    secs: st.st_mtime as u32,
-                    nsecs: st.st_mtime_nsec as u32,
-                },
-                ctime: gix::index::entry::stat::Time {
-                    secs: st.st_ctime as u32,
-                    nsecs: st.st_ctime_nsec as u32,
-                },
-                dev: st.st_dev as u32,
-                ino: st.st_ino as u32,
-                uid: st.st_uid,
-                gid: st.st_gid,
-                size: st.st_size as u32,
-            };
-            Some(Entry {
-                stat,
-                kind,
-                len: st.st_size as u64,
-            })
+            Some(entry_of(&st))
         }
         #[cfg(not(unix))]
         {
@@ -126,5 +96,226 @@ impl Root {
                 len: meta.len(),
             })
         }
+    }
+}
+
+/// An `lstat` in the index's terms.
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // `st_mode` is a `u16` on some platforms
+fn entry_of(st: &rustix::fs::Stat) -> Entry {
+    let file_type = rustix::fs::FileType::from_raw_mode(st.st_mode as _);
+    let kind = match file_type {
+        rustix::fs::FileType::RegularFile if st.st_mode as u32 & 0o100 != 0 => Kind::Executable,
+        rustix::fs::FileType::RegularFile => Kind::File,
+        rustix::fs::FileType::Symlink => Kind::Symlink,
+        rustix::fs::FileType::Directory => Kind::Dir,
+        _ => Kind::Other,
+    };
+    // The same truncations as git and gix make (`Stat::from_fs`).
+    let stat = Stat {
+        mtime: gix::index::entry::stat::Time {
+            secs: st.st_mtime as u32,
+            nsecs: st.st_mtime_nsec as u32,
+        },
+        ctime: gix::index::entry::stat::Time {
+            secs: st.st_ctime as u32,
+            nsecs: st.st_ctime_nsec as u32,
+        },
+        dev: st.st_dev as u32,
+        ino: st.st_ino as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        size: st.st_size as u32,
+    };
+    Entry {
+        stat,
+        kind,
+        len: st.st_size as u64,
+    }
+}
+
+/// `lstat`s the tracked paths of one worktree in index order, and each directory holding one
+/// once, the first time a path in it comes.
+///
+/// A handle is kept on every directory of the current path, so an `lstat` looks up one name
+/// instead of walking the whole path again: the kernel's cost of a stat is mostly its path
+/// walk. A directory is entered without following a symlink, so a tracked directory replaced
+/// by a symlink (or by a file) cannot be walked through: the walk stops there.
+pub struct Walk<'r> {
+    root: &'r Root,
+    /// The directory whose directories have been counted (that of the last path).
+    seen: Vec<u8>,
+    /// The directory the handles lead to, and each handle with the end of its component in it.
+    #[cfg(unix)]
+    open: (Vec<u8>, Vec<(usize, rustix::fd::OwnedFd)>),
+}
+
+/// A directory of a path cannot be entered: it is missing, or not a directory (a symlink, say).
+#[derive(Debug)]
+pub struct Blocked;
+
+/// A directory the walk met first: its path relative to the root, and its `lstat`.
+pub type NewDir<'a> = (&'a BStr, &'a Entry);
+
+impl<'r> Walk<'r> {
+    /// A walk from the root, counting the directories of `after` (a path) as seen: a walk that
+    /// goes on where another stopped.
+    pub fn new(root: &'r Root, after: Option<&BStr>) -> Walk<'r> {
+        Walk {
+            root,
+            seen: after.map_or(Vec::new(), |p| dir_of(p).to_vec()),
+            #[cfg(unix)]
+            open: (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// `lstat`s `rel` (`None` when it is not there), after handing each of its directories
+    /// not under the last path's directory to `new_dir`. `Err` when a directory of `rel`
+    /// cannot be entered: it is missing, or not a directory.
+    pub fn lstat(
+        &mut self,
+        rel: &BStr,
+        mut new_dir: impl FnMut(NewDir<'_>),
+    ) -> Result<Option<Entry>, Blocked> {
+        let dir = dir_of(rel);
+        // Most paths are in the same directory as the last one.
+        if !self.is_in(dir) {
+            self.enter(dir, &mut new_dir)?;
+            self.seen.clear();
+            self.seen.extend_from_slice(dir);
+        }
+        let name: &[u8] = &rel[if dir.is_empty() { 0 } else { dir.len() + 1 }..];
+        #[cfg(unix)]
+        {
+            let parent = self.open.1.last().map_or(&self.root.fd, |(_, fd)| fd);
+            Ok(
+                rustix::fs::statat(parent, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .ok()
+                    .map(|st| entry_of(&st)),
+            )
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = name;
+            Ok(self.root.lstat(rel))
+        }
+    }
+
+    /// Whether the walk is in `dir`: its directories counted (and on unix, handles on them).
+    fn is_in(&self, dir: &[u8]) -> bool {
+        #[cfg(unix)]
+        if dir != &self.open.0[..] {
+            return false;
+        }
+        dir == &self.seen[..]
+    }
+
+    /// Goes to `dir`, handing each directory not under the last path's to `new_dir`.
+    #[cfg(unix)]
+    fn enter(&mut self, dir: &[u8], new_dir: &mut impl FnMut(NewDir<'_>)) -> Result<(), Blocked> {
+        use rustix::fs::{Mode, OFlags};
+        let seen = common_dirs(dir, &self.seen);
+        let (path, fds) = &mut self.open;
+        let keep = common_dirs(dir, path);
+        while fds.last().is_some_and(|(end, _)| *end > keep) {
+            fds.pop();
+        }
+        path.truncate(keep);
+        let mut at = keep;
+        while at < dir.len() {
+            let (from, end) = next_dir(dir, at);
+            let parent = fds.last().map_or(&self.root.fd, |(_, fd)| fd);
+            let fd = rustix::fs::openat(
+                parent,
+                &dir[from..end],
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            );
+            // A directory met for the first time is counted with its stat data.
+            let fd = fd.and_then(|fd| match end > seen {
+                true => rustix::fs::fstat(&fd).map(|st| (fd, Some(st))),
+                false => Ok((fd, None)),
+            });
+            let Ok((fd, st)) = fd else {
+                // The handles lead to `dir[..at]`.
+                path.extend_from_slice(&dir[path.len()..at]);
+                return Err(Blocked);
+            };
+            fds.push((end, fd));
+            if let Some(st) = st {
+                new_dir((dir[..end].as_bstr(), &entry_of(&st)));
+            }
+            at = end;
+        }
+        path.clear();
+        path.extend_from_slice(dir);
+        Ok(())
+    }
+
+    /// Goes to `dir`, handing each directory not under the last path's to `new_dir`.
+    #[cfg(not(unix))]
+    fn enter(&mut self, dir: &[u8], new_dir: &mut impl FnMut(NewDir<'_>)) -> Result<(), Blocked> {
+        let mut at = common_dirs(dir, &self.seen);
+        while at < dir.len() {
+            let (from, end) = next_dir(dir, at);
+            let entry = self.root.lstat(dir[..end].as_bstr()).ok_or(Blocked)?;
+            if entry.kind != Kind::Dir {
+                return Err(Blocked);
+            }
+            new_dir((dir[..end].as_bstr(), &entry));
+            at = end;
+        }
+        Ok(())
+    }
+}
+
+/// The bounds of the component of the directory path `dir` after its first `at` bytes.
+fn next_dir(dir: &[u8], at: usize) -> (usize, usize) {
+    let from = if at == 0 { 0 } else { at + 1 };
+    let end = dir[from..]
+        .iter()
+        .position(|b| *b == b'/')
+        .map_or(dir.len(), |i| from + i);
+    (from, end)
+}
+
+/// The directory part of a `/`-separated path (empty for a path in the root).
+fn dir_of(rel: &[u8]) -> &[u8] {
+    rel.iter()
+        .rposition(|b| *b == b'/')
+        .map_or(&[], |i| &rel[..i])
+}
+
+/// The length of the longest run of whole directories `a` and `b` (directory paths) start with.
+fn common_dirs(a: &[u8], b: &[u8]) -> usize {
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let whole = |p: &[u8]| p.len() == same || p[same] == b'/';
+    if whole(a) && whole(b) {
+        same
+    } else {
+        a[..same].iter().rposition(|c| *c == b'/').unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_dirs_stops_at_whole_components() {
+        assert_eq!(common_dirs(b"a/b", b"a/b"), 3);
+        assert_eq!(common_dirs(b"a/b/c", b"a/b"), 3);
+        assert_eq!(common_dirs(b"a/b", b"a/b/c"), 3);
+        assert_eq!(common_dirs(b"a/bc", b"a/b"), 1);
+        assert_eq!(common_dirs(b"ab", b"a"), 0);
+        assert_eq!(common_dirs(b"a", b""), 0);
+        assert_eq!(common_dirs(b"", b""), 0);
+        assert_eq!(common_dirs(b"x/y", b"a/b"), 0);
+    }
+
+    #[test]
+    fn dir_of_a_path() {
+        assert_eq!(dir_of(b"a/b/c"), b"a/b");
+        assert_eq!(dir_of(b"c"), b"");
     }
 }
