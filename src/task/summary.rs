@@ -5,7 +5,8 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
 use crate::git::refs::read::{RefReader, RefStats};
-use crate::git::status::dirty::{DotGit, Memo, Quick};
+use crate::git::status::dirty::{DotGit, Memo, Place, Quick};
+use crate::git::status::lstat::Anchors;
 use crate::git::status::memos::{Known, Memos};
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::cache::StateCache;
@@ -101,7 +102,7 @@ pub fn summarize(
     dirty: Dirty,
     cache: &mut objects::FlatCache,
 ) -> Result<Summary> {
-    Ok(summarize_known(repo, refs, s, dirty, cache, None)?.0)
+    Ok(summarize_known(repo, refs, s, dirty, cache, None, &Anchors::default())?.0)
 }
 
 /// [`summarize`], starting from what an earlier look knew of the task's worktree (`list` keeps
@@ -113,9 +114,10 @@ fn summarize_known(
     dirty: Dirty,
     cache: &mut objects::FlatCache,
     known: Option<&Known>,
+    anchors: &Anchors,
 ) -> Result<(Summary, Option<Known>)> {
     let id = s.task_id();
-    let dot_git = DotGit::read_known(Path::new(&s.worktree), known.map(Known::dot_git));
+    let dot_git = DotGit::read_known(Path::new(&s.worktree), known.map(Known::dot_git), anchors);
     let worktree_exists = dot_git.exists;
     let base_commit = base_commit(repo, s)?;
     let head = match s.mode {
@@ -176,7 +178,12 @@ fn summarize_known(
                 let path = Path::new(&s.worktree);
                 let known = known.and_then(Known::memo);
                 let clean;
-                (clean, memo) = clean_at(repo, path, dot_git.git_dir(), h, cache, known)?;
+                let place = Place {
+                    path,
+                    git_dir: dot_git.git_dir(),
+                    anchors,
+                };
+                (clean, memo) = clean_at(repo, place, h, cache, known)?;
                 Some(!clean)
             }
             _ => Some(full_dirty(s)?),
@@ -226,8 +233,12 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     // Takes batches of tasks until none are left; each batch keeps its place in `ids`.
     let work = |repo: &Repo| -> Result<Vec<Batch>> {
-        let refs = RefMap::with_stats(repo, &ref_stats);
-        let mut flat = objects::FlatCache::new();
+        let mut worker = Worker {
+            refs: RefMap::with_stats(repo, &ref_stats),
+            flat: objects::FlatCache::new(),
+            anchors: Anchors::default(),
+        };
+        worker.anchors.hold(common);
         let mut done = Vec::new();
         loop {
             let start = next.fetch_add(LIST_BATCH, std::sync::atomic::Ordering::Relaxed);
@@ -236,7 +247,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
             };
             let mut out = Vec::with_capacity(batch.len());
             for id in batch {
-                if let Some(listed) = list_one(repo, &refs, &cache, &memos, id, all, &mut flat)? {
+                if let Some(listed) = list_one(repo, &mut worker, &cache, &memos, id, all)? {
                     out.push(listed);
                 }
             }
@@ -289,17 +300,25 @@ type Batch = (usize, Vec<Listed>);
 /// Tasks a `list` worker takes at a time: few enough that the cores finish together.
 const LIST_BATCH: usize = 16;
 
+/// What a `list` worker keeps from one task to the next.
+struct Worker<'r> {
+    refs: RefMap<'r>,
+    flat: objects::FlatCache,
+    /// Handles on the common git dir and the directories holding the task worktrees.
+    anchors: Anchors,
+}
+
 /// Reads one task's state (from the cache when it has it) and summarises it; `None` when the
 /// task has no record.
 fn list_one(
     repo: &Repo,
-    refs: &RefMap,
+    worker: &mut Worker,
     cache: &StateCache,
     memos: &Memos,
     id: &super::TaskId,
     all: bool,
-    flat: &mut objects::FlatCache,
 ) -> Result<Option<Listed>> {
+    let refs = &worker.refs;
     let Some(tip) = refs.get(&layout::record_ref(id))? else {
         return Ok(None);
     };
@@ -311,9 +330,20 @@ fn list_one(
         if !all && matches!(state.status, Status::Merged | Status::Removed) {
             (None, None, false)
         } else {
-            let before = memos.get(Path::new(&state.worktree));
-            let (summary, now) =
-                summarize_known(repo, refs, &state, Dirty::Quick, flat, before.as_ref())?;
+            let worktree = Path::new(&state.worktree);
+            if let Some(parent) = worktree.parent() {
+                worker.anchors.hold(parent);
+            }
+            let before = memos.get(worktree);
+            let (summary, now) = summarize_known(
+                repo,
+                &worker.refs,
+                &state,
+                Dirty::Quick,
+                &mut worker.flat,
+                before.as_ref(),
+                &worker.anchors,
+            )?;
             let changed = now.is_some() && now != before;
             (Some(summary), now, changed)
         };
@@ -365,7 +395,13 @@ pub fn worktree_is_clean(
     head: ObjectId,
     cache: &mut objects::FlatCache,
 ) -> Result<bool> {
-    Ok(clean_at(repo, path, DotGit::read(path).git_dir(), head, cache, None)?.0)
+    let dot_git = DotGit::read(path);
+    let place = Place {
+        path,
+        git_dir: dot_git.git_dir(),
+        anchors: &Anchors::default(),
+    };
+    Ok(clean_at(repo, place, head, cache, None)?.0)
 }
 
 /// [`worktree_is_clean`] for a worktree whose `.git` was read already.
@@ -373,16 +409,15 @@ pub fn worktree_is_clean(
 /// worktree had before, tried first.
 fn clean_at(
     repo: &Repo,
-    path: &Path,
-    git_dir: Option<&Path>,
+    place: Place<'_>,
     head: ObjectId,
     cache: &mut objects::FlatCache,
     known: Option<&Memo>,
 ) -> Result<(bool, Option<Memo>)> {
     let mut flat = |t| objects::flatten_tree(repo, t, cache).ok();
+    let path = place.path;
     match crate::git::status::dirty::quick_check(
-        path,
-        git_dir,
+        place,
         head,
         repo.ignore_files(),
         known,

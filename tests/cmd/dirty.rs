@@ -100,16 +100,14 @@ fn quick_look(
     head: git_task::git::ObjectId,
     tree: Option<git_task::git::ObjectId>,
 ) -> git_task::git::status::dirty::Quick {
-    use git_task::git::status::dirty::{quick_check, DotGit};
-    quick_check(
-        wt,
-        DotGit::read(wt).git_dir(),
-        head,
-        repo.ignore_files(),
-        None,
-        || tree,
-        |_| None,
-    )
+    use git_task::git::status::dirty::{quick_check, DotGit, Place};
+    let dot_git = DotGit::read(wt);
+    let place = Place {
+        path: wt,
+        git_dir: dot_git.git_dir(),
+        anchors: &Default::default(),
+    };
+    quick_check(place, head, repo.ignore_files(), None, || tree, |_| None)
 }
 
 /// `start` remembers its fresh checkout as clean, so the first look needs no full status;

@@ -338,7 +338,7 @@ fn pool_fill_needs_a_branch() {
 /// first quick look needs no full status, and a change made afterwards is still seen.
 #[test]
 fn a_pooled_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::status::dirty::{quick_check, DotGit, Quick};
+    use git_task::git::status::dirty::{quick_check, DotGit, Place, Quick};
     let repo = TestRepo::new();
     let excludes = repo.base().join("excludes");
     repo.git(
@@ -352,9 +352,14 @@ fn a_pooled_worktree_is_known_clean_from_stat_data() {
     let git_repo = git_task::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let look = || {
+        let dot_git = DotGit::read(&wt);
+        let place = Place {
+            path: &wt,
+            git_dir: dot_git.git_dir(),
+            anchors: &Default::default(),
+        };
         quick_check(
-            &wt,
-            DotGit::read(&wt).git_dir(),
+            place,
             head,
             git_repo.ignore_files(),
             None,

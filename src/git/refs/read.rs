@@ -58,9 +58,8 @@ impl<'r> RefReader<'r> {
             return None;
         }
         gix::validate::reference::name(name.into()).ok()?;
-        let path = self.repo.common_dir().join(name);
         let stat = match self.stats {
-            Some(stats) => match Fingerprint::of(&path) {
+            Some(stats) => match stats.fingerprint(name) {
                 Ok(stat) => match stats.known(name, &stat) {
                     Some(id) => return Some(id),
                     None => Some((stats, stat)),
@@ -70,7 +69,7 @@ impl<'r> RefReader<'r> {
             },
             None => None,
         };
-        match read_small(&path) {
+        match read_small(&self.repo.common_dir().join(name)) {
             Ok(bytes) => {
                 let hex = bytes.strip_suffix(b"\n")?;
                 let id = ObjectId::from_hex(hex).ok()?;
@@ -104,6 +103,9 @@ impl<'r> RefReader<'r> {
 /// ref moved since is read again, so an old file costs only speed.
 pub struct RefStats {
     path: PathBuf,
+    /// A handle on the common git dir, that ref files are looked up from.
+    #[cfg(unix)]
+    common: Option<rustix::fd::OwnedFd>,
     known: HashMap<String, (u64, ObjectId)>,
     /// What this process saw: refs found unchanged and refs read.
     seen: Mutex<HashMap<String, (u64, ObjectId)>>,
@@ -126,12 +128,41 @@ impl RefStats {
                 Some((parts.next()?.to_owned(), (stat, id)))
             })
             .collect();
+        #[cfg(unix)]
+        let common = {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            rustix::fs::open(common_dir, flags, Mode::empty()).ok()
+        };
         RefStats {
             path,
+            #[cfg(unix)]
+            common,
             known,
             seen: Mutex::new(HashMap::new()),
             learnt: Default::default(),
         }
+    }
+
+    /// The stat data of the loose file of the ref `name`.
+    #[cfg(unix)]
+    fn fingerprint(&self, name: &str) -> std::io::Result<Fingerprint> {
+        let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+        let st = match &self.common {
+            Some(common) => rustix::fs::statat(common, name, flags),
+            None => return Err(std::io::ErrorKind::Unsupported.into()),
+        }?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode as _) != rustix::fs::FileType::RegularFile
+        {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        }
+        Ok(Fingerprint::of(&st))
+    }
+
+    /// The stat data of the loose file of the ref `name`.
+    #[cfg(not(unix))]
+    fn fingerprint(&self, _: &str) -> std::io::Result<Fingerprint> {
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 
     fn known(&self, name: &str, stat: &Fingerprint) -> Option<ObjectId> {
@@ -189,37 +220,28 @@ impl Fingerprint {
     /// How old a file must be before its stat data stand for its content.
     const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 
-    #[cfg(not(unix))]
-    fn of(_: &Path) -> std::io::Result<Fingerprint> {
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
-
     #[cfg(unix)]
-    fn of(path: &Path) -> std::io::Result<Fingerprint> {
+    #[allow(clippy::unnecessary_cast)] // the fields' types differ between platforms
+    fn of(st: &rustix::fs::Stat) -> Fingerprint {
         use std::hash::{BuildHasher, Hasher};
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::symlink_metadata(path)?;
-        if !meta.file_type().is_file() {
-            return Err(std::io::ErrorKind::InvalidInput.into());
-        }
         let mut h = foldhash::quality::FixedState::with_seed(0x7265_6673).build_hasher();
         for n in [
-            meta.ino(),
-            meta.dev(),
-            meta.size(),
-            meta.mtime() as u64,
-            meta.mtime_nsec() as u64,
-            meta.ctime() as u64,
-            meta.ctime_nsec() as u64,
+            st.st_ino as u64,
+            st.st_dev as u64,
+            st.st_size as u64,
+            st.st_mtime as u64,
+            st.st_mtime_nsec as u64,
+            st.st_ctime as u64,
+            st.st_ctime_nsec as u64,
         ] {
             h.write_u64(n);
         }
         let ctime = std::time::UNIX_EPOCH
-            + std::time::Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec() as u32);
-        Ok(Fingerprint {
+            + std::time::Duration::new(st.st_ctime.max(0) as u64, st.st_ctime_nsec as u32);
+        Fingerprint {
             hash: h.finish(),
             ctime,
-        })
+        }
     }
 
     fn old_enough(&self) -> bool {

@@ -54,8 +54,15 @@ impl Pending {
     }
 }
 
-/// Looks at the worktree at `path`, whose private git dir is `git_dir` and
-/// whose HEAD is `head_commit`, for uncommitted changes.
+/// A worktree to look at: where it is, its private git dir, and handles on directories
+/// above them ([`lstat::Anchors`]).
+pub struct Place<'a> {
+    pub path: &'a Path,
+    pub git_dir: Option<&'a Path>,
+    pub anchors: &'a lstat::Anchors,
+}
+
+/// Looks at the worktree at `place`, whose HEAD is `head_commit`, for uncommitted changes.
 ///
 /// `known` is a memo this worktree had before (kept by [`super::memos`]): when it still
 /// holds, the memo file is not read. Any memo once written stays true for as long as the
@@ -64,19 +71,18 @@ impl Pending {
 /// `head_tree()` and `head_entries(tree)` (the flattened HEAD tree in path order)
 /// are only called when the index changed since the last clean look.
 pub fn quick_check(
-    path: &Path,
-    git_dir: Option<&Path>,
+    place: Place<'_>,
     head_commit: ObjectId,
     ignores: &IgnoreFiles,
     known: Option<&Memo>,
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Quick {
-    let Some(git_dir) = git_dir else {
+    let Some(git_dir) = place.git_dir else {
         return Quick::NeedsFull(None);
     };
     match look(
-        path,
+        &place,
         git_dir,
         head_commit,
         ignores,
@@ -90,7 +96,7 @@ pub fn quick_check(
 }
 
 fn look(
-    path: &Path,
+    place: &Place<'_>,
     git_dir: &Path,
     head_commit: ObjectId,
     ignores: &IgnoreFiles,
@@ -98,9 +104,10 @@ fn look(
     head_tree: impl FnOnce() -> Option<ObjectId>,
     head_entries: impl FnOnce(ObjectId) -> Option<std::rc::Rc<Vec<(BString, EntryKind, ObjectId)>>>,
 ) -> Option<Quick> {
+    let path = place.path;
     let index_path = git_dir.join("index");
-    let index_meta = gix::index::fs::Metadata::from_path_no_follow(&index_path).ok()?;
-    let index_stat = Stat::from_fs(&index_meta).ok()?;
+    let index_found = place.anchors.lstat(&index_path)?;
+    let index_stat = index_found.stat;
     let index_hash = file_hash(BStr::new(""), &index_stat);
     let global_ignores = ignores.fingerprint();
     // The memo is only written when everything was clean: with the same HEAD and
@@ -112,7 +119,7 @@ fn look(
             && m.ignores_global == global_ignores
             && m.tracked
                 .as_deref()
-                .is_some_and(|t| Tracked::unchanged(path, m, t))
+                .is_some_and(|t| Tracked::unchanged(place, m, t))
     };
     if let Some(m) = known.filter(|m| unchanged(m)) {
         return Some(Quick::Clean(Some(m.clone())));
@@ -129,7 +136,7 @@ fn look(
         &index_path,
         gix::hash::Kind::Sha1,
         true,
-        decode_options(index_meta.len()),
+        decode_options(index_found.len),
     )
     .ok()?;
     if !index_unchanged {
@@ -501,7 +508,14 @@ pub fn untouched_since_remembered(path: &Path, git_dir: &Path, head: ObjectId) -
         return false;
     }
     match memo.tracked.as_deref() {
-        Some(tracked) => Tracked::unchanged(path, &memo, tracked),
+        Some(tracked) => {
+            let place = Place {
+                path,
+                git_dir: Some(git_dir),
+                anchors: &lstat::Anchors::default(),
+            };
+            Tracked::unchanged(&place, &memo, tracked)
+        }
         None => true,
     }
 }
@@ -656,8 +670,8 @@ impl Tracked {
 
     /// Whether every listed path (and its directories) still has the stat data
     /// the memo saw; `false` when anything differs or cannot be read.
-    fn unchanged(root: &Path, memo: &Memo, tracked: &[u8]) -> bool {
-        let Some(dir) = lstat::Root::open(root) else {
+    fn unchanged(place: &Place<'_>, memo: &Memo, tracked: &[u8]) -> bool {
+        let Some(dir) = place.anchors.open_dir(place.path) else {
             return false;
         };
         let Some(root_dir) = dir.itself().map(|e| e.stat) else {
@@ -801,16 +815,16 @@ impl DotGit {
     /// Like [`DotGit::read`], but when `known` holds the fingerprint of the `.git` file as it
     /// was and the private git dir it named then, and the file's stat data is unchanged, that
     /// is the answer without reading the file: one `lstat`.
-    pub fn read_known(path: &Path, known: Option<(u64, &Path)>) -> DotGit {
+    pub fn read_known(
+        path: &Path,
+        known: Option<(u64, &Path)>,
+        anchors: &lstat::Anchors,
+    ) -> DotGit {
         let dot_git = path.join(".git");
-        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&dot_git) else {
-            return DotGit::read(path);
-        };
-        let Some(fingerprint) = meta
-            .is_file()
-            .then(|| Stat::from_fs(&meta).ok())
-            .flatten()
-            .map(|stat| file_hash(BStr::new(".git"), &stat))
+        let Some(fingerprint) = anchors
+            .lstat(&dot_git)
+            .filter(|found| matches!(found.kind, lstat::Kind::File | lstat::Kind::Executable))
+            .map(|found| file_hash(BStr::new(".git"), &found.stat))
         else {
             return DotGit::read(path);
         };

@@ -39,27 +39,16 @@ pub struct Root {
 }
 
 impl Root {
-    /// Opens the directory `path` (not following a final symlink's target's content: only to look up names in it).
+    /// Opens the directory `path`, only to look up names in it.
     pub fn open(path: &Path) -> Option<Root> {
-        #[cfg(unix)]
-        {
-            use rustix::fs::{Mode, OFlags};
-            let fd = rustix::fs::open(
-                path,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .ok()?;
-            Some(Root { fd })
-        }
-        #[cfg(not(unix))]
-        Some(Root {
-            path: path.to_owned(),
-        })
+        Anchors::default().open_dir(path)
     }
 
     /// The root directory itself.
     pub fn itself(&self) -> Option<Entry> {
+        #[cfg(unix)]
+        return rustix::fs::fstat(&self.fd).ok().map(|st| entry_of(&st));
+        #[cfg(not(unix))]
         self.lstat(BStr::new("."))
     }
 
@@ -79,23 +68,118 @@ impl Root {
         {
             let path = self.path.join(gix::path::from_bstr(rel));
             let meta = gix::index::fs::Metadata::from_path_no_follow(&path).ok()?;
-            let kind = if meta.is_symlink() {
-                Kind::Symlink
-            } else if meta.is_dir() {
-                Kind::Dir
-            } else if meta.is_file() && meta.is_executable() {
-                Kind::Executable
-            } else if meta.is_file() {
-                Kind::File
-            } else {
-                Kind::Other
-            };
-            Some(Entry {
-                stat: Stat::from_fs(&meta).ok()?,
-                kind,
-                len: meta.len(),
-            })
+            entry_of_meta(&meta)
         }
+    }
+}
+
+/// An `lstat` in the index's terms, where there are no handles.
+#[cfg(not(unix))]
+fn entry_of_meta(meta: &gix::index::fs::Metadata) -> Option<Entry> {
+    let kind = if meta.is_symlink() {
+        Kind::Symlink
+    } else if meta.is_dir() {
+        Kind::Dir
+    } else if meta.is_file() && meta.is_executable() {
+        Kind::Executable
+    } else if meta.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    };
+    Some(Entry {
+        stat: Stat::from_fs(meta).ok()?,
+        kind,
+        len: meta.len(),
+    })
+}
+
+/// Handles on the directories that most paths a look at many worktrees meets lie under (the
+/// common git dir, the directory holding the task worktrees): a path under one is looked up
+/// from there, so the kernel walks only the rest of it, not the dozen components above.
+///
+/// A handle stands for the directory it was opened on: should that be moved away meanwhile,
+/// paths under it are found where it went, as they would have been a moment earlier.
+#[derive(Default)]
+pub struct Anchors {
+    #[cfg(unix)]
+    held: Vec<(Vec<u8>, rustix::fd::OwnedFd)>,
+}
+
+impl Anchors {
+    /// At most this many directories are held.
+    const MAX: usize = 8;
+
+    /// Holds a handle on the directory `dir` (an absolute path) from now on, unless one is
+    /// held already or too many are. Best effort: a path under no handle is looked up whole.
+    pub fn hold(&mut self, dir: &Path) {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let bytes = dir.as_os_str().as_encoded_bytes();
+            let bytes = bytes.strip_suffix(b"/").unwrap_or(bytes);
+            if !dir.is_absolute()
+                || self.held.len() >= Self::MAX
+                || self.held.iter().any(|(d, _)| d == bytes)
+            {
+                return;
+            }
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            if let Ok(fd) = rustix::fs::open(dir, flags, Mode::empty()) {
+                self.held.push((bytes.to_vec(), fd));
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = dir;
+    }
+
+    /// The handle on the deepest held directory `path` lies under, and the rest of `path`.
+    #[cfg(unix)]
+    fn split<'p>(&self, path: &'p Path) -> Option<(&rustix::fd::OwnedFd, &'p [u8])> {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        self.held
+            .iter()
+            .filter(|(dir, _)| {
+                bytes.len() > dir.len() + 1 && bytes.starts_with(dir) && bytes[dir.len()] == b'/'
+            })
+            .max_by_key(|(dir, _)| dir.len())
+            .map(|(dir, fd)| (fd, &bytes[dir.len() + 1..]))
+    }
+
+    /// `lstat`s `path`.
+    pub fn lstat(&self, path: &Path) -> Option<Entry> {
+        #[cfg(unix)]
+        {
+            let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+            let st = match self.split(path) {
+                Some((fd, rest)) => rustix::fs::statat(fd, rest, flags),
+                None => rustix::fs::statat(rustix::fs::CWD, path, flags),
+            };
+            st.ok().map(|st| entry_of(&st))
+        }
+        #[cfg(not(unix))]
+        {
+            let meta = gix::index::fs::Metadata::from_path_no_follow(path).ok()?;
+            entry_of_meta(&meta)
+        }
+    }
+
+    /// Opens the directory `path`, only to look up names in it.
+    pub fn open_dir(&self, path: &Path) -> Option<Root> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = match self.split(path) {
+                Some((at, rest)) => rustix::fs::openat(at, rest, flags, Mode::empty()),
+                None => rustix::fs::open(path, flags, Mode::empty()),
+            };
+            fd.ok().map(|fd| Root { fd })
+        }
+        #[cfg(not(unix))]
+        Some(Root {
+            path: path.to_owned(),
+        })
     }
 }
 
