@@ -245,7 +245,12 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     // The COLLIDES cache is read on another core while the worktrees are looked at.
     let common = ctx.repo.common_dir();
     let (listed, cache) = std::thread::scope(|scope| {
-        let cache = scope.spawn(|| Cache::load(common));
+        let cache = scope.spawn(|| {
+            crate::tick("cache start");
+            let c = Cache::load(common);
+            crate::tick("cache done");
+            c
+        });
         let listed = summary::list(&ctx.repo, args.all);
         (listed, cache.join())
     });
@@ -265,7 +270,9 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             collisions: None,
         })
         .collect();
+    crate::tick("rows");
     forecast(&ctx.repo, cache, &mut tasks)?;
+    crate::tick("forecast");
     let live_worktrees = tasks
         .iter()
         .any(|t| t.mode == Mode::Worktree && t.status.is_live());
@@ -281,6 +288,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         },
         Done::Ok,
     );
+    crate::tick("emitted");
     if live_worktrees {
         crate::output::enforcement::warn_unenforced(
             &ctx.out,

@@ -89,21 +89,23 @@ pub fn collisions(repo: &Repo, cache: Cache, tasks: &[Listed]) -> Result<Vec<Col
     // Entries still good move from `old` to `new`; the file is written again only when one
     // was made or one is left over.
     let Cache { path, mut old } = cache;
-    let memory = repo.with_objects_in_memory();
     // Made only when something is stale: preparing a merger reads the index and attributes.
+    let memory = std::cell::OnceCell::new();
+    let memory = || memory.get_or_init(|| repo.with_objects_in_memory());
     let mut merger = None;
     let mut new = File::default();
     let mut stale = false;
+    let is = |hex: &str, id: ObjectId| ObjectId::from_hex(hex.as_bytes()).ok() == Some(id);
     for t in tasks {
-        let (tip, base_tip) = (t.tip.to_string(), t.base_tip.to_string());
-        let entry = match old.tasks.remove(t.id.as_str()) {
-            Some(e) if e.tip == tip && e.base_tip == base_tip => e,
+        let (id, entry) = match old.tasks.remove_entry(t.id.as_str()) {
+            Some((id, e)) if is(&e.tip, t.tip) && is(&e.base_tip, t.base_tip) => (id, e),
             _ => {
                 stale = true;
-                task_entry(repo, made(&mut merger, &memory)?, t)?
+                let entry = task_entry(repo, made(&mut merger, memory())?, t)?;
+                (t.id.to_string(), entry)
             }
         };
-        new.tasks.insert(t.id.to_string(), entry);
+        new.tasks.insert(id, entry);
     }
     let mut out = vec![Collisions::default(); tasks.len()];
     // A thousand tasks are half a million pairs: only those that both changed something are looked at.
@@ -128,7 +130,7 @@ pub fn collisions(repo: &Repo, cache: Cache, tasks: &[Listed]) -> Result<Vec<Col
                 Some(p) if p.key == key => p.conflict,
                 _ => {
                     stale = true;
-                    pair_conflicts(made(&mut merger, &memory)?, a, ea, b, eb)?
+                    pair_conflicts(made(&mut merger, memory())?, a, ea, b, eb)?
                 }
             };
             new.pairs.insert(name, PairEntry { key, conflict });

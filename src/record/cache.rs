@@ -12,13 +12,14 @@
 
 use crate::git::{ObjectId, Repo};
 use crate::task::TaskState;
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// The states the file holds, by record tip.
 pub struct StateCache {
     path: PathBuf,
-    lines: HashMap<ObjectId, String>,
+    text: String,
+    /// Where each tip's state is in `text` (parsed when asked for, on the thread asking).
+    lines: foldhash::HashMap<ObjectId, std::ops::Range<usize>>,
 }
 
 impl StateCache {
@@ -26,19 +27,28 @@ impl StateCache {
     pub fn load(repo: &Repo) -> StateCache {
         let path = repo.common_dir().join("git-task").join("states");
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let lines = text
-            .lines()
-            .filter_map(|line| {
-                let (tip, json) = line.split_once(' ')?;
-                Some((tip.parse().ok()?, json.to_owned()))
-            })
-            .collect();
-        StateCache { path, lines }
+        // A line is some 400 bytes.
+        let mut lines =
+            foldhash::HashMap::with_capacity_and_hasher(text.len() / 256, Default::default());
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            let Some((hex, json)) = line.trim_end_matches('\n').split_once(' ') else {
+                continue;
+            };
+            if let Ok(tip) = ObjectId::from_hex(hex.as_bytes()) {
+                let from = start + hex.len() + 1;
+                lines.insert(tip, from..from + json.len());
+            }
+        }
+        StateCache { path, text, lines }
     }
 
     /// Returns the state of record commit `tip`, if the file has a readable one.
     pub fn get(&self, tip: ObjectId) -> Option<TaskState> {
-        let state: TaskState = serde_json::from_str(self.lines.get(&tip)?).ok()?;
+        let json = self.text.get(self.lines.get(&tip)?.clone())?;
+        let state: TaskState = serde_json::from_str(json).ok()?;
         Some(state)
     }
 

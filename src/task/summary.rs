@@ -215,15 +215,26 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
     // The three caches are read side by side.
     let common = repo.common_dir();
     let (ids, cache, (memos, ref_stats)) = std::thread::scope(|scope| {
-        let others = scope.spawn(|| (Memos::load(common), RefStats::load(common)));
+        let others = scope.spawn(|| {
+            crate::tick("memos start");
+            let m = Memos::load(common);
+            crate::tick("memos done");
+            let r = RefStats::load(common);
+            crate::tick("refstats done");
+            (m, r)
+        });
+        crate::tick("ids start");
         let ids = task_ids(repo);
+        crate::tick("ids done");
         let cache = StateCache::load(repo);
+        crate::tick("states done");
         let others = others
             .join()
             .unwrap_or_else(|_| (Memos::load(common), RefStats::load(common)));
         (ids, cache, others)
     });
     let ids = ids?;
+    crate::tick("caches loaded");
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -243,6 +254,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         loop {
             let start = next.fetch_add(LIST_BATCH, std::sync::atomic::Ordering::Relaxed);
             let Some(batch) = ids.get(start..(start + LIST_BATCH).min(ids.len())) else {
+                crate::tick("worker done");
                 return Ok(done);
             };
             let mut out = Vec::with_capacity(batch.len());
@@ -262,6 +274,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
                 scope.spawn(move || work(&handle))
             })
             .collect();
+        crate::tick("spawned");
         let mut parts = vec![work(repo)];
         parts.extend(handles.into_iter().map(|h| {
             h.join()
@@ -269,6 +282,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         }));
         parts
     });
+    crate::tick("joined");
     let mut batches = Vec::new();
     for part in parts {
         batches.extend(part?);
@@ -288,6 +302,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         memos.store(&known);
     }
     ref_stats.store();
+    crate::tick("stored");
     Ok(listed
         .into_iter()
         .filter_map(|l| Some((l.state, l.summary?)))

@@ -14,7 +14,6 @@
 use crate::error::Result;
 use crate::git::{read_small, ObjectId, Repo};
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -106,11 +105,22 @@ pub struct RefStats {
     /// A handle on the common git dir, that ref files are looked up from.
     #[cfg(unix)]
     common: Option<rustix::fd::OwnedFd>,
-    known: HashMap<String, (u64, ObjectId)>,
-    /// What this process saw: refs found unchanged and refs read.
-    seen: Mutex<HashMap<String, (u64, ObjectId)>>,
-    /// Whether anything was learnt (read and old enough to remember).
-    learnt: std::sync::atomic::AtomicBool,
+    text: String,
+    /// Each ref the file names, by the hash of its name (of two names with the same hash, one
+    /// is not found: that only costs a read).
+    known: foldhash::HashMap<u64, Known>,
+    /// Refs read and old enough to remember.
+    learnt: Mutex<Vec<(String, u64, ObjectId)>>,
+}
+
+/// A ref as the file remembers it.
+struct Known {
+    /// Its name, in the file's text.
+    name: std::ops::Range<usize>,
+    stat: u64,
+    id: ObjectId,
+    /// Whether this process found it unchanged.
+    seen: std::sync::atomic::AtomicBool,
 }
 
 impl RefStats {
@@ -119,15 +129,32 @@ impl RefStats {
     pub fn load(common_dir: &Path) -> RefStats {
         let path = common_dir.join("git-task").join("refs");
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let known = text
-            .lines()
-            .filter_map(|line| {
-                let mut parts = line.splitn(3, ' ');
-                let stat = parts.next()?.parse().ok()?;
-                let id = ObjectId::from_hex(parts.next()?.as_bytes()).ok()?;
-                Some((parts.next()?.to_owned(), (stat, id)))
-            })
-            .collect();
+        // A line is some 90 bytes.
+        let mut known =
+            foldhash::HashMap::with_capacity_and_hasher(text.len() / 64, Default::default());
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            let mut parts = line.trim_end_matches('\n').splitn(3, ' ');
+            let (Some(hash), Some(hex), Some(name)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let (Ok(stat), Ok(oid)) = (hash.parse(), ObjectId::from_hex(hex.as_bytes())) else {
+                continue;
+            };
+            let from = start + hash.len() + hex.len() + 2;
+            known.insert(
+                name_hash(name),
+                Known {
+                    name: from..from + name.len(),
+                    stat,
+                    id: oid,
+                    seen: Default::default(),
+                },
+            );
+        }
         #[cfg(unix)]
         let common = {
             use rustix::fs::{Mode, OFlags};
@@ -138,8 +165,8 @@ impl RefStats {
             path,
             #[cfg(unix)]
             common,
+            text,
             known,
-            seen: Mutex::new(HashMap::new()),
             learnt: Default::default(),
         }
     }
@@ -166,48 +193,55 @@ impl RefStats {
     }
 
     fn known(&self, name: &str, stat: &Fingerprint) -> Option<ObjectId> {
-        let (known, id) = self.known.get(name)?;
-        (*known == stat.hash).then(|| {
-            self.remember(name, stat.hash, *id);
-            *id
+        let known = self.known.get(&name_hash(name))?;
+        let found = self.text.get(known.name.clone()) == Some(name) && known.stat == stat.hash;
+        found.then(|| {
+            known.seen.store(true, std::sync::atomic::Ordering::Relaxed);
+            known.id
         })
     }
 
     fn learn(&self, name: &str, stat: Fingerprint, id: ObjectId) {
         if stat.old_enough() {
-            self.remember(name, stat.hash, id);
-            self.learnt
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    fn remember(&self, name: &str, stat: u64, id: ObjectId) {
-        if let Ok(mut seen) = self.seen.lock() {
-            seen.insert(name.to_owned(), (stat, id));
+            if let Ok(mut learnt) = self.learnt.lock() {
+                learnt.push((name.to_owned(), stat.hash, id));
+            }
         }
     }
 
     /// Rewrites the file with the refs this process saw, when that is not what it holds.
     /// Best effort: a file that cannot be written only costs speed next time.
     pub fn store(&self) {
-        let Ok(seen) = self.seen.lock() else {
+        let Ok(learnt) = self.learnt.lock() else {
             return;
         };
-        if !self.learnt.load(std::sync::atomic::Ordering::Relaxed) && seen.len() == self.known.len()
-        {
+        let seen = |k: &&Known| k.seen.load(std::sync::atomic::Ordering::Relaxed);
+        if learnt.is_empty() && self.known.values().all(|k| seen(&k)) {
             return;
         }
-        let mut lines: Vec<String> = seen
+        let mut lines: Vec<(&str, String)> = learnt
             .iter()
-            .map(|(name, (stat, id))| format!("{stat} {id} {name}\n"))
+            .map(|(name, stat, id)| (name.as_str(), format!("{stat} {id} {name}\n")))
             .collect();
-        lines.sort();
-        let text = lines.concat();
+        lines.extend(self.known.values().filter(seen).filter_map(|k| {
+            let name = self.text.get(k.name.clone())?;
+            Some((name, format!("{} {} {name}\n", k.stat, k.id)))
+        }));
+        // A ref read again is in both: the first (the one read) counts.
+        lines.sort_by(|a, b| a.0.cmp(b.0));
+        lines.dedup_by(|later, first| later.0 == first.0);
+        let text: String = lines.into_iter().map(|(_, line)| line).collect();
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let _ = crate::git::fs::write_atomically(&self.path, text.as_bytes());
     }
+}
+
+/// The key of a ref in [`RefStats`].
+fn name_hash(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(name)
 }
 
 /// A loose ref file's stat data, hashed, and whether it is old enough to remember.

@@ -55,8 +55,11 @@ impl Known {
 /// The file's entries, by worktree path.
 pub struct Memos {
     path: PathBuf,
-    /// Each worktree's line after `W `, parsed when asked for (on the thread looking at it).
-    lines: HashMap<Vec<u8>, Vec<u8>>,
+    bytes: Vec<u8>,
+    /// Where each worktree's line is in `bytes` (after `W `), by the hash of its path; parsed
+    /// when asked for, on the thread looking at it. Of two paths with the same hash, one is
+    /// not found: that only costs a look.
+    lines: foldhash::HashMap<u64, std::ops::Range<usize>>,
     tracked: HashMap<u64, Arc<[u8]>>,
 }
 
@@ -66,12 +69,19 @@ impl Memos {
     pub fn load(common_dir: &Path) -> Memos {
         let path = common_dir.join("git-task").join("clean");
         let bytes = std::fs::read(&path).unwrap_or_default();
-        let mut lines = HashMap::new();
+        // A line is some 300 bytes.
+        let mut lines =
+            foldhash::HashMap::with_capacity_and_hasher(bytes.len() / 200, Default::default());
         let mut tracked = HashMap::new();
-        for line in bytes.split(|b| *b == b'\n') {
+        let mut at = 0;
+        for line in bytes.split_inclusive(|b| *b == b'\n') {
+            let start = at;
+            at += line.len();
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
             if let Some(rest) = line.strip_prefix(b"W ") {
                 if let Some(tab) = rest.iter().position(|b| *b == b'\t') {
-                    lines.insert(unescape(&rest[..tab]), rest[tab + 1..].to_vec());
+                    let key = path_hash(&unescape_if_needed(&rest[..tab]));
+                    lines.insert(key, start + 2..start + line.len());
                 }
             } else if let Some((key, list)) = line.strip_prefix(b"T ").and_then(parse_tracked) {
                 tracked.insert(key, list);
@@ -79,6 +89,7 @@ impl Memos {
         }
         Memos {
             path,
+            bytes,
             lines,
             tracked,
         }
@@ -86,8 +97,12 @@ impl Memos {
 
     /// What is known of the worktree at `worktree`, if anything.
     pub fn get(&self, worktree: &Path) -> Option<Known> {
-        let line = self.lines.get(worktree.as_os_str().as_encoded_bytes())?;
+        let worktree = worktree.as_os_str().as_encoded_bytes();
+        let line = &self.bytes[self.lines.get(&path_hash(worktree))?.clone()];
         let mut fields = line.split(|b| *b == b'\t');
+        if *unescape_if_needed(fields.next()?) != *worktree {
+            return None;
+        }
         let dot_git = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
         let git_dir = path_of(unescape(fields.next()?))?;
         let key = fields.next()?;
@@ -182,6 +197,20 @@ fn escape(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// The key of a worktree's line.
+fn path_hash(path: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(path)
+}
+
+/// [`unescape`], without a copy when there is nothing to unescape.
+fn unescape_if_needed(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match bytes.contains(&b'\\') {
+        true => unescape(bytes).into(),
+        false => bytes.into(),
+    }
+}
+
 fn unescape(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut it = bytes.iter();
@@ -202,7 +231,35 @@ fn unescape(bytes: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{escape, unescape};
+    use super::{escape, unescape, Known, Memos};
+    use std::path::{Path, PathBuf};
+
+    /// Paths that need escaping are found again, each under its own path only.
+    #[test]
+    fn stored_worktrees_are_found_by_their_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let worktrees = ["/w/plain", "/w/tab\there", "/w/back\\slash", "/w/new\nline"];
+        let known: Vec<(PathBuf, Known)> = worktrees
+            .iter()
+            .enumerate()
+            .map(|(n, w)| {
+                let known = Known {
+                    dot_git: n as u64,
+                    git_dir: PathBuf::from(format!("/g/{n}")),
+                    memo: None,
+                };
+                (PathBuf::from(w), known)
+            })
+            .collect();
+        Memos::load(dir.path()).store(&known);
+        let memos = Memos::load(dir.path());
+        assert_eq!(memos.count(), worktrees.len());
+        for (path, k) in &known {
+            assert!(memos.get(path) == Some(k.clone()), "{}", path.display());
+        }
+        assert!(memos.get(Path::new("/w/other")).is_none());
+        assert!(memos.get(Path::new("/w/tab\\there")).is_none());
+    }
 
     #[test]
     fn escaped_paths_read_back() {
