@@ -213,8 +213,34 @@ fn every_change_after_a_clean_look_is_seen() {
             r.write(wt, "README.md", "# staged\n");
             r.git(wt, &["add", "README.md"]);
         }),
+        // `deep` and `deep/er` hold only directories.
+        (
+            "untracked file in a directory holding only a directory",
+            |r, wt| {
+                r.write(wt, "deep/new.txt", "new\n");
+            },
+        ),
+        ("untracked file one level lower", |r, wt| {
+            r.write(wt, "deep/er/new.txt", "new\n");
+        }),
+        (
+            "such a directory replaced by a symlink, mtimes put back",
+            |_, wt| {
+                let (deep, root) = (wt.join("deep"), wt.to_path_buf());
+                let mtime = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
+                let (deep_mtime, root_mtime) = (mtime(&deep), mtime(&root));
+                std::fs::rename(wt.join("deep/er"), wt.join("moved")).unwrap();
+                std::os::unix::fs::symlink("../moved", wt.join("deep/er")).unwrap();
+                for (dir, t) in [(deep, deep_mtime), (root, root_mtime)] {
+                    std::fs::File::open(dir).unwrap().set_modified(t).unwrap();
+                }
+            },
+        ),
     ];
     let repo = TestRepo::new();
+    repo.write(repo.root(), "deep/er/still/file.txt", "deep\n");
+    repo.git(repo.root(), &["add", "deep"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "deep"]);
     for (n, (what, change)) in changes.iter().enumerate() {
         let id = format!("c{n}");
         let wt = repo.start(&id, &[]);

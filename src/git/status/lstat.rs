@@ -221,15 +221,17 @@ fn entry_of(st: &rustix::fs::Stat) -> Entry {
 /// `lstat`s the tracked paths of one worktree in index order, and each directory holding one
 /// once, the first time a path in it comes.
 ///
-/// A handle is kept on every directory of the current path, so an `lstat` looks up one name
-/// instead of walking the whole path again: the kernel's cost of a stat is mostly its path
-/// walk. A directory is entered without following a symlink, so a tracked directory replaced
-/// by a symlink (or by a file) cannot be walked through: the walk stops there.
+/// A handle is kept on the directory of the current path (and on those above it that hold
+/// paths too), so an `lstat` looks up one name instead of walking the whole path again: the
+/// kernel's cost of a stat is mostly its path walk. Every directory is looked at without
+/// following a symlink, so a tracked directory replaced by a symlink (or by a file) cannot be
+/// walked through: the walk stops there.
 pub struct Walk<'r> {
     root: &'r Root,
     /// The directory whose directories have been counted (that of the last path).
     seen: Vec<u8>,
-    /// The directory the handles lead to, and each handle with the end of its component in it.
+    /// The directory the walk is in, and handles on some of its directories (always on itself
+    /// after a successful step), each with the end of its component in it.
     #[cfg(unix)]
     open: (Vec<u8>, Vec<(usize, rustix::fd::OwnedFd)>),
 }
@@ -295,9 +297,12 @@ impl<'r> Walk<'r> {
     }
 
     /// Goes to `dir`, handing each directory not under the last path's to `new_dir`.
+    ///
+    /// Only a directory that directly holds a path gets a handle: one above it is stat'ed
+    /// from the nearest handle, which is one system call where a handle costs three.
     #[cfg(unix)]
     fn enter(&mut self, dir: &[u8], new_dir: &mut impl FnMut(NewDir<'_>)) -> Result<(), Blocked> {
-        use rustix::fs::{Mode, OFlags};
+        use rustix::fs::{AtFlags, FileType, Mode, OFlags};
         let seen = common_dirs(dir, &self.seen);
         let (path, fds) = &mut self.open;
         let keep = common_dirs(dir, path);
@@ -305,31 +310,35 @@ impl<'r> Walk<'r> {
             fds.pop();
         }
         path.truncate(keep);
+        let base_end = fds.last().map_or(0, |(end, _)| *end);
+        let base = fds.last().map_or(&self.root.fd, |(_, fd)| fd);
+        // The part of a path inside `base`.
+        let below = |end: usize| &dir[if base_end == 0 { 0 } else { base_end + 1 }..end];
         let mut at = keep;
         while at < dir.len() {
-            let (from, end) = next_dir(dir, at);
-            let parent = fds.last().map_or(&self.root.fd, |(_, fd)| fd);
-            let fd = rustix::fs::openat(
-                parent,
-                &dir[from..end],
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            );
-            // A directory met for the first time is counted with its stat data.
-            let fd = fd.and_then(|fd| match end > seen {
-                true => rustix::fs::fstat(&fd).map(|st| (fd, Some(st))),
-                false => Ok((fd, None)),
-            });
-            let Ok((fd, st)) = fd else {
-                // The handles lead to `dir[..at]`.
-                path.extend_from_slice(&dir[path.len()..at]);
-                return Err(Blocked);
-            };
-            fds.push((end, fd));
-            if let Some(st) = st {
+            let (_, end) = next_dir(dir, at);
+            if end == dir.len() {
+                break;
+            }
+            if end > seen {
+                let st = rustix::fs::statat(base, below(end), AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|_| Blocked)?;
+                if FileType::from_raw_mode(st.st_mode as _) != FileType::Directory {
+                    return Err(Blocked);
+                }
                 new_dir((dir[..end].as_bstr(), &entry_of(&st)));
             }
             at = end;
+        }
+        if base_end != dir.len() {
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = rustix::fs::openat(base, below(dir.len()), flags, Mode::empty())
+                .map_err(|_| Blocked)?;
+            if dir.len() > seen {
+                let st = rustix::fs::fstat(&fd).map_err(|_| Blocked)?;
+                new_dir((dir.as_bstr(), &entry_of(&st)));
+            }
+            fds.push((dir.len(), fd));
         }
         path.clear();
         path.extend_from_slice(dir);
