@@ -14,7 +14,6 @@ use std::process::ExitCode;
 
 /// Runs git-task with `args` (argv, including the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    crate::tick("start");
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -87,7 +86,6 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             }
         };
     }
-    crate::tick("parsed");
     let repo = match Repo::discover(&start_dir) {
         Ok(repo) => repo,
         Err(err) => {
@@ -110,7 +108,6 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Format::Human
     };
     let out = Out::new(format, cli.global.quiet, palette, err_palette);
-    crate::tick("discovered");
     let settings = match Settings::load(&repo) {
         Ok(s) => s,
         Err(err) => {
@@ -123,9 +120,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         settings,
         out,
     };
-    crate::tick("settings");
     let result = commands::run(&ctx, &cli.command);
-    crate::tick("ran");
     let code = match result {
         Ok(Done::Ok) => 0,
         Ok(Done::Negative) => 1,
@@ -136,7 +131,6 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let _ = ctx.out.flush();
-    crate::tick("flushed");
     ExitCode::from(code)
 }
 

@@ -77,12 +77,3 @@ pub mod work;
 
 pub use app::run;
 pub use error::{Error, Result};
-
-#[doc(hidden)]
-pub fn tick(what: &str) {
-    static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let t0 = *T0.get_or_init(std::time::Instant::now);
-    if std::env::var_os("GT_TICK").is_some() {
-        eprintln!("TICK {:8.3} ms {what}", t0.elapsed().as_secs_f64() * 1000.0);
-    }
-}

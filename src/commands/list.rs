@@ -6,6 +6,7 @@ use crate::output::{table, Out, Report};
 use crate::overlaps::cache::{collisions, Cache, Collisions, Listed};
 use crate::task::summary::{self, Summary};
 use crate::task::{Mode, Status, TaskId};
+use std::borrow::Cow;
 
 /// List tasks with their status, base and changes
 #[derive(clap::Args, Debug)]
@@ -60,12 +61,7 @@ impl Report for RemoteListReport {
                 t.here.to_owned(),
             ]);
         }
-        let mut text = String::new();
-        for line in table::align(&rows) {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        out.raw(&text)
+        out.raw(&table::align(&rows))
     }
 }
 
@@ -144,7 +140,7 @@ impl ListReport {
             out.note("No tasks; start one with 'git task start <id>'");
             return Ok(());
         }
-        let mut rows = vec![[
+        let mut rows: Vec<Vec<Cow<str>>> = vec![[
             "ID",
             "MODE",
             "STATUS",
@@ -156,40 +152,37 @@ impl ListReport {
             "COLLIDES",
             "PATH",
         ]
-        .map(String::from)
+        .map(Cow::from)
         .to_vec()];
         for t in &self.tasks {
             rows.push(vec![
-                crate::output::escape(&t.id).into_owned(),
-                t.mode.to_string(),
-                t.status.to_string(),
-                crate::output::escape(&t.branch).into_owned(),
-                t.base
-                    .clone()
-                    .unwrap_or_else(|| t.base_commit[..12.min(t.base_commit.len())].to_owned()),
-                format!("+{}/-{}", t.summary.ahead, t.summary.behind),
-                t.summary.changed_files.to_string(),
-                match t.summary.dirty {
-                    Some(true) => "yes".into(),
-                    Some(false) => "no".into(),
-                    None => "-".into(),
+                crate::output::escape(&t.id),
+                t.mode.as_str().into(),
+                t.status.as_str().into(),
+                crate::output::escape(&t.branch),
+                match &t.base {
+                    Some(base) => base.into(),
+                    None => t.base_commit[..12.min(t.base_commit.len())].into(),
                 },
+                format!("+{}/-{}", t.summary.ahead, t.summary.behind).into(),
+                t.summary.changed_files.to_string().into(),
+                match t.summary.dirty {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                }
+                .into(),
                 collides(t.collisions),
-                crate::output::escape(&t.path).into_owned(),
+                crate::output::escape(&t.path),
             ]);
         }
         // One write for the whole table: a thousand tasks are a thousand lines.
-        let mut text = String::new();
-        for line in table::align(&rows) {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        out.raw(&text)
+        out.raw(&table::align(&rows))
     }
 }
 
 /// The COLLIDES column: `base` (conflicts with its base's tip), `N task(s)`, both, or `-`.
-fn collides(c: Option<Collisions>) -> String {
+fn collides(c: Option<Collisions>) -> Cow<'static, str> {
     let Some(c) = c else {
         return "-".into();
     };
@@ -199,9 +192,9 @@ fn collides(c: Option<Collisions>) -> String {
         n => Some(format!("{n} tasks")),
     };
     match (c.with_base > 0, tasks) {
-        (true, Some(t)) => format!("base, {t}"),
+        (true, Some(t)) => format!("base, {t}").into(),
         (true, None) => "base".into(),
-        (false, Some(t)) => t,
+        (false, Some(t)) => t.into(),
         (false, None) => "-".into(),
     }
 }
@@ -245,12 +238,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     // The COLLIDES cache is read on another core while the worktrees are looked at.
     let common = ctx.repo.common_dir();
     let (listed, cache) = std::thread::scope(|scope| {
-        let cache = scope.spawn(|| {
-            crate::tick("cache start");
-            let c = Cache::load(common);
-            crate::tick("cache done");
-            c
-        });
+        let cache = scope.spawn(|| Cache::load(common));
         let listed = summary::list(&ctx.repo, args.all);
         (listed, cache.join())
     });
@@ -270,9 +258,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
             collisions: None,
         })
         .collect();
-    crate::tick("rows");
     forecast(&ctx.repo, cache, &mut tasks)?;
-    crate::tick("forecast");
     let live_worktrees = tasks
         .iter()
         .any(|t| t.mode == Mode::Worktree && t.status.is_live());
@@ -288,7 +274,6 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         },
         Done::Ok,
     );
-    crate::tick("emitted");
     if live_worktrees {
         crate::output::enforcement::warn_unenforced(
             &ctx.out,

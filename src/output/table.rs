@@ -1,29 +1,31 @@
 //! Column alignment for `list` and `status` (no dependency).
 
-/// Formats rows so that every column but the last is padded to its widest cell.
-pub fn align(rows: &[Vec<String>]) -> Vec<String> {
+/// Formats rows, a line each, so that every column but the last is padded to its widest cell.
+pub fn align<S: AsRef<str>>(rows: &[Vec<S>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; columns];
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(width(cell));
+            widths[i] = widths[i].max(width(cell.as_ref()));
         }
     }
-    // `list` prints a thousand rows: one allocation a line.
+    // `list` prints a thousand rows: one string for them all.
     let line_len = widths.iter().map(|w| w + 2).sum::<usize>();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::with_capacity(line_len);
-            for (i, cell) in row.iter().enumerate() {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    line.extend(std::iter::repeat_n(' ', widths[i] - width(cell) + 2));
-                }
+    let mut text = String::with_capacity(rows.len() * line_len);
+    for row in rows {
+        let start = text.len();
+        for (i, cell) in row.iter().enumerate() {
+            let cell = cell.as_ref();
+            text.push_str(cell);
+            if i + 1 < row.len() {
+                text.extend(std::iter::repeat_n(' ', widths[i] - width(cell) + 2));
             }
-            line.truncate(line.trim_end().len());
-            line
-        })
-        .collect()
+        }
+        let end = start + text[start..].trim_end().len();
+        text.truncate(end);
+        text.push('\n');
+    }
+    text
 }
 
 /// A cell's width in characters (an ASCII cell, the common case, without decoding).
@@ -39,10 +41,10 @@ fn width(cell: &str) -> usize {
 mod tests {
     #[test]
     fn columns_line_up() {
-        let rows = vec![
+        let rows: Vec<Vec<String>> = vec![
             vec!["a".into(), "bb".into(), "c".into()],
             vec!["aaa".into(), "b".into(), "".into()],
         ];
-        assert_eq!(super::align(&rows), vec!["a    bb  c", "aaa  b"]);
+        assert_eq!(super::align(&rows), "a    bb  c\naaa  b\n");
     }
 }

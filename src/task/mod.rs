@@ -34,12 +34,19 @@ pub enum Mode {
     Patch,
 }
 
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Mode {
+    /// The mode's name, as the record and the output spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
             Mode::Worktree => "worktree",
             Mode::Patch => "patch",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -69,15 +76,22 @@ impl Status {
     }
 }
 
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Status {
+    /// The status's name, as the record and the output spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
             Status::Provisioning => "provisioning",
             Status::Active => "active",
             Status::Dropped => "dropped",
             Status::Merged => "merged",
             Status::Removed => "removed",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

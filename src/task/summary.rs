@@ -215,26 +215,15 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
     // The three caches are read side by side.
     let common = repo.common_dir();
     let (ids, cache, (memos, ref_stats)) = std::thread::scope(|scope| {
-        let others = scope.spawn(|| {
-            crate::tick("memos start");
-            let m = Memos::load(common);
-            crate::tick("memos done");
-            let r = RefStats::load(common);
-            crate::tick("refstats done");
-            (m, r)
-        });
-        crate::tick("ids start");
+        let others = scope.spawn(|| (Memos::load(common), RefStats::load(common)));
         let ids = task_ids(repo);
-        crate::tick("ids done");
         let cache = StateCache::load(repo);
-        crate::tick("states done");
         let others = others
             .join()
             .unwrap_or_else(|_| (Memos::load(common), RefStats::load(common)));
         (ids, cache, others)
     });
     let ids = ids?;
-    crate::tick("caches loaded");
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -252,9 +241,7 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         worker.anchors.hold(common);
         let mut done = Vec::new();
         loop {
-            let start = next.fetch_add(LIST_BATCH, std::sync::atomic::Ordering::Relaxed);
-            let Some(batch) = ids.get(start..(start + LIST_BATCH).min(ids.len())) else {
-                crate::tick("worker done");
+            let Some((start, batch)) = take_batch(&next, &ids, threads) else {
                 return Ok(done);
             };
             let mut out = Vec::with_capacity(batch.len());
@@ -274,7 +261,6 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
                 scope.spawn(move || work(&handle))
             })
             .collect();
-        crate::tick("spawned");
         let mut parts = vec![work(repo)];
         parts.extend(handles.into_iter().map(|h| {
             h.join()
@@ -282,7 +268,6 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         }));
         parts
     });
-    crate::tick("joined");
     let mut batches = Vec::new();
     for part in parts {
         batches.extend(part?);
@@ -302,7 +287,6 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
         memos.store(&known);
     }
     ref_stats.store();
-    crate::tick("stored");
     Ok(listed
         .into_iter()
         .filter_map(|l| Some((l.state, l.summary?)))
@@ -312,8 +296,27 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
 /// A batch of listed tasks with the place of its first in the sorted ids.
 type Batch = (usize, Vec<Listed>);
 
-/// Tasks a `list` worker takes at a time: few enough that the cores finish together.
+/// Tasks a `list` worker takes at most at a time.
 const LIST_BATCH: usize = 16;
+
+/// The next batch of `ids` for one of `threads` workers, and where it starts: a share of what
+/// is left, so that batches get smaller towards the end and the cores finish together.
+fn take_batch<'a, T>(
+    next: &std::sync::atomic::AtomicUsize,
+    ids: &'a [T],
+    threads: usize,
+) -> Option<(usize, &'a [T])> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut start = next.load(Relaxed);
+    loop {
+        let left = ids.len().checked_sub(start).filter(|n| *n > 0)?;
+        let size = (left / (4 * threads)).clamp(1, LIST_BATCH);
+        match next.compare_exchange_weak(start, start + size, Relaxed, Relaxed) {
+            Ok(_) => return Some((start, &ids[start..start + size])),
+            Err(now) => start = now,
+        }
+    }
+}
 
 /// What a `list` worker keeps from one task to the next.
 struct Worker<'r> {
@@ -468,4 +471,31 @@ pub fn task_changes(repo: &Repo, base: ObjectId, head: ObjectId) -> Result<Vec<C
     let mut changes = diff::tree_to_tree(repo, old, new)?;
     changes.retain(|c| c.path != CONTRACT_FILE);
     Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{take_batch, LIST_BATCH};
+    use std::sync::atomic::AtomicUsize;
+
+    /// Batches cover every id once, in order, never more than `LIST_BATCH`, smaller at the end.
+    #[test]
+    fn batches_cover_every_id_once() {
+        for len in [0, 1, 7, 100, 1000] {
+            let ids: Vec<usize> = (0..len).collect();
+            let next = AtomicUsize::new(0);
+            let mut seen = Vec::new();
+            let mut sizes = Vec::new();
+            while let Some((start, batch)) = take_batch(&next, &ids, 2) {
+                assert_eq!(batch.first(), Some(&start));
+                seen.extend_from_slice(batch);
+                sizes.push(batch.len());
+            }
+            assert_eq!(seen, ids);
+            assert!(sizes.iter().all(|n| (1..=LIST_BATCH).contains(n)));
+            if len == 1000 {
+                assert_eq!((sizes[0], *sizes.last().unwrap()), (LIST_BATCH, 1));
+            }
+        }
+    }
 }
