@@ -237,12 +237,8 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     }
     // The COLLIDES cache is read on another core while the worktrees are looked at.
     let common = ctx.repo.common_dir();
-    let (listed, cache) = std::thread::scope(|scope| {
-        let cache = scope.spawn(|| Cache::load(common));
-        let listed = summary::list(&ctx.repo, args.all);
-        (listed, cache.join())
-    });
-    let cache = cache.unwrap_or_else(|_| Cache::load(common));
+    let (listed, cache) = summary::list(&ctx.repo, args.all, || Cache::load(common));
+    let cache = cache.unwrap_or_else(|| Cache::load(common));
     let mut tasks: Vec<Row> = listed?
         .into_iter()
         .map(|(s, summary)| Row {

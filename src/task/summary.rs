@@ -211,7 +211,14 @@ fn summarize_known(
 /// cache ([`crate::record::cache`]), what is known of each worktree from [`Memos`] and
 /// unchanged loose refs from [`RefStats`] when they have them, and all three are brought
 /// up to date.
-pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
+///
+/// `alongside` runs on another core once the worktrees are being looked at (`list` reads the
+/// COLLIDES cache there); its result is `None` only if that thread panicked.
+pub fn list<T: Send>(
+    repo: &Repo,
+    all: bool,
+    alongside: impl FnOnce() -> T + Send,
+) -> (Result<Vec<(TaskState, Summary)>>, Option<T>) {
     // The three caches are read side by side.
     let common = repo.common_dir();
     let (ids, cache, (memos, ref_stats)) = std::thread::scope(|scope| {
@@ -223,7 +230,10 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
             .unwrap_or_else(|_| (Memos::load(common), RefStats::load(common)));
         (ids, cache, others)
     });
-    let ids = ids?;
+    let ids = match ids {
+        Ok(ids) => ids,
+        Err(e) => return (Err(e), None),
+    };
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -253,21 +263,41 @@ pub fn list(repo: &Repo, all: bool) -> Result<Vec<(TaskState, Summary)>> {
             done.push((start, out));
         }
     };
-    let parts: Vec<Result<Vec<Batch>>> = std::thread::scope(|scope| {
+    let (parts, side) = std::thread::scope(|scope| {
+        let mut alongside = Some(alongside);
         let handles: Vec<_> = (1..threads)
             .map(|_| {
                 let handle = repo.for_thread();
                 let work = &work;
-                scope.spawn(move || work(&handle))
+                let side = alongside.take();
+                scope.spawn(move || (side.map(|f| f()), work(&handle)))
             })
             .collect();
+        let mut side = alongside.map(|f| f());
         let mut parts = vec![work(repo)];
-        parts.extend(handles.into_iter().map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(crate::Error::repo_msg("a list worker panicked")))
-        }));
-        parts
+        for h in handles {
+            match h.join() {
+                Ok((done, part)) => {
+                    side = side.or(done);
+                    parts.push(part);
+                }
+                Err(_) => parts.push(Err(crate::Error::repo_msg("a list worker panicked"))),
+            }
+        }
+        (parts, side)
     });
+    let listed = gather(parts, &cache, &memos, &ref_stats);
+    (listed, side)
+}
+
+/// Puts the workers' batches back in id order, brings the caches up to date, and returns what
+/// `list` shows.
+fn gather(
+    parts: Vec<Result<Vec<Batch>>>,
+    cache: &StateCache,
+    memos: &Memos,
+    ref_stats: &RefStats,
+) -> Result<Vec<(TaskState, Summary)>> {
     let mut batches = Vec::new();
     for part in parts {
         batches.extend(part?);
