@@ -1,10 +1,11 @@
 //! `lstat` of many paths inside one worktree.
 //!
 //! The clean check ([`crate::git::status::dirty`]) stats every tracked file of a worktree,
-//! and `list` does it for a thousand worktrees. Most of an `lstat`'s cost is
-//! the kernel walking its path, component by component; relative to an open
-//! handle on the worktree's root, a path is as long as it is in the index, not
-//! the dozen more components of the worktree's absolute path.
+//! and `list` does it for a thousand worktrees. Besides the system call itself, an `lstat`
+//! costs the kernel's walk of its path, component by component. So paths are looked up
+//! from open handles: [`Anchors`] on the directories above the worktrees and the git dirs,
+//! [`Root`] on a worktree, and [`Walk`] on the directory of each tracked path in turn, so
+//! that most lookups are of a single name.
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::Stat;
