@@ -527,3 +527,198 @@ fn a_forged_merged_event_does_not_free_the_contract() {
     // A task git-task merged starts a new life with any contract.
     repo.task_root(&["start", "t1", "--allow", "**"]).ok();
 }
+
+/// A worktree of a task that forbids `README.md`, with hooks installed, whose index is clean,
+/// not racy, and has a cached tree; and a tree `bad` that changes `README.md`, written to the
+/// object store as an agent can (`git write-tree`). Returns (worktree, index file, bad tree).
+fn crafted_index_setup(repo: &TestRepo) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let wt = repo.start("t1", &["--forbid", "README.md"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    repo.write(&wt, "README.md", "# forbidden\n");
+    repo.git(&wt, &["add", "README.md"]);
+    let bad = repo.git(&wt, &["write-tree"]);
+    repo.git(&wt, &["reset", "-q", "--hard"]);
+    // Written a second after the files, so that git finds nothing racy to refresh.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(
+        &wt,
+        &["update-index", "--force-write-index", "--really-refresh"],
+    );
+    let index = std::path::PathBuf::from(repo.git(
+        &wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    ));
+    let head_tree = repo.git(&wt, &["rev-parse", "HEAD^{tree}"]);
+    let bytes = std::fs::read(&index).unwrap();
+    assert_eq!(
+        cached_root(&bytes, 12 + entries_len(&bytes)),
+        Some(head_tree),
+        "the index has a cached tree"
+    );
+    (wt, index, bad)
+}
+
+/// The length of an index file's entries (version 2, as git writes it here).
+fn entries_len(index: &[u8]) -> usize {
+    assert_eq!(&index[..4], b"DIRC");
+    assert_eq!(u32::from_be_bytes(index[4..8].try_into().unwrap()), 2);
+    let n = u32::from_be_bytes(index[8..12].try_into().unwrap());
+    let mut at = 12;
+    for _ in 0..n {
+        let name = (u16::from_be_bytes([index[at + 60], index[at + 61]]) & 0x0fff) as usize;
+        at += (62 + name + 8) & !7;
+    }
+    at - 12
+}
+
+/// The root of the first `TREE` extension at or after `at`.
+fn cached_root(index: &[u8], at: usize) -> Option<String> {
+    let mut at = at;
+    while at + 8 <= index.len() - 20 {
+        let size = u32::from_be_bytes(index[at + 4..at + 8].try_into().unwrap()) as usize;
+        if &index[at..at + 4] == b"TREE" {
+            let body = &index[at + 8..at + 8 + size];
+            let nl = body.iter().position(|b| *b == b'\n')?;
+            let id: String = body[nl + 1..nl + 21]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            return Some(id);
+        }
+        at += 8 + size;
+    }
+    None
+}
+
+/// A `TREE` extension whose root is `tree` (hex), covering `entries` entries, with no subtrees;
+/// `extra` more bytes of size are claimed after its body (git reads only the records).
+fn tree_extension(tree: &str, entries: u32, extra: usize) -> Vec<u8> {
+    let mut body = format!("\0{entries} 0\n").into_bytes();
+    body.extend((0..20).map(|i| u8::from_str_radix(&tree[2 * i..2 * i + 2], 16).unwrap()));
+    let mut ext = b"TREE".to_vec();
+    ext.extend_from_slice(&((body.len() + extra) as u32).to_be_bytes());
+    ext.extend_from_slice(&body);
+    ext
+}
+
+/// SHA-1 of `bytes` (git's index checksum), from coreutils.
+fn sha1(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha1sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha1sum runs");
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let hex = String::from_utf8(out.stdout).unwrap();
+    (0..20)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Writes `body` (an index without its checksum) with its checksum to `index`.
+fn write_index(index: &std::path::Path, mut body: Vec<u8>) {
+    let sum = sha1(&body);
+    body.extend_from_slice(&sum);
+    std::fs::write(index, body).unwrap();
+}
+
+/// `git commit --allow-empty` with the crafted index is refused by the hook, and HEAD stays.
+#[track_caller]
+fn commit_is_refused(repo: &TestRepo, wt: &std::path::Path, bad: &str) {
+    let head = repo.git(wt, &["rev-parse", "HEAD"]);
+    let run = repo.git_run(wt, &["commit", "-q", "--allow-empty", "-m", "sneaky"]);
+    let now = repo.git(wt, &["rev-parse", "HEAD^{tree}"]);
+    assert_ne!(
+        now, bad,
+        "the forbidden tree was committed past the hook:\n{run}"
+    );
+    assert_ne!(run.code, 0, "{run}");
+    assert_eq!(repo.git(wt, &["rev-parse", "HEAD"]), head);
+}
+
+/// An index with two cached trees: git keeps the last one it reads and commits it as is (the
+/// entries are clean, so it does not rewrite the index before the hook). The hook judges that
+/// tree, not the first.
+#[test]
+fn the_hook_judges_the_cached_tree_git_commits_when_there_are_two() {
+    let repo = TestRepo::new();
+    let (wt, index, bad) = crafted_index_setup(&repo);
+    let bytes = std::fs::read(&index).unwrap();
+    let n = u32::from_be_bytes(bytes[8..12].try_into().unwrap());
+    let mut body = bytes[..bytes.len() - 20].to_vec();
+    body.extend(tree_extension(&bad, n, 0));
+    write_index(&index, body);
+    commit_is_refused(&repo, &wt, &bad);
+}
+
+/// An index whose end-of-entries extension (EOIE) points at a cached tree hidden inside an
+/// optional extension: git reading the index on several threads (`index.threads`, which an
+/// agent can set) takes its extensions from there; read front to back, the hidden tree is
+/// skipped. The hook refuses an index that reads two ways.
+#[test]
+fn an_index_that_reads_two_ways_is_refused() {
+    let repo = TestRepo::new();
+    let (wt, index, bad) = crafted_index_setup(&repo);
+    repo.git(&wt, &["config", "index.threads", "2"]);
+    let bytes = std::fs::read(&index).unwrap();
+    let n = u32::from_be_bytes(bytes[8..12].try_into().unwrap());
+    let end = 12 + entries_len(&bytes);
+    let real = &bytes[end..bytes.len() - 20];
+    // The hidden tree's size reaches over the real extensions to the EOIE.
+    let fake = tree_extension(&bad, n, real.len());
+    let mut body = bytes[..end].to_vec();
+    body.extend_from_slice(b"ZFAK");
+    body.extend_from_slice(&(fake.len() as u32).to_be_bytes());
+    let offset = body.len();
+    body.extend_from_slice(&fake);
+    body.extend_from_slice(real);
+    // EOIE: where the extensions start, and the hash of the extension headers from there (the
+    // hidden tree's is the only one: it reaches to the EOIE).
+    let mut eoie = b"EOIE".to_vec();
+    eoie.extend_from_slice(&24u32.to_be_bytes());
+    eoie.extend_from_slice(&(offset as u32).to_be_bytes());
+    eoie.extend_from_slice(&sha1(&fake[..8]));
+    body.extend_from_slice(&eoie);
+    write_index(&index, body);
+    // Read front to back, the index still says HEAD's tree.
+    let head_tree = repo.git(&wt, &["rev-parse", "HEAD^{tree}"]);
+    let crafted = std::fs::read(&index).unwrap();
+    assert_eq!(cached_root(&crafted, end), Some(head_tree));
+    assert_eq!(cached_root(&crafted, offset), Some(bad.clone()));
+    commit_is_refused(&repo, &wt, &bad);
+}
+
+/// An index git wrote with an end-of-entries extension (and in version 4) reads one way: the
+/// hook lets an allowed commit through and refuses a forbidden one.
+#[test]
+fn an_index_with_an_end_of_entries_extension_is_read_as_git_wrote_it() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &["--forbid", "README.md"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    for (key, value) in [
+        ("index.recordEndOfIndexEntries", "true"),
+        ("index.version", "4"),
+    ] {
+        repo.git(&wt, &["config", key, value]);
+    }
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { /* allowed */ }\n");
+    repo.git(&wt, &["add", "src/lib.rs"]);
+    repo.git(&wt, &["commit", "-q", "-m", "allowed"]);
+    let index = repo.git(
+        &wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    let bytes = std::fs::read(index).unwrap();
+    assert_eq!(
+        &bytes[bytes.len() - 52..bytes.len() - 48],
+        b"EOIE",
+        "git wrote one"
+    );
+    repo.write(&wt, "README.md", "# forbidden\n");
+    repo.git(&wt, &["add", "README.md"]);
+    let run = repo.git_run(&wt, &["commit", "-q", "-m", "forbidden"]);
+    assert_ne!(run.code, 0, "{run}");
+    assert!(run.stderr.contains("README.md"), "{run}");
+}

@@ -107,7 +107,9 @@ pub fn write_index(repo: &Repo, index: &gix::index::File, cache: &Tree) -> Resul
 ///
 /// Git refreshes the cached tree before it runs `pre-commit` for `git commit` and `git commit -a`,
 /// and commits exactly that tree, so the hook can diff HEAD's tree against it without decoding a
-/// single index entry. The entries are only skipped over (their lengths are in their flags), in
+/// single index entry. As git does, the last cached tree of the file counts; an index whose
+/// end-of-entries extension says the extensions start elsewhere than where its entries end is an
+/// error (git reading it on several threads would see other extensions). The entries are only skipped over (their lengths are in their flags), in
 /// one buffered pass; nothing is allocated per entry.
 pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<ObjectId>> {
     let io = |e: std::io::Error| {
@@ -119,7 +121,12 @@ pub fn cached_root_tree(path: &Path, hash: gix::hash::Kind) -> Result<Option<Obj
         Err(e) => return Err(io(e)),
     };
     let mut chunks = Chunks::new(file);
-    root_in_index(&mut chunks, hash).map_err(io)
+    root_in_index(&mut chunks, hash).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => io(e).hint(
+            "let git write the index again, then commit: git update-index --force-write-index",
+        ),
+        _ => io(e),
+    })
 }
 
 /// Reads a file front to back through a window of at least the bytes asked for,
@@ -132,6 +139,8 @@ struct Chunks {
     hi: usize,
     /// Whether a read returned nothing: no use asking again.
     eof: bool,
+    /// How many bytes of the file were consumed.
+    consumed: usize,
 }
 
 impl Chunks {
@@ -144,6 +153,7 @@ impl Chunks {
             lo: 0,
             hi: 0,
             eof: false,
+            consumed: 0,
         }
     }
 
@@ -181,6 +191,18 @@ impl Chunks {
     fn consume(&mut self, n: usize) {
         debug_assert!(n <= self.available());
         self.lo += n;
+        self.consumed += n;
+    }
+
+    /// The last `n` bytes of the file (read apart from the window), or fewer if it is shorter.
+    fn tail(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let len = self.file.metadata()?.len();
+        self.file
+            .seek(SeekFrom::Start(len.saturating_sub(n as u64)))?;
+        let mut out = Vec::with_capacity(n);
+        (&mut self.file).take(n as u64).read_to_end(&mut out)?;
+        Ok(out)
     }
 }
 
@@ -235,18 +257,25 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
         }
         chunks.consume(size);
     }
+    let end_of_entries = chunks.consumed;
     let hash_len = hash.len_in_bytes();
+    // git reads every extension, keeps the last cached tree it reads (`read_index_extension`)
+    // and commits that tree as it is: so is it read here, to the end.
+    let mut root = None;
     loop {
         let w = chunks.window(8 + hash_len)?;
         if w.len() < 8 + hash_len {
-            return Ok(None);
+            break;
         }
         let (signature, len) = ([w[0], w[1], w[2], w[3]], be32(w, 4) as usize);
         chunks.consume(8);
         match &signature {
             b"TREE" => {
-                let body = chunks.window(len)?;
-                return Ok(body.get(..len).and_then(|b| parse_tree_root(b, hash)));
+                let Some(body) = chunks.window(len)?.get(..len) else {
+                    return Ok(None);
+                };
+                root = parse_tree_root(body, hash);
+                chunks.consume(len);
             }
             // A split index: the entries live in another file; let gix put it together.
             b"link" => return Ok(None),
@@ -264,9 +293,25 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
             }
         }
     }
+    // git reading the index on several threads takes its extensions from where an
+    // end-of-entries extension at the end of the file says they start (`read_eoie_extension`),
+    // not from where the entries end. An index where the two differ reads two ways.
+    let eoie_len = 8 + 4 + hash_len;
+    let tail = chunks.tail(eoie_len + hash_len)?;
+    if tail.len() == eoie_len + hash_len
+        && &tail[..4] == b"EOIE"
+        && be32(&tail, 4) as usize == 4 + hash_len
+        && be32(&tail, 8) as usize != end_of_entries
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "its end-of-entries extension does not point where its entries end, so git can read \
+             other extensions from it than this hook reads",
+        ));
+    }
+    Ok(root)
 }
 
-/// The offset of the first NUL at or after `from` in the window, growing it as needed.
 fn position_of_nul(chunks: &mut Chunks, from: usize) -> std::io::Result<Option<usize>> {
     let mut want = from + 256;
     loop {
