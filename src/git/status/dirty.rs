@@ -466,7 +466,7 @@ fn remember(
         let rel = entry.path(index);
         paths = paths.wrapping_add(item_hash(rel, &[]));
         ignores_index = ignores_index.wrapping_add(ignore_hash(rel, &entry.id));
-        walk.lstat(rel, |dir| dirs = dirs.wrapping_add(dir_hash(dir)))
+        walk.dirs_of(rel, |dir| dirs = dirs.wrapping_add(dir_hash(dir)))
             .ok()?;
         if entry.mode != Mode::COMMIT {
             files = files.wrapping_add(file_hash(rel, &entry.stat));

@@ -346,12 +346,38 @@ impl<'r> Walk<'r> {
         Ok(())
     }
 
+    /// Hands each directory of `rel` not under the last path's directory to `new_dir`, without
+    /// looking at `rel` itself (for a memo of a worktree whose files' stat data the index holds).
+    pub fn dirs_of(
+        &mut self,
+        rel: &BStr,
+        mut new_dir: impl FnMut(NewDir<'_>),
+    ) -> Result<(), Blocked> {
+        let dir = dir_of(rel);
+        if dir != &self.seen[..] {
+            self.count_dirs(dir, &mut new_dir)?;
+            self.seen.clear();
+            self.seen.extend_from_slice(dir);
+        }
+        Ok(())
+    }
+
     /// Goes to `dir`, handing each directory not under the last path's to `new_dir`.
     #[cfg(not(unix))]
     fn enter(&mut self, dir: &[u8], new_dir: &mut impl FnMut(NewDir<'_>)) -> Result<(), Blocked> {
+        self.count_dirs(dir, new_dir)
+    }
+
+    /// Hands each directory of `dir` not under the last path's to `new_dir`, each `lstat`ed
+    /// from the root: one system call a directory, and no handle.
+    fn count_dirs(
+        &mut self,
+        dir: &[u8],
+        new_dir: &mut impl FnMut(NewDir<'_>),
+    ) -> Result<(), Blocked> {
         let mut at = common_dirs(dir, &self.seen);
         while at < dir.len() {
-            let (from, end) = next_dir(dir, at);
+            let (_, end) = next_dir(dir, at);
             let entry = self.root.lstat(dir[..end].as_bstr()).ok_or(Blocked)?;
             if entry.kind != Kind::Dir {
                 return Err(Blocked);
