@@ -158,6 +158,13 @@ pub fn leave_if_inside(path: &Path, to: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(to.to_path_buf()))
 }
 
+/// The hash a cache file's entries are found by in memory (`list`'s caches): fixed within a
+/// process, so any thread finds what another put.
+pub fn key_hash(key: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,7 +146,7 @@ impl RefStats {
             };
             let from = start + hash.len() + hex.len() + 2;
             known.insert(
-                name_hash(name),
+                crate::git::fs::key_hash(name.as_bytes()),
                 Known {
                     name: from..from + name.len(),
                     stat,
@@ -193,7 +193,7 @@ impl RefStats {
     }
 
     fn known(&self, name: &str, stat: &Fingerprint) -> Option<ObjectId> {
-        let known = self.known.get(&name_hash(name))?;
+        let known = self.known.get(&crate::git::fs::key_hash(name.as_bytes()))?;
         let found = self.text.get(known.name.clone()) == Some(name) && known.stat == stat.hash;
         found.then(|| {
             known.seen.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -236,12 +236,6 @@ impl RefStats {
         }
         let _ = crate::git::fs::write_atomically(&self.path, text.as_bytes());
     }
-}
-
-/// The key of a ref in [`RefStats`].
-fn name_hash(name: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(name)
 }
 
 /// A loose ref file's stat data, hashed, and whether it is old enough to remember.

@@ -317,7 +317,7 @@ impl<'r> Walk<'r> {
         let below = |end: usize| &dir[if base_end == 0 { 0 } else { base_end + 1 }..end];
         let mut at = keep;
         while at < dir.len() {
-            let (_, end) = next_dir(dir, at);
+            let end = next_dir(dir, at);
             if end == dir.len() {
                 break;
             }
@@ -377,7 +377,7 @@ impl<'r> Walk<'r> {
     ) -> Result<(), Blocked> {
         let mut at = common_dirs(dir, &self.seen);
         while at < dir.len() {
-            let (_, end) = next_dir(dir, at);
+            let end = next_dir(dir, at);
             let entry = self.root.lstat(dir[..end].as_bstr()).ok_or(Blocked)?;
             if entry.kind != Kind::Dir {
                 return Err(Blocked);
@@ -389,14 +389,13 @@ impl<'r> Walk<'r> {
     }
 }
 
-/// The bounds of the component of the directory path `dir` after its first `at` bytes.
-fn next_dir(dir: &[u8], at: usize) -> (usize, usize) {
+/// Where the component of the directory path `dir` after its first `at` bytes ends.
+fn next_dir(dir: &[u8], at: usize) -> usize {
     let from = if at == 0 { 0 } else { at + 1 };
-    let end = dir[from..]
+    dir[from..]
         .iter()
         .position(|b| *b == b'/')
-        .map_or(dir.len(), |i| from + i);
-    (from, end)
+        .map_or(dir.len(), |i| from + i)
 }
 
 /// The directory part of a `/`-separated path (empty for a path in the root).

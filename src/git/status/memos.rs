@@ -80,7 +80,7 @@ impl Memos {
             let line = line.strip_suffix(b"\n").unwrap_or(line);
             if let Some(rest) = line.strip_prefix(b"W ") {
                 if let Some(tab) = rest.iter().position(|b| *b == b'\t') {
-                    let key = path_hash(&unescape_if_needed(&rest[..tab]));
+                    let key = crate::git::fs::key_hash(&unescape_if_needed(&rest[..tab]));
                     lines.insert(key, start + 2..start + line.len());
                 }
             } else if let Some((key, list)) = line.strip_prefix(b"T ").and_then(parse_tracked) {
@@ -98,7 +98,7 @@ impl Memos {
     /// What is known of the worktree at `worktree`, if anything.
     pub fn get(&self, worktree: &Path) -> Option<Known> {
         let worktree = worktree.as_os_str().as_encoded_bytes();
-        let line = &self.bytes[self.lines.get(&path_hash(worktree))?.clone()];
+        let line = &self.bytes[self.lines.get(&crate::git::fs::key_hash(worktree))?.clone()];
         let mut fields = line.split(|b| *b == b'\t');
         if *unescape_if_needed(fields.next()?) != *worktree {
             return None;
@@ -195,12 +195,6 @@ fn escape(bytes: &[u8], out: &mut Vec<u8>) {
             b => out.push(*b),
         }
     }
-}
-
-/// The key of a worktree's line.
-fn path_hash(path: &[u8]) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(path)
 }
 
 /// [`unescape`], without a copy when there is nothing to unescape.
