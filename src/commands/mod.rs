@@ -186,6 +186,13 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         crate::task::recover::quick(&ctx.repo);
         crate::task::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
     }
+    let done = dispatch(ctx, command);
+    // The command's refs are written (or it failed): its packs may be repacked now.
+    crate::git::pack::release();
+    done
+}
+
+fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
     match command {
         Command::Start(args) => start::run(ctx, args),
         Command::List(args) => list::run(ctx, args),

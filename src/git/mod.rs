@@ -28,6 +28,7 @@ pub mod index;
 pub mod journal;
 pub mod merge;
 pub mod objects;
+pub mod pack;
 pub mod pathsafe;
 pub mod refs;
 pub mod status;
@@ -189,6 +190,19 @@ pub struct Repo {
     common_dir: PathBuf,
     /// Looked at once per process (`list` asks for every worktree).
     ignore_files: std::cell::OnceCell<status::dirty::IgnoreFiles>,
+    /// Where new objects go.
+    objects: Objects,
+}
+
+/// Where a [`Repo`] handle writes new objects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Objects {
+    /// To the object database.
+    Disk,
+    /// To memory until the batch ends ([`pack::batch`]), then to the object database.
+    Batch,
+    /// To memory for good ([`Repo::with_objects_in_memory`]).
+    Memory,
 }
 
 impl Repo {
@@ -230,16 +244,38 @@ impl Repo {
             inner,
             common_dir,
             ignore_files: std::cell::OnceCell::new(),
+            objects: Objects::Disk,
         })
     }
 
     /// Returns another handle on the same repository for another thread (gix handles are
-    /// not shared between threads); it reads the same refs, objects and configuration.
+    /// not shared between threads); it reads the same refs, objects and configuration. A
+    /// handle on a batch ([`pack::batch`]) gives one that does not see the batch's objects
+    /// and writes its own to disk at once (a copy of the batch would lose them).
     pub fn for_thread(&self) -> Repo {
+        let mut inner = self.inner.clone();
+        let mut objects = self.objects;
+        if objects == Objects::Batch {
+            inner.objects.take_object_memory();
+            objects = Objects::Disk;
+        }
         Repo {
-            inner: self.inner.clone(),
+            inner,
             common_dir: self.common_dir.clone(),
             ignore_files: std::cell::OnceCell::new(),
+            objects,
+        }
+    }
+
+    /// A handle whose new objects stay in memory, for [`pack::batch`].
+    fn batched(&self) -> Repo {
+        let mut inner = self.inner.clone();
+        inner.objects.enable_object_memory();
+        Repo {
+            inner,
+            common_dir: self.common_dir.clone(),
+            ignore_files: std::cell::OnceCell::new(),
+            objects: Objects::Batch,
         }
     }
 
@@ -490,6 +526,20 @@ impl Repo {
             && std::fs::symlink_metadata(self.common_dir.join("head")).is_ok()
     }
 
+    /// Returns a handle on the same repository that keeps up to `bytes` of decoded objects:
+    /// for a command that reads the same trees again and again (the merge gate reads the
+    /// task's and the target's trees to judge, to plan and to update the checkout).
+    pub fn with_object_cache(&self, bytes: usize) -> Repo {
+        let mut inner = self.inner.clone();
+        inner.object_cache_size_if_unset(bytes);
+        Repo {
+            inner,
+            common_dir: self.common_dir.clone(),
+            ignore_files: std::cell::OnceCell::new(),
+            objects: self.objects,
+        }
+    }
+
     /// Returns a handle on the same repository whose object writes stay in memory: trial
     /// merges write their trees and commits there and leave nothing in the object database.
     pub fn with_objects_in_memory(&self) -> Repo {
@@ -500,6 +550,7 @@ impl Repo {
             inner,
             common_dir: self.common_dir.clone(),
             ignore_files: std::cell::OnceCell::new(),
+            objects: Objects::Memory,
         }
     }
 }

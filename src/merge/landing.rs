@@ -7,14 +7,28 @@ use crate::changes;
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::merge::{self as gmerge, CommitInfo};
-use crate::git::{objects, ObjectId, Repo};
+use crate::git::{objects, pack, ObjectId, Repo};
 use crate::task::TaskId;
 
 /// Computes the landing of every pending task in memory, chained in order onto `onto`, and
 /// judges it (SPEC §7.2–7.3): the task's changes are exactly what its landing changes on the
 /// target; with `--rebase` each replayed commit is judged on its own too, and with `--merge`
 /// every commit that would become reachable must hold only paths git would write.
+///
+/// The landing's trees and commits are written as one pack ([`pack::batch`]).
 pub(super) fn land_and_judge(
+    repo: &Repo,
+    pending: &mut [Pending],
+    onto: ObjectId,
+    target: &str,
+    opts: &Options,
+) -> Result<std::result::Result<(), Refusal>> {
+    pack::batch(repo, |repo| {
+        judged_landing(repo, pending, onto, target, opts)
+    })
+}
+
+fn judged_landing(
     repo: &Repo,
     pending: &mut [Pending],
     onto: ObjectId,

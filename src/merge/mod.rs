@@ -302,8 +302,13 @@ impl Pending {
     }
 }
 
+/// Bytes of decoded objects the gate keeps (a few hundred trees of a 50-file task are ~100 KiB).
+const MERGE_OBJECT_CACHE: usize = 8 << 20;
+
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
 pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
+    // The gate reads the task's and the target's trees several times (judge, plan, checkout).
+    let repo = &repo.with_object_cache(MERGE_OBJECT_CACHE);
     if let Some(outcome) = accept_patch_task(repo, ids, opts)? {
         return Ok(outcome);
     }

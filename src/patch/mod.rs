@@ -30,7 +30,7 @@ use crate::record::event::{self, Event, Purpose};
 use crate::record::{self, Record};
 use crate::snapshot::WorktreeState;
 use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
-use snapshot::{read_snapshot, write_snapshot};
+use snapshot::{read_snapshot, take_snapshot, write_snapshot};
 
 /// What a patch-mode start did.
 #[derive(Debug)]
@@ -104,10 +104,10 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             }
         }
     }
-    let state = crate::snapshot::read(repo)?;
+    let head_now = repo.head_commit()?;
     if let Some(spec) = &opts.base {
         let want = repo.rev_parse_commit(spec)?;
-        if Some(want) != state.head {
+        if Some(want) != head_now {
             return Err(Error::input(format!(
                 "a patch-mode task starts on HEAD, and '{spec}' is not HEAD"
             ))
@@ -129,8 +129,12 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
     };
     let text = contract_text(&id, &opts.contract)?;
     crate::claims::check_start(repo, id.as_str(), &text, &opts.contract)?;
-    let snap = write_snapshot(repo, &id, &state)?;
-    let head = state.head.expect("write_snapshot refuses an unborn HEAD");
+    let (state, snap) = take_snapshot(repo, &id)?;
+    let head = state.head.expect("take_snapshot refuses an unborn HEAD");
+    if opts.base.is_some() && Some(head) != head_now {
+        return Err(Error::repo_msg("HEAD moved while the task was starting")
+            .hint(format!("run 'git task start --mode patch {id}' again")));
+    }
     let branch = repo.head_branch()?;
     let task_state = TaskState {
         id: id.to_string(),

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::git::EntryKind;
-use crate::git::{diff, objects, worktree, ObjectId, Repo};
+use crate::git::{diff, objects, pack, worktree, ObjectId, Repo};
 use crate::record::Record;
 use crate::snapshot::{self, WorktreeState};
 use crate::task::{layout, TaskId};
@@ -22,8 +22,27 @@ pub struct Snapshot {
     pub worktree_tree: ObjectId,
 }
 
+/// Reads the state of the worktree `repo` was opened in and writes its snapshot commit (see
+/// the module docs): every new object of both in one pack ([`pack::batch`]).
+pub fn take_snapshot(repo: &Repo, id: &TaskId) -> Result<(WorktreeState, ObjectId)> {
+    let (state, commit) = pack::batch(repo, |repo| {
+        let state = snapshot::read(repo)?;
+        let commit = snapshot_objects(repo, id, &state)?;
+        Ok((state, commit))
+    })?;
+    remember(repo, id, commit)?;
+    Ok((state, commit))
+}
+
 /// Writes the snapshot commit of `state` (see the module docs) and returns its id.
 pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result<ObjectId> {
+    let commit = pack::batch(repo, |repo| snapshot_objects(repo, id, state))?;
+    remember(repo, id, commit)?;
+    Ok(commit)
+}
+
+/// Writes the objects of the snapshot commit of `state`; nothing names it yet.
+fn snapshot_objects(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result<ObjectId> {
     let head = state.head.ok_or_else(|| {
         Error::input("HEAD has no commit yet, so there is nothing to start a patch-mode task from")
             .hint("make a first commit, then start the task")
@@ -54,14 +73,12 @@ pub fn write_snapshot(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result
         &[],
         &format!("untracked files of task {id} at start\n"),
     )?;
-    let commit = objects::write_own_commit(
+    objects::write_own_commit(
         repo,
         state.worktree_tree,
         &[head, index, untracked],
         &format!("git-task: snapshot of {id}\n\nTask-Id: {id}\n"),
-    )?;
-    remember(repo, id, commit)?;
-    Ok(commit)
+    )
 }
 
 /// `<common dir>/git-task/snapshots/<id>`: every snapshot commit git-task made for task `id`,

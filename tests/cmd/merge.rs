@@ -1118,3 +1118,49 @@ fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
     let events = repo.git(repo.root(), &["log", "--format=%s", "refs/tasks/t1/record"]);
     assert!(!events.contains("merged"), "{events}");
 }
+
+/// A landing that writes many trees (the base moved in the same directories as the task, so
+/// every one of them is merged into a new tree) writes them and its commit as one pack: git
+/// reads all of them, none is also loose, and no `.keep` is left once the base names them.
+#[test]
+fn a_landing_writes_its_trees_as_one_pack() {
+    use super::support::{loose, packs};
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    for i in 0..12 {
+        repo.write(&root, &format!("d{i}/x/base.txt"), "base\n");
+        repo.write(&root, &format!("d{i}/x/task.txt"), "base\n");
+    }
+    commit_all(&repo, &root, "dirs");
+    let wt = repo.start("t1", &[]);
+    for i in 0..12 {
+        repo.write(&wt, &format!("d{i}/x/task.txt"), &format!("task {i}\n"));
+        repo.write(&root, &format!("d{i}/x/base.txt"), &format!("base {i}\n"));
+    }
+    commit_all(&repo, &wt, "task work");
+    commit_all(&repo, &root, "base work");
+    repo.git(&root, &["repack", "-a", "-d", "-q"]);
+    repo.git(&root, &["prune-packed"]);
+    let (before, _) = packs(&root);
+
+    repo.task_root(&["merge", "t1"]).ok();
+    let (after, keep) = packs(&root);
+    assert!(!keep, "a .keep is left in .git/objects/pack");
+    let new: Vec<&String> = after.difference(&before).collect();
+    assert_eq!(new.len(), 1, "one new pack: {before:?} -> {after:?}");
+    let idx = root.join(format!(".git/objects/pack/{}.idx", new[0]));
+    let listed = repo.git(&root, &["verify-pack", "-v", idx.to_str().unwrap()]);
+    for r in ["main", "main^{tree}", "main:d3", "main:d3/x", "main:d11/x"] {
+        let id = rev(&repo, r);
+        let id = id.trim();
+        assert!(
+            listed.contains(id),
+            "{r} ({id}) is not in the new pack:\n{listed}"
+        );
+        assert!(!loose(&root, id), "{r} ({id}) is also loose");
+    }
+    assert_eq!(repo.read(&root, "d3/x/task.txt"), "task 3\n");
+    assert_eq!(repo.read(&root, "d3/x/base.txt"), "base 3\n");
+    assert_eq!(repo.porcelain(&root), "");
+    repo.fsck();
+}

@@ -1,6 +1,7 @@
 //! `git task start --mode patch` and the patch-mode round trip: start, random edits, revert.
 
 use super::patch_support::{chmod_x, files, picture, tracked, write_bytes, Entry, Rng};
+use super::support::{loose, packs};
 use crate::common::TestRepo;
 use std::path::Path;
 
@@ -558,5 +559,71 @@ fn snapshot_matches_git_from(cwd: &str) {
         repo.git(&root, &["rev-parse", &format!("{snap}^2^{{tree}}")]),
         index_tree
     );
+    repo.fsck();
+}
+
+/// A snapshot's many new objects (the dirty files' blobs, the trees over them, the commits)
+/// are written as one pack, not as a file each: git reads every one of them (`fsck --strict`,
+/// `verify-pack`), none is also loose, and no `.keep` is left once the refs name them.
+#[test]
+fn a_patch_start_writes_its_snapshot_as_one_pack() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    for i in 0..20 {
+        repo.write(&root, &format!("d{i}/e/f.txt"), "base\n");
+    }
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "base"]);
+    repo.git(&root, &["repack", "-a", "-d", "-q"]);
+    repo.git(&root, &["prune-packed"]);
+    let (before, _) = packs(&root);
+    for i in 0..20 {
+        repo.write(&root, &format!("d{i}/e/f.txt"), &format!("edit {i}\n"));
+    }
+    repo.write(&root, "new/u.txt", "untracked\n");
+    repo.task_root(&["start", "--mode", "patch", "p1"]).ok();
+
+    let (after, keep) = packs(&root);
+    assert!(!keep, "a .keep is left in .git/objects/pack");
+    let new: Vec<&String> = after.difference(&before).collect();
+    assert_eq!(new.len(), 1, "one new pack: {before:?} -> {after:?}");
+    let idx = root.join(format!(".git/objects/pack/{}.idx", new[0]));
+    let listed = repo.git(&root, &["verify-pack", "-v", idx.to_str().unwrap()]);
+    let snap = repo.git(&root, &["rev-parse", "refs/tasks/p1/snapshot"]);
+    let mut ids = vec![snap.trim().to_owned()];
+    for rev in [
+        "^{tree}",
+        ":d0",
+        ":d0/e",
+        ":d0/e/f.txt",
+        ":d19/e/f.txt",
+        ":new/u.txt",
+        "^2",
+        "^3",
+    ] {
+        ids.push(
+            repo.git(&root, &["rev-parse", &format!("{}{rev}", snap.trim())])
+                .trim()
+                .to_owned(),
+        );
+    }
+    for id in &ids {
+        assert!(
+            listed.contains(id.as_str()),
+            "{id} is not in the new pack:\n{listed}"
+        );
+        assert!(!loose(&root, id), "{id} is also loose");
+    }
+    assert_eq!(
+        repo.git(
+            &root,
+            &["cat-file", "-p", &format!("{}:d7/e/f.txt", snap.trim())]
+        ),
+        "edit 7"
+    );
+    repo.fsck();
+    // The work is still the user's, and the task's snapshot holds it.
+    repo.task_root(&["revert", "p1"]).ok();
+    assert_eq!(repo.read(&root, "d7/e/f.txt"), "edit 7\n");
     repo.fsck();
 }

@@ -210,3 +210,25 @@ pub fn lone_task_branch(repo: &TestRepo, id: &str) {
     task_branch_without_record(repo, id, &dir);
     repo.git(repo.root(), &["worktree", "remove", dir.to_str().unwrap()]);
 }
+
+/// The pack files under `.git/objects/pack` (by name) and whether any `.keep` is there.
+pub fn packs(root: &std::path::Path) -> (std::collections::BTreeSet<String>, bool) {
+    let mut packs = std::collections::BTreeSet::new();
+    let mut keep = false;
+    for e in std::fs::read_dir(root.join(".git/objects/pack")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        keep |= name.ends_with(".keep");
+        if let Some(stem) = name.strip_suffix(".pack") {
+            packs.insert(stem.to_owned());
+        }
+    }
+    (packs, keep)
+}
+
+/// Whether `id` is stored as a loose object.
+pub fn loose(root: &std::path::Path, id: &str) -> bool {
+    root.join(".git/objects")
+        .join(&id[..2])
+        .join(&id[2..])
+        .exists()
+}

@@ -400,7 +400,7 @@ fn stat_of(path: &Path) -> Option<Stat> {
 }
 
 /// From this many files to hash on, [`look`] hashes on two threads.
-const PARALLEL_HASH_MIN: usize = 64;
+const PARALLEL_HASH_MIN: usize = 16;
 
 /// Returns whether every file of `entries` (below the worktree `root`) hashes to its entry's id;
 /// `None` when one cannot be read.

@@ -4,7 +4,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::git::bstr::{BStr, BString, ByteSlice};
-use crate::git::{index::staged, objects, EntryKind, ObjectId, Repo};
+use crate::git::{index::staged, objects, pack, EntryKind, ObjectId, Repo};
 use std::collections::BTreeMap;
 
 /// The state of one worktree, written as trees (nothing is changed on disk).
@@ -44,7 +44,13 @@ impl WorktreeState {
 /// the trees of directories with staged changes), and the worktree side is
 /// the index plus what gix's index-worktree status finds (modified, deleted
 /// and untracked, non-ignored files). HEAD's tree is never loaded as a whole.
+///
+/// Its new objects (the files' blobs, the trees) are written as one pack ([`pack::batch`]).
 pub fn read(repo: &Repo) -> Result<WorktreeState> {
+    pack::batch(repo, read_state)
+}
+
+fn read_state(repo: &Repo) -> Result<WorktreeState> {
     let workdir = repo.require_workdir()?.to_path_buf();
     let head = repo.head_commit()?;
     let head_tree = match head {
