@@ -121,3 +121,29 @@ pub fn release() {
         let _ = std::fs::remove_file(keep);
     }
 }
+
+/// The `.keep` files git-task marked whose process is gone (`is_gone(pid)`): a command killed
+/// between writing a pack and naming its objects left them. Removing one lets `git gc` repack
+/// that pack like any other (and prune what nothing names). A `.keep` of anyone else (`git
+/// fetch` writes its own, a user may `touch` one) is never listed.
+pub fn stale_keeps(repo: &Repo, is_gone: impl Fn(u32) -> bool) -> Vec<PathBuf> {
+    let dir = repo.inner.objects.store_ref().path().join("pack");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "keep"))
+        .filter(|p| {
+            crate::git::read_small(p)
+                .ok()
+                .and_then(|text| {
+                    let text = String::from_utf8(text).ok()?;
+                    let pid = text.strip_prefix(KEEP_MARK)?.trim().parse::<u32>().ok()?;
+                    Some(pid != std::process::id() && is_gone(pid))
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}

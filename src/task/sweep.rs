@@ -418,6 +418,19 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             });
         }
     }
+    // 6b. The `.keep` of a pack whose command was killed before its refs named the pack.
+    for keep in crate::git::pack::stale_keeps(repo, super::liveness::process_is_gone) {
+        let plan = repair(
+            "stale_pack_keep",
+            None,
+            format!("deleted '{}', left by a killed git-task", keep.display()),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            std::fs::remove_file(&keep)
+                .map_err(|e| Error::repo(format!("could not delete '{}'", keep.display()), e))?;
+            Ok(true)
+        });
+    }
     // 7. Claims of tasks that are not live any more (a release that was interrupted).
     for task in crate::claims::stale(repo)? {
         let plan = repair(

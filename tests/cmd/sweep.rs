@@ -216,6 +216,43 @@ fn sweep_deletes_stale_lock_files() {
     repo.task_root(&["drop", "locked"]).ok();
 }
 
+/// A pack's `.keep` that a killed git-task left (marked with its pid, which is gone) is
+/// deleted, so `git gc` can repack that pack; a `.keep` of anyone else is left alone: an
+/// empty one (a user's `touch`), one of `git fetch`, one of a git-task still running.
+#[test]
+fn sweep_deletes_the_pack_keep_of_a_killed_command_only() {
+    let repo = TestRepo::new();
+    let pack = repo.root().join(".git/objects/pack");
+    std::fs::create_dir_all(&pack).unwrap();
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let mut alive = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let keeps = [
+        ("pack-1.keep", format!("git-task {dead_pid}\n")),
+        ("pack-2.keep", String::new()),
+        ("pack-3.keep", format!("fetch-pack {dead_pid} on host\n")),
+        ("pack-4.keep", format!("git-task {}\n", alive.id())),
+    ];
+    for (name, text) in &keeps {
+        std::fs::write(pack.join(name), text).unwrap();
+    }
+    let dry = repo.task_root(&["sweep", "-n", "--json"]).ok().json();
+    assert_eq!(problems(&dry), ["stale_pack_keep"]);
+    assert!(pack.join("pack-1.keep").exists());
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    alive.kill().unwrap();
+    alive.wait().unwrap();
+    assert_eq!(problems(&j), ["stale_pack_keep"]);
+    assert!(!pack.join("pack-1.keep").exists());
+    for (name, text) in &keeps[1..] {
+        assert_eq!(&std::fs::read_to_string(pack.join(name)).unwrap(), text);
+    }
+}
+
 #[test]
 fn sweep_dry_run_reports_without_changing_anything() {
     let repo = TestRepo::new();
