@@ -10,8 +10,8 @@
 //! Nothing may name a batched object before [`batch`] returns: it is on disk only
 //! then. The pack's `.keep` file (written by gix, then marked as git-task's) stops a
 //! concurrent `git repack -a -d` from dropping the still unreferenced objects; it is
-//! removed by [`release`] once the command has written its refs (`app` calls it on
-//! the way out). A kill in between leaves a marked `.keep`, which only stops that
+//! removed by [`release`] once the command has written its refs (`commands::run` calls
+//! it when the command returns). A kill in between leaves a marked `.keep`, which only stops that
 //! one pack from being repacked.
 
 use crate::error::{Error, Result};
@@ -78,6 +78,13 @@ fn write(repo: &Repo, objects: gix::odb::memory::Storage) -> Result<()> {
         },
     )
     .map_err(|e| Error::repo_msg(format!("could not write a pack of the new objects: {e}")))?;
+    // Read-only, as git leaves its packs (the temporary files were private to this process).
+    for path in [&outcome.data_path, &outcome.index_path]
+        .into_iter()
+        .flatten()
+    {
+        read_only(path);
+    }
     if let Some(keep) = outcome.keep_path {
         // Marked as ours, so that a `.keep` left by a kill can be told from a user's.
         let _ = std::fs::write(&keep, format!("{KEEP_MARK} {}\n", std::process::id()));
@@ -85,6 +92,15 @@ fn write(repo: &Repo, objects: gix::odb::memory::Storage) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(unix)]
+fn read_only(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444));
+}
+
+#[cfg(not(unix))]
+fn read_only(_path: &std::path::Path) {}
 
 /// The pack of `objects`: version 2, every object whole (no deltas), then its SHA-1.
 fn pack_bytes(objects: &gix::odb::memory::Storage) -> std::io::Result<Vec<u8>> {

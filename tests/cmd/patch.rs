@@ -588,6 +588,16 @@ fn a_patch_start_writes_its_snapshot_as_one_pack() {
     let new: Vec<&String> = after.difference(&before).collect();
     assert_eq!(new.len(), 1, "one new pack: {before:?} -> {after:?}");
     let idx = root.join(format!(".git/objects/pack/{}.idx", new[0]));
+    for file in [idx.clone(), idx.with_extension("pack")] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o777,
+            0o444,
+            "{} is not read-only as git leaves packs",
+            file.display()
+        );
+    }
     let listed = repo.git(&root, &["verify-pack", "-v", idx.to_str().unwrap()]);
     let snap = repo.git(&root, &["rev-parse", "refs/tasks/p1/snapshot"]);
     let mut ids = vec![snap.trim().to_owned()];
