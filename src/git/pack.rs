@@ -62,7 +62,7 @@ fn write(repo: &Repo, objects: gix::odb::memory::Storage) -> Result<()> {
     }
     let bytes = pack_bytes(&objects)
         .map_err(|e| Error::repo("could not make a pack of the new objects", e))?;
-    let dir = repo.inner.objects.store_ref().path().join("pack");
+    let dir = pack_dir(repo);
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
     let outcome = gix::odb::pack::Bundle::write_to_directory(
@@ -101,6 +101,13 @@ fn read_only(path: &std::path::Path) {
 
 #[cfg(not(unix))]
 fn read_only(_path: &std::path::Path) {}
+
+/// `objects/pack` of `repo`, without `..`: seen from a linked worktree the objects are
+/// `.git/worktrees/<name>/../../objects`, and `remove` deletes `<name>` before the `.keep`
+/// files are released.
+fn pack_dir(repo: &Repo) -> PathBuf {
+    crate::git::normalize(&repo.inner.objects.store_ref().path().join("pack"))
+}
 
 /// The pack of `objects`: version 2, every object whole (no deltas), then its SHA-1.
 fn pack_bytes(objects: &gix::odb::memory::Storage) -> std::io::Result<Vec<u8>> {
@@ -143,7 +150,7 @@ pub fn release() {
 /// that pack like any other (and prune what nothing names). A `.keep` of anyone else (`git
 /// fetch` writes its own, a user may `touch` one) is never listed.
 pub fn stale_keeps(repo: &Repo, is_gone: impl Fn(u32) -> bool) -> Vec<PathBuf> {
-    let dir = repo.inner.objects.store_ref().path().join("pack");
+    let dir = pack_dir(repo);
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

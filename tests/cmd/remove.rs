@@ -319,3 +319,30 @@ fn saved_work_keeps_a_staged_gitlink() {
     );
     repo.fsck();
 }
+
+/// `remove --force` of a task with much uncommitted work saves it as one pack and deletes the
+/// worktree's admin directory (through which the task's repository sees the objects): the
+/// pack's `.keep` is still released, and the saved work reads back.
+#[test]
+fn removing_a_dirty_task_leaves_no_pack_keep() {
+    use super::support::packs;
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    for i in 0..20 {
+        repo.write(&wt, &format!("d{i}/x/f.txt"), &format!("work {i}\n"));
+    }
+    repo.task_root(&["remove", "t1", "--force"]).ok();
+    let (after, keep) = packs(repo.root());
+    assert!(!keep, "a .keep is left in .git/objects/pack");
+    assert!(!after.is_empty(), "the work was saved as a pack");
+    let attempts = repo.refs("refs/tasks/t1/attempts/");
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(
+        repo.git(
+            repo.root(),
+            &["show", &format!("{}:d7/x/f.txt", attempts[0])]
+        ),
+        "work 7"
+    );
+    repo.fsck();
+}

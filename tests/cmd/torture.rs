@@ -219,6 +219,13 @@ impl Torture {
                     .git(&root, &["commit", "-q", "-am", "main moves on"]);
                 vec!["sync".into(), id.clone()]
             }
+            // A patch-mode start reads the worktree and writes its snapshot (one pack): killed
+            // anywhere, the user's uncommitted work stays where it was.
+            "patch-start" => {
+                let wt = self.patch_wt.clone();
+                self.edit(&wt, 60, "patch-start-dirty", &mut work, false);
+                vec!["start".into(), id.clone(), "--mode".into(), "patch".into()]
+            }
             "patch-revert" => {
                 let wt = self.patch_wt.clone();
                 self.task(&wt, &["start", &id, "--mode", "patch"]).ok();
@@ -252,7 +259,7 @@ impl Torture {
             }
             other => panic!("unknown command {other}"),
         };
-        let dir = if command == "patch-revert" {
+        let dir = if command.starts_with("patch-") {
             self.patch_wt.clone()
         } else {
             root
@@ -262,7 +269,7 @@ impl Torture {
 
     /// Ends whatever the round left, so the next round starts from a clean repository.
     fn finish(&mut self, command: &str, id: &str) -> Result<(), String> {
-        if command == "patch-revert" {
+        if command.starts_with("patch-") {
             // The patch worktree goes back to its branch tip; the work was checked already.
             let wt = self.patch_wt.clone();
             let run = self.task(&wt, &["revert", id, "--json"]);
@@ -407,6 +414,22 @@ impl Torture {
         if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
             git_dirs.extend(entries.flatten().map(|e| e.path()));
         }
+        // A pack git-task wrote is kept from repacking only until its refs are written (or,
+        // after a kill, until the sweep): no `.keep` of a git-task that is gone is left.
+        if let Ok(entries) = std::fs::read_dir(common.join("objects/pack")) {
+            for e in entries.flatten() {
+                let keep = e.path();
+                let text = std::fs::read_to_string(&keep).unwrap_or_default();
+                let Some(pid) = text.strip_prefix("git-task ") else {
+                    continue;
+                };
+                if keep.extension().is_some_and(|x| x == "keep")
+                    && !Path::new(&format!("/proc/{}", pid.trim())).exists()
+                {
+                    bad.push(format!("'{}' of a gone process is left", keep.display()));
+                }
+            }
+        }
         for d in &git_dirs {
             if d.join("index.lock").exists() {
                 bad.push(format!("'{}' is left", d.join("index.lock").display()));
@@ -500,6 +523,7 @@ const COMMANDS: &[&str] = &[
     "checkpoint",
     "commit",
     "sync",
+    "patch-start",
     "patch-revert",
     "pool-fill",
     "pool-start",
