@@ -284,7 +284,7 @@ pub fn save_worktree(
     why: &str,
 ) -> Result<Option<SavedAttempt>> {
     let wt = crate::git::worktree::open_at(path)?;
-    let state = crate::snapshot::read(&wt)?;
+    let state = crate::snapshot::read_to_keep(&wt)?;
     Attempt::save(
         repo,
         id,

@@ -5,7 +5,9 @@
 //! its index.
 
 use crate::error::Result;
-pub use crate::git::status::state::{hash_file, hash_file_bytes, read, WorktreeState};
+pub use crate::git::status::state::{
+    hash_file, hash_file_bytes, read, read_to_keep, WorktreeState,
+};
 use crate::git::Repo;
 
 /// Returns one more than the highest `<n>` under `<prefix><kind><n>`, starting at 1.

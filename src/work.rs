@@ -84,7 +84,7 @@ pub fn open(repo: &Repo, record: &Record) -> Result<Work> {
             )));
     }
     let wt = worktree::open_at(path)?;
-    let state = snapshot::read(&wt)?;
+    let state = snapshot::read_to_keep(&wt)?;
     let snapshot = match record.state.mode {
         Mode::Patch => Some(read_snapshot(repo, &id)?.ok_or_else(|| {
             Error::input(format!("patch-mode task '{id}' has no snapshot"))

@@ -226,7 +226,7 @@ fn save_used(repo: &Repo, path: &Path, admin: &Path) -> Result<Option<String>> {
         ))
     };
     let wt = worktree::open_at(path).map_err(kept)?;
-    let state = crate::snapshot::read(&wt).map_err(kept)?;
+    let state = crate::snapshot::read_to_keep(&wt).map_err(kept)?;
     if !state.nested.is_empty() {
         let nested: Vec<String> = state.nested.iter().map(|n| n.to_string()).collect();
         return Err(Error::repo_msg(format!(

@@ -190,7 +190,7 @@ pub fn remove(
             });
         let state = match clean {
             true => None,
-            false => Some(snapshot::read(&wt)?).filter(|s| s.is_dirty() || sub_repos),
+            false => Some(snapshot::read_to_keep(&wt)?).filter(|s| s.is_dirty() || sub_repos),
         };
         if let Some(state) = &state {
             if !force {

@@ -155,7 +155,7 @@ pub fn reset(
     let (wt, state) = match present {
         Some(l) => {
             let wt = worktree::open_at(&l.path)?;
-            let state = snapshot::read(&wt)?;
+            let state = snapshot::read_to_keep(&wt)?;
             (Some(wt), Some(state))
         }
         None => (None, None),

@@ -346,3 +346,37 @@ fn removing_a_dirty_task_leaves_no_pack_keep() {
     );
     repo.fsck();
 }
+
+/// Looking at a dirty task (`list`, `status`, `check`, `diff`) writes no pack, however often:
+/// only a state that is kept (an attempt, a checkpoint, a snapshot) is written as one.
+#[test]
+fn looking_at_a_dirty_task_writes_no_pack() {
+    use super::support::packs;
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    for i in 0..20 {
+        repo.write(&wt, &format!("d{i}/x/f.txt"), &format!("work {i}\n"));
+    }
+    let (before, _) = packs(repo.root());
+    for args in [
+        &["list"][..],
+        &["status", "t1"],
+        &["check", "t1"],
+        &["diff", "t1"],
+        &["list", "--all"],
+    ] {
+        let run = repo.task_root(args);
+        assert!(run.code == 0 || run.code == 1, "{args:?}: {run}");
+        assert_eq!(packs(repo.root()).0, before, "after {args:?}");
+    }
+    for i in 0..20 {
+        repo.write(&wt, &format!("d{i}/x/f.txt"), &format!("more work {i}\n"));
+    }
+    repo.task_root(&["checkpoint", "t1", "-m", "kept"]).ok();
+    assert_eq!(
+        packs(repo.root()).0.len(),
+        before.len() + 1,
+        "a checkpoint is kept as one pack"
+    );
+    repo.fsck();
+}

@@ -45,12 +45,9 @@ impl WorktreeState {
 /// the index plus what gix's index-worktree status finds (modified, deleted
 /// and untracked, non-ignored files). HEAD's tree is never loaded as a whole.
 ///
-/// Its new objects (the files' blobs, the trees) are written as one pack ([`pack::batch`]).
+/// The trees and the blobs of changed files are written loose, like `git stash create`
+/// writes them: for a look ([`read_to_keep`] is for a state a ref will name).
 pub fn read(repo: &Repo) -> Result<WorktreeState> {
-    pack::batch(repo, read_state)
-}
-
-fn read_state(repo: &Repo) -> Result<WorktreeState> {
     let workdir = repo.require_workdir()?.to_path_buf();
     let head = repo.head_commit()?;
     let head_tree = match head {
@@ -103,6 +100,13 @@ fn read_state(repo: &Repo) -> Result<WorktreeState> {
         changed,
         nested,
     })
+}
+
+/// [`read`] for a state that is kept (an attempt, a checkpoint, a snapshot): its new objects
+/// are written as one pack ([`pack::batch`]). A mere look writes loose objects instead, so
+/// that looking again and again (`list`, `status`, `check`) does not pile up packs.
+pub fn read_to_keep(repo: &Repo) -> Result<WorktreeState> {
+    pack::batch(repo, read)
 }
 
 /// What the index-worktree status saw at one path.
