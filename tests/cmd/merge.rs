@@ -1124,7 +1124,7 @@ fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
 /// reads all of them, none is also loose, and no `.keep` is left once the base names them.
 #[test]
 fn a_landing_writes_its_trees_as_one_pack() {
-    use super::support::{loose, packs};
+    use super::support::{assert_one_new_pack, pack_everything};
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     for i in 0..12 {
@@ -1139,26 +1139,14 @@ fn a_landing_writes_its_trees_as_one_pack() {
     }
     commit_all(&repo, &wt, "task work");
     commit_all(&repo, &root, "base work");
-    repo.git(&root, &["repack", "-a", "-d", "-q"]);
-    repo.git(&root, &["prune-packed"]);
-    let (before, _) = packs(&root);
+    let before = pack_everything(&repo);
 
     repo.task_root(&["merge", "t1"]).ok();
-    let (after, keep) = packs(&root);
-    assert!(!keep, "a .keep is left in .git/objects/pack");
-    let new: Vec<&String> = after.difference(&before).collect();
-    assert_eq!(new.len(), 1, "one new pack: {before:?} -> {after:?}");
-    let idx = root.join(format!(".git/objects/pack/{}.idx", new[0]));
-    let listed = repo.git(&root, &["verify-pack", "-v", idx.to_str().unwrap()]);
-    for r in ["main", "main^{tree}", "main:d3", "main:d3/x", "main:d11/x"] {
-        let id = rev(&repo, r);
-        let id = id.trim();
-        assert!(
-            listed.contains(id),
-            "{r} ({id}) is not in the new pack:\n{listed}"
-        );
-        assert!(!loose(&root, id), "{r} ({id}) is also loose");
-    }
+    let revs: Vec<String> = ["main", "main^{tree}", "main:d3", "main:d3/x", "main:d11/x"]
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    assert_one_new_pack(&repo, &before, &revs);
     assert_eq!(repo.read(&root, "d3/x/task.txt"), "task 3\n");
     assert_eq!(repo.read(&root, "d3/x/base.txt"), "base 3\n");
     assert_eq!(repo.porcelain(&root), "");

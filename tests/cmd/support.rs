@@ -232,3 +232,38 @@ pub fn loose(root: &std::path::Path, id: &str) -> bool {
         .join(&id[2..])
         .exists()
 }
+
+/// Packs everything loose (`repack -a -d`, `prune-packed`) and returns the pack names, so that
+/// what a command writes next can be told apart.
+pub fn pack_everything(repo: &TestRepo) -> std::collections::BTreeSet<String> {
+    repo.git(repo.root(), &["repack", "-a", "-d", "-q"]);
+    repo.git(repo.root(), &["prune-packed"]);
+    packs(repo.root()).0
+}
+
+/// Asserts that exactly one pack was added since `before`, that no `.keep` is left and that
+/// each of `revs` is in it and not also loose; returns the new pack's index path.
+#[track_caller]
+pub fn assert_one_new_pack(
+    repo: &TestRepo,
+    before: &std::collections::BTreeSet<String>,
+    revs: &[String],
+) -> std::path::PathBuf {
+    let root = repo.root();
+    let (after, keep) = packs(root);
+    assert!(!keep, "a .keep is left in .git/objects/pack");
+    let new: Vec<&String> = after.difference(before).collect();
+    assert_eq!(new.len(), 1, "one new pack: {before:?} -> {after:?}");
+    let idx = root.join(format!(".git/objects/pack/{}.idx", new[0]));
+    let listed = repo.git(root, &["verify-pack", "-v", idx.to_str().unwrap()]);
+    for r in revs {
+        let id = repo.git(root, &["rev-parse", r]);
+        let id = id.trim();
+        assert!(
+            listed.contains(id),
+            "{r} ({id}) is not in the new pack:\n{listed}"
+        );
+        assert!(!loose(root, id), "{r} ({id}) is also loose");
+    }
+    idx
+}
