@@ -34,6 +34,16 @@ static KEPT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// leaves its objects to the outer one, and a handle whose objects stay in memory for good
 /// ([`Repo::with_objects_in_memory`]) keeps them there.
 pub fn batch<T>(repo: &Repo, step: impl FnOnce(&Repo) -> Result<T>) -> Result<T> {
+    batch_if(repo, step, |_| true)
+}
+
+/// [`batch`], writing the objects as a pack only when `kept` says a ref will name them (a
+/// refused merge's landing is written loose, as before: it is garbage `git gc` prunes).
+pub fn batch_if<T>(
+    repo: &Repo,
+    step: impl FnOnce(&Repo) -> Result<T>,
+    kept: impl FnOnce(&T) -> bool,
+) -> Result<T> {
     if repo.objects != super::Objects::Disk {
         return step(repo);
     }
@@ -42,13 +52,13 @@ pub fn batch<T>(repo: &Repo, step: impl FnOnce(&Repo) -> Result<T>) -> Result<T>
     let Some(objects) = batched.inner.objects.take_object_memory() else {
         return Ok(out);
     };
-    write(repo, objects)?;
+    write(repo, objects, kept(&out))?;
     Ok(out)
 }
 
-/// Writes `objects` to `repo`'s object database.
-fn write(repo: &Repo, objects: gix::odb::memory::Storage) -> Result<()> {
-    if objects.len() < PACK_MIN {
+/// Writes `objects` to `repo`'s object database: as one pack when `pack` and there are enough.
+fn write(repo: &Repo, objects: gix::odb::memory::Storage, pack: bool) -> Result<()> {
+    if !pack || objects.len() < PACK_MIN {
         for (id, (kind, data)) in objects.iter() {
             use gix::prelude::Write;
             let written = repo

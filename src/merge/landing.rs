@@ -15,7 +15,8 @@ use crate::task::TaskId;
 /// target; with `--rebase` each replayed commit is judged on its own too, and with `--merge`
 /// every commit that would become reachable must hold only paths git would write.
 ///
-/// The landing's trees and commits are written as one pack ([`pack::batch`]).
+/// The landing's trees and commits are written as one pack ([`pack::batch_if`]); a refused
+/// one's are written loose (nothing will name them).
 pub(super) fn land_and_judge(
     repo: &Repo,
     pending: &mut [Pending],
@@ -23,9 +24,11 @@ pub(super) fn land_and_judge(
     target: &str,
     opts: &Options,
 ) -> Result<std::result::Result<(), Refusal>> {
-    pack::batch(repo, |repo| {
-        judged_landing(repo, pending, onto, target, opts)
-    })
+    pack::batch_if(
+        repo,
+        |repo| judged_landing(repo, pending, onto, target, opts),
+        |judged| judged.is_ok(),
+    )
 }
 
 fn judged_landing(

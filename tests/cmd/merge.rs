@@ -1152,3 +1152,31 @@ fn a_landing_writes_its_trees_as_one_pack() {
     assert_eq!(repo.porcelain(&root), "");
     repo.fsck();
 }
+
+/// A refused landing is not kept, so its trees are not written as a pack (they are loose
+/// garbage `git gc` prunes, as before): an agent retrying a refused merge piles up no packs.
+#[test]
+fn a_refused_landing_writes_no_pack() {
+    use super::support::{pack_everything, packs};
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    for i in 0..12 {
+        repo.write(&root, &format!("d{i}/x/base.txt"), "base\n");
+        repo.write(&root, &format!("d{i}/x/task.txt"), "base\n");
+    }
+    commit_all(&repo, &root, "dirs");
+    let wt = repo.start("t1", &["--forbid", "d0/**"]);
+    for i in 0..12 {
+        repo.write(&wt, &format!("d{i}/x/task.txt"), &format!("task {i}\n"));
+        repo.write(&root, &format!("d{i}/x/base.txt"), &format!("base {i}\n"));
+    }
+    commit_all(&repo, &wt, "task work");
+    commit_all(&repo, &root, "base work");
+    let before = pack_everything(&repo);
+    for _ in 0..3 {
+        let refused = repo.task_root(&["merge", "t1"]).code(1);
+        assert!(refused.stderr.contains("d0/x/task.txt"), "{refused}");
+        assert_eq!(packs(&root).0, before);
+    }
+    repo.fsck();
+}
