@@ -1124,22 +1124,9 @@ fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
 /// reads all of them, none is also loose, and no `.keep` is left once the base names them.
 #[test]
 fn a_landing_writes_its_trees_as_one_pack() {
-    use super::support::{assert_one_new_pack, pack_everything};
-    let repo = TestRepo::new();
+    use super::support::assert_one_new_pack;
+    let (repo, before) = both_sides_moved(&[]);
     let root = repo.root().to_path_buf();
-    for i in 0..12 {
-        repo.write(&root, &format!("d{i}/x/base.txt"), "base\n");
-        repo.write(&root, &format!("d{i}/x/task.txt"), "base\n");
-    }
-    commit_all(&repo, &root, "dirs");
-    let wt = repo.start("t1", &[]);
-    for i in 0..12 {
-        repo.write(&wt, &format!("d{i}/x/task.txt"), &format!("task {i}\n"));
-        repo.write(&root, &format!("d{i}/x/base.txt"), &format!("base {i}\n"));
-    }
-    commit_all(&repo, &wt, "task work");
-    commit_all(&repo, &root, "base work");
-    let before = pack_everything(&repo);
 
     repo.task_root(&["merge", "t1"]).ok();
     let revs: Vec<String> = ["main", "main^{tree}", "main:d3", "main:d3/x", "main:d11/x"]
@@ -1157,7 +1144,21 @@ fn a_landing_writes_its_trees_as_one_pack() {
 /// garbage `git gc` prunes, as before): an agent retrying a refused merge piles up no packs.
 #[test]
 fn a_refused_landing_writes_no_pack() {
-    use super::support::{pack_everything, packs};
+    use super::support::packs;
+    let (repo, before) = both_sides_moved(&["--forbid", "d0/**"]);
+    let root = repo.root().to_path_buf();
+    for _ in 0..3 {
+        let refused = repo.task_root(&["merge", "t1"]).code(1);
+        assert!(refused.stderr.contains("d0/x/task.txt"), "{refused}");
+        assert_eq!(packs(&root).0, before);
+    }
+    repo.fsck();
+}
+
+/// Task `t1` (started with `start_args`) and main each changed one file in the same 12
+/// directories, so a landing merges every one of them into a new tree; everything is packed
+/// (the pack names are returned) so that what the merge writes can be told apart.
+fn both_sides_moved(start_args: &[&str]) -> (TestRepo, std::collections::BTreeSet<String>) {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     for i in 0..12 {
@@ -1165,18 +1166,13 @@ fn a_refused_landing_writes_no_pack() {
         repo.write(&root, &format!("d{i}/x/task.txt"), "base\n");
     }
     commit_all(&repo, &root, "dirs");
-    let wt = repo.start("t1", &["--forbid", "d0/**"]);
+    let wt = repo.start("t1", start_args);
     for i in 0..12 {
         repo.write(&wt, &format!("d{i}/x/task.txt"), &format!("task {i}\n"));
         repo.write(&root, &format!("d{i}/x/base.txt"), &format!("base {i}\n"));
     }
     commit_all(&repo, &wt, "task work");
     commit_all(&repo, &root, "base work");
-    let before = pack_everything(&repo);
-    for _ in 0..3 {
-        let refused = repo.task_root(&["merge", "t1"]).code(1);
-        assert!(refused.stderr.contains("d0/x/task.txt"), "{refused}");
-        assert_eq!(packs(&root).0, before);
-    }
-    repo.fsck();
+    let before = super::support::pack_everything(&repo);
+    (repo, before)
 }
