@@ -21,6 +21,9 @@ pub const SPARSE_ALWAYS: &str = "task.sparseAlways";
 
 /// `task.poolSize`: how many pool entries `start` keeps ready (default 0: none).
 pub const POOL_SIZE: &str = "task.poolSize";
+/// The most entries the pool of one base holds (`task.poolSize`, `pool fill N`): each is a
+/// whole checkout, and a typo of a digit must not fill the disk.
+pub const POOL_SIZE_MAX: usize = 64;
 /// `task.harnessAllow`: globs a harness-made task may touch (multi-valued).
 pub const HARNESS_ALLOW: &str = "task.harnessAllow";
 /// `task.harnessForbid`: globs a harness-made task may never touch (multi-valued).
@@ -128,12 +131,22 @@ fn check_values(repo: &Repo) -> crate::Result<()> {
         }
     }
     if let Some(value) = repo.config_string(POOL_SIZE) {
-        if value.trim().parse::<usize>().is_err() {
-            return Err(bad(
-                POOL_SIZE,
-                &value,
-                "expected a number of worktrees, 0 or more",
-            ));
+        match value.trim().parse::<usize>() {
+            Err(_) => {
+                return Err(bad(
+                    POOL_SIZE,
+                    &value,
+                    "expected a number of worktrees, 0 or more",
+                ))
+            }
+            Ok(n) if n > POOL_SIZE_MAX => {
+                return Err(bad(
+                    POOL_SIZE,
+                    &value,
+                    &format!("a pool holds at most {POOL_SIZE_MAX} worktrees"),
+                ))
+            }
+            Ok(_) => {}
         }
     }
     if let Some(value) = repo.config_string(KEEP_ON_MERGE) {

@@ -2,6 +2,7 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::config::POOL_SIZE_MAX;
 use crate::output::{Out, Report};
 use crate::pool::{self, Entry};
 
@@ -15,7 +16,7 @@ pub struct PoolArgs {
 /// What to do with the pool.
 #[derive(clap::Subcommand, Debug)]
 pub enum PoolAction {
-    /// Fill the pool of a base branch up to N entries (default: task.poolSize, else 1), in the background
+    /// Fill the pool of a base branch up to N entries (at most 64; default: task.poolSize, else 1), in the background
     Fill {
         /// How many entries the pool of the base should hold
         n: Option<usize>,
@@ -140,6 +141,14 @@ pub fn run(ctx: &Ctx, args: &PoolArgs) -> CmdResult {
             wait,
             detached,
         } => {
+            if let Some(n) = n.filter(|&n| n > POOL_SIZE_MAX) {
+                return Err(crate::Error::input(format!(
+                    "a pool holds at most {POOL_SIZE_MAX} worktrees, not {n}"
+                ))
+                .hint(format!(
+                    "each entry is a whole checkout; fill fewer: git task pool fill {POOL_SIZE_MAX}"
+                )));
+            }
             let base = pool::resolve_base(&ctx.repo, base.as_deref())?;
             let size = n.unwrap_or_else(|| pool::configured_size(&ctx.repo).max(1));
             if *detached {

@@ -168,6 +168,7 @@ fn bad_task_config_values_are_refused_naming_the_key() {
     for (key, value) in [
         ("task.poolSize", "-1"),
         ("task.poolSize", "lots"),
+        ("task.poolSize", "65"),
         ("task.keepOnMerge", "maybe"),
         ("task.onViolation", "Revert"),
         ("task.harnessAllow", "src/[x"),

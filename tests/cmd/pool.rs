@@ -334,6 +334,36 @@ fn pool_fill_needs_a_branch() {
     assert!(repo.refs("refs/task-pool/").is_empty());
 }
 
+/// A pool holds at most 64 entries: `pool fill N` beyond that, and a `task.poolSize` beyond
+/// it, are refused with exit 2 before anything is made (each entry is a whole checkout).
+#[test]
+fn a_pool_larger_than_64_is_refused() {
+    let repo = TestRepo::new();
+    for wait in [true, false] {
+        let mut args = vec!["pool", "fill", "65"];
+        if wait {
+            args.push("--wait");
+        }
+        let run = repo.task_root(&args);
+        assert_eq!(run.code, 2, "{run}");
+        assert!(
+            run.stderr.contains("error: a pool holds at most 64"),
+            "{run}"
+        );
+        assert!(run.stderr.contains("hint: "), "{run}");
+    }
+    repo.git(repo.root(), &["config", "task.poolSize", "100000"]);
+    let run = repo.task_root(&["start", "t1", "--allow", "src/**"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stderr.contains("task.poolSize"), "{run}");
+    assert!(repo.refs("refs/task-pool/").is_empty());
+    assert!(repo.refs("refs/heads/task/").is_empty());
+    repo.git(repo.root(), &["config", "task.poolSize", "64"]);
+    let run = repo.task_root(&["pool", "fill", "2", "--wait"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(pool_entries(&repo).len(), 2);
+}
+
 /// The worktree a pooled start hands out is remembered as clean, as a fresh checkout is: the
 /// first quick look needs no full status, and a change made afterwards is still seen.
 #[test]
