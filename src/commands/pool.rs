@@ -146,7 +146,7 @@ pub fn run(ctx: &Ctx, args: &PoolArgs) -> CmdResult {
                     "a pool holds at most {POOL_SIZE_MAX} worktrees, not {n}"
                 ))
                 .hint(format!(
-                    "each entry is a whole checkout; fill fewer: git task pool fill {POOL_SIZE_MAX}"
+                    "each entry is a whole checkout of the base: ask for {POOL_SIZE_MAX} or fewer"
                 )));
             }
             let base = pool::resolve_base(&ctx.repo, base.as_deref())?;
