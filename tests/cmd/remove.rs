@@ -320,6 +320,16 @@ fn saved_work_keeps_a_staged_gitlink() {
     repo.fsck();
 }
 
+/// Starts task `t1` and leaves 20 new files in 20 directories uncommitted in its worktree:
+/// enough new objects for a saved state to be written as one pack.
+fn dirty_task(repo: &TestRepo) -> std::path::PathBuf {
+    let wt = repo.start("t1", &[]);
+    for i in 0..20 {
+        repo.write(&wt, &format!("d{i}/x/f.txt"), &format!("work {i}\n"));
+    }
+    wt
+}
+
 /// `remove --force` of a task with much uncommitted work saves it as one pack and deletes the
 /// worktree's admin directory (through which the task's repository sees the objects): the
 /// pack's `.keep` is still released, and the saved work reads back.
@@ -327,10 +337,7 @@ fn saved_work_keeps_a_staged_gitlink() {
 fn removing_a_dirty_task_leaves_no_pack_keep() {
     use super::support::packs;
     let repo = TestRepo::new();
-    let wt = repo.start("t1", &[]);
-    for i in 0..20 {
-        repo.write(&wt, &format!("d{i}/x/f.txt"), &format!("work {i}\n"));
-    }
+    dirty_task(&repo);
     repo.task_root(&["remove", "t1", "--force"]).ok();
     let (after, keep) = packs(repo.root());
     assert!(!keep, "a .keep is left in .git/objects/pack");
@@ -353,10 +360,7 @@ fn removing_a_dirty_task_leaves_no_pack_keep() {
 fn looking_at_a_dirty_task_writes_no_pack() {
     use super::support::packs;
     let repo = TestRepo::new();
-    let wt = repo.start("t1", &[]);
-    for i in 0..20 {
-        repo.write(&wt, &format!("d{i}/x/f.txt"), &format!("work {i}\n"));
-    }
+    let wt = dirty_task(&repo);
     let (before, _) = packs(repo.root());
     for args in [
         &["list"][..],
