@@ -423,12 +423,13 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
             None => BranchFile::Deleted,
         }
     };
-    let mut own = own_changes(repo, record, &staged.changes)?;
+    let tip = base_tip(repo, record)?;
+    let mut own = own_changes(repo, record, tip, &staged.changes)?;
     if record.state.mode == Mode::Patch {
         own = crate::patch::snapshot::without_pre_start_edits(repo, record, own)?;
     }
     let judged = to_judged_staged(repo, &own, staged)?;
-    let contract = effective(repo, record, &branch)?;
+    let contract = effective_at(repo, record, &branch, tip)?;
     let ctx = RepairContext {
         source: "HEAD".into(),
         staged: true,
@@ -445,11 +446,18 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
 /// the base, a `git task sync`), so it is not the task's. A path whose staged entry differs from
 /// both HEAD and the base's tip is the task's, even when it restores an older version of the
 /// base's work. Nothing the task can write (`MERGE_HEAD`, its own refs) decides this.
-fn own_changes(repo: &Repo, record: &Record, changes: &[ChangedPath]) -> Result<Vec<ChangedPath>> {
+///
+/// `base_tip` is the task's base branch's tip ([`base_tip`]).
+fn own_changes(
+    repo: &Repo,
+    record: &Record,
+    base_tip: Option<ObjectId>,
+    changes: &[ChangedPath],
+) -> Result<Vec<ChangedPath>> {
     if record.state.mode == Mode::Patch || changes.is_empty() {
         return Ok(changes.to_vec());
     }
-    let Some(tip) = base_tip(repo, record)? else {
+    let Some(tip) = base_tip else {
         return Ok(changes.to_vec());
     };
     let tree = objects::commit_tree(repo, tip)?;

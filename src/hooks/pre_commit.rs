@@ -23,6 +23,9 @@ use crate::record::{self, event, Event, Record};
 use crate::task::{resolve, Status};
 use std::path::Path;
 
+/// The decoded objects the hook keeps (it reads a few dozen small ones).
+const HOOK_OBJECT_CACHE: usize = 1 << 20;
+
 /// What the hook concluded.
 #[derive(Debug)]
 pub enum Outcome {
@@ -61,6 +64,9 @@ pub struct Reverted {
 
 /// Judges the staged changes of the active task of the worktree `repo` was opened in.
 pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
+    // The record's commit and tree, HEAD's commit and the base's are each read more than once
+    // (finding a ref peels it): keep them decoded rather than inflate them again.
+    let repo = &repo.with_object_cache(HOOK_OBJECT_CACHE);
     let Some(id) = resolve::active_task(repo, settings)? else {
         return Ok(Outcome::NoTask);
     };
