@@ -53,8 +53,32 @@ else
         exit 1
     fi
     # The release profile is the quick one (Cargo.toml); packagers use --profile dist.
-    (cd "$HERE" && cargo build --release --locked)
-    binary="${CARGO_TARGET_DIR:-$HERE/target}/release/git-task"
+    #
+    # On glibc Linux (x86_64, aarch64) the binary is a static PIE: still loaded at a random
+    # address, but with no dynamic loader to run. The pre-commit hook starts git-task on every
+    # commit, and loading libc and libgcc_s and binding their symbols cost each start ~0.4 ms
+    # (bench/RESULTS.md, 2026-11-24j). crt-static needs an explicit --target, or cargo would
+    # apply it to proc-macros too, which cannot be static.
+    static_target=$(cargo -vV | sed -n 's/^host: //p')
+    case $static_target in
+        x86_64-unknown-linux-gnu | aarch64-unknown-linux-gnu) ;;
+        *) static_target= ;;
+    esac
+    # It also needs the C library's static archive, which some distributions package apart
+    # (glibc-static); without it, the binary is linked dynamically, as everywhere else.
+    if [ -n "$static_target" ] && [ "$(cc -print-file-name=libc.a 2>/dev/null || :)" = libc.a ]; then
+        static_target=
+    fi
+    if [ -n "$static_target" ]; then
+        var=CARGO_TARGET_$(printf '%s' "$static_target" | tr 'a-z-' 'A-Z_')_RUSTFLAGS
+        eval "flags=\${$var:-}"
+        (cd "$HERE" && env "$var=${flags:+$flags }-C target-feature=+crt-static" \
+            cargo build --release --locked --target "$static_target")
+        binary="${CARGO_TARGET_DIR:-$HERE/target}/$static_target/release/git-task"
+    else
+        (cd "$HERE" && cargo build --release --locked)
+        binary="${CARGO_TARGET_DIR:-$HERE/target}/release/git-task"
+    fi
 fi
 
 mkdir -p "$BIN_DIR" "$MAN_DIR"

@@ -6,7 +6,7 @@
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--timer hyperfine|python] [--keep-work]
 #
-# Builds the release binary, makes the benchmark repositories with
+# Builds and installs the binary under OUT/prefix with ./install.sh, makes the benchmark repositories with
 # ../shared/bench/make-repo.sh (cached under OUT/repos), and for every scenario and
 # size runs the git-task command and its git counterpart alternately (A B, then B A, ...)
 # after a warm-up, with untimed prepare/cleanup steps so that every timed run starts
@@ -93,11 +93,13 @@ ensure_tools() {
     say "timer: $TIMER"
 }
 
+# The binary measured is the one ./install.sh installs (built as it builds it: statically
+# linked on glibc Linux), installed under OUT/prefix.
 build() {
-    [[ -n $GT ]] || GT=$TOP/target/release/git-task
+    [[ -n $GT ]] || GT=$OUT/prefix/bin/git-task
     if ((BUILD)); then
-        say "cargo build --release --locked"
-        (cd "$TOP" && cargo build --release --locked) >&3 2>&1
+        say "./install.sh (PREFIX=$OUT/prefix)"
+        (cd "$TOP" && PREFIX=$OUT/prefix ./install.sh) >&3 2>&1
     fi
     [[ -x $GT ]] || { echo "run.sh: $GT not found (build failed or --no-build)" >&2; exit 1; }
 }

@@ -486,3 +486,104 @@ fn install_script_installs_is_idempotent_and_uninstalls() {
         "nothing else is written"
     );
 }
+
+/// On glibc Linux, `install.sh` links git-task statically (`--target <host>` with crt-static:
+/// the hooks start it on every commit, and a static PIE skips the dynamic loader); elsewhere,
+/// or without the C library's static archive, it builds as usual. Stand-ins for `cargo` and
+/// `cc` on PATH log how they were called and put the binary where cargo would.
+#[test]
+#[cfg(unix)]
+fn install_script_links_statically_on_glibc_linux() {
+    use std::os::unix::fs::PermissionsExt;
+    let cases = [
+        ("x86_64-unknown-linux-gnu", true, None, true),
+        ("aarch64-unknown-linux-gnu", true, None, true),
+        (
+            "x86_64-unknown-linux-gnu",
+            true,
+            Some("-C opt-level=3"),
+            true,
+        ),
+        ("x86_64-unknown-linux-gnu", false, None, false),
+        ("x86_64-unknown-linux-musl", true, None, false),
+        ("aarch64-apple-darwin", true, None, false),
+    ];
+    for (host, libc_a, user_flags, statically) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let fake = tmp.path().join("fake-bin");
+        std::fs::create_dir(&fake).unwrap();
+        let log = tmp.path().join("cargo.log");
+        let script = |name: &str, body: &str| {
+            let path = fake.join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        script(
+            "cargo",
+            r#"if [ "$1" = -vV ]; then printf 'cargo 1.95.0\nhost: %s\n' "$FAKE_HOST"; exit 0; fi
+echo "args: $*" >>"$FAKE_LOG"
+env | grep '^CARGO_TARGET_.*_RUSTFLAGS=' >>"$FAKE_LOG"
+target= prev=
+for a; do [ "$prev" = --target ] && target=$a/; prev=$a; done
+mkdir -p "$CARGO_TARGET_DIR/${target}release"
+cp "$FAKE_BINARY" "$CARGO_TARGET_DIR/${target}release/git-task"
+"#,
+        );
+        script(
+            "cc",
+            r#"case "$1" in -print-file-name=libc.a) [ -n "$FAKE_LIBC" ] && echo /usr/lib/libc.a || echo libc.a ;; esac
+"#,
+        );
+        let var = format!(
+            "CARGO_TARGET_{}_RUSTFLAGS",
+            host.to_uppercase().replace('-', "_")
+        );
+        let path = format!(
+            "{}:{}",
+            fake.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = Command::new("sh");
+        cmd.arg(root().join("install.sh"))
+            .current_dir(tmp.path())
+            .env("PREFIX", tmp.path().join("prefix"))
+            .env("PATH", path)
+            .env("CARGO_TARGET_DIR", tmp.path().join("target"))
+            .env("FAKE_HOST", host)
+            .env("FAKE_LOG", &log)
+            .env("FAKE_BINARY", env!("CARGO_BIN_EXE_git-task"))
+            .env_remove("GIT_TASK_BIN")
+            .env_remove("RUSTFLAGS")
+            .env_remove(&var);
+        if libc_a {
+            cmd.env("FAKE_LIBC", "1");
+        }
+        if let Some(flags) = user_flags {
+            cmd.env(&var, flags);
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{host}: install.sh failed:\n{text}");
+        assert!(tmp.path().join("prefix/bin/git-task").is_file(), "{host}");
+        let logged = std::fs::read_to_string(&log).unwrap();
+        if statically {
+            assert!(
+                logged.contains(&format!("--release --locked --target {host}")),
+                "{host}: {logged}"
+            );
+            let flags = match user_flags {
+                Some(theirs) => format!("{var}={theirs} -C target-feature=+crt-static"),
+                None => format!("{var}=-C target-feature=+crt-static"),
+            };
+            assert!(logged.lines().any(|l| l == flags), "{host}: {logged}");
+        } else {
+            assert!(
+                logged
+                    .lines()
+                    .any(|l| l == "args: build --release --locked"),
+                "{host} (libc.a: {libc_a}): {logged}"
+            );
+            assert!(!logged.contains("crt-static"), "{host}: {logged}");
+        }
+    }
+}
