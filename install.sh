@@ -72,8 +72,25 @@ else
     if [ -n "$static_target" ]; then
         var=CARGO_TARGET_$(printf '%s' "$static_target" | tr 'a-z-' 'A-Z_')_RUSTFLAGS
         eval "flags=\${$var:-}"
-        (cd "$HERE" && env "$var=${flags:+$flags }-C target-feature=+crt-static" \
-            cargo build --release --locked --target "$static_target")
+        flags="${flags:+$flags }-C target-feature=+crt-static"
+        # The functions the hooks run go first in the text (link/hook-path.order), so that a
+        # commit maps them in a few page faults, not ~130 (bench/RESULTS.md, 2026-11-24k). Only
+        # where the linker takes a symbol ordering file (LLD, rustc's default on x86_64 Linux):
+        # a tiny program is linked with it first. A path with blanks cannot go in RUSTFLAGS.
+        order="$HERE/link/hook-path.order"
+        case $order in *[[:space:]]*) order= ;; esac
+        if [ -n "$order" ] && [ -f "$order" ]; then
+            order_flags="-C link-arg=-Wl,--symbol-ordering-file=$order -C link-arg=-Wl,--no-warn-symbol-ordering"
+            probe=$(mktemp -d)
+            printf 'fn main() {}\n' >"$probe/main.rs"
+            # shellcheck disable=SC2086 # flags are words, as cargo splits them
+            if "${RUSTC:-rustc}" --target "$static_target" $flags $order_flags \
+                -o "$probe/main" "$probe/main.rs" >/dev/null 2>&1; then
+                flags="$flags $order_flags"
+            fi
+            rm -rf "$probe"
+        fi
+        (cd "$HERE" && env "$var=$flags" cargo build --release --locked --target "$static_target")
         binary="${CARGO_TARGET_DIR:-$HERE/target}/$static_target/release/git-task"
     else
         (cd "$HERE" && cargo build --release --locked)

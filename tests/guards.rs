@@ -489,26 +489,55 @@ fn install_script_installs_is_idempotent_and_uninstalls() {
 
 /// On glibc Linux, `install.sh` links git-task statically (`--target <host>` with crt-static:
 /// the hooks start it on every commit, and a static PIE skips the dynamic loader); elsewhere,
-/// or without the C library's static archive, it builds as usual. Stand-ins for `cargo` and
-/// `cc` on PATH log how they were called and put the binary where cargo would.
+/// or without the C library's static archive, it builds as usual. Where the linker takes a
+/// symbol ordering file (a tiny program links with it), the hook path's functions go first
+/// (`link/hook-path.order`). Stand-ins for `cargo`, `cc` and `rustc` on PATH log how they were
+/// called and put the binary where cargo would.
 #[test]
 #[cfg(unix)]
 fn install_script_links_statically_on_glibc_linux() {
     use std::os::unix::fs::PermissionsExt;
+    struct Case {
+        host: &'static str,
+        libc_a: bool,
+        user_flags: Option<&'static str>,
+        linker_orders: bool,
+        statically: bool,
+    }
+    let case = |host, libc_a, user_flags, linker_orders, statically| Case {
+        host,
+        libc_a,
+        user_flags,
+        linker_orders,
+        statically,
+    };
     let cases = [
-        ("x86_64-unknown-linux-gnu", true, None, true),
-        ("aarch64-unknown-linux-gnu", true, None, true),
-        (
+        case("x86_64-unknown-linux-gnu", true, None, true, true),
+        // GNU ld (aarch64's default linker) has no symbol ordering file.
+        case("aarch64-unknown-linux-gnu", true, None, false, true),
+        case(
             "x86_64-unknown-linux-gnu",
             true,
             Some("-C opt-level=3"),
             true,
+            true,
         ),
-        ("x86_64-unknown-linux-gnu", false, None, false),
-        ("x86_64-unknown-linux-musl", true, None, false),
-        ("aarch64-apple-darwin", true, None, false),
+        case("x86_64-unknown-linux-gnu", true, None, false, true),
+        case("x86_64-unknown-linux-gnu", false, None, true, false),
+        case("x86_64-unknown-linux-musl", true, None, true, false),
+        case("aarch64-apple-darwin", true, None, true, false),
     ];
-    for (host, libc_a, user_flags, statically) in cases {
+    let order = root().join("link/hook-path.order");
+    assert!(
+        std::fs::read_to_string(&order).unwrap().lines().count() > 500,
+        "the ordering file lists the hook path's functions"
+    );
+    let order_flags = format!(
+        "-C link-arg=-Wl,--symbol-ordering-file={} -C link-arg=-Wl,--no-warn-symbol-ordering",
+        order.display()
+    );
+    for c in cases {
+        let host = c.host;
         let tmp = tempfile::tempdir().unwrap();
         let fake = tmp.path().join("fake-bin");
         std::fs::create_dir(&fake).unwrap();
@@ -534,6 +563,13 @@ cp "$FAKE_BINARY" "$CARGO_TARGET_DIR/${target}release/git-task"
             r#"case "$1" in -print-file-name=libc.a) [ -n "$FAKE_LIBC" ] && echo /usr/lib/libc.a || echo libc.a ;; esac
 "#,
         );
+        // The probe: a link with the ordering file succeeds only where the linker takes it.
+        script(
+            "rustc",
+            r#"echo "rustc: $*" >>"$FAKE_LOG"
+[ -n "$FAKE_ORDERS" ]
+"#,
+        );
         let var = format!(
             "CARGO_TARGET_{}_RUSTFLAGS",
             host.to_uppercase().replace('-', "_")
@@ -553,12 +589,16 @@ cp "$FAKE_BINARY" "$CARGO_TARGET_DIR/${target}release/git-task"
             .env("FAKE_LOG", &log)
             .env("FAKE_BINARY", env!("CARGO_BIN_EXE_git-task"))
             .env_remove("GIT_TASK_BIN")
+            .env_remove("RUSTC")
             .env_remove("RUSTFLAGS")
             .env_remove(&var);
-        if libc_a {
+        if c.libc_a {
             cmd.env("FAKE_LIBC", "1");
         }
-        if let Some(flags) = user_flags {
+        if c.linker_orders {
+            cmd.env("FAKE_ORDERS", "1");
+        }
+        if let Some(flags) = c.user_flags {
             cmd.env(&var, flags);
         }
         let out = cmd.output().unwrap();
@@ -566,24 +606,37 @@ cp "$FAKE_BINARY" "$CARGO_TARGET_DIR/${target}release/git-task"
         assert!(out.status.success(), "{host}: install.sh failed:\n{text}");
         assert!(tmp.path().join("prefix/bin/git-task").is_file(), "{host}");
         let logged = std::fs::read_to_string(&log).unwrap();
-        if statically {
+        if c.statically {
             assert!(
                 logged.contains(&format!("--release --locked --target {host}")),
                 "{host}: {logged}"
             );
-            let flags = match user_flags {
+            let mut flags = match c.user_flags {
                 Some(theirs) => format!("{var}={theirs} -C target-feature=+crt-static"),
                 None => format!("{var}=-C target-feature=+crt-static"),
             };
+            // The probe links for the target with the same flags and the ordering file.
+            assert!(
+                logged.lines().any(|l| l.starts_with(&format!(
+                    "rustc: --target {host} {} {order_flags}",
+                    &flags[var.len() + 1..]
+                ))),
+                "{host}: {logged}"
+            );
+            if c.linker_orders {
+                flags = format!("{flags} {order_flags}");
+            }
             assert!(logged.lines().any(|l| l == flags), "{host}: {logged}");
         } else {
             assert!(
                 logged
                     .lines()
                     .any(|l| l == "args: build --release --locked"),
-                "{host} (libc.a: {libc_a}): {logged}"
+                "{host} (libc.a: {}): {logged}",
+                c.libc_a
             );
             assert!(!logged.contains("crt-static"), "{host}: {logged}");
+            assert!(!logged.contains("rustc:"), "{host}: {logged}");
         }
     }
 }
