@@ -1,9 +1,10 @@
 #!/bin/sh
-# link/hook-path-order.sh BINARY: writes link/hook-path.order, the functions the hooks run.
+# link/hook-path-order.sh BINARY: writes link/hook-path.order, the functions the hooks and list run.
 #
 # ./install.sh links git-task with this list as LLD's symbol ordering file, so the code a
 # commit runs sits together at the start of the text: the pre-commit hook then maps it in a
-# few page faults instead of ~130 spread over 13 MB (bench/RESULTS.md, 2026-11-24k).
+# few page faults instead of ~130 spread over 13 MB (bench/RESULTS.md, 2026-11-24k). list,
+# the other hot path, is in it too.
 #
 # BINARY must be what ./install.sh builds (the static release binary) with the same rustc and
 # Cargo.lock: the list holds mangled names, whose hashes come from both. Run it again after a
@@ -65,11 +66,18 @@ for n in 1 2; do
     git -C "$wt" add -A
     git -C "$wt" commit -q -m "change $n"
 done
-git -C "$wt" checkout -q HEAD~1
-git -C "$wt" checkout -q task/t
-
+git -C "$wt" checkout -q HEAD~1 2>/dev/null
+git -C "$wt" checkout -q task/t 2>/dev/null
 ls "$tmp"/cg.* >/dev/null
-sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$tmp"/cg.* | sort -u >"$tmp/run"
 nm "$bin" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$tmp/text"
-comm -12 "$tmp/run" "$tmp/text" >"$here/hook-path.order"
+functions() { # the functions of the profiles named, that the binary has
+    sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$@" | sort -u | comm -12 - "$tmp/text"
+}
+functions "$tmp"/cg.* >"$tmp/hooks"
+# The other hot path (SPEC §10), list, after the hooks' functions: the hooks' stay together.
+mkdir "$tmp/list"
+sed -i "s|--callgrind-out-file=\"$tmp/cg.%p\"|--callgrind-out-file=\"$tmp/list/cg.%p\"|" "$tmp/vg"
+"$tmp/vg" -C "$r" list >/dev/null
+functions "$tmp"/list/cg.* | comm -23 - "$tmp/hooks" >"$tmp/list-only"
+cat "$tmp/hooks" "$tmp/list-only" >"$here/hook-path.order"
 echo "wrote $here/hook-path.order: $(wc -l <"$here/hook-path.order") functions"

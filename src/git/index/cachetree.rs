@@ -10,6 +10,7 @@
 //! The root of the extension is also read back without decoding the index
 //! ([`cached_root_tree`]): it is the tree `git commit` is about to record.
 
+use super::skip::skip_entries;
 use crate::error::{Context, Error, Result};
 use crate::git::{ObjectId, Repo};
 use gix::index::extension::Tree;
@@ -222,12 +223,13 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
     }
     chunks.consume(12);
     let mut left = entries;
+    let mut scratch = Vec::new();
     while left > 0 {
         let w = chunks.window(64 + NAME_MAX + 8)?;
         if version != 4 {
             // Most entries are skipped here, a window at a time; the loop below takes the one
             // that straddles the window's end, or whose path is too long for its flags.
-            let (skipped, used) = skip_entries(w, left);
+            let (skipped, used) = skip_entries(w, left, &mut scratch);
             chunks.consume(used);
             left -= skipped;
             if left == 0 {
@@ -323,31 +325,6 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
         ));
     }
     Ok(root)
-}
-
-/// Skips the whole version 2 or 3 entries at the start of `w`, at most `max` of them, and stops
-/// before one that does not end inside `w` or whose path length does not fit in its flags.
-/// Returns how many it skipped and their bytes.
-fn skip_entries(w: &[u8], max: u32) -> (u32, usize) {
-    let (mut skipped, mut at) = (0, 0);
-    while skipped < max {
-        let Some(&[hi, lo]) = w.get(at + 60..at + 62) else {
-            break;
-        };
-        let flags = u16::from_be_bytes([hi, lo]);
-        let name_len = usize::from(flags & 0x0fff);
-        if name_len == 0x0fff {
-            break;
-        }
-        let name = if flags & 0x4000 != 0 { 64 } else { 62 };
-        let size = (name + name_len + 8) & !7;
-        if at + size > w.len() {
-            break;
-        }
-        at += size;
-        skipped += 1;
-    }
-    (skipped, at)
 }
 
 fn position_of_nul(chunks: &mut Chunks, from: usize) -> std::io::Result<Option<usize>> {
