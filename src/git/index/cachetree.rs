@@ -10,7 +10,7 @@
 //! The root of the extension is also read back without decoding the index
 //! ([`cached_root_tree`]): it is the tree `git commit` is about to record.
 
-use super::skip::skip_entries;
+use super::skip::{entry_len, path_offset, skip_entries, NAME_MAX};
 use crate::error::{Context, Error, Result};
 use crate::git::{ObjectId, Repo};
 use gix::index::extension::Tree;
@@ -211,8 +211,6 @@ impl Chunks {
 /// `None` when the index has none, or is not one this can read.
 fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<Option<ObjectId>> {
     let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"));
-    // The longest entry path stored with its length; longer ones end at their NUL.
-    const NAME_MAX: usize = 0x0fff;
     let header = chunks.window(12)?;
     if header.len() < 12 || &header[..4] != b"DIRC" {
         return Ok(None);
@@ -241,7 +239,7 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
             return Ok(None);
         }
         let flags = u16::from_be_bytes([w[60], w[61]]);
-        let name = if flags & 0x4000 != 0 { 64 } else { 62 };
+        let name = path_offset(flags);
         let size = if version == 4 {
             // A varint (bytes of the previous path to drop), then the rest of the path up to NUL.
             let Some(varint) = w
@@ -263,8 +261,7 @@ fn root_in_index(chunks: &mut Chunks, hash: gix::hash::Kind) -> std::io::Result<
                 },
                 n => n,
             };
-            // Entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
-            (name + name_len + 8) & !7
+            entry_len(name, name_len)
         };
         if size > chunks.available() {
             return Ok(None);

@@ -12,7 +12,23 @@
 //! chains never meet, and the first one walks on alone.
 
 /// The longest path length an entry's flags hold; a longer path ends at its NUL.
-const NAME_MAX: usize = 0x0fff;
+pub(super) const NAME_MAX: usize = 0x0fff;
+
+/// Where the path starts in a version 2 or 3 entry with `flags`: an extended entry (version 3)
+/// has two more bytes of flags before it.
+pub(super) fn path_offset(flags: u16) -> usize {
+    if flags & 0x4000 != 0 {
+        64
+    } else {
+        62
+    }
+}
+
+/// The length of a version 2 or 3 entry whose path of `name_len` bytes starts at `path_offset`:
+/// entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
+pub(super) fn entry_len(path_offset: usize, name_len: usize) -> usize {
+    (path_offset + name_len + 8) & !7
+}
 
 /// Windows shorter than this are walked with one chain.
 const TWO_CHAINS_MIN: usize = 16 << 10;
@@ -29,10 +45,7 @@ fn next_entry(w: &[u8], at: usize) -> Option<usize> {
     if name_len == NAME_MAX {
         return None;
     }
-    // An extended entry (version 3) has two more bytes of flags before its path.
-    let name = if flags & 0x4000 != 0 { 64 } else { 62 };
-    // Entries are NUL-padded to a multiple of 8 bytes, with at least one NUL.
-    let end = at + ((name + name_len + 8) & !7);
+    let end = at + entry_len(path_offset(flags), name_len);
     (end <= w.len()).then_some(end)
 }
 
@@ -68,12 +81,12 @@ fn looks_like_entry(w: &[u8], at: usize) -> bool {
     if name_len == 0 || name_len == NAME_MAX {
         return false;
     }
-    let name = if flags & 0x4000 != 0 { 64 } else { 62 };
-    let size = (name + name_len + 8) & !7;
-    w.get(at + name..at + size).is_some_and(|rest| {
-        let (path, padding) = rest.split_at(name_len);
-        !path.contains(&0) && padding.iter().all(|&b| b == 0)
-    })
+    let name = path_offset(flags);
+    w.get(at + name..at + entry_len(name, name_len))
+        .is_some_and(|rest| {
+            let (path, padding) = rest.split_at(name_len);
+            !path.contains(&0) && padding.iter().all(|&b| b == 0)
+        })
 }
 
 /// Skips the whole version 2 or 3 entries at the start of `w`, at most `max` of them, and stops
