@@ -156,8 +156,8 @@ pub fn commit(
         Some(old) => Update::update(branch.clone(), old, commit, reflog),
         None => Update::create(branch.clone(), commit, reflog),
     };
-    // Journaled from before the branch moves until the index follows it (`task::recover`).
-    let _journal = crate::task::recover::Journal::in_place(
+    // Journaled from before the branch moves until the index follows it (`recover`).
+    let _journal = crate::git::journal::Journal::in_place(
         repo,
         id.as_str(),
         w.wt.require_workdir()?,

@@ -75,7 +75,7 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
     }
     let what = format!("save a checkpoint of '{id}'");
     // Worktree mode: the index follows the branch to the checkpoint commit; journaled before the
-    // branch moves, so a kill in between is finished by the next command (`task::recover`).
+    // branch moves, so a kill in between is finished by the next command (`recover`).
     let mut journal = None;
     let saved = record::update(repo, record.clone(), &what, |record| {
         let all = work::checkpoints(repo, &id)?;
@@ -97,7 +97,7 @@ pub fn save(repo: &Repo, record: &Record, message: Option<&str>) -> Result<Outco
                 let parents: Vec<ObjectId> = w.state.head.into_iter().collect();
                 let commit =
                     objects::write_own_commit(repo, w.state.worktree_tree, &parents, &body)?;
-                journal = Some(crate::task::recover::Journal::in_place(
+                journal = Some(crate::git::journal::Journal::in_place(
                     repo,
                     id.as_str(),
                     w.wt.require_workdir()?,

@@ -10,23 +10,28 @@
 //!
 //! | concept | home |
 //! |---|---|
-//! | a task: id, layout (ref names, paths), state | `task/mod.rs`, `task/id.rs`, `task/layout.rs` |
+//! | a task: id, layout (ref names, paths), state; its base commit and environment | `task/mod.rs`, `task/id.rs`, `task/layout.rs` |
+//! | an explicit id, or the active task of the current worktree | `resolve.rs` |
 //! | the event log: one typed [`record::event::Event`] | `record/event.rs` |
 //! | the record ref, and its compare-and-swap retry ([`record::update`]) | `record/mod.rs` |
 //! | the frozen contract's digest (tamper check) | `record/frozen.rs` |
 //! | the contract: file, globs, the judge, a new task's contract | `contract/` |
 //! | whether two contracts (or claims) can touch a common path | `contract/overlap.rs` |
 //! | what a change is, as the judge sees it | `changes/` |
+//! | a task's work as trees: origin, checkpoints, the worktree now; `changes`' files panel | `work.rs` |
 //! | attempts: saving work before anything is discarded | `attempt.rs` |
-//! | the one reset (`reset`, `start --reset`) | `task/reset.rs` |
-//! | start, remove, drop, sweep, crash recovery | `task/start.rs`, `task/remove.rs`, `task/drop.rs`, `task/sweep.rs`, `task/recover.rs` |
+//! | the one reset (`reset`, `start --reset`) | `lifecycle/reset.rs` |
+//! | start, remove, drop, sweep, check; a task branch's first commit | `lifecycle/start/`, `lifecycle/remove.rs`, `lifecycle/drop.rs`, `lifecycle/sweep.rs`, `lifecycle/check.rs`, `lifecycle/branch.rs` |
+//! | a task's summary (`list`, `status`) | `lifecycle/summary.rs` |
+//! | crash recovery: the journal's repairs, abandoned starts, whether a process is gone | `recover/mod.rs`, `recover/abandoned.rs`, `recover/liveness.rs` |
+//! | copying ignored files into a new worktree (`.worktreeinclude`) | `copy.rs` |
 //! | the frozen checks: one runner, one result | `checks.rs` |
 //! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
 //! | tasks across machines: fetch, push, adopt, merge on a remote; records and notes reconciled | `remote/` |
 //! | the overlap forecast: pairs of live tasks, trial merges; `list`'s COLLIDES cache | `overlaps/` |
-//! | patch mode; its snapshot | `patch/`, `patch/snapshot.rs` |
+//! | patch mode; its snapshot | `patch/`, `snapshot.rs` |
 //! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
 //! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
 //! | path safety (which paths git-task may write) | `git/pathsafe.rs` |
@@ -57,10 +62,12 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod contract;
+pub mod copy;
 pub mod error;
 pub mod git;
 pub mod harness;
 pub mod hooks;
+pub mod lifecycle;
 pub mod mcp;
 pub mod merge;
 pub mod output;
@@ -68,7 +75,9 @@ pub mod overlaps;
 pub mod patch;
 pub mod pool;
 pub mod record;
+pub mod recover;
 pub mod remote;
+pub mod resolve;
 pub mod snapshot;
 pub mod sync;
 pub mod task;

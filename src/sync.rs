@@ -228,9 +228,9 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
         base_update(base_tip),
     ];
     // A kill between the branch move and the worktree update is finished by the next command.
-    let _journal = crate::task::recover::Journal::begin(
+    let _journal = crate::git::journal::Journal::begin(
         repo,
-        crate::task::recover::Step::Checkout {
+        crate::git::journal::Step::Checkout {
             worktree: linked.path.clone(),
             branch: rec.state.branch.clone(),
             old: task_tip.to_string(),

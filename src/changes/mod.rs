@@ -1,9 +1,5 @@
 //! From repository state to what the judge sees: changed paths, the policy,
-//! the branch's contract file, and the effective contract of a task; and the
-//! files panel of `git task changes` (`files.rs`).
-
-mod files;
-pub use files::{files, FileRow};
+//! the branch's contract file, and the effective contract of a task.
 
 use crate::contract::file::{CONTRACT_FILE, POLICY_FILE};
 use crate::contract::judge::Link;
@@ -254,11 +250,13 @@ pub fn effective_at(
 pub fn task_base(repo: &Repo, record: &Record) -> Result<ObjectId> {
     let id = record.state.task_id();
     if record.state.mode == Mode::Patch {
-        if let Some(snap) = crate::patch::snapshot::snapshot_commit(repo, &id)? {
+        if let Some(snap) = crate::snapshot::snapshot_commit(repo, &id)? {
             return Ok(snap);
         }
     }
-    crate::task::summary::base_commit(repo, &record.state)?
+    record
+        .state
+        .base_commit_id(repo)?
         .ok_or_else(|| crate::Error::repo_msg(format!("task '{id}' has a bad base commit")))
 }
 
@@ -426,7 +424,7 @@ pub fn judge_staged(repo: &Repo, record: &Record, staged: &Staged) -> Result<Ver
     let tip = base_tip(repo, record)?;
     let mut own = own_changes(repo, record, tip, &staged.changes)?;
     if record.state.mode == Mode::Patch {
-        own = crate::patch::snapshot::without_pre_start_edits(repo, record, own)?;
+        own = crate::snapshot::without_pre_start_edits(repo, record, own)?;
     }
     let judged = to_judged_staged(repo, &own, staged)?;
     let contract = effective_at(repo, record, &branch, tip)?;

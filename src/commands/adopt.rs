@@ -2,9 +2,9 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::lifecycle::start::StartError;
 use crate::output::{Out, Report};
 use crate::remote::Reconciled;
-use crate::task::start::StartError;
 use crate::task::TaskId;
 
 /// Give a task from a remote its branch and a worktree here

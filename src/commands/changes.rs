@@ -1,10 +1,10 @@
 //! `git task changes`: the files panel, each changed file with its checkpoint.
 
-use crate::changes::{self, FileRow};
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;
+use crate::work::{self, FileRow};
 
 /// List the files a task changed, with the checkpoint that last touched each
 #[derive(clap::Args, Debug)]
@@ -47,8 +47,8 @@ impl Report for ChangesReport {
 }
 
 pub fn run(ctx: &Ctx, args: &ChangesArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
-    let files = changes::files(&ctx.repo, &record)?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let files = work::files(&ctx.repo, &record)?;
     emit(
         ctx,
         &ChangesReport {

@@ -82,7 +82,7 @@ impl Report for CheckReport {
 }
 
 pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
-    let checked = crate::task::check::check(
+    let checked = crate::lifecycle::check::check(
         &ctx.repo,
         &ctx.settings,
         args.id.as_ref(),

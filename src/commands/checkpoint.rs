@@ -41,7 +41,7 @@ impl Report for CheckpointReport {
 }
 
 pub fn run(ctx: &Ctx, args: &CheckpointArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     match checkpoint::save(&ctx.repo, &record, args.message.as_deref())? {
         Outcome::Saved(saved) => emit(
             ctx,

@@ -71,7 +71,7 @@ impl Report for CommitReport {
 }
 
 pub fn run(ctx: &Ctx, args: &CommitArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let task = record.state.id.clone();
     match autocommit::commit(&ctx.repo, &ctx.settings, &record, args.message.as_deref())? {
         Outcome::Committed {

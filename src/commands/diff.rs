@@ -34,7 +34,7 @@ impl Report for DiffReport {
 }
 
 pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let w = crate::work::open(&ctx.repo, &record)?;
     let paths = crate::work::repo_paths(
         &record,

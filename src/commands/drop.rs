@@ -56,7 +56,7 @@ impl Report for DropReport {
 }
 
 pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
-    let dropped = crate::task::drop::drop(
+    let dropped = crate::lifecycle::drop::drop(
         &ctx.repo,
         &ctx.settings,
         args.id.as_ref(),

@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: &ExecArgs) -> CmdResult {
             format!("start it again with 'git task start {}'", args.id)
         }));
     }
-    let env = crate::task::start::task_env(&record.state);
+    let env = record.state.task_env();
     let code = crate::checks::run_inherited(&args.command, &dir, &env)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }

@@ -2,9 +2,9 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::lifecycle::summary::{self, Summary};
 use crate::output::{table, Out, Report};
 use crate::overlaps::cache::{collisions, Cache, Collisions, Listed};
-use crate::task::summary::{self, Summary};
 use crate::task::{Mode, Status, TaskId};
 use std::borrow::Cow;
 

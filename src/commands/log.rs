@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> CmdResult {
     if args.follow {
         return follow(ctx, args);
     }
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let events = crate::record::events(&ctx.repo, &record)?;
     emit(
         ctx,
@@ -134,7 +134,7 @@ fn follow(ctx: &Ctx, args: &LogArgs) -> CmdResult {
     let only = if args.all {
         None
     } else {
-        let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+        let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
         Some(record.state.task_id())
     };
     let _interrupt = crate::git::interrupt::install();

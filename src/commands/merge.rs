@@ -555,7 +555,7 @@ fn list(paths: &[String]) -> String {
 
 pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
     let ids = if args.ids.is_empty() {
-        vec![crate::task::resolve(&ctx.repo, &ctx.settings, None)?
+        vec![crate::resolve::resolve(&ctx.repo, &ctx.settings, None)?
             .state
             .task_id()]
     } else {

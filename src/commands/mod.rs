@@ -183,8 +183,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::Push(_)
             | Command::Adopt(_)
     ) {
-        crate::task::recover::quick(&ctx.repo);
-        crate::task::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
+        crate::recover::quick(&ctx.repo);
+        crate::recover::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
     }
     let done = dispatch(ctx, command);
     // The command's refs are written (or it failed): its packs may be repacked now.

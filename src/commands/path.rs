@@ -29,7 +29,7 @@ impl Report for PathReport {
 }
 
 pub fn run(ctx: &Ctx, args: &PathArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let path = record.state.worktree.clone();
     let exists = std::path::Path::new(&path).exists();
     if !exists && !ctx.out.is_json() {

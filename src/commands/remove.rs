@@ -4,8 +4,8 @@ use crate::attempt::SavedAttempt;
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::git::status::ignored::Ignored;
+use crate::lifecycle::remove::{self, Removed};
 use crate::output::{Out, Report};
-use crate::task::remove::{self, Removed};
 use crate::task::TaskId;
 
 /// Delete a task's worktree and branch (the record stays)

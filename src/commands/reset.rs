@@ -3,8 +3,8 @@
 use crate::attempt::SavedAttempt;
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::lifecycle::reset::{self, ResetOptions};
 use crate::output::{Out, Report};
-use crate::task::reset::{self, ResetOptions};
 use crate::task::TaskId;
 
 /// Put a task back to its base, or onto a new base, saving its work first
@@ -63,7 +63,7 @@ impl Report for ResetReport {
 }
 
 pub fn run(ctx: &Ctx, args: &ResetArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let onto = args
         .onto
         .as_deref()

@@ -90,7 +90,7 @@ impl Report for ConflictReport {
 }
 
 pub fn run(ctx: &Ctx, args: &RevertArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let what = match (args.checkpoint, args.to, args.paths.is_empty()) {
         (Some(n), _, _) => What::Checkpoint(n),
         (_, Some(n), _) => What::To(n),

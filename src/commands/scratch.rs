@@ -28,7 +28,7 @@ impl Report for ScratchReport {
 }
 
 pub fn run(ctx: &Ctx, args: &ScratchArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     if !record.state.status.is_live() {
         return Err(crate::Error::input(format!(
             "task '{}' is {}; it has no scratch directory",
@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, args: &ScratchArgs) -> CmdResult {
         ))
         .hint("'git task list' shows the tasks that are still live"));
     }
-    let dir = crate::task::remove::scratch_dir(&ctx.repo, &record.state.task_id());
+    let dir = crate::lifecycle::remove::scratch_dir(&ctx.repo, &record.state.task_id());
     std::fs::create_dir_all(&dir)
         .map_err(|e| crate::Error::repo(format!("could not create '{}'", dir.display()), e))?;
     emit(

@@ -3,9 +3,9 @@
 use crate::attempt::SavedAttempt;
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::lifecycle::start::{self, ContractSpec, StartError, StartOptions, Started};
 use crate::output::{Out, Report};
 use crate::record::Record;
-use crate::task::start::{self, ContractSpec, StartError, StartOptions, Started};
 use crate::task::{Status, TaskId};
 use owo_colors::OwoColorize;
 use std::path::PathBuf;

@@ -4,9 +4,9 @@ use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::ContractFile;
 use crate::git::diff::ChangeKind;
+use crate::lifecycle::summary::{self, Dirty, RefMap, Summary};
 use crate::output::{Out, Report};
 use crate::record::Entry;
-use crate::task::summary::{self, Dirty, RefMap, Summary};
 use crate::task::{layout, Mode, Status, TaskId};
 
 /// Show one task: contract, changed files, checkpoints and recent events
@@ -155,7 +155,7 @@ impl Report for StatusReport {
 }
 
 pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
-    let record = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let id = record.state.task_id();
     let summary = summary::summarize(
         &ctx.repo,
@@ -174,7 +174,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     if let Some(snap) = snapshot {
         // Patch mode: the files that differ from the snapshot's (SPEC §9).
         let worktree = std::path::Path::new(&record.state.worktree);
-        for c in crate::patch::snapshot::changes_since(&ctx.repo, snap, worktree)?.1 {
+        for c in crate::snapshot::changes_since(&ctx.repo, snap, worktree)?.1 {
             files.push(FileRow {
                 path: c.path,
                 change: c.kind,
@@ -182,7 +182,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         }
     } else if let (Some(head), Some(base)) = (
         summary.head.as_deref(),
-        summary::base_commit(&ctx.repo, &record.state)?,
+        record.state.base_commit_id(&ctx.repo)?,
     ) {
         let head = head
             .parse()

@@ -2,8 +2,8 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::lifecycle::sweep::{self, Repair};
 use crate::output::{Out, Report};
-use crate::task::sweep::{self, Repair};
 
 /// Repair half-made tasks, vanished worktrees, orphan directories and stale locks
 #[derive(clap::Args, Debug)]

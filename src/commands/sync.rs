@@ -92,7 +92,7 @@ impl Report for StoppedReport {
 }
 
 pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
-    let rec = crate::task::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
+    let rec = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let id = rec.state.task_id();
     let p = &ctx.out.err_palette;
     let error = |t: &str| format!("{} {t}\n", "error:".style(p.error));

@@ -3,7 +3,7 @@
 //! files taken), a mutating command writes one JSON file
 //! `<common dir>/git-task/journal/<pid>.<n>.json`, and deletes it when the step is
 //! over. The repairs that finish or undo a killed process's steps are the core's
-//! (`task::recover`); this is only what is written, so that the adapter's own ref
+//! (`recover`); this is only what is written, so that the adapter's own ref
 //! transactions can journal their lock files without reaching up into the core.
 
 use crate::error::{Error, Result};

@@ -17,7 +17,8 @@ use crate::config::Settings;
 use crate::error::Result;
 use crate::git::Repo;
 use crate::record::{self, Record};
-use crate::task::{layout, resolve, Status};
+use crate::resolve;
+use crate::task::{layout, Status};
 
 /// What the hook did.
 #[derive(Debug)]

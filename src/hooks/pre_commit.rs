@@ -20,7 +20,8 @@ use crate::error::{Context, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::{index::file::set_index_entries, EntryKind, ObjectId, Repo};
 use crate::record::{self, event, Event, Record};
-use crate::task::{resolve, Status};
+use crate::resolve;
+use crate::task::Status;
 use std::path::Path;
 
 /// The decoded objects the hook keeps (it reads a few dozen small ones).

@@ -75,12 +75,12 @@ pub(super) fn run_checks_on_landing(
         .tempdir()
         .map_err(|e| Error::repo("could not make a temporary directory for the checks", e))?;
     worktree::checkout_tree(repo, tree, dir.path())?;
-    if let Some(include) = objects::read_blob_at(repo, onto, crate::task::copy::WORKTREE_INCLUDE)? {
-        let globs = crate::task::copy::parse_include(&String::from_utf8_lossy(&include));
+    if let Some(include) = objects::read_blob_at(repo, onto, crate::copy::WORKTREE_INCLUDE)? {
+        let globs = crate::copy::parse_include(&String::from_utf8_lossy(&include));
         let main = repo.main_worktree()?;
         if !globs.is_empty() && main.join(".git").exists() {
             let main = worktree::open_at(&main)?;
-            crate::task::copy::copy_ignored(&main, dir.path(), Some(&globs), &mut |_, _| {})?;
+            crate::copy::copy_ignored(&main, dir.path(), Some(&globs), &mut |_, _| {})?;
         }
     }
     let how = How {

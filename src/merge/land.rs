@@ -2,7 +2,7 @@
 //! record and deletes each task branch, all with their expected old values; then every
 //! worktree where the target is checked out follows, and the task worktrees go. A journal
 //! entry per checked-out target is written before the refs move, so a kill in between is
-//! finished (or undone) by `task::recover`.
+//! finished (or undone) by `recover`.
 
 use super::message::note_text;
 use super::{
@@ -34,13 +34,13 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
     let (old_tip, new_tip) = (landing.gated.old_tip, landing.gated.new_tip);
     let (updates, mut results) = transaction(repo, &landing)?;
     // A journal entry per checked-out target, written before the refs move: a merge killed
-    // from here on leaves that worktree for `task::recover` to finish or undo.
+    // from here on leaves that worktree for `recover` to finish or undo.
     let mut journals = Vec::new();
     if new_tip != old_tip {
         for path in &landing.checked_out {
-            journals.push(crate::task::recover::Journal::begin(
+            journals.push(crate::git::journal::Journal::begin(
                 repo,
-                crate::task::recover::Step::Checkout {
+                crate::git::journal::Step::Checkout {
                     worktree: path.clone(),
                     branch: landing.target.clone(),
                     old: old_tip.to_string(),
@@ -258,7 +258,8 @@ pub(super) fn clean_up(
             match worktree::remove(repo, w) {
                 Ok(()) => {
                     r.removed = true;
-                    let scratch = crate::task::remove::scratch_dir(repo, &p.record.state.task_id());
+                    let scratch =
+                        crate::lifecycle::remove::scratch_dir(repo, &p.record.state.task_id());
                     let _ = std::fs::remove_dir_all(scratch);
                 }
                 Err(e) => warnings.push(format!(

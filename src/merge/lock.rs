@@ -45,7 +45,7 @@ impl BranchLock {
                             .ok()
                             .and_then(|t| t.elapsed().ok())
                             .is_some_and(|age| age > std::time::Duration::from_secs(2));
-                    if orphaned || holder.is_some_and(crate::task::liveness::process_is_gone) {
+                    if orphaned || holder.is_some_and(crate::recover::liveness::process_is_gone) {
                         let _ = std::fs::remove_file(&path);
                         continue;
                     }

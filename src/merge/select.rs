@@ -280,7 +280,12 @@ pub(super) fn task_worktree_refusal(
     }
     // Hot path: a clean worktree on the tip.
     if wt_repo.head_commit()? == Some(tip)
-        && crate::task::summary::worktree_is_clean(repo, &w.path, tip, &mut Default::default())?
+        && crate::lifecycle::summary::worktree_is_clean(
+            repo,
+            &w.path,
+            tip,
+            &mut Default::default(),
+        )?
     {
         return Ok(None);
     }

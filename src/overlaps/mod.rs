@@ -23,8 +23,9 @@ use crate::contract::BranchFile;
 use crate::error::Result;
 use crate::git::merge::Merger;
 use crate::git::{diff, objects, ObjectId, Repo};
+use crate::lifecycle::summary;
 use crate::record::{self, Record};
-use crate::task::{summary, Mode, Status, TaskId};
+use crate::task::{Mode, Status, TaskId};
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -16,8 +16,6 @@
 //! task (`merge`) judges it, runs its frozen checks, appends `merged`, deletes
 //! the snapshot and clears the mark, leaving the work in place.
 
-pub mod snapshot;
-
 use crate::checks::{How, Outcome, Run};
 use crate::config::Settings;
 use crate::contract::spec::{contract_text, ContractSpec};
@@ -28,9 +26,10 @@ use crate::git::EntryKind;
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
 use crate::record::event::{self, Event, Purpose};
 use crate::record::{self, Record};
-use crate::snapshot::WorktreeState;
-use crate::task::{layout, now, resolve, Mode, Status, TaskId, TaskState};
-use snapshot::{read_snapshot, take_snapshot, write_snapshot};
+use crate::resolve;
+
+use crate::snapshot::{self, read_snapshot, take_snapshot, write_snapshot, WorktreeState};
+use crate::task::{layout, now, Mode, Status, TaskId, TaskState};
 
 /// What a patch-mode start did.
 #[derive(Debug)]
@@ -75,7 +74,8 @@ pub fn active(repo: &Repo) -> Result<Option<Record>> {
 pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<Started> {
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
-            if crate::task::abandoned::roll_back_abandoned(repo, settings, &existing)?.is_none() {
+            if crate::recover::abandoned::roll_back_abandoned(repo, settings, &existing)?.is_none()
+            {
                 return Ok(Started::Existing(record::load_existing(repo, id)?));
             }
         }
@@ -181,7 +181,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
     }
     let created = record::load_existing(repo, &id)?;
     if let Err(lost) = crate::claims::take_at_start(repo, &created, &opts.contract) {
-        crate::task::abandoned::roll_back(repo, settings, &created)?;
+        crate::recover::abandoned::roll_back(repo, settings, &created)?;
         return Err(lost);
     }
     resolve::write_mark(repo.git_dir(), &id)?;

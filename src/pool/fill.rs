@@ -192,7 +192,7 @@ impl FillLock {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     if let Some(pid) = filler(repo) {
-                        if !crate::task::liveness::process_is_gone(pid) {
+                        if !crate::recover::liveness::process_is_gone(pid) {
                             return Ok(None);
                         }
                     }
@@ -225,5 +225,5 @@ pub fn filler(repo: &Repo) -> Option<u32> {
         .join("pool")
         .join("fill.lock");
     let pid = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
-    (!crate::task::liveness::process_is_gone(pid)).then_some(pid)
+    (!crate::recover::liveness::process_is_gone(pid)).then_some(pid)
 }

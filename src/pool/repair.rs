@@ -50,7 +50,7 @@ pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Rep
     }
     // Pool directories with no ref whose filler is gone. While a start runs, an entry it
     // claimed has no ref either: those wait for a sweep with no start running.
-    let starting = crate::task::abandoned::live_starts(repo);
+    let starting = crate::recover::abandoned::live_starts(repo);
     let held: std::collections::HashSet<String> =
         entries.iter().map(|e| format!(".{}", e.name)).collect();
     if let Ok(dir) = std::fs::read_dir(worktree_dir) {
@@ -62,7 +62,7 @@ pub fn repair(repo: &Repo, worktree_dir: &Path, dry_run: bool) -> Result<Vec<Rep
             if name.contains(".removing-") || held.contains(&name) || starting {
                 continue;
             }
-            if pid != std::process::id() && !crate::task::liveness::process_is_gone(pid) {
+            if pid != std::process::id() && !crate::recover::liveness::process_is_gone(pid) {
                 continue;
             }
             let mut action = format!(

@@ -15,8 +15,8 @@
 
 use crate::checks::{Outcome, Run};
 use crate::contract::Violation as Broken;
+use crate::copy::Copied;
 use crate::git::status::ignored::Ignored;
-use crate::task::copy::Copied;
 use crate::task::{Mode, Status};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

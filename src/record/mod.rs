@@ -42,7 +42,7 @@ impl Record {
         crate::checks::Frozen {
             commands: self.contract.check_commands().to_vec(),
             timeout: self.contract.check_timeout(),
-            env: crate::task::branch::task_env(&self.state),
+            env: self.state.task_env(),
         }
     }
 }

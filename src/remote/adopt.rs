@@ -5,7 +5,7 @@
 //! Order, for a kill at any instant: the refs first, in one transaction (the record and task
 //! refs are copies of the remote's, the branch the remote's tip: harmless alone, and a repeated
 //! `adopt` goes on from them); then the digest of the frozen contract (trusted as fetched);
-//! then the worktree, with a start's own steps (`task::start::provision_existing`), which
+//! then the worktree, with a start's own steps (`lifecycle::start::provision_existing`), which
 //! removes it again on failure, under a crash-journal entry (`Step::Provision`: recovery
 //! removes a worktree a killed `adopt` left half made); last the `provisioned` event naming it.
 
@@ -14,8 +14,8 @@ use crate::config::Settings;
 use crate::error::Error;
 use crate::git::refs::{self, Update};
 use crate::git::{worktree, Repo};
+use crate::lifecycle::start::StartError;
 use crate::record::{self, Record};
-use crate::task::start::StartError;
 use crate::task::{layout, Mode, TaskId};
 use std::path::PathBuf;
 
@@ -36,7 +36,7 @@ pub fn adopt(
     settings: &Settings,
     remote: &str,
     id: &TaskId,
-    progress: &mut dyn FnMut(crate::task::start::Phase, u64, u64),
+    progress: &mut dyn FnMut(crate::lifecycle::start::Phase, u64, u64),
 ) -> std::result::Result<Adopted, StartError> {
     fetch(repo, remote)?;
     let theirs = repo
@@ -146,7 +146,7 @@ pub fn adopt(
             worktree: path.clone(),
         },
     )?;
-    let record = crate::task::start::provision_existing(repo, &rec, &path, progress)?;
+    let record = crate::lifecycle::start::provision_existing(repo, &rec, &path, progress)?;
     drop(journal);
     Ok(Adopted {
         record,

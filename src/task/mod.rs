@@ -1,24 +1,12 @@
 //! What a task is: its id, mode, status and where it lives.
 
-pub mod abandoned;
-pub mod branch;
-pub mod check;
-pub mod copy;
-pub mod drop;
 pub mod id;
 pub mod layout;
-pub mod liveness;
-pub mod recover;
-pub mod remove;
-pub mod reset;
-pub mod resolve;
-pub mod start;
-pub mod summary;
-pub mod sweep;
 
 pub use id::TaskId;
-pub use resolve::resolve;
 
+use crate::error::Result;
+use crate::git::{ObjectId, Repo};
 use serde::{Deserialize, Serialize};
 
 /// Where the task's work happens.
@@ -143,6 +131,33 @@ impl TaskState {
         self.branch
             .strip_prefix("refs/heads/")
             .unwrap_or(&self.branch)
+    }
+
+    /// The commit the task's changes are counted from: the record's base commit, else (an old
+    /// record without one) `refs/tasks/<id>/base`.
+    ///
+    /// Every command that moves the base ref appends its event with the new base in the same
+    /// transaction, so the two agree; a base ref moved by hand changes nothing, as at the gate,
+    /// and `list` reads one ref less per task.
+    pub fn base_commit_id(&self, repo: &Repo) -> Result<Option<ObjectId>> {
+        match self.base_commit.parse().ok() {
+            Some(base) => Ok(Some(base)),
+            None => repo.find_ref(&layout::base_ref(&self.task_id())),
+        }
+    }
+
+    /// Returns the environment a task's commands run with (`exec`, setup, checks).
+    pub fn task_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("GIT_TASK_ID", self.id.clone()),
+            ("GIT_TASK_BASE", self.base_commit.clone()),
+            (
+                "GIT_TASK_BASE_BRANCH",
+                self.base_branch_short().unwrap_or_default().to_owned(),
+            ),
+            ("GIT_TASK_BRANCH", self.branch_short().to_owned()),
+            ("GIT_TASK_WORKTREE", self.worktree.clone()),
+        ]
     }
 }
 

@@ -22,6 +22,7 @@ pub use reset::{reset_patch, ResetDone};
 
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
+use crate::git::journal::Journal;
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
 use crate::git::EntryKind;
@@ -29,7 +30,6 @@ use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, Object
 use crate::patch;
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
-use crate::task::recover::Journal;
 use crate::task::Mode;
 use crate::work::{self, Work};
 use std::path::Path;
@@ -243,7 +243,7 @@ fn target(
             let (cp, _) = work::checkpoint(repo, &id, *n)?;
             match w.mode {
                 Mode::Patch => {
-                    let parsed = crate::patch::snapshot::parse_snapshot(repo, cp.commit)?;
+                    let parsed = crate::snapshot::parse_snapshot(repo, cp.commit)?;
                     Target {
                         index: parsed.index_tree,
                         files: cp.tree,
@@ -299,7 +299,7 @@ fn task_paths_target(
     repo: &Repo,
     record: &Record,
     w: &Work,
-    s: &crate::patch::snapshot::Snapshot,
+    s: &crate::snapshot::Snapshot,
     behind: &patch::LeftBehind,
     paths: Option<&[String]>,
 ) -> Result<(Target, Kept)> {

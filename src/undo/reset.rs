@@ -1,5 +1,5 @@
 //! A patch-mode task put back to its snapshot, or onto another base (`reset` of a patch-mode
-//! task; [`crate::task::reset::reset`] is the one reset and calls this): the work is saved as an
+//! task; [`crate::lifecycle::reset::reset`] is the one reset and calls this): the work is saved as an
 //! attempt first, then files, index and HEAD follow.
 
 use super::SavedAttempt;
@@ -26,7 +26,7 @@ pub struct ResetDone {
 
 /// Puts a patch-mode task back to its snapshot (or onto `onto`), saving its work first; appends `reset`.
 ///
-/// Called by [`crate::task::reset::reset`], the one reset.
+/// Called by [`crate::lifecycle::reset::reset`], the one reset.
 pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Result<ResetDone> {
     let id = record.state.task_id();
     let w = work::open(repo, record)?;
@@ -41,7 +41,7 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
     let mut updates = Vec::new();
     let why = format!("reset of {id}");
     let (target, attempt) = match w.mode {
-        // The one worktree-mode reset is `task::reset`.
+        // The one worktree-mode reset is `lifecycle::reset`.
         Mode::Worktree => {
             return Err(Error::input(format!(
                 "task '{id}' works in its own worktree; reset it with 'git task reset {id}'"
@@ -97,7 +97,7 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                         changed: Vec::new(),
                         nested: Vec::new(),
                     };
-                    let snap_commit = crate::patch::snapshot::write_snapshot(repo, &id, &clean)?;
+                    let snap_commit = crate::snapshot::write_snapshot(repo, &id, &clean)?;
                     updates.push(Update::update(
                         layout::snapshot_ref(&id),
                         snap.commit,

@@ -375,10 +375,10 @@ fn remove_warns_about_a_directory_it_could_not_delete() {
     assert!(repo.refs("refs/heads/task").is_empty());
 }
 
-/// No module of `src/task/` imports a sibling that imports it back.
+/// No module of `src/lifecycle/` imports a sibling that imports it back.
 #[test]
-fn task_modules_import_no_sibling_that_imports_them_back() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/task");
+fn lifecycle_modules_import_no_sibling_that_imports_them_back() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lifecycle");
     let mut imports = std::collections::BTreeMap::new();
     let names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -398,7 +398,7 @@ fn task_modules_import_no_sibling_that_imports_them_back() {
             .filter(|m| *m != n)
             .filter(|m| {
                 text.contains(&format!("super::{m}::"))
-                    || text.contains(&format!("crate::task::{m}::"))
+                    || text.contains(&format!("crate::lifecycle::{m}::"))
                     || text.contains(&format!("super::{m}}}"))
                     || text.contains(&format!("super::{m},"))
             })
@@ -410,7 +410,7 @@ fn task_modules_import_no_sibling_that_imports_them_back() {
         for b in used {
             assert!(
                 !imports[b].contains(a),
-                "src/task/{a}.rs and src/task/{b}.rs import each other"
+                "src/lifecycle/{a}.rs and src/lifecycle/{b}.rs import each other"
             );
         }
     }

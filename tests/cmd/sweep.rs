@@ -421,12 +421,12 @@ fn a_start_that_finished_meanwhile_is_not_rolled_back() {
     seen.state.pid = gone.id();
     let mut gone = gone;
     gone.wait().unwrap();
-    assert!(git_task::task::start::provisioning_is_abandoned(
+    assert!(git_task::recover::liveness::provisioning_is_abandoned(
         &seen.state
     ));
 
     let rolled =
-        git_task::task::abandoned::roll_back_abandoned(&git_repo, &settings, &seen).unwrap();
+        git_task::recover::abandoned::roll_back_abandoned(&git_repo, &settings, &seen).unwrap();
     assert!(rolled.is_none(), "a finished start was rolled back");
     assert!(wt.join("README.md").exists());
     assert_eq!(

@@ -2,7 +2,7 @@
 //! administrative directory (`<common>/worktrees/<name>/modules/<name>`), or inside their
 //! checkout (`<path>/.git`), so deleting the worktree deletes them: commits made in a
 //! submodule and not pushed anywhere exist nowhere else. `git worktree remove` refuses such
-//! a worktree; git-task moves them whole into the task's attic first (`task::remove`).
+//! a worktree; git-task moves them whole into the task's attic first (`lifecycle::remove`).
 
 use super::Linked;
 use crate::error::{Context, Result};

@@ -1,7 +1,7 @@
 //! Whether the process that provisions a task is still alive: how an interrupted
 //! `start` is told from a running one (SPEC §2.7).
 
-use super::{now, Status, TaskState};
+use crate::task::{now, Status, TaskState};
 
 /// Returns the process id recorded for a task that is being provisioned, if that process is gone.
 pub fn provisioning_is_abandoned(state: &TaskState) -> bool {

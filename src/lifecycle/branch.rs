@@ -1,12 +1,12 @@
-//! The task branch's first commit (the base plus the frozen contract file) and the
-//! environment a task's commands run with: shared by `start` and `reset`.
+//! The task branch's first commit (the base plus the frozen contract file): shared by `start`
+//! and `reset`.
 
-use super::{TaskId, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::objects::{self, TreeEdit};
 use crate::git::EntryKind;
 use crate::git::{ObjectId, Repo};
+use crate::task::TaskId;
 
 /// Returns the tree of a task branch's first commit: the base's tree plus the contract file.
 pub fn first_commit_tree(repo: &Repo, base: ObjectId, contract_text: &str) -> Result<ObjectId> {
@@ -33,18 +33,4 @@ pub fn first_commit(
         &[base],
         &format!("task {id}: add file contract\n\nTask-Id: {id}\n"),
     )
-}
-
-/// Returns the environment a task's commands run with (`exec`, setup, checks).
-pub fn task_env(state: &TaskState) -> Vec<(&'static str, String)> {
-    vec![
-        ("GIT_TASK_ID", state.id.clone()),
-        ("GIT_TASK_BASE", state.base_commit.clone()),
-        (
-            "GIT_TASK_BASE_BRANCH",
-            state.base_branch_short().unwrap_or_default().to_owned(),
-        ),
-        ("GIT_TASK_BRANCH", state.branch_short().to_owned()),
-        ("GIT_TASK_WORKTREE", state.worktree.clone()),
-    ]
 }

@@ -1,11 +1,11 @@
 //! `drop`: mark a task failed or abandoned; its worktree stays for inspection.
 
-use super::{Status, TaskId};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::record::event::{self, Event};
 use crate::record::{self, Record, Step, Updated};
+use crate::task::{Status, TaskId};
 
 /// How `drop` ended.
 #[derive(Debug)]
@@ -25,8 +25,8 @@ pub fn drop(
     id: Option<&TaskId>,
     message: Option<&str>,
 ) -> Result<Dropped> {
-    super::abandoned::repair_abandoned_starts(repo, settings);
-    let record = super::resolve(repo, settings, id)?;
+    crate::recover::abandoned::repair_abandoned_starts(repo, settings);
+    let record = crate::resolve::resolve(repo, settings, id)?;
     let id = record.state.task_id();
     // Another command may append to the record at the same moment: `update` retries against its new tip.
     let updated = record::update(repo, record, &format!("drop task '{id}'"), |current| {

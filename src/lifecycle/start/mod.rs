@@ -14,9 +14,7 @@
 //! that back restores the record as it was.
 
 mod input;
-pub use super::branch::{first_commit, first_commit_tree, task_env};
-pub use super::liveness::{process_is_gone, provisioning_is_abandoned};
-use super::{layout, now, Mode, Status, TaskId, TaskState};
+use super::branch::first_commit;
 use crate::config::Settings;
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
 pub use crate::contract::spec::{contract_text, ContractSpec};
@@ -25,6 +23,7 @@ use crate::git::objects;
 use crate::git::refs::{RefError, Update};
 use crate::git::{self, worktree, Repo};
 use crate::record::{self, event, Event, Record};
+use crate::task::{layout, now, Mode, Status, TaskId, TaskState};
 use input::{
     check_merged_worktree_exists, check_same_contract, check_same_path, check_worktree_place,
     contract_given, merged_and_gone, path_is_free, resolve_base,
@@ -141,14 +140,15 @@ pub fn start(
     }
     // Ctrl-C rolls a half-made start back instead of leaving it (see `interrupted`).
     let _guard = crate::git::interrupt::install();
-    super::abandoned::repair_abandoned_starts(repo, settings);
+    crate::recover::abandoned::repair_abandoned_starts(repo, settings);
     // A removed task is started again on the same record: its history stays in the log.
     let mut previous: Option<Record> = None;
     if let Some(id) = &opts.id {
         if let Some(existing) = record::load(repo, id)? {
             // A start whose process died is rolled back; one that finished since it was read is re-read.
             let rolled_back =
-                super::abandoned::roll_back_abandoned(repo, settings, &existing)?.is_some();
+                crate::recover::abandoned::roll_back_abandoned(repo, settings, &existing)?
+                    .is_some();
             match record::load(repo, id)? {
                 Some(current) if current.state.status == Status::Removed => {
                     previous = Some(current)
@@ -211,7 +211,7 @@ pub fn start(
         None => {
             let seed =
                 (now() as u64).wrapping_mul(6364136223846793005) ^ u64::from(std::process::id());
-            super::id::generate(seed, |id| {
+            crate::task::id::generate(seed, |id| {
                 repo.find_ref(&layout::record_ref(id))
                     .ok()
                     .flatten()
@@ -354,7 +354,7 @@ pub fn start(
         )),
     }
     // Until `provisioned`, a marker lets the next mutating command notice if this process dies.
-    let _marker = super::abandoned::StartMarker::create(repo, &id);
+    let _marker = crate::recover::abandoned::StartMarker::create(repo, &id);
     let claimed = match &previous {
         Some(previous) => record::restart(repo, previous, &state, &text, details, extra),
         None => record::create(repo, &state, &text, details, extra),
@@ -374,13 +374,13 @@ pub fn start(
     }
     let created = record::load_existing(repo, &id)?;
     if let Err(lost) = crate::claims::take_at_start(repo, &created, &opts.contract) {
-        super::abandoned::roll_back(repo, settings, &created)?;
+        crate::recover::abandoned::roll_back(repo, settings, &created)?;
         return Err(lost.into());
     }
     let include = match opts.copy_ignored {
         true => Some(None),
-        false => objects::read_blob_at(repo, base.commit, super::copy::WORKTREE_INCLUDE)?
-            .map(|b| Some(super::copy::parse_include(&String::from_utf8_lossy(&b)))),
+        false => objects::read_blob_at(repo, base.commit, crate::copy::WORKTREE_INCLUDE)?
+            .map(|b| Some(crate::copy::parse_include(&String::from_utf8_lossy(&b)))),
     };
     let how = Provision {
         setup: setup.as_deref(),
@@ -404,7 +404,7 @@ pub fn start(
         Err(err) => {
             // Undo everything this start made; the error that stopped it is what the user sees.
             let current = record::load(repo, &id).ok().flatten().unwrap_or(created);
-            if let Err(cleanup) = super::abandoned::roll_back(repo, settings, &current) {
+            if let Err(cleanup) = crate::recover::abandoned::roll_back(repo, settings, &current) {
                 let msg = match &err {
                     StartError::Other(e) => e.to_string(),
                     StartError::Setup(s) => format!("setup '{}' failed", s.outcome.command),
@@ -432,8 +432,8 @@ pub fn provision_existing(
 ) -> std::result::Result<Record, StartError> {
     let _guard = crate::git::interrupt::install();
     let include = match record.state.base_commit.parse() {
-        Ok(base) => objects::read_blob_at(repo, base, super::copy::WORKTREE_INCLUDE)?
-            .map(|b| Some(super::copy::parse_include(&String::from_utf8_lossy(&b)))),
+        Ok(base) => objects::read_blob_at(repo, base, crate::copy::WORKTREE_INCLUDE)?
+            .map(|b| Some(crate::copy::parse_include(&String::from_utf8_lossy(&b)))),
         Err(_) => None,
     };
     let how = Provision {
@@ -506,7 +506,7 @@ fn provision(
     }
     interrupted()?;
     let copied = match how.include {
-        Some(globs) if repo.workdir().is_some() => Some(super::copy::copy_ignored(
+        Some(globs) if repo.workdir().is_some() => Some(crate::copy::copy_ignored(
             repo,
             path,
             globs,
@@ -522,7 +522,7 @@ fn provision(
     crate::hooks::run_post_checkout(repo, path, &head)?;
     interrupted()?;
     if let Some(cmd) = setup {
-        let env = task_env(&record.state);
+        let env = record.state.task_env();
         let outcome =
             crate::checks::run_captured(cmd, path, &env, std::time::Duration::from_secs(3600))?;
         interrupted()?;

@@ -26,7 +26,6 @@
 //!
 //! A repair that fails is reported with its error; the others still run.
 
-use super::{layout, Mode, Status, TaskId};
 use crate::attempt::{
     save_commits as save_branch_commits, save_worktree as save_dirty_worktree,
     SavedAttempt as Attempt,
@@ -38,6 +37,7 @@ use crate::git::objects;
 use crate::git::refs::{self, Update};
 use crate::git::{worktree, Repo};
 use crate::record::{self, event, Event};
+use crate::task::{layout, Mode, Status, TaskId};
 use std::path::{Path, PathBuf};
 
 /// One repair, done or (with `--dry-run`) planned.
@@ -98,7 +98,7 @@ fn repair(problem: &'static str, task: Option<String>, action: String) -> Repair
 pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repair>> {
     let mut repairs = Vec::new();
     // 0. Steps a killed command journaled: finished or undone first.
-    for r in super::recover::recover(repo, dry_run) {
+    for r in crate::recover::recover(repo, dry_run) {
         repairs.push(Repair {
             problem: r.problem,
             task: r.task,
@@ -122,14 +122,14 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
 
     // 1. Starts that never finished.
     for r in &records {
-        if super::liveness::provisioning_is_abandoned(&r.state) {
+        if crate::recover::liveness::provisioning_is_abandoned(&r.state) {
             let plan = repair(
                 "unfinished_start",
                 Some(r.state.id.clone()),
                 "rolled back the start: deleted its worktree, branch, base ref and record".into(),
             );
             run_repair(&mut repairs, plan, dry_run, |repair| {
-                match super::abandoned::roll_back_abandoned(repo, settings, r)? {
+                match crate::recover::abandoned::roll_back_abandoned(repo, settings, r)? {
                     Some(attempts) => {
                         repair.attempts = attempts;
                         Ok(true)
@@ -142,7 +142,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
 
     if !dry_run {
         // Markers of starts that died; their records were handled just above.
-        super::abandoned::repair_abandoned_starts(repo, settings);
+        crate::recover::abandoned::repair_abandoned_starts(repo, settings);
     }
 
     // 2. Live worktree tasks: moved by the user (the record follows), or whose directory vanished.
@@ -325,7 +325,8 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
 
     // 3b. Administrative entries a killed worktree add left (no `gitdir`): `git worktree prune`'s.
     // With no start or pool fill running, nothing of git-task's is adding one right now.
-    let adding = super::abandoned::live_starts(repo) || crate::pool::filler(repo).is_some();
+    let adding =
+        crate::recover::abandoned::live_starts(repo) || crate::pool::filler(repo).is_some();
     let min_age = match adding {
         true => worktree::HALF_ADDED_AGE,
         false => std::time::Duration::ZERO,
@@ -419,7 +420,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         }
     }
     // 6b. The `.keep` of a pack whose command was killed before its refs named the pack.
-    for keep in crate::git::pack::stale_keeps(repo, super::liveness::process_is_gone) {
+    for keep in crate::git::pack::stale_keeps(repo, crate::recover::liveness::process_is_gone) {
         let plan = repair(
             "stale_pack_keep",
             None,

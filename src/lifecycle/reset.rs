@@ -19,7 +19,6 @@
 //!
 //! Patch-mode tasks reset in place through [`crate::undo::reset_patch`].
 
-use super::{layout, Mode, Status};
 use crate::attempt::{Attempt, Saved, SavedAttempt};
 use crate::config::Settings;
 use crate::contract::file::ContractFile;
@@ -28,6 +27,7 @@ use crate::git::refs::Update;
 use crate::git::{checkout::inplace, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
+use crate::task::{layout, Mode, Status};
 use std::path::PathBuf;
 
 /// How to reset.
@@ -145,7 +145,8 @@ pub fn reset(
     // gate count from.
     let base = match opts.onto {
         Some(commit) => commit,
-        None => crate::task::summary::base_commit(repo, s)?
+        None => s
+            .base_commit_id(repo)?
             .ok_or_else(|| Error::repo_msg(format!("task '{id}' has a bad base commit")))?,
     };
     let tree = super::branch::first_commit_tree(repo, base, contract_text)?;
@@ -236,11 +237,11 @@ pub fn reset(
         from.contract_text = contract_text.to_owned();
     }
     // An in-place rewrite is journaled before the branch moves: a kill in between is finished
-    // by the next command (`task::recover`), once it sees the branch moved.
+    // by the next command (`recover`), once it sees the branch moved.
     let journal = match (in_place, &wt, &state) {
-        (true, Some(wt), Some(_)) => Some(super::recover::Journal::begin(
+        (true, Some(wt), Some(_)) => Some(crate::recover::Journal::begin(
             repo,
-            super::recover::Step::InPlace {
+            crate::recover::Step::InPlace {
                 task: s.id.clone(),
                 worktree: wt.require_workdir()?.to_path_buf(),
                 files: Some(tree.to_string()),
@@ -307,7 +308,7 @@ pub fn reset(
         .or(settings.setup.as_deref())
     {
         Some(cmd) if opts.from_start || recreated => {
-            let env = super::branch::task_env(&state_after);
+            let env = state_after.task_env();
             Some(crate::checks::run_captured(
                 cmd,
                 &path,

@@ -2,7 +2,6 @@
 //! task, so the next mutating command finds a killed one cheaply and rolls it back (work saved
 //! first); `sweep` finds the rest from their records.
 
-use super::{layout, Mode, TaskId};
 use crate::attempt::{
     save_commits as save_branch_commits, save_worktree as save_dirty_worktree,
     SavedAttempt as Attempt,
@@ -12,6 +11,7 @@ use crate::error::Result;
 use crate::git::refs::{self, Update};
 use crate::git::{worktree, Repo};
 use crate::record::{self, Record};
+use crate::task::{layout, Mode, TaskId};
 use std::path::{Path, PathBuf};
 
 /// Rolls back a start whose process died, if its record is still exactly as `record` shows it.

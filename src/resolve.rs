@@ -1,10 +1,10 @@
 //! Turns "`<id>` or the current worktree" into a task.
 
-use super::{layout, TaskId};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::record::{self, Record};
+use crate::task::{layout, TaskId};
 
 /// Name of the file in a worktree's private git dir that marks its active patch-mode or checked-out task.
 pub const ACTIVE_MARK: &str = "git-task-active";

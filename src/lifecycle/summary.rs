@@ -1,6 +1,5 @@
 //! Facts about a task for `list` and `status`: ahead/behind, changed files, dirty.
 
-use super::{layout, Mode, Status, TaskState};
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::Result;
 use crate::git::diff::{self, ChangedPath};
@@ -10,6 +9,7 @@ use crate::git::status::lstat::Anchors;
 use crate::git::status::memos::{Known, Memos};
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::cache::StateCache;
+use crate::task::{layout, Mode, Status, TaskState};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
@@ -79,19 +79,6 @@ impl<'r> RefMap<'r> {
     }
 }
 
-/// The commit a task's changes are counted from: the record's base commit, else (an old record
-/// without one) `refs/tasks/<id>/base`.
-///
-/// Every command that moves the base ref appends its event with the new base in the same
-/// transaction, so the two agree; a base ref moved by hand changes nothing, as at the gate, and
-/// `list` reads one ref less per task.
-pub fn base_commit(repo: &Repo, s: &TaskState) -> Result<Option<ObjectId>> {
-    match s.base_commit.parse().ok() {
-        Some(base) => Ok(Some(base)),
-        None => repo.find_ref(&layout::base_ref(&s.task_id())),
-    }
-}
-
 /// Computes the summary of a task.
 ///
 /// `cache` keeps flattened trees between calls, so summarising many tasks that share a base is cheap.
@@ -119,7 +106,7 @@ fn summarize_known(
     let id = s.task_id();
     let dot_git = DotGit::read_known(Path::new(&s.worktree), known.map(Known::dot_git), anchors);
     let worktree_exists = dot_git.exists;
-    let base_commit = base_commit(repo, s)?;
+    let base_commit = s.base_commit_id(repo)?;
     let head = match s.mode {
         Mode::Worktree if s.status.is_live() => refs.get(&s.branch)?,
         Mode::Patch if s.status.is_live() && worktree_exists => {
@@ -140,7 +127,7 @@ fn summarize_known(
         _ => None,
     };
     let patch = match snapshot {
-        Some(snap) => Some(crate::patch::snapshot::changes_since(
+        Some(snap) => Some(crate::snapshot::changes_since(
             repo,
             snap,
             Path::new(&s.worktree),
@@ -363,7 +350,7 @@ fn list_one(
     worker: &mut Worker,
     cache: &StateCache,
     memos: &Memos,
-    id: &super::TaskId,
+    id: &crate::task::TaskId,
     all: bool,
 ) -> Result<Option<Listed>> {
     let refs = &worker.refs;
@@ -407,11 +394,11 @@ fn list_one(
 
 /// Every task id with a record ref, sorted, found without reading a ref:
 /// a thousand records are read on the threads that summarise them.
-fn task_ids(repo: &Repo) -> Result<Vec<super::TaskId>> {
-    let mut ids: Vec<super::TaskId> = repo
+fn task_ids(repo: &Repo) -> Result<Vec<crate::task::TaskId>> {
+    let mut ids: Vec<crate::task::TaskId> = repo
         .ref_children(layout::TASKS_NS)?
         .iter()
-        .filter_map(|name| super::TaskId::parse(name).ok())
+        .filter_map(|name| crate::task::TaskId::parse(name).ok())
         .collect();
     ids.sort();
     Ok(ids)

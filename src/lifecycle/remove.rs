@@ -7,7 +7,6 @@
 //! what goes with the worktree. A `remove` run from inside the worktree first
 //! moves the process to the main worktree and tells the user to `cd` there.
 
-use super::{Mode, Status, TaskId};
 use crate::attempt::{self, Attempt, Saved, SavedAttempt};
 use crate::config::Settings;
 use crate::error::{Error, Result};
@@ -17,6 +16,7 @@ use crate::git::{worktree, ObjectId, Repo};
 use crate::record::event::{self, Event};
 use crate::record::{self, Record, Step};
 use crate::snapshot;
+use crate::task::{Mode, Status, TaskId};
 use std::path::{Path, PathBuf};
 
 /// What `remove` did.
@@ -124,7 +124,7 @@ pub fn remove(
     id: &TaskId,
     force: bool,
 ) -> Result<std::result::Result<Removed, Dirty>> {
-    super::abandoned::repair_abandoned_starts(repo, settings);
+    crate::recover::abandoned::repair_abandoned_starts(repo, settings);
     let Some(record) = record::load(repo, id)? else {
         return Ok(Ok(Removed::AlreadyGone(None)));
     };
@@ -132,7 +132,7 @@ pub fn remove(
         return Ok(Ok(Removed::AlreadyGone(Some(Box::new(record)))));
     }
     if record.state.status == Status::Provisioning {
-        if !super::liveness::provisioning_is_abandoned(&record.state) {
+        if !crate::recover::liveness::provisioning_is_abandoned(&record.state) {
             return Err(
                 Error::input(format!("task '{id}' is still being started")).hint(format!(
                     "wait for 'git task start {id}' to finish, then remove it"
@@ -140,7 +140,7 @@ pub fn remove(
             );
         }
         // A start that died: undo it the way sweep would, saving any work.
-        return match super::abandoned::roll_back_abandoned(repo, settings, &record)? {
+        return match crate::recover::abandoned::roll_back_abandoned(repo, settings, &record)? {
             Some(attempts) => Ok(Ok(Removed::Done(Box::new(RemoveDone {
                 record,
                 attempts,

@@ -1,6 +1,5 @@
 //! `check`: judge a task's changes against its frozen contract, and optionally run its frozen checks.
 
-use super::TaskId;
 use crate::checks::{How, Run};
 use crate::config::Settings;
 use crate::contract::Verdict;
@@ -8,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::record::event::{Event, Purpose};
 use crate::record::{self, Record};
+use crate::task::TaskId;
 use std::path::Path;
 
 /// What `check` found.
@@ -38,7 +38,7 @@ pub fn check(
     run: bool,
     progress: &mut dyn FnMut(crate::checks::Progress<'_>),
 ) -> Result<Checked> {
-    let record = super::resolve(repo, settings, id)?;
+    let record = crate::resolve::resolve(repo, settings, id)?;
     let verdict = if staged {
         judge_staged(repo, settings, &record)?
     } else {
@@ -53,7 +53,7 @@ pub fn check(
 
 /// Judges what is staged in the task's worktree.
 fn judge_staged(repo: &Repo, settings: &Settings, record: &Record) -> Result<Verdict> {
-    let here = super::resolve::active_task(repo, settings)?;
+    let here = crate::resolve::active_task(repo, settings)?;
     if here.as_ref().map(TaskId::as_str) == Some(record.state.id.as_str()) {
         // This worktree, opened as git handed it over (GIT_INDEX_FILE included).
         let staged = crate::changes::read_staged(repo)?;

@@ -27,12 +27,18 @@
 //!
 //! [`quick`] runs at the start of every mutating command (one read of a usually
 //! missing directory) and `sweep` runs [`recover`] and reports each repair.
+//!
+//! Starts killed half way are rolled back in [`abandoned`]; whether a process is still alive
+//! is asked in [`liveness`].
 
-use super::TaskId;
+pub mod abandoned;
+pub mod liveness;
+
 use crate::attempt::SavedAttempt as Attempt;
 use crate::error::{Error, Result};
 use crate::git::{checkout::inplace, checkout::twoway, worktree, ObjectId, Repo};
 use crate::snapshot;
+use crate::task::TaskId;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -72,7 +78,7 @@ fn abandoned(repo: &Repo) -> Vec<(PathBuf, Option<Entry>)> {
         else {
             continue;
         };
-        if pid == std::process::id() || !super::liveness::process_is_gone(pid) {
+        if pid == std::process::id() || !liveness::process_is_gone(pid) {
             continue;
         }
         if name.starts_with('.') {
