@@ -2,13 +2,13 @@
 //! and turn the outcome into text on stderr and an exit code. The only place
 //! that decides exit codes.
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::commands::{self, Ctx, Done};
 use crate::config::Settings;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::output::{use_color_env, Format, Out, Palette};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -23,9 +23,9 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Err(err) => return usage_error(&err, wants_json(&args)),
     };
     // The background delete of a removed worktree needs no repository (and must not hold one open).
-    if let crate::cli::Command::DeleteAside(args) = &cli.command {
-        return match crate::commands::delete_aside::run(args) {
-            crate::commands::Done::Ok => ExitCode::SUCCESS,
+    if let Command::Run(commands::Command::DeleteAside(args)) = &cli.command {
+        return match commands::delete_aside::run(args) {
+            Done::Ok => ExitCode::SUCCESS,
             _ => ExitCode::from(1),
         };
     }
@@ -42,53 +42,32 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             Palette::new(err_color),
         )
     };
-    // Completion needs no repository: the script anywhere, task ids where there is one.
-    match &cli.command {
-        crate::cli::Command::Completions(args) => {
-            return exit(commands::completions::run(args, &early_out()))
+    let command = match &cli.command {
+        Command::Run(command) => command,
+        // Completion needs no repository: the script anywhere, task ids where there is one.
+        Command::Complete(args) => {
+            return exit(commands::completions::complete(
+                args,
+                &early_out(),
+                Cli::command(),
+            ))
         }
-        crate::cli::Command::Complete(args) => {
-            return exit(commands::completions::complete(args, &early_out()))
+        // The MCP server and the harness hooks open a repository per call, where the call says
+        // (relative to the directory `-C` names).
+        Command::Mcp(_) => {
+            return standalone(&cli, &early_out, || crate::mcp::serve().map(|()| Done::Ok))
         }
-        _ => {}
-    }
-    let start_dir = match &cli.global.dir {
-        Some(dir) => crate::git::absolute(dir),
-        None => match std::env::current_dir() {
-            Ok(d) => d,
-            Err(e) => {
-                early_out().error(&Error::repo("could not read the current directory", e));
-                return ExitCode::from(128);
-            }
-        },
+        Command::Harness(args) => {
+            return standalone(&cli, &early_out, || crate::harness::run(args))
+        }
     };
-    // Like `git -C DIR`: relative paths in arguments (--path, --contract) are relative to DIR.
-    if cli.global.dir.is_some() {
-        if let Err(e) = std::env::set_current_dir(&start_dir) {
-            let err = Error::input(format!("cannot change to '{}': {e}", start_dir.display()))
-                .hint("pass an existing directory to -C");
-            early_out().error(&err);
-            return ExitCode::from(err.exit_code());
-        }
+    if let commands::Command::Completions(args) = command {
+        return exit(commands::completions::run(args, &early_out()));
     }
-    // The MCP server and the harness hooks open a repository per call, where the call says
-    // (relative to this directory).
-    let standalone = match &cli.command {
-        crate::cli::Command::Mcp(args) => Some(crate::commands::mcp::run(args)),
-        crate::cli::Command::Harness(args) => Some(crate::commands::harness::run(args)),
-        _ => None,
+    let start_dir = match enter_dir(&cli, &early_out) {
+        Ok(dir) => dir,
+        Err(code) => return code,
     };
-    if let Some(result) = standalone {
-        return match result {
-            Ok(Done::Ok) => ExitCode::SUCCESS,
-            Ok(Done::Negative) => ExitCode::from(1),
-            Ok(Done::Exit(code)) => ExitCode::from(code),
-            Err(err) => {
-                early_out().error(&err);
-                ExitCode::from(err.exit_code())
-            }
-        };
-    }
     let repo = match Repo::discover(&start_dir) {
         Ok(repo) => repo,
         Err(err) => {
@@ -123,7 +102,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         settings,
         out,
     };
-    let result = commands::run(&ctx, &cli.command);
+    let result = commands::run(&ctx, command);
     let code = match result {
         Ok(Done::Ok) => 0,
         Ok(Done::Negative) => 1,
@@ -135,6 +114,50 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     let _ = ctx.out.flush();
     ExitCode::from(code)
+}
+
+/// The directory the command runs from: `-C DIR` (made the current directory, like `git -C`:
+/// relative paths in arguments such as --path and --contract are relative to it), else the
+/// current directory. On an error, it is printed and the exit code returned.
+fn enter_dir(cli: &Cli, early_out: &dyn Fn() -> Out) -> Result<std::path::PathBuf, ExitCode> {
+    let start_dir = match &cli.global.dir {
+        Some(dir) => crate::git::absolute(dir),
+        None => match std::env::current_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                early_out().error(&Error::repo("could not read the current directory", e));
+                return Err(ExitCode::from(128));
+            }
+        },
+    };
+    if cli.global.dir.is_some() {
+        if let Err(e) = std::env::set_current_dir(&start_dir) {
+            let err = Error::input(format!("cannot change to '{}': {e}", start_dir.display()))
+                .hint("pass an existing directory to -C");
+            early_out().error(&err);
+            return Err(ExitCode::from(err.exit_code()));
+        }
+    }
+    Ok(start_dir)
+}
+
+/// Runs a front end that opens a repository per call (the MCP server, a harness hook) from
+/// the directory `-C` names, and returns its exit code.
+fn standalone(
+    cli: &Cli,
+    early_out: &dyn Fn() -> Out,
+    run: impl FnOnce() -> commands::CmdResult,
+) -> ExitCode {
+    if let Err(code) = enter_dir(cli, early_out) {
+        return code;
+    }
+    match run() {
+        Ok(done) => exit(done),
+        Err(err) => {
+            early_out().error(&err);
+            ExitCode::from(err.exit_code())
+        }
+    }
 }
 
 /// `git-task hook <name> [args]` as the installed hooks call it, on every commit and checkout:
@@ -162,10 +185,10 @@ fn hook_call(args: &[std::ffi::OsString]) -> Option<Cli> {
             dir: None,
             quiet: false,
         },
-        command: crate::cli::Command::Hook(crate::commands::hook::HookArgs {
+        command: Command::Run(commands::Command::Hook(commands::hook::HookArgs {
             name: name.to_owned(),
             args: rest,
-        }),
+        })),
     })
 }
 

@@ -15,10 +15,10 @@
 //! Codex, Cursor and opencode have no hook that replaces their worktree creation (Cursor's
 //! worktree setup runs after it made the worktree itself), so only Claude Code is served.
 
-use crate::commands::Command;
+use crate::cli::{Harness, HarnessArgs, HookEvent};
+use crate::commands::{CmdResult, Command, Done};
 use crate::error::Error;
 use crate::mcp::call::{self, Outcome};
-use clap::Parser;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +48,29 @@ pub struct HookAnswer {
     pub stderr: String,
     /// The exit code.
     pub code: u8,
+}
+
+/// Runs `git task harness`: reads the hook's input from stdin, answers on stdout (the worktree
+/// path) and stderr.
+pub fn run(args: &HarnessArgs) -> CmdResult {
+    use std::io::Write;
+    let Harness::Claude(event) = args.harness;
+    let mut input = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input)
+        .map_err(|e| crate::Error::input(format!("could not read the hook input on stdin: {e}")))?;
+    let answer = claude(event == HookEvent::Create, &input)?;
+    let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
+    if let Some(path) = &answer.stdout {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{path}")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| crate::Error::repo("could not write the worktree path", e))?;
+    }
+    Ok(match answer.code {
+        0 => Done::Ok,
+        1 => Done::Negative,
+        code => Done::Exit(code),
+    })
 }
 
 /// Handles one Claude Code worktree hook: `create` for WorktreeCreate, else WorktreeRemove.
@@ -230,8 +253,7 @@ fn json_field(json: &str, field: &str) -> Option<String> {
 }
 
 fn command<S: AsRef<str>>(argv: &[S]) -> Result<Command, Error> {
-    crate::cli::Cli::try_parse_from(argv.iter().map(|s| s.as_ref()))
-        .map(|cli| cli.command)
+    crate::cli::parse_command(argv.iter().map(|s| s.as_ref()))
         .map_err(|e| Error::input(e.render().to_string().trim().to_owned()))
 }
 

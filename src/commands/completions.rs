@@ -168,10 +168,10 @@ fn with_task_ids(mut cli: clap::Command) -> clap::Command {
     cli
 }
 
-/// The candidates for word `index` of `words` (the words after `git task`), one a line.
-pub fn complete(args: &CompleteArgs, out: &Out) -> Done {
-    use clap::CommandFactory;
-    let mut cli = with_task_ids(crate::cli::Cli::command());
+/// The candidates for word `index` of `words` (the words after `git task`), one a line, from
+/// `cli`, the whole command line (the front end's: `__complete` runs before `commands::run`).
+pub fn complete(args: &CompleteArgs, out: &Out, cli: clap::Command) -> Done {
+    let mut cli = with_task_ids(cli);
     let mut words = vec![OsString::from("git-task")];
     words.extend(args.words.iter().cloned());
     // The word to complete exists, if only empty.

@@ -12,12 +12,10 @@ pub mod diff;
 pub mod drop;
 pub mod exec;
 pub mod fetch;
-pub mod harness;
 pub mod hook;
 pub mod hooks;
 pub mod list;
 pub mod log;
-pub mod mcp;
 pub mod merge;
 pub mod overlaps;
 pub mod path;
@@ -39,6 +37,7 @@ use crate::git::Repo;
 use crate::output::{Out, Report};
 use clap::Subcommand;
 
+// The front ends run `__complete`, `mcp` and `harness` themselves (`crate::cli::Command`).
 /// The commands of git-task.
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -71,15 +70,9 @@ pub enum Command {
     Fetch(fetch::FetchArgs),
     Adopt(adopt::AdoptArgs),
     Completions(completions::CompletionsArgs),
-    #[command(name = "__complete", hide = true)]
-    Complete(completions::CompleteArgs),
     Overlaps(overlaps::OverlapsArgs),
     Claim(claim::ClaimArgs),
     Release(release::ReleaseArgs),
-    /// Serve the commands as MCP tools on stdio
-    Mcp(mcp::McpArgs),
-    /// Agent-harness hooks (Claude Code's WorktreeCreate/WorktreeRemove)
-    Harness(harness::HarnessArgs),
 }
 
 /// The JSON Schemas of one command's `--json` output, one per shape it prints.
@@ -223,13 +216,9 @@ fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Adopt(args) => adopt::run(ctx, args),
         // Handled by `app::run` before a repository is opened; here only for completeness.
         Command::Completions(args) => Ok(completions::run(args, &ctx.out)),
-        Command::Complete(args) => Ok(completions::complete(args, &ctx.out)),
         Command::Overlaps(args) => overlaps::run(ctx, args),
         Command::Claim(args) => claim::run(ctx, args),
         Command::Release(args) => release::run(ctx, args),
-        // Handled by `app::run` before a repository is opened; here only for completeness.
-        Command::Mcp(args) => mcp::run(args),
-        Command::Harness(args) => harness::run(args),
     }
 }
 

@@ -7,10 +7,8 @@
 //! configured), `start --contract FILE`, `merge --no-checks`, and `revert --patch-file`
 //! (a write to any path).
 
-use crate::cli::Cli;
 use crate::commands::Command;
 use crate::error::Error;
-use clap::Parser;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -78,7 +76,7 @@ impl ToolDef {
     pub fn command(&self, args: Map<String, Value>) -> Result<Command, Error> {
         let mut argv = vec!["git-task".to_owned(), "--json".to_owned()];
         argv.extend((self.argv)(Value::Object(args))?);
-        let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let command = crate::cli::parse_command(&argv).map_err(|e| {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or_default();
             Error::input(first.strip_prefix("error: ").unwrap_or(first).to_owned()).hint(format!(
@@ -86,7 +84,7 @@ impl ToolDef {
                 self.name
             ))
         })?;
-        Ok(cli.command)
+        Ok(command)
     }
 }
 
