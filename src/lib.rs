@@ -1,9 +1,12 @@
 //! git-task: isolated, contract-fenced tasks for parallel coding agents, as a git extension.
 //!
-//! The binary is a thin shell around [`run`]. Layers (see `STYLE.md`):
-//! `app`/`cli` (edge) → `commands` (glue, one file per command) → core modules →
-//! `git` (the gix adapter). Core modules never print; `git/` uses nothing of the crate
-//! but the error type; no file of `src/` reaches itself through its imports
+//! The binary is a thin shell around [`run`]. Layers (see `STYLE.md`), each module importing
+//! only from its own layer or those below: the front ends `app`, `cli`, `mcp`, `harness` →
+//! `commands` (glue, one file per command) → the verbs (`lifecycle`, `recover`, `merge`,
+//! `remote`, `pool`, `sync`, `undo`, `patch`, `overlaps`) → services (`record`, `contract`,
+//! `changes`, `snapshot`, `work`, `attempt`, `hooks`, …) → the vocabulary (`task`) → `git`
+//! (the gix adapter) and `error`. Core modules never print; `git/` uses nothing of the crate
+//! but the error type; no file and no module of `src/` reaches itself through its imports
 //! (`tests/guards.rs`, `tests/layers.rs`).
 //!
 //! Where each concept lives, once:

@@ -5,6 +5,10 @@
 //! (`a/b.rs`, `a/b/mod.rs`). A directory module's `mod.rs` declaring and re-exporting its
 //! children is structure, not an import: only the paths written in code count, comments and
 //! `#[cfg(test)]` modules left out.
+//!
+//! The same graph with each file collapsed to its top-level module (`task/id.rs` is `task`,
+//! `app.rs` is `app`) has no cycle either, and keeps the layers: front ends → `commands` →
+//! verbs → services → vocabulary (`task`) → `git` and `error`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -245,4 +249,175 @@ fn the_circle_finder_finds_a_planted_circle() {
     g.insert("c.rs".to_owned(), BTreeSet::from(["a.rs".to_owned()]));
     g.insert("d.rs".to_owned(), BTreeSet::from(["a.rs".to_owned()]));
     assert_eq!(circles(&g), vec![vec!["a.rs", "b.rs", "c.rs"]]);
+}
+
+/// A file's top-level module: `task/id.rs` and `git/refs/read.rs` are `task` and `git`, a
+/// top-level file (`app.rs`, `lib.rs`, `main.rs`) is its own module.
+fn top_module(rel: &str) -> String {
+    let first = rel.split('/').next().unwrap_or(rel);
+    first.trim_end_matches(".rs").to_owned()
+}
+
+/// The import edges between top-level modules: the file graph with each file collapsed to
+/// its module, for each edge the file edges that make it.
+fn module_graph(
+    files: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    let mut out: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (a, targets) in files {
+        let ma = top_module(a);
+        let edges = out.entry(ma.clone()).or_default();
+        for b in targets {
+            let mb = top_module(b);
+            if mb != ma {
+                edges.entry(mb).or_default().push(format!("{a} -> {b}"));
+            }
+        }
+    }
+    out
+}
+
+/// The module graph without the files that make each edge.
+fn bare(g: &BTreeMap<String, BTreeMap<String, Vec<String>>>) -> BTreeMap<String, BTreeSet<String>> {
+    g.iter()
+        .map(|(a, t)| (a.clone(), t.keys().cloned().collect()))
+        .collect()
+}
+
+/// One shortest cycle through the first module of `comp`, inside `comp`: `a -> b -> a`.
+fn a_cycle(g: &BTreeMap<String, BTreeSet<String>>, comp: &[String]) -> Vec<String> {
+    let start = &comp[0];
+    let mut came: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start.as_str()]);
+    while let Some(v) = queue.pop_front() {
+        for w in g.get(v).into_iter().flatten() {
+            if !comp.contains(w) {
+                continue;
+            }
+            if w == start {
+                let mut path = vec![start.clone(), v.to_owned()];
+                let mut at = v;
+                while at != start {
+                    at = came[at];
+                    path.push(at.to_owned());
+                }
+                path.reverse();
+                return path;
+            }
+            if !came.contains_key(w.as_str()) {
+                came.insert(w, v);
+                queue.push_back(w);
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// Issue 29: no top-level module of `src/` reaches itself through the modules it imports.
+#[test]
+fn src_has_no_module_cycle() {
+    let g = module_graph(&graph());
+    let b = bare(&g);
+    let mut text = Vec::new();
+    for comp in circles(&b) {
+        let mut lines = vec![
+            format!("  {}", comp.join(", ")),
+            format!("    cycle: {}", a_cycle(&b, &comp).join(" -> ")),
+        ];
+        for a in &comp {
+            for (m, why) in &g[a] {
+                if comp.contains(m) {
+                    lines.push(format!("    {a} -> {m}: {}", why.join(", ")));
+                }
+            }
+        }
+        text.push(lines.join("\n"));
+    }
+    assert!(
+        text.is_empty(),
+        "module cycles in src/:\n{}",
+        text.join("\n")
+    );
+}
+
+/// Front ends: they parse, dispatch and print; nothing below them imports them.
+const FRONT_ENDS: &[&str] = &["app", "cli", "mcp", "harness", "main", "lib"];
+/// The verbs: each does one thing to tasks, called by `commands/` (and each other).
+const VERBS: &[&str] = &[
+    "lifecycle",
+    "merge",
+    "overlaps",
+    "patch",
+    "pool",
+    "recover",
+    "remote",
+    "sync",
+    "undo",
+];
+/// The vocabulary: what a task is.
+const VOCABULARY: &[&str] = &["task"];
+/// The bottom: the gix adapter and the error type.
+const BOTTOM: &[&str] = &["git", "error"];
+
+/// The layer of a module, higher above: front ends, `commands`, verbs, services (the rest),
+/// vocabulary, bottom.
+fn layer(m: &str) -> u8 {
+    if FRONT_ENDS.contains(&m) {
+        5
+    } else if m == "commands" {
+        4
+    } else if VERBS.contains(&m) {
+        3
+    } else if VOCABULARY.contains(&m) {
+        1
+    } else if BOTTOM.contains(&m) {
+        0
+    } else {
+        2
+    }
+}
+
+/// Issue 29: front ends → `commands` → verbs → services → vocabulary (`task`) → `git`:
+/// no module imports one of a higher layer; `git` imports only `error`, `task` only `git`
+/// and `error`.
+#[test]
+fn src_modules_keep_their_layers() {
+    let g = module_graph(&graph());
+    let mut offences = Vec::new();
+    for (a, targets) in &g {
+        for (b, why) in targets {
+            let bad = match a.as_str() {
+                "git" => b != "error",
+                "error" => true,
+                "task" => !BOTTOM.contains(&b.as_str()),
+                _ => layer(b) > layer(a),
+            };
+            if bad {
+                offences.push(format!("  {a} -> {b}: {}", why.join(", ")));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "imports against the layers (front ends → commands → verbs → services → task → git):\n{}",
+        offences.join("\n")
+    );
+}
+
+/// The module pass collapses files to their top-level module and sees a cycle between them.
+#[test]
+fn the_module_pass_finds_a_planted_module_cycle() {
+    assert_eq!(top_module("task/id.rs"), "task");
+    assert_eq!(top_module("git/refs/read.rs"), "git");
+    assert_eq!(top_module("app.rs"), "app");
+    let mut files = BTreeMap::new();
+    files.insert("a/x.rs".to_owned(), BTreeSet::from(["b/mod.rs".to_owned()]));
+    files.insert("b/mod.rs".to_owned(), BTreeSet::from(["c.rs".to_owned()]));
+    files.insert("c.rs".to_owned(), BTreeSet::from(["a/y.rs".to_owned()]));
+    files.insert("a/y.rs".to_owned(), BTreeSet::new());
+    let b = bare(&module_graph(&files));
+    assert!(circles(&files).is_empty());
+    let found = circles(&b);
+    assert_eq!(found, vec![vec!["a", "b", "c"]]);
+    assert_eq!(a_cycle(&b, &found[0]), ["a", "b", "c", "a"]);
 }
