@@ -33,6 +33,8 @@ pub struct Error {
     kind: Kind,
     message: String,
     hints: Vec<String>,
+    /// The report kind scripts see in `--json` (`record_tampered`), when not plain `error`.
+    code: Option<&'static str>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -46,6 +48,7 @@ impl Error {
             kind: Kind::Input,
             message: message.into(),
             hints: Vec::new(),
+            code: None,
             source: None,
         }
     }
@@ -59,6 +62,7 @@ impl Error {
             kind: Kind::Repo,
             message: message.into(),
             hints: Vec::new(),
+            code: None,
             source: Some(source.into()),
         }
     }
@@ -69,6 +73,7 @@ impl Error {
             kind: Kind::Repo,
             message: message.into(),
             hints: Vec::new(),
+            code: None,
             source: None,
         }
     }
@@ -79,6 +84,7 @@ impl Error {
             kind: Kind::Negative,
             message: message.into(),
             hints: Vec::new(),
+            code: None,
             source: None,
         }
     }
@@ -88,6 +94,19 @@ impl Error {
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
         self
+    }
+
+    /// Names the report kind scripts see in `--json` for this failure (`record_tampered`,
+    /// `config_changed`) instead of the plain `error`.
+    #[must_use]
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// The report kind of this failure in `--json`: its code, else `error`.
+    pub fn code(&self) -> &'static str {
+        self.code.unwrap_or("error")
     }
 
     /// Returns the kind of failure.

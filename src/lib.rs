@@ -70,6 +70,7 @@ pub mod error;
 pub mod git;
 pub mod harness;
 pub mod hooks;
+pub mod ledger;
 pub mod lifecycle;
 pub mod mcp;
 pub mod merge;

@@ -70,7 +70,8 @@ pub fn schema_of<R: Report + schemars::JsonSchema + 'static>(
 /// finish (`schema/error.json`), and the content of an MCP tool error.
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Failure {
-    /// Always `"error"`, like the `kind` of every report.
+    /// `"error"`, or the refusal's own kind (`record_tampered`, `config_changed`), like the
+    /// `kind` of every report.
     pub kind: &'static str,
     /// `input` (exit 2), `repo` (exit 128) or `negative` (exit 1): see `error::Kind`.
     pub error: &'static str,
@@ -86,7 +87,7 @@ impl Failure {
     /// Describes `err`.
     pub fn of(err: &crate::Error) -> Self {
         Failure {
-            kind: "error",
+            kind: err.code(),
             error: err.kind().name(),
             exit_code: err.exit_code(),
             message: err.to_string(),

@@ -1,0 +1,238 @@
+//! The record tip git-task last wrote for every task id.
+//!
+//! One file per id under `ledger/records/`: `<id>` holds the tip; `<id>.pending-<commit>`
+//! (or `<id>.pending-deleted`) is written before a transaction moves (or deletes) the record
+//! and removed once `<id>` says so, so that a process killed between the two leaves a record
+//! that still verifies; `<id>.lock` serialises the writers of one id. A record verifies when
+//! its tip is the one on file or a pending one; anything else (rewritten, rolled back,
+//! deleted, re-created, or a record the ledger never knew) is tampered.
+//!
+//! Why a ledger of tips rather than a MAC in every record commit: a MAC proves a commit was
+//! made by git-task, but not that it is the *latest* one: an agent could roll its record back
+//! to an earlier genuine commit (before `dropped`, before a tighter `reset`) or delete it, and
+//! a MAC cannot tell. The ledger tells both, and needs no secret and no crypto crate.
+
+use super::lock::Lock;
+use crate::error::{Context, Error, Result};
+use crate::git::refs::Update;
+use crate::git::{ObjectId, Repo};
+use crate::task::{layout, TaskId};
+use std::path::{Path, PathBuf};
+
+const DELETED: &str = "deleted";
+
+fn dir(repo: &Repo) -> PathBuf {
+    super::dir(repo).join("records")
+}
+
+fn entry(dir: &Path, id: &str) -> PathBuf {
+    dir.join(id)
+}
+
+fn pending(dir: &Path, id: &str, new: Option<ObjectId>) -> PathBuf {
+    let what = new.map_or_else(|| DELETED.to_owned(), |c| c.to_string());
+    dir.join(format!("{id}.pending-{what}"))
+}
+
+/// The tip on file for `id`, if the ledger knows the id.
+pub fn tip_on_file(repo: &Repo, id: &str) -> Option<ObjectId> {
+    let bytes = crate::git::fs::read_small(&entry(&dir(repo), id)).ok()?;
+    std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
+}
+
+/// A record that git-task did not write as it is.
+#[derive(Clone, Debug)]
+pub struct Tampered {
+    /// The task id, as its ref names it.
+    pub id: String,
+    /// What does not match.
+    pub why: String,
+    /// The tip git-task last wrote, which `git update-ref` can put back.
+    pub genuine: Option<ObjectId>,
+}
+
+impl Tampered {
+    /// The refusal every command gives for it (exit 1, kind `record_tampered`).
+    pub fn error(&self) -> Error {
+        let name = format!("{}{}/record", layout::TASKS_NS, self.id);
+        let mut err = Error::negative(format!("record_tampered: {}", self.why))
+            .with_code("record_tampered")
+            .hint(format!(
+                "git-task acts on no field of a record it did not write; see what changed with 'git log -p {name}'"
+            ));
+        err = match self.genuine {
+            Some(tip) => err.hint(format!(
+                "put back the record git-task wrote: git update-ref {name} {tip}"
+            )),
+            None if self.why.contains("older git-task") => err.hint(
+                "if you trust the records in this repository, adopt them: git task trust --records",
+            ),
+            None => err.hint(format!(
+                "if you made it yourself and trust it, adopt it: git task trust --records {}",
+                self.id
+            )),
+        };
+        err
+    }
+}
+
+/// Checks the record of `id` whose ref holds `tip` (`None`: no ref) against the ledger.
+pub fn verify(repo: &Repo, id: &str, tip: Option<ObjectId>) -> Result<(), Tampered> {
+    let dir = dir(repo);
+    let on_file = tip_on_file(repo, id);
+    if on_file.is_some() && on_file == tip {
+        return Ok(());
+    }
+    if pending(&dir, id, tip).exists() {
+        return Ok(());
+    }
+    let name = format!("{}{}/record", layout::TASKS_NS, id);
+    let why = match (on_file, tip) {
+        (None, None) => return Ok(()),
+        (Some(_), None) => format!("the record of '{id}' ({name}) was deleted outside git-task"),
+        (Some(_), Some(tip)) => format!(
+            "the record of '{id}' ({name}) points at {tip}, which is not the event git-task last wrote"
+        ),
+        (None, Some(_)) if !dir.is_dir() => format!(
+            "the record of '{id}' ({name}) was made before this repository had a ledger (an older git-task), or outside git-task"
+        ),
+        (None, Some(_)) => {
+            format!("the record of '{id}' ({name}) was not made by git-task")
+        }
+    };
+    Err(Tampered {
+        id: id.to_owned(),
+        why,
+        genuine: on_file,
+    })
+}
+
+/// The ledger's side of one transaction that moves records: each record's lock is held and its
+/// pending file written from [`Pending::begin`] until [`Pending::commit`] or
+/// [`Pending::abandon`].
+pub struct Pending {
+    entries: Vec<(String, Option<ObjectId>, Lock)>,
+}
+
+impl Pending {
+    /// Locks the records `updates` moves (in name order, so two transactions cannot deadlock)
+    /// and notes their new tips as pending.
+    pub fn begin(repo: &Repo, updates: &[Update]) -> Result<Pending> {
+        let mut moved: Vec<(String, Option<ObjectId>)> = updates
+            .iter()
+            .filter_map(|u| record_id(&u.name).map(|id| (id, u.new)))
+            .collect();
+        moved.sort_by(|a, b| a.0.cmp(&b.0));
+        moved.dedup_by(|a, b| a.0 == b.0);
+        let dir = dir(repo);
+        let mut entries = Vec::with_capacity(moved.len());
+        for (id, new) in moved {
+            let lock = Lock::acquire(&dir.join(format!("{id}.lock")))?;
+            let path = pending(&dir, &id, new);
+            crate::git::fs::write_atomically(&path, b"")
+                .context(|| format!("could not write '{}'", path.display()))?;
+            entries.push((id, new, lock));
+        }
+        Ok(Pending { entries })
+    }
+
+    /// The transaction applied: the new tips are the ledger's.
+    pub fn commit(self, repo: &Repo) {
+        let dir = dir(repo);
+        for (id, new, lock) in self.entries {
+            let done = match new {
+                Some(tip) => crate::git::fs::write_atomically(
+                    &entry(&dir, &id),
+                    format!("{tip}\n").as_bytes(),
+                ),
+                None => match std::fs::remove_file(entry(&dir, &id)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                },
+            };
+            // Left in place when the entry could not be written: the record still verifies.
+            if done.is_ok() {
+                let _ = std::fs::remove_file(pending(&dir, &id, new));
+            }
+            drop(lock);
+        }
+    }
+
+    /// The transaction did not apply: nothing changes.
+    pub fn abandon(self, repo: &Repo) {
+        let dir = dir(repo);
+        for (id, new, lock) in self.entries {
+            let _ = std::fs::remove_file(pending(&dir, &id, new));
+            drop(lock);
+        }
+    }
+}
+
+/// The task id of a record ref (`refs/tasks/<id>/record`).
+fn record_id(name: &str) -> Option<String> {
+    let id = name
+        .strip_prefix(layout::TASKS_NS)?
+        .strip_suffix("/record")?;
+    TaskId::parse(id).ok().map(|_| id.to_owned())
+}
+
+/// Notes pending files whose record is now at their tip as the ledger's tip, and removes the
+/// others (a transaction killed before or after it moved its refs): what `sweep` runs.
+pub fn settle(repo: &Repo) -> Result<()> {
+    let dir = dir(repo);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((id, what)) = name.split_once(".pending-") else {
+            continue;
+        };
+        let Ok(task) = TaskId::parse(id) else {
+            continue;
+        };
+        let _lock = Lock::acquire(&dir.join(format!("{id}.lock")))?;
+        let tip = repo.find_ref(&layout::record_ref(&task))?;
+        let landed = match (what, tip) {
+            (DELETED, None) => true,
+            (c, Some(t)) => c == t.to_string(),
+            _ => false,
+        };
+        if landed {
+            match tip {
+                Some(t) => {
+                    crate::git::fs::write_atomically(&entry(&dir, id), format!("{t}\n").as_bytes())
+                        .context(|| format!("could not write the ledger entry of '{id}'"))?
+                }
+                None => {
+                    let _ = std::fs::remove_file(entry(&dir, id));
+                }
+            }
+        }
+        let _ = std::fs::remove_file(e.path());
+    }
+    Ok(())
+}
+
+/// Takes the records of `ids` (all records when empty) as they are now as genuine: `git task
+/// trust --records`, run by the user for records from an older git-task or made by hand.
+/// Returns the ids adopted with their tips.
+pub fn trust(repo: &Repo, ids: &[TaskId]) -> Result<Vec<(String, ObjectId)>> {
+    let dir = dir(repo);
+    std::fs::create_dir_all(&dir).context(|| format!("could not create '{}'", dir.display()))?;
+    let mut adopted = Vec::new();
+    for (name, tip) in repo.refs_under(layout::TASKS_NS)? {
+        let Some(id) = record_id(&name) else { continue };
+        if !ids.is_empty() && !ids.iter().any(|t| t.as_str() == id) {
+            continue;
+        }
+        if verify(repo, &id, Some(tip)).is_ok() {
+            continue;
+        }
+        let _lock = Lock::acquire(&dir.join(format!("{id}.lock")))?;
+        crate::git::fs::write_atomically(&entry(&dir, &id), format!("{tip}\n").as_bytes())
+            .context(|| format!("could not write the ledger entry of '{id}'"))?;
+        adopted.push((id, tip));
+    }
+    Ok(adopted)
+}
