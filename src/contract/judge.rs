@@ -199,7 +199,7 @@ fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
             "a path component git refuses (., .., .git, empty)".into(),
         );
     }
-    if let Some(rule) = protected(path) {
+    if let Some(rule) = protected(contract, path) {
         return violation(Reason::Protected, rule);
     }
     for level in &contract.levels {
@@ -249,9 +249,45 @@ fn claimer(level: &super::Rules) -> Option<&str> {
 }
 
 /// Returns the rule when `path` is a protected file (SPEC §5): a `.task-policy.toml` at any depth,
-/// or a `.task-contract.toml` anywhere but the root. Names compare without case, as a
-/// case-insensitive file system would see them.
-fn protected(path: &str) -> Option<String> {
+/// a `.task-contract.toml` anywhere but the root, and, unless the task's frozen contract names
+/// that exact path in `allowed` (a wildcard does not count), a `.gitattributes` at any depth or
+/// the root `.worktreeinclude`: they change how other paths are checked out or copied. Names
+/// compare without case, as a case-insensitive file system would see them.
+fn protected(contract: &Effective, path: &str) -> Option<String> {
+    if let Some(rule) = always_protected(path) {
+        return Some(rule);
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let steers = name.eq_ignore_ascii_case(GITATTRIBUTES)
+        || path.eq_ignore_ascii_case(WORKTREEINCLUDE);
+    if steers && !named_exactly(contract, path) {
+        return Some(format!(
+            "{name} changes how other paths are checked out or copied: only a contract that names '{path}' exactly in allowed may change it"
+        ));
+    }
+    None
+}
+
+/// The name of git's attributes files.
+const GITATTRIBUTES: &str = ".gitattributes";
+
+/// The file naming the ignored files copied into new worktrees and the gate's checkout
+/// (`crate::copy::WORKTREE_INCLUDE`).
+const WORKTREEINCLUDE: &str = ".worktreeinclude";
+
+/// Whether the task's frozen contract lists `path` itself in `allowed` (not a glob that
+/// happens to match it).
+fn named_exactly(contract: &Effective, path: &str) -> bool {
+    contract
+        .levels
+        .iter()
+        .filter(|l| l.level == super::Level::Frozen)
+        .flat_map(|l| l.file.allowed.iter())
+        .any(|rule| rule.strip_prefix('/').unwrap_or(rule) == path)
+}
+
+/// [`protected`] for the files no task ever changes, whatever its contract says.
+fn always_protected(path: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     if name.eq_ignore_ascii_case(POLICY_FILE) {
         return Some(format!(
@@ -305,7 +341,7 @@ fn link_escape(contract: &Effective, link: &Link) -> Option<String> {
                 None => format!("{rule} (symlink to {shown})"),
             });
         }
-        if let Some(rule) = protected(target) {
+        if let Some(rule) = protected(contract, target) {
             return Some(format!("{rule} (symlink to {shown})"));
         }
     }
@@ -617,6 +653,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn files_that_steer_git_are_protected_unless_named_exactly() {
+        let wild = eff("version = 1\nallowed = [\"src/**\"]\n");
+        let any = eff("version = 1\n");
+        for (e, p) in [
+            (&wild, "src/.gitattributes"),
+            (&wild, "src/deep/.GitAttributes"),
+            (&any, ".gitattributes"),
+            (&any, ".worktreeinclude"),
+        ] {
+            assert_eq!(
+                reasons(e, &[ch(p, ChangeKind::Added)]),
+                vec![(p.into(), Reason::Protected)],
+                "{p}"
+            );
+        }
+        // A nested .worktreeinclude steers nothing.
+        assert_eq!(reasons(&any, &[ch("a/.worktreeinclude", ChangeKind::Added)]), vec![]);
+        let named = eff(
+            "version = 1\nallowed = [\"src/**\", \"src/.gitattributes\", \"/.worktreeinclude\"]\n",
+        );
+        for p in ["src/.gitattributes", ".worktreeinclude"] {
+            assert_eq!(reasons(&named, &[ch(p, ChangeKind::Modified)]), vec![], "{p}");
+        }
+        assert_eq!(
+            reasons(&named, &[ch("src/x/.gitattributes", ChangeKind::Added)]),
+            vec![("src/x/.gitattributes".into(), Reason::Protected)]
+        );
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub enum Status {
     Merged,
     /// Worktree and branch deleted; the record stays for history.
     Removed,
+    /// The record is not the one git-task last wrote (rewritten, rolled back, deleted or
+    /// re-created with git commands): nothing of it is trusted. Never read from a record.
+    #[serde(skip_deserializing)]
+    Tampered,
 }
 
 impl Status {
@@ -65,6 +69,16 @@ impl Status {
 }
 
 impl Status {
+    /// The refusal for a task whose record did not verify (never read from a record: the
+    /// ledger's verdict, SPEC §4).
+    pub fn tampered_error(id: &str) -> crate::Error {
+        crate::Error::negative(format!(
+            "record_tampered: the record of '{id}' is not the one git-task last wrote"
+        ))
+        .with_code("record_tampered")
+        .hint(format!("see what changed: git log -p refs/tasks/{id}/record"))
+    }
+
     /// The status's name, as the record and the output spell it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -73,6 +87,7 @@ impl Status {
             Status::Dropped => "dropped",
             Status::Merged => "merged",
             Status::Removed => "removed",
+            Status::Tampered => "tampered",
         }
     }
 }
@@ -87,15 +102,18 @@ impl std::fmt::Display for Status {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskState {
-    /// The task id.
+    /// The task id (validated when the state is read: a bad one is an error, never a panic).
+    #[serde(deserialize_with = "valid_id")]
     pub id: String,
     /// Worktree or patch mode.
     pub mode: Mode,
     /// Where the task is in its life.
     pub status: Status,
     /// The task branch, full ref name (`refs/heads/task/<id>`); in patch mode, the branch it was started on, if any.
+    #[serde(deserialize_with = "valid_branch")]
     pub branch: String,
     /// The branch the task merges into (full ref name), if it was started from a branch.
+    #[serde(default, deserialize_with = "valid_base_branch")]
     pub base_branch: Option<String>,
     /// The base commit at start (or after the last `sync`/`reset --onto`).
     pub base_commit: String,
@@ -114,9 +132,30 @@ pub struct TaskState {
 }
 
 impl TaskState {
+    /// What is shown of a task whose record did not verify: its id, and nothing read from it.
+    pub fn tampered(id: &TaskId) -> TaskState {
+        TaskState {
+            id: id.to_string(),
+            mode: Mode::Worktree,
+            status: Status::Tampered,
+            branch: String::new(),
+            base_branch: None,
+            base_commit: String::new(),
+            worktree: String::new(),
+            created: 0,
+            pid: 0,
+            setup: None,
+            contract_commit: None,
+        }
+    }
+
     /// Returns the validated id.
+    ///
+    /// A state read from a record has a valid id: `valid_id` refuses any other when it is
+    /// read (an error, never a panic on repository content); one made in code is made from a
+    /// `TaskId`.
     pub fn task_id(&self) -> TaskId {
-        TaskId::parse(&self.id).expect("task.toml holds an id validated at start")
+        TaskId::parse(&self.id).expect("a state's id is validated when it is read or made")
     }
 
     /// Returns the base branch's short name (`main`), if any.
@@ -158,6 +197,48 @@ impl TaskState {
             ("GIT_TASK_BRANCH", self.branch_short().to_owned()),
             ("GIT_TASK_WORKTREE", self.worktree.clone()),
         ]
+    }
+}
+
+/// Reads a state's `id`: a valid task id (SPEC §3), else an error that fails reading the
+/// record (`"../x"`, `""`, `"a b"` written by hand never reach a command).
+fn valid_id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    TaskId::parse(&text)
+        .map(|id| id.to_string())
+        .map_err(|why| serde::de::Error::custom(format!("bad task id {text:?}: {why}")))
+}
+
+/// Whether `name` is a full branch name git accepts (`refs/heads/<valid>`).
+fn is_branch(name: &str) -> bool {
+    name.strip_prefix("refs/heads/")
+        .is_some_and(|short| !short.is_empty() && !short.starts_with('-'))
+        && crate::git::refs::is_valid_name(name)
+}
+
+/// Reads a state's `branch`: a full branch name, or `HEAD` (a patch-mode task started on a
+/// detached HEAD).
+fn valid_branch<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    if text == "HEAD" || is_branch(&text) {
+        Ok(text)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "bad branch {text:?}: not a full branch name"
+        )))
+    }
+}
+
+/// Reads a state's `base_branch`: absent, or a full branch name.
+fn valid_base_branch<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    let text = Option::<String>::deserialize(d)?;
+    match text {
+        Some(t) if !is_branch(&t) => Err(serde::de::Error::custom(format!(
+            "bad base branch {t:?}: not a full branch name"
+        ))),
+        other => Ok(other),
     }
 }
 
