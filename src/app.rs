@@ -170,7 +170,7 @@ fn hook_call(args: &[std::ffi::OsString]) -> Option<Cli> {
     };
     let name = name
         .to_str()
-        .filter(|n| matches!(*n, "pre-commit" | "post-checkout"))?;
+        .filter(|n| matches!(*n, "pre-commit" | "post-checkout" | "reference-transaction"))?;
     let rest: Vec<String> = rest
         .iter()
         .map(|a| {

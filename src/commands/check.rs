@@ -31,6 +31,9 @@ struct CheckReport {
     /// The checks that ran (`--run` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     checks: Option<Vec<Outcome>>,
+    /// The task's base moved outside git-task since it started (`git task audit`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<super::audit::BaseMoved>,
 }
 
 impl Report for CheckReport {
@@ -96,12 +99,22 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         // The contract holds but a check failed: the same kind a merge refuses with.
         verdict.kind = "checks_failed";
     }
+    let warnings = match crate::task::TaskId::parse(&verdict.task) {
+        Ok(id) => match crate::record::load(&ctx.repo, &id) {
+            Ok(Some(record)) => super::audit::base_moved(&ctx.repo, [&record.state]),
+            _ => Vec::new(),
+        },
+        Err(_) => Vec::new(),
+    };
     let report = CheckReport {
         verdict,
         staged: args.staged,
         checks: checked.checks.map(|run| run.commands),
+        warnings,
     };
-    emit(ctx, &report, if passed { Done::Ok } else { Done::Negative })
+    let done = emit(ctx, &report, if passed { Done::Ok } else { Done::Negative });
+    super::audit::warn(&ctx.out, &report.warnings);
+    done
 }
 
 /// Tells how the checks go: a note as each starts; on a terminal, one line per check redrawn

@@ -2,13 +2,13 @@
 
 use crate::commands::Ctx;
 use crate::commands::{CmdResult, Done};
-use crate::hooks::{post_checkout, pre_commit};
+use crate::hooks::{post_checkout, pre_commit, reference_transaction};
 use owo_colors::OwoColorize;
 
 /// Run a git hook's handler (called by the installed hook scripts)
 #[derive(clap::Args, Debug)]
 pub struct HookArgs {
-    /// Hook name: pre-commit or post-checkout
+    /// Hook name: pre-commit, post-checkout or reference-transaction
     pub name: String,
     /// The arguments git passed to the hook
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -22,8 +22,9 @@ pub fn run(ctx: &Ctx, args: &HookArgs) -> CmdResult {
             post_checkout(ctx, args);
             Ok(Done::Ok)
         }
+        "reference-transaction" => ref_transaction(ctx, args),
         other => Err(crate::Error::input(format!("'{other}' is not a hook git-task handles"))
-            .hint("the hooks are pre-commit and post-checkout; reinstall them with 'git task hooks install'")),
+            .hint("the hooks are pre-commit, post-checkout and reference-transaction; reinstall them with 'git task hooks install'")),
     }
 }
 
@@ -72,6 +73,60 @@ fn pre_commit(ctx: &Ctx) -> CmdResult {
             Ok(Done::Negative)
         }
     }
+}
+
+/// githooks(5) reference-transaction: a non-zero exit in the `prepared` state aborts the
+/// transaction (no ref moves); in the other states git ignores the exit status.
+fn ref_transaction(ctx: &Ctx, args: &HookArgs) -> CmdResult {
+    let mut input = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input)
+        .map_err(|e| crate::Error::repo("could not read the ref updates git gave the hook", e))?;
+    let updates = reference_transaction::parse(&input);
+    match args.args.first().map(String::as_str) {
+        Some("prepared") => {
+            match reference_transaction::prepared(&ctx.repo, &ctx.settings, &updates)? {
+                None => Ok(Done::Ok),
+                Some(refused) => Err(foreign_refs(&refused)),
+            }
+        }
+        Some("committed") => {
+            reference_transaction::committed(&ctx.repo, &ctx.settings, &updates);
+            Ok(Done::Ok)
+        }
+        _ => Ok(Done::Ok),
+    }
+}
+
+/// The refusal of a transaction moving refs that are not the task's own.
+fn foreign_refs(refused: &reference_transaction::Refused) -> crate::Error {
+    let owner = refused.here.task.as_ref();
+    let task = owner
+        .and_then(|o| o.id.as_deref())
+        .map(|id| format!("task '{id}'"))
+        .unwrap_or_else(|| "a task".to_owned());
+    let own = owner
+        .and_then(|o| o.branch.as_deref())
+        .map(|b| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned());
+    let refs: Vec<String> = refused
+        .refs
+        .iter()
+        .map(|r| format!("'{}'", crate::output::escape(r)))
+        .collect();
+    let mut err = crate::Error::negative(format!(
+        "refusing to update {} from the worktree of {task}: the task may move only its own branch{}",
+        refs.join(", "),
+        own.as_deref()
+            .map(|b| format!(" ('{}')", crate::output::escape(b)))
+            .unwrap_or_default()
+    ))
+    .with_code("foreign_ref_update")
+    .hint("git-task's reference-transaction hook refused it; nothing moved");
+    if let Some(id) = owner.and_then(|o| o.id.as_deref()) {
+        err = err.hint(format!(
+            "the task's work reaches other branches through the gate: git task merge {id} (run by the user)"
+        ));
+    }
+    err
 }
 
 /// githooks(5) post-checkout: its exit status becomes checkout's, so it never fails.

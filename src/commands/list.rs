@@ -117,6 +117,9 @@ struct ListReport {
     /// `--all`: the warm pool's entries (`git task pool status`), hidden otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pool: Option<Vec<crate::pool::Entry>>,
+    /// Bases of live tasks that moved outside git-task since the tasks started (`git task audit`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<super::audit::BaseMoved>,
 }
 
 impl Report for ListReport {
@@ -239,7 +242,15 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     let common = ctx.repo.common_dir();
     let (listed, cache) = summary::list(&ctx.repo, args.all, || Cache::load(common));
     let cache = cache.unwrap_or_else(|| Cache::load(common));
-    let mut tasks: Vec<Row> = listed?
+    let listed = listed?;
+    let moved = super::audit::base_moved(
+        &ctx.repo,
+        listed
+            .iter()
+            .map(|(s, _)| s)
+            .filter(|s| s.status.is_live()),
+    );
+    let mut tasks: Vec<Row> = listed
         .into_iter()
         .map(|(s, summary)| Row {
             id: s.id.clone(),
@@ -267,9 +278,11 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
                 true => Some(crate::pool::entries(&ctx.repo, &ctx.settings.worktree_dir)?),
                 false => None,
             },
+            warnings: moved.clone(),
         },
         Done::Ok,
     );
+    super::audit::warn(&ctx.out, &moved);
     if live_worktrees {
         crate::output::enforcement::warn_unenforced(
             &ctx.out,

@@ -88,7 +88,7 @@ fn human_line(out: &Out, task: Option<&str>, e: &Entry) -> std::io::Result<()> {
 }
 
 /// Formats seconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
-fn format_time(secs: i64) -> String {
+pub(crate) fn format_time(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Civil-from-days (Howard Hinnant's algorithm).

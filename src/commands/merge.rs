@@ -581,12 +581,24 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         .as_deref()
         .map(|r| crate::remote::resolve(&ctx.repo, Some(r)))
         .transpose()?;
+    // A base moved outside git-task: looked at before the landing moves it (SPEC §11).
+    let moved = match &remote {
+        Some(_) => Vec::new(),
+        None => super::audit::before_merge(&ctx.repo, &ids, args.into.as_deref())?,
+    };
     let outcome = match &remote {
         Some(r) => crate::remote::merge::merge(&ctx.repo, &ctx.settings, &ids, &opts, r)?,
         None => merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)?,
     };
+    if !matches!(outcome, Outcome::Landed(_)) {
+        super::audit::warn(&ctx.out, &moved);
+    }
     match outcome {
-        Outcome::Landed(landed) => {
+        Outcome::Landed(mut landed) => {
+            // Said with the landing's own warnings (and in its JSON `warnings`).
+            landed
+                .warnings
+                .extend(moved.iter().map(super::audit::warning_text));
             // The forecast is advice: failing to compute it does not undo a landed merge. It
             // looks at the branch here, so not after a landing on a remote.
             let now_conflicting = match &remote {
@@ -595,7 +607,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
                     crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default()
                 }
             };
-            emit(
+            let done = emit(
                 ctx,
                 &MergeReport {
                     kind: "merge",
@@ -604,7 +616,9 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
                     now_conflicting,
                 },
                 Done::Ok,
-            )
+            );
+            super::audit::hint(&ctx.out, &moved);
+            done
         }
         Outcome::Refused(refusal) => {
             emit(ctx, &refused(&ctx.out.err_palette, refusal), Done::Negative)

@@ -1,6 +1,7 @@
 //! Glue: one file per command; each turns its arguments into a core call and a report.
 
 pub mod adopt;
+pub mod audit;
 pub mod changes;
 pub mod check;
 pub mod checkpoint;
@@ -73,6 +74,7 @@ pub enum Command {
     Overlaps(overlaps::OverlapsArgs),
     Claim(claim::ClaimArgs),
     Release(release::ReleaseArgs),
+    Audit(audit::AuditArgs),
 }
 
 /// The JSON Schemas of one command's `--json` output, one per shape it prints.
@@ -128,6 +130,7 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ("adopt", "git task adopt --json", adopt::json_schemas),
     ("claim", "git task claim --json", claim::json_schemas),
     ("release", "git task release --json", release::json_schemas),
+    ("audit", "git task audit --json", audit::json_schemas),
     (
         "error",
         "the error of any git task command with --json (its exit code: 1, 2 or 128)",
@@ -219,6 +222,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Overlaps(args) => overlaps::run(ctx, args),
         Command::Claim(args) => claim::run(ctx, args),
         Command::Release(args) => release::run(ctx, args),
+        Command::Audit(args) => audit::run(ctx, args),
     }
 }
 

@@ -5,12 +5,14 @@
 //!
 //! `install` puts the shims of `scripts` where each worktree's hooks are
 //! found (see [`install`] for the two layouts); the shims call
-//! `git task hook <name>`, whose handlers are `pre_commit` and `post_checkout`.
+//! `git task hook <name>`, whose handlers are `pre_commit`, `post_checkout` and
+//! `reference_transaction`.
 
 mod dir;
 pub mod install;
 pub mod post_checkout;
 pub mod pre_commit;
+pub mod reference_transaction;
 pub mod scripts;
 pub mod worktrees;
 
@@ -151,6 +153,19 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
         }
         Layout::Shared(dir) => dir::shared_enforcement(&dir),
     }
+}
+
+/// Whether git-task's `reference-transaction` hook is installed where the main worktree's hooks
+/// are: moves of branches are then seen as they happen, and a branch a task starts from is
+/// watched (`ledger::moves`).
+pub fn sees_ref_moves(repo: &Repo) -> bool {
+    let layout = layout(repo);
+    if layout == Layout::Disabled {
+        return false;
+    }
+    let path = dir::main_dir(repo, &layout).join(scripts::HookKind::ReferenceTransaction.name());
+    let ours = |p: &Path| dir::read_text(p).is_some_and(|t| scripts::is_ours(&t));
+    ours(&path) || ours(&dir::with_suffix(&path, dir::LEGACY_SUFFIX))
 }
 
 /// Returns whether `path` is an executable file.

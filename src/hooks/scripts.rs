@@ -15,17 +15,25 @@ pub enum HookKind {
     PreCommit,
     /// `post-checkout`: marks the task of a checked-out task branch active.
     PostCheckout,
+    /// `reference-transaction`: refuses, in a task's worktree, updates of refs other than the
+    /// task's own branch, and notes the moves of branches tasks started from.
+    ReferenceTransaction,
 }
 
 impl HookKind {
     /// Every hook git-task installs, in install order.
-    pub const ALL: [HookKind; 2] = [HookKind::PreCommit, HookKind::PostCheckout];
+    pub const ALL: [HookKind; 3] = [
+        HookKind::PreCommit,
+        HookKind::PostCheckout,
+        HookKind::ReferenceTransaction,
+    ];
 
     /// The hook's file name (`pre-commit`).
     pub fn name(self) -> &'static str {
         match self {
             HookKind::PreCommit => "pre-commit",
             HookKind::PostCheckout => "post-checkout",
+            HookKind::ReferenceTransaction => "reference-transaction",
         }
     }
 
@@ -34,6 +42,7 @@ impl HookKind {
         match self {
             HookKind::PreCommit => PRE_COMMIT,
             HookKind::PostCheckout => POST_CHECKOUT,
+            HookKind::ReferenceTransaction => REFERENCE_TRANSACTION,
         }
     }
 }
@@ -42,6 +51,8 @@ impl HookKind {
 pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
 /// `hooks/post-checkout`.
 pub const POST_CHECKOUT: &str = include_str!("../../hooks/post-checkout");
+/// `hooks/reference-transaction`.
+pub const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
 /// `hooks/pass-through`: every other hook, in git-task's own hooks directory of a worktree.
 pub const PASS_THROUGH: &str = include_str!("../../hooks/pass-through");
 /// The shims of version 1 (no chain setting), recognised so that `install` updates them.
@@ -126,10 +137,11 @@ pub fn parse(text: &str) -> Option<Settings> {
 /// settings (not edited): one `install` may replace without `--force`.
 pub fn is_pristine(kind: HookKind, text: &str) -> bool {
     let v1 = match kind {
-        HookKind::PreCommit => V1_PRE_COMMIT,
-        HookKind::PostCheckout => V1_POST_CHECKOUT,
+        HookKind::PreCommit => Some(V1_PRE_COMMIT),
+        HookKind::PostCheckout => Some(V1_POST_CHECKOUT),
+        HookKind::ReferenceTransaction => None,
     };
-    parse(text).is_some_and(|s| render(kind, &s) == text || fill(v1, &s) == text)
+    parse(text).is_some_and(|s| render(kind, &s) == text || v1.is_some_and(|v1| fill(v1, &s) == text))
 }
 
 /// Returns whether `text` is a pass-through hook of this version with some chain, not edited.

@@ -172,6 +172,9 @@ pub fn install(
         ..settings.clone()
     };
     outcome.hooks = super::dir::install_in_dir(&own, &settings, force, rel.is_some())?;
+    if !wt.main {
+        mark_task_worktree(wt, &settings.prefix)?;
+    }
     if let Some(rel) = rel {
         if !wt.main {
             outcome.copied = copy_generated(repo, wt, rel)?;
@@ -186,8 +189,31 @@ pub fn install(
     Ok(outcome)
 }
 
-/// Undoes [`install`] in `wt`: the pointer, the shims, the copied directory.
+/// Marks a linked worktree whose HEAD is on a task branch as that task's
+/// ([`super::reference_transaction::BRANCH_MARK`]): the `reference-transaction` hook then
+/// knows it for the task's even when its HEAD is detached or moved to another branch.
+fn mark_task_worktree(wt: &Worktree, prefix: &str) -> Result<()> {
+    let head = std::fs::read_to_string(wt.git_dir.join("HEAD")).unwrap_or_default();
+    let branch = head.lines().next().and_then(|l| l.strip_prefix("ref: "));
+    match branch {
+        Some(b)
+            if !prefix.is_empty()
+                && b.strip_prefix("refs/heads/")
+                    .and_then(|short| short.strip_prefix(prefix))
+                    .is_some_and(|id| crate::task::TaskId::parse(id).is_ok()) =>
+        {
+            super::reference_transaction::mark(&wt.git_dir, b)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Undoes [`install`] in `wt`: the pointer, the shims, the copied directory, the task mark.
 pub fn uninstall(repo: &Repo, wt: &Worktree) -> Result<()> {
+    let mark = wt.git_dir.join(super::reference_transaction::BRANCH_MARK);
+    if mark.exists() {
+        std::fs::remove_file(&mark).context(|| format!("could not remove '{}'", mark.display()))?;
+    }
     let own = super::own_dir(&wt.git_dir, repo.common_dir());
     config::remove_in_file(
         &config_file(&wt.git_dir),

@@ -17,9 +17,12 @@ const ZERO: &str = "0000000000000000000000000000000000000000";
 pub const UNATTRIBUTED: &str = "unattributed";
 
 fn file(repo: &Repo, branch: &str) -> PathBuf {
-    super::dir(repo)
-        .join("moves")
-        .join(branch.replace('%', "%25").replace('/', "%2F"))
+    super::dir(repo).join("moves").join(escape(branch))
+}
+
+/// The file name of `branch`'s moves (the `reference-transaction` hook computes the same).
+pub fn escape(branch: &str) -> String {
+    branch.replace('%', "%25").replace('/', "%2F")
 }
 
 /// One move of a branch.
@@ -36,8 +39,20 @@ pub struct Move {
 }
 
 /// Appends a move of `branch` from `old` to `new` by `who` (best effort: the ledger of moves
-/// is a report, not a gate).
+/// is a report, not a gate). When `old` is not the tip the ledger last knew, the branch moved
+/// in between without git-task seeing it: that move is appended first, as unattributed.
 pub fn note(repo: &Repo, branch: &str, old: Option<&str>, new: Option<&str>, who: &str) {
+    if let Some(old) = old {
+        if let Some(last) = read(repo, branch).last() {
+            if last.new.as_deref() != Some(old) {
+                append(repo, branch, last.new.as_deref(), Some(old), UNATTRIBUTED);
+            }
+        }
+    }
+    append(repo, branch, old, new, who);
+}
+
+fn append(repo: &Repo, branch: &str, old: Option<&str>, new: Option<&str>, who: &str) {
     let path = file(repo, branch);
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -84,46 +99,59 @@ pub fn watched(repo: &Repo, branch: &str) -> bool {
     file(repo, branch).exists()
 }
 
-/// Starts watching `branch` at `tip` when nothing is on file yet (a task starts from it).
+/// Starts watching `branch` at `tip` when nothing is on file yet (a task starts from it); a
+/// branch already watched is compared with `tip` ([`check`]), so a move nobody saw before this
+/// start is on file as unattributed.
 pub fn watch(repo: &Repo, branch: &str, tip: ObjectId) {
-    if !watched(repo, branch) {
-        note(repo, branch, None, Some(&tip.to_string()), "git-task");
+    if watched(repo, branch) {
+        check(repo, branch, Some(tip));
+    } else {
+        append(repo, branch, None, Some(&tip.to_string()), "git-task");
     }
 }
 
-/// Compares `branch`, now at `tip`, with the tip the ledger last knew; a difference is a move
-/// git-task did not see: it is noted as unattributed (once) and returned with every other
-/// unattributed move on file since `since` (seconds since the epoch).
+/// Every move of `branch` on file, oldest first, after a fresh comparison with its tip now
+/// (`tip`, `None`: the branch is gone): when the tip differs from the one the ledger last
+/// knew, git-task did not see that move, and it is noted as unattributed first. `None` when
+/// the ledger does not watch the branch.
+pub fn check(repo: &Repo, branch: &str, tip: Option<ObjectId>) -> Option<Vec<Move>> {
+    let mut moves = read(repo, branch);
+    let last = moves.last()?;
+    let now = tip.map(|t| t.to_string());
+    if last.new != now {
+        let old = last.new.clone();
+        append(repo, branch, old.as_deref(), now.as_deref(), UNATTRIBUTED);
+        moves.push(Move {
+            old,
+            new: now,
+            time: crate::task::now(),
+            who: UNATTRIBUTED.into(),
+        });
+    }
+    Some(moves)
+}
+
+/// The unattributed moves of `branch` on file since `since` (seconds since the epoch: when a
+/// task started from it), after [`check`] compared it with `tip`. Empty when the ledger does
+/// not watch the branch (the hooks are not installed).
 pub fn unattributed_since(
     repo: &Repo,
     branch: &str,
     tip: Option<ObjectId>,
     since: i64,
 ) -> Vec<Move> {
-    let moves = read(repo, branch);
-    let Some(last) = moves.last() else {
-        return Vec::new();
-    };
-    let now = tip.map(|t| t.to_string());
-    let mut found: Vec<Move> = moves
-        .iter()
+    check(repo, branch, tip)
+        .unwrap_or_default()
+        .into_iter()
         .filter(|m| m.who == UNATTRIBUTED && m.time >= since)
-        .cloned()
-        .collect();
-    if last.new != now {
-        note(
-            repo,
-            branch,
-            last.new.as_deref(),
-            now.as_deref(),
-            UNATTRIBUTED,
-        );
-        found.push(Move {
-            old: last.new.clone(),
-            new: now,
-            time: crate::task::now(),
-            who: UNATTRIBUTED.into(),
-        });
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_names_escape_percents_then_slashes() {
+        assert_eq!(super::escape("refs/heads/a%2Fb"), "refs%2Fheads%2Fa%252Fb");
+        assert_eq!(super::escape("refs/heads/main"), "refs%2Fheads%2Fmain");
     }
-    found
 }
