@@ -29,6 +29,11 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             _ => ExitCode::from(1),
         };
     }
+    // A harness's pre-write hook: the hook input says where; it prints and exits by itself
+    // (never an error JSON on stdout, exit 2 on any failure).
+    if let Command::Run(commands::Command::Guard(args)) = &cli.command {
+        return exit(commands::guard::run(args));
+    }
     let early_out = || {
         let err_color = use_color_env(std::io::stderr().is_terminal(), None);
         Out::new(

@@ -75,6 +75,7 @@ pub struct McpArgs {}
 
 /// Arguments of `git task harness`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::commands::guard::SETTINGS_HELP)]
 pub struct HarnessArgs {
     #[command(subcommand)]
     pub harness: Harness,
@@ -84,7 +85,7 @@ pub struct HarnessArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum Harness {
     /// Claude Code's WorktreeCreate/WorktreeRemove hooks (JSON on stdin)
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = crate::commands::guard::SETTINGS_HELP)]
     Claude(HookEvent),
 }
 

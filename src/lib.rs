@@ -53,6 +53,7 @@
 //! | the `task.*` settings, each value checked once per command (bad one: exit 2) | `config.rs` |
 //! | the MCP server: tools → commands run in process | `mcp/` |
 //! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
+//! | agent-harness pre-write hooks (`guard claude\|codex\|gemini`): one path judged before it is written | `guard.rs`, `commands/guard.rs` |
 
 pub mod app;
 pub mod attempt;
@@ -68,6 +69,7 @@ pub mod contract;
 pub mod copy;
 pub mod error;
 pub mod git;
+pub mod guard;
 pub mod harness;
 pub mod hooks;
 pub mod ledger;

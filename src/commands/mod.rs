@@ -13,6 +13,7 @@ pub mod diff;
 pub mod drop;
 pub mod exec;
 pub mod fetch;
+pub mod guard;
 pub mod hook;
 pub mod hooks;
 pub mod list;
@@ -47,6 +48,7 @@ pub enum Command {
     Status(status::StatusArgs),
     Path(path::PathArgs),
     Exec(exec::ExecArgs),
+    Guard(guard::GuardArgs),
     Log(log::LogArgs),
     Scratch(scratch::ScratchArgs),
     Drop(drop::DropArgs),
@@ -195,6 +197,8 @@ fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Status(args) => status::run(ctx, args),
         Command::Path(args) => path::run(ctx, args),
         Command::Exec(args) => exec::run(ctx, args),
+        // Handled by `app::run` before a repository is opened (the hook input says where).
+        Command::Guard(args) => Ok(guard::run(args)),
         Command::Log(args) => log::run(ctx, args),
         Command::Scratch(args) => scratch::run(ctx, args),
         Command::Drop(args) => drop::run(ctx, args),

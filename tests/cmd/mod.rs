@@ -47,6 +47,7 @@ mod overlaps_globs;
 mod remote;
 mod sync;
 
+mod guard;
 mod harness;
 mod input2;
 mod mcp;
