@@ -25,7 +25,7 @@
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects;
-use crate::git::refs::{self, RefError, Update};
+use crate::git::refs::{RefError, Update};
 use crate::git::{diff, ObjectId, Repo};
 use crate::record::event::{Event, Merged};
 use crate::record::Record;
@@ -194,8 +194,7 @@ pub fn write(
     let mut n = crate::snapshot::next_number(repo, &layout::task_prefix(id), "attempts/")?;
     loop {
         let name = layout::attempt_ref(id, n);
-        match refs::apply(
-            repo,
+        match crate::ledger::apply(repo, crate::ledger::Mover::GitTask,
             vec![Update::create(
                 name.clone(),
                 commit,

@@ -22,7 +22,7 @@ use crate::contract::overlap::{self, Overlap, PathSet};
 use crate::contract::spec::ContractSpec;
 use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
-use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::refs::{Expect, RefError, Update};
 use crate::git::{EntryKind, ObjectId, Repo};
 use crate::record::{self, Record};
 use crate::task::{Status, TaskId};
@@ -406,7 +406,7 @@ fn change<T>(
             expect: stored.tip.map_or(Expect::Absent, Expect::Is),
             message: format!("git-task: {what}"),
         };
-        match refs::apply(repo, vec![update]) {
+        match crate::ledger::apply(repo, crate::ledger::Mover::GitTask, vec![update]) {
             Ok(()) => {
                 // The copy outside refs: what counts even if the ref is moved or deleted. A
                 // process killed before this line leaves the old copy, whose extra claims

@@ -12,7 +12,7 @@
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::merge as gmerge;
-use crate::git::refs::{self, RefError, Update};
+use crate::git::refs::{RefError, Update};
 use crate::git::{cli, objects, worktree, ObjectId, Repo};
 use crate::record::{self, event, Event};
 use crate::task::{layout, Mode, Status, TaskId};
@@ -237,7 +237,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
             new: new_tip.to_string(),
         },
     )?;
-    match refs::apply(repo, updates) {
+    match crate::ledger::apply(repo, crate::ledger::Mover::GitTask, updates) {
         Ok(()) => {}
         Err(RefError::Conflict(msg)) => {
             return Err(Error::repo_msg(format!("{msg}; nothing was synced"))
@@ -274,7 +274,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
                 format!("git-task: roll back sync {id}"),
             ),
         });
-        refs::commit(repo, back)?;
+        crate::ledger::commit(repo, back)?;
         return Ok(Err(Stopped::Dirty {
             task: id.to_string(),
             worktree: wt_display,

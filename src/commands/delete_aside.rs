@@ -12,6 +12,9 @@ use std::path::PathBuf;
 /// Delete a worktree directory moved aside (run in the background by git-task itself)
 #[derive(clap::Args, Debug)]
 pub struct DeleteAsideArgs {
+    /// The note git-task wrote when it moved the directory aside (under `<common>/git-task/asides/`)
+    #[arg(long)]
+    pub note: PathBuf,
     /// The moved-aside directory (`.<id>.removing-<pid>-<nanos>`)
     pub dir: PathBuf,
 }
@@ -24,7 +27,7 @@ pub fn run(args: &DeleteAsideArgs) -> Done {
         let _ = rustix::process::setsid();
         let _ = rustix::process::nice(10);
     }
-    match crate::git::worktree::delete_moved_aside(&args.dir) {
+    match crate::git::worktree::delete_moved_aside(&args.dir, &args.note) {
         Ok(()) => Done::Ok,
         Err(_) => Done::Negative,
     }

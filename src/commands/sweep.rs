@@ -19,10 +19,17 @@ struct SweepReport {
     kind: &'static str,
     dry_run: bool,
     repairs: Vec<Repair>,
+    /// Tasks whose record is not the one git-task last wrote: left alone (see `git task list`).
+    tampered: Vec<String>,
 }
 
 impl Report for SweepReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        for id in &self.tampered {
+            out.warn(format_args!(
+                "record_tampered: left task '{id}' alone: its record is not the one git-task last wrote (see 'git task status {id}')"
+            ));
+        }
         if self.repairs.is_empty() {
             out.note("Nothing to repair");
             return Ok(());
@@ -51,7 +58,8 @@ impl Report for SweepReport {
 
 /// Exit 0 when everything found was repaired, 1 when something could not be (each is reported).
 pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
-    let repairs = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
+    let sweep::Swept { repairs, tampered } = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
+    let tampered: Vec<String> = tampered.iter().map(|t| t.to_string()).collect();
     let failed = repairs.iter().any(|r| r.error.is_some());
     emit(
         ctx,
@@ -59,6 +67,7 @@ pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
             kind: "sweep",
             dry_run: args.dry_run,
             repairs,
+            tampered,
         },
         if failed { Done::Negative } else { Done::Ok },
     )

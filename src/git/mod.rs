@@ -135,7 +135,7 @@ pub fn spawn_detached(mut cmd: std::process::Command) -> bool {
 
 /// How git-task opens every repository: objects are read as stored, with replace refs
 /// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
-/// or the hooks see (SPEC §7.4).
+/// or the hooks see (SPEC §7.4); untracked files are judged with fixed settings.
 ///
 /// Every handle also carries git-task's fallback identity (`git-task <git-task@localhost>`)
 /// as gix's last-resort committer and author: it signs only when no `committer.*`/
@@ -150,8 +150,13 @@ pub fn spawn_detached(mut cmd: std::process::Command) -> bool {
 /// mean to git. (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>` are read by gix itself.) git-task's
 /// own overrides above win over them: `-c core.useReplaceRefs=true` cannot turn replace refs on.
 pub fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
-    const OVERRIDES: [&str; 5] = [
+    const OVERRIDES: [&str; 7] = [
         "core.useReplaceRefs=false",
+        // "Is there work to lose?" is answered with fixed status settings: every untracked
+        // file is seen, and only the repository's own `.gitignore` files and `info/exclude`
+        // make one ignored, never a `core.excludesFile` or `status.*` an agent can set.
+        "core.excludesFile=/dev/null",
+        "status.showUntrackedFiles=all",
         "gitoxide.committer.nameFallback=git-task",
         "gitoxide.committer.emailFallback=git-task@localhost",
         "gitoxide.author.nameFallback=git-task",

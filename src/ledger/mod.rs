@@ -34,12 +34,13 @@ pub enum Mover {
 
 /// Applies `updates` as one transaction, keeping the ledger in step: the record tips it
 /// moves are noted as pending before the refs move and as the ledger's tips after, under
-/// each record's lock; the branches it moves are noted as moves by `mover`.
-pub fn apply(repo: &Repo, updates: Vec<Update>, mover: Mover) -> Result<(), RefError> {
+/// each record's lock; the watched branches it moves (bases of tasks) are noted as moves by
+/// `mover`.
+pub fn apply(repo: &Repo, mover: Mover, updates: Vec<Update>) -> Result<(), RefError> {
     let pending = records::Pending::begin(repo, &updates).map_err(RefError::Other)?;
     let branch_moves: Vec<(String, Option<String>, Option<String>)> = updates
         .iter()
-        .filter(|u| u.name.starts_with("refs/heads/"))
+        .filter(|u| u.name.starts_with("refs/heads/") && moves::watched(repo, &u.name))
         .map(|u| {
             (
                 u.name.clone(),
@@ -68,4 +69,9 @@ pub fn apply(repo: &Repo, updates: Vec<Update>, mover: Mover) -> Result<(), RefE
             Err(e)
         }
     }
+}
+
+/// [`apply`] by git-task itself, a lost race turned into a repository error with a retry hint.
+pub fn commit(repo: &Repo, updates: Vec<Update>) -> Result<()> {
+    apply(repo, Mover::GitTask, updates).map_err(crate::Error::from)
 }

@@ -40,6 +40,21 @@ pub fn tip_on_file(repo: &Repo, id: &str) -> Option<ObjectId> {
     std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
 }
 
+/// Every id the ledger holds a record tip for.
+pub fn known_ids(repo: &Repo) -> Vec<TaskId> {
+    let Ok(entries) = std::fs::read_dir(dir(repo)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            let name = name.to_str()?;
+            (!name.contains(".pending-")).then(|| TaskId::parse(name).ok())?
+        })
+        .collect()
+}
+
 /// A record that git-task did not write as it is.
 #[derive(Clone, Debug)]
 pub struct Tampered {

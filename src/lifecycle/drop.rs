@@ -39,6 +39,7 @@ pub fn drop(
                     .hint("wait for 'git task start' to finish, or run 'git task sweep' if it was interrupted"));
             }
             Status::Active => {}
+            Status::Tampered => return Err(Status::tampered_error(id.as_str())),
         }
         let mut state = current.state.clone();
         state.status = Status::Dropped;

@@ -88,6 +88,7 @@ pub fn reset(
             ))
             .hint("start a new task under another id"))
         }
+        Status::Tampered => return Err(Status::tampered_error(id.as_str())),
     }
     if s.mode == Mode::Patch {
         if opts.contract.is_some() {

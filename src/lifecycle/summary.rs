@@ -291,9 +291,10 @@ fn gather(
     }
     batches.sort_unstable_by_key(|(start, _)| *start);
     let listed: Vec<Listed> = batches.into_iter().flat_map(|(_, b)| b).collect();
-    let tips: Vec<ObjectId> = listed.iter().map(|l| l.tip).collect();
-    if listed.iter().any(|l| l.read) || !cache.holds_exactly(&tips) {
-        cache.store(listed.iter().map(|l| (l.tip, &l.state)));
+    let trusted = || listed.iter().filter(|l| l.state.status != Status::Tampered);
+    let tips: Vec<ObjectId> = trusted().map(|l| l.tip).collect();
+    if trusted().any(|l| l.read) || !cache.holds_exactly(&tips) {
+        cache.store(trusted().map(|l| (l.tip, &l.state)));
     }
     let knowing = listed.iter().filter(|l| l.known.is_some()).count();
     if listed.iter().any(|l| l.known_changed) || memos.count() != knowing {
@@ -354,7 +355,12 @@ fn list_one(
     all: bool,
 ) -> Result<Option<Listed>> {
     let refs = &worker.refs;
-    let Some(tip) = refs.get(&layout::record_ref(id))? else {
+    let tip = refs.get(&layout::record_ref(id))?;
+    // A record the ledger does not vouch for is listed as tampered, and nothing of it is read.
+    if crate::ledger::records::verify(repo, id.as_str(), tip).is_err() {
+        return Ok(Some(Listed::tampered(id, tip)));
+    }
+    let Some(tip) = tip else {
         return Ok(None);
     };
     let (state, read) = match cache.get(tip) {
@@ -400,8 +406,33 @@ fn task_ids(repo: &Repo) -> Result<Vec<crate::task::TaskId>> {
         .iter()
         .filter_map(|name| crate::task::TaskId::parse(name).ok())
         .collect();
+    // Ids the ledger knows whose refs are all gone: a deleted record is listed as tampered.
+    ids.extend(crate::ledger::records::known_ids(repo));
     ids.sort();
+    ids.dedup();
     Ok(ids)
+}
+
+impl Listed {
+    /// A task whose record did not verify: its id and nothing else.
+    fn tampered(id: &crate::task::TaskId, tip: Option<ObjectId>) -> Listed {
+        Listed {
+            tip: tip.unwrap_or_else(|| ObjectId::null(gix::hash::Kind::Sha1)),
+            state: TaskState::tampered(id),
+            read: false,
+            summary: Some(Summary {
+                head: None,
+                base_tip: None,
+                ahead: 0,
+                behind: 0,
+                changed_files: 0,
+                dirty: None,
+                worktree_exists: false,
+            }),
+            known: None,
+            known_changed: false,
+        }
+    }
 }
 
 /// One task as `list` found it.

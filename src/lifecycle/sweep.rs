@@ -17,8 +17,8 @@
 //! - a linked worktree of a merged or removed task left on its deleted branch (a
 //!   clean-up that died): saved, then deleted. One whose branch still exists
 //!   was kept on purpose (`merge --keep`) and is left alone;
-//! - leftovers of an interrupted removal (`.<id>.removing-*`) are deleted; any
-//!   other directory in the worktree dir is not git-task's and is left alone;
+//! - leftovers of an interrupted removal, noted under `<common>/git-task/asides/` when
+//!   git-task moved them aside, are deleted; no directory is deleted for its name;
 //! - pool entries a killed `pool fill` or pooled `start` left (`pool::repair`);
 //! - scratch directories of finished tasks;
 //! - stale lock files under `refs/tasks/` and the task branches;
@@ -34,7 +34,7 @@ use crate::config::Settings;
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects;
-use crate::git::refs::{self, Update};
+use crate::git::refs::{Update};
 use crate::git::{worktree, Repo};
 use crate::record::{self, event, Event};
 use crate::task::{layout, Mode, Status, TaskId};
@@ -95,7 +95,7 @@ fn repair(problem: &'static str, task: Option<String>, action: String) -> Repair
 /// finished tasks and stale lock files. A worktree kept with `merge --keep`, one the
 /// user moved with `git worktree move` (followed through git's own admin files),
 /// and any directory git-task did not make are left alone.
-pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repair>> {
+pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
     let mut repairs = Vec::new();
     // 0. Steps a killed command journaled: finished or undone first.
     for r in crate::recover::recover(repo, dry_run) {
@@ -111,14 +111,36 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
     for r in crate::pool::repair(repo, &settings.worktree_dir, dry_run)? {
         repairs.push(repair(r.problem, None, r.action));
     }
+    // 0c. Objects of confined sessions that ended, into the shared store (`exec --confine`).
+    if !dry_run {
+        crate::confine::settle_all(repo)?;
+    }
     let linked = worktree::list(repo)?;
-    let ids = record::all_ids(repo)?;
+    let mut ids = record::all_ids(repo)?;
+    ids.extend(crate::ledger::records::known_ids(repo));
+    ids.sort();
+    ids.dedup();
     let mut records = Vec::new();
+    // Records the ledger does not vouch for: reported, and nothing of theirs is touched.
+    let mut tampered = Vec::new();
     for id in &ids {
-        if let Some(r) = record::load(repo, id)? {
-            records.push(r);
+        match record::load(repo, id) {
+            Ok(Some(r)) => records.push(r),
+            Ok(None) => {}
+            Err(e) if e.code() == "record_tampered" => tampered.push(id.clone()),
+            Err(e) => return Err(e),
         }
     }
+    let is_tampered = |id: &TaskId| tampered.contains(id);
+    // The branch checked out in the main worktree is the user's, whatever its name.
+    let main_head = std::fs::read_to_string(repo.common_dir().join("HEAD"))
+        .ok()
+        .and_then(|h| h.trim().strip_prefix("ref: ").map(str::to_owned));
+    // Branches that are the base of a task: never taken for a half-made task branch.
+    let bases: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r.state.base_branch.as_deref())
+        .collect();
 
     // 1. Starts that never finished.
     for r in &records {
@@ -234,7 +256,11 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         else {
             continue;
         };
-        if records.iter().any(|r| r.state.task_id() == id) {
+        if records.iter().any(|r| r.state.task_id() == id)
+            || is_tampered(&id)
+            || bases.contains(&name.as_str())
+            || main_head.as_deref() == Some(name.as_str())
+        {
             continue;
         }
         // Only a branch git-task made (its tree holds the contract file) is a half-made task;
@@ -271,8 +297,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 commit: commit.to_string(),
                 what: "commits of the branch".into(),
             });
-            refs::commit(
-                repo,
+            crate::ledger::commit(repo,
                 vec![Update::delete(
                     name.clone(),
                     tip,
@@ -346,23 +371,18 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
         });
     }
 
-    // 4. Leftovers of interrupted removals in the worktree dir (named by git-task, nothing else).
-    if let Ok(entries) = std::fs::read_dir(&settings.worktree_dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if !path.is_dir() || !worktree::is_leftover_removal_at(&path) {
-                continue;
-            }
-            let plan = repair(
-                "interrupted_removal",
-                None,
-                format!("deleted '{}'", path.display()),
-            );
-            run_repair(&mut repairs, plan, dry_run, |_| {
-                worktree::delete_dir_shared(&path)?;
-                Ok(true)
-            });
-        }
+    // 4. Leftovers of interrupted removals: only the directories git-task noted when it moved
+    //    them aside (never one chosen by its name, which anybody can give a directory).
+    for (path, note) in worktree::leftover_removals(repo.common_dir()) {
+        let plan = repair(
+            "interrupted_removal",
+            None,
+            format!("deleted '{}'", path.display()),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            worktree::delete_moved_aside(&path, &note)?;
+            Ok(true)
+        });
     }
 
     // 5. Scratch directories of tasks that are finished (and keep no worktree) or gone.
@@ -373,6 +393,9 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             let Ok(id) = TaskId::parse(&name) else {
                 continue;
             };
+            if is_tampered(&id) {
+                continue;
+            }
             let finished = match records.iter().find(|r| r.state.task_id() == id) {
                 None => true,
                 Some(r) => {
@@ -393,6 +416,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
                 format!("deleted the scratch directory '{}'", path.display()),
             );
             run_repair(&mut repairs, plan, dry_run, |_| {
+                crate::confine::settle(repo, &id)?;
                 worktree::delete_dir_shared(&path)?;
                 Ok(true)
             });
@@ -434,6 +458,9 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
     }
     // 7. Claims of tasks that are not live any more (a release that was interrupted).
     for task in crate::claims::stale(repo)? {
+        if TaskId::parse(&task).is_ok_and(|id| is_tampered(&id)) {
+            continue;
+        }
         let plan = repair(
             "stale_claim",
             Some(task.clone()),
@@ -444,7 +471,15 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Vec<Repa
             Ok(true)
         });
     }
-    Ok(repairs)
+    Ok(Swept { repairs, tampered })
+}
+
+/// What `sweep` did, and the records it left alone because the ledger does not vouch for them.
+pub struct Swept {
+    /// The repairs, done or planned.
+    pub repairs: Vec<Repair>,
+    /// Tasks whose record is tampered: reported, never acted on.
+    pub tampered: Vec<TaskId>,
 }
 
 /// Lock files older than a minute: no ref transaction holds a lock that long.

@@ -9,7 +9,7 @@ use super::{
     select::short, target, Gated, Landed, Outcome, Pending, Refusal, Strategy, TaskMerged,
 };
 use crate::error::{Error, Result};
-use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::refs::{Expect, RefError, Update};
 use crate::git::{cli, refs::note, worktree, ObjectId, Repo};
 use crate::record;
 use crate::record::event::{self, Event, Purpose};
@@ -49,7 +49,14 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
             )?);
         }
     }
-    match refs::apply(repo, updates.clone()) {
+    let mover = crate::ledger::Mover::Merge(
+        landing
+            .pending
+            .iter()
+            .map(|p| p.record.state.id.clone())
+            .collect(),
+    );
+    match crate::ledger::apply(repo, mover, updates.clone()) {
         Ok(()) => {}
         Err(RefError::Conflict(msg)) => {
             return Err(
@@ -212,7 +219,7 @@ fn update_targets(
                 for done in checked_out[..i].iter().rev() {
                     let _ = cli::two_tree_update(done, new_tip, old_tip, false);
                 }
-                refs::apply(repo, reverse(updates)).map_err(|e| {
+                crate::ledger::apply(repo, crate::ledger::Mover::GitTask, reverse(updates)).map_err(|e| {
                     Error::from(e).hint(format!("'{}' was moved to {new_tip} but '{}' could not be updated; run 'git -C {} read-tree -m -u {old_tip} {new_tip}' after saving your changes", short(&l.target), path.display(), crate::contract::judge::shell_quote(&path.display().to_string())))
                 })?;
                 let paths = cli::listed_paths(&run.stderr);
@@ -258,9 +265,11 @@ pub(super) fn clean_up(
             match worktree::remove(repo, w) {
                 Ok(()) => {
                     r.removed = true;
-                    let scratch =
-                        crate::lifecycle::remove::scratch_dir(repo, &p.record.state.task_id());
-                    let _ = std::fs::remove_dir_all(scratch);
+                    let id = p.record.state.task_id();
+                    let scratch = crate::lifecycle::remove::scratch_dir(repo, &id);
+                    if crate::confine::settle(repo, &id).is_ok() {
+                        let _ = std::fs::remove_dir_all(scratch);
+                    }
                 }
                 Err(e) => warnings.push(format!(
                     "could not remove the worktree of '{}': {e}",

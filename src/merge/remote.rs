@@ -9,7 +9,7 @@ use super::{
 };
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::git::refs::{self, Update};
+use crate::git::refs::{Update};
 use crate::git::{ObjectId, Repo};
 use crate::task::TaskId;
 
@@ -159,7 +159,7 @@ pub fn finish(repo: &Repo, planned: Planned) -> Result<Landed> {
         mut results,
     } = planned;
     let mut warnings = Vec::new();
-    if let Err(e) = refs::apply(repo, local) {
+    if let Err(e) = crate::ledger::apply(repo, crate::ledger::Mover::GitTask, local) {
         warnings.push(format!(
             "landed on the remote, but the local records could not follow: {}",
             Error::from(e)

@@ -76,6 +76,7 @@ pub(super) fn select_with(
                 return Err(Error::input(format!("task '{id}' was removed; there is nothing left to merge"))
                     .hint(format!("see its history with 'git task log {id}'")))
             }
+            Status::Tampered => return Err(Status::tampered_error(id.as_str())),
         }
     }
     if records.is_empty() {

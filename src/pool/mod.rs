@@ -37,7 +37,7 @@ pub use repair::{repair, Repaired};
 
 use crate::error::{Error, Result};
 use crate::git::checkout::twoway;
-use crate::git::refs::{self, RefError, Update};
+use crate::git::refs::{RefError, Update};
 use crate::git::{worktree, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 
@@ -109,7 +109,7 @@ fn ref_name(base: &str, name: &str) -> String {
 
 /// `task.poolSize` (0 when unset or not a number).
 pub fn configured_size(repo: &Repo) -> usize {
-    repo.config_string(POOL_SIZE)
+    crate::config::pinned_string(repo, POOL_SIZE)
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0)
 }
@@ -124,7 +124,7 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
                 .hint("name one with --base BRANCH")
         })?,
     };
-    if !refs::is_valid_name(&full) || repo.find_ref(&full)?.is_none() {
+    if !crate::git::refs::is_valid_name(&full) || repo.find_ref(&full)?.is_none() {
         let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
         if base.is_none() {
             return Err(Error::input(format!("branch '{short}' has no commits yet"))
@@ -161,8 +161,7 @@ fn claim(repo: &Repo, entry: &Entry) -> Result<bool> {
         .commit
         .parse()
         .map_err(|e| Error::repo(format!("bad pool ref '{}'", entry.ref_name), e))?;
-    match refs::apply(
-        repo,
+    match crate::ledger::apply(repo, crate::ledger::Mover::GitTask,
         vec![Update::delete(
             entry.ref_name.clone(),
             id,
@@ -271,8 +270,7 @@ fn save_used(repo: &Repo, path: &Path, admin: &Path) -> Result<Option<String>> {
     if repo.find_ref(&saved)?.is_some() {
         saved = format!("{saved}-{nanos}");
     }
-    refs::commit(
-        repo,
+    crate::ledger::commit(repo,
         vec![Update::create(
             saved.clone(),
             commit,
@@ -308,24 +306,12 @@ fn delete_entry(repo: &Repo, path: &Path, now: bool) {
         }
     }
     // No administrative entry names it: only the directory goes.
-    let _ = delete_dir(path);
+    let _ = delete_dir(repo, path);
 }
 
 /// Moves a directory aside (so its name is free at once) and deletes it.
-fn delete_dir(path: &Path) -> Result<()> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let aside = path.with_file_name(format!(".{name}.removing-{}-{nanos}", std::process::id()));
-    if std::fs::rename(path, &aside).is_ok() {
-        worktree::delete_dir_shared(&aside)?;
-    }
-    Ok(())
+fn delete_dir(repo: &Repo, path: &Path) -> Result<()> {
+    worktree::move_dir_aside(repo.common_dir(), path)?.delete_now()
 }
 
 /// Whether `start` took a pool entry.

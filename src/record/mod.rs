@@ -9,7 +9,7 @@
 use crate::contract::file::ContractFile;
 use crate::error::{Context, Error, Result};
 use crate::git::objects::{self, TreeEdit};
-use crate::git::refs::{self, Expect, RefError, Update};
+use crate::git::refs::{Expect, RefError, Update};
 use crate::git::EntryKind;
 use crate::git::{ObjectId, Repo};
 use crate::task::{layout, TaskId, TaskState};
@@ -52,11 +52,28 @@ const CONTRACT_FILE: &str = "contract.toml";
 const POLICY_FILE: &str = "policy.toml";
 
 /// Reads the record of `id`; `None` if the task does not exist.
+///
+/// A record that is not the one git-task last wrote (the ledger says so: rewritten, rolled
+/// back, deleted or re-created with git commands) is refused as `record_tampered`: no command
+/// acts on any of its fields (SPEC §2 principle 8).
 pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
-    let Some(tip) = repo.find_ref(&layout::record_ref(id))? else {
+    let tip = repo.find_ref(&layout::record_ref(id))?;
+    crate::ledger::records::verify(repo, id.as_str(), tip).map_err(|t| t.error())?;
+    let Some(tip) = tip else {
         return Ok(None);
     };
     let mut record = read_at(repo, tip)?;
+    if record.state.id != id.as_str() {
+        return Err(crate::ledger::records::Tampered {
+            id: id.to_string(),
+            why: format!(
+                "the record of '{id}' holds the state of task '{}'",
+                record.state.id
+            ),
+            genuine: None,
+        }
+        .error());
+    }
     follow_moved_worktree(repo, &mut record.state);
     Ok(Some(record))
 }
@@ -272,7 +289,7 @@ fn start_event(
     };
     let mut updates = vec![update];
     updates.extend(extra);
-    refs::apply(repo, updates)?;
+    crate::ledger::apply(repo, crate::ledger::Mover::GitTask, updates)?;
     Ok(commit)
 }
 
@@ -303,7 +320,7 @@ pub fn append(
     let (update, next) = prepare_append(repo, record, &event, state).map_err(RefError::Other)?;
     let mut updates = vec![update];
     updates.extend(extra);
-    refs::apply(repo, updates)?;
+    crate::ledger::apply(repo, crate::ledger::Mover::GitTask, updates)?;
     Ok(next)
 }
 
@@ -452,8 +469,7 @@ pub fn note(repo: &Repo, id: &TaskId, event: Event) -> Result<()> {
 
 /// Deletes the record ref (only for a start that never finished).
 pub fn delete(repo: &Repo, id: &TaskId, tip: ObjectId) -> std::result::Result<(), RefError> {
-    refs::apply(
-        repo,
+    crate::ledger::apply(repo, crate::ledger::Mover::GitTask,
         vec![Update {
             name: layout::record_ref(id),
             new: None,

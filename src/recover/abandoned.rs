@@ -8,7 +8,7 @@ use crate::attempt::{
 };
 use crate::config::Settings;
 use crate::error::Result;
-use crate::git::refs::{self, Update};
+use crate::git::refs::{Update};
 use crate::git::{worktree, Repo};
 use crate::record::{self, Record};
 use crate::task::{layout, Mode, TaskId};
@@ -206,5 +206,5 @@ pub fn delete_task_refs(repo: &Repo, record: &Record) -> Result<()> {
             format!("git-task: roll back {id}"),
         )),
     }
-    refs::commit(repo, updates)
+    crate::ledger::commit(repo, updates)
 }

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::journal::{journal_dir, Entry, RefChange};
 pub use crate::git::journal::{Journal, Step};
-use crate::git::refs::{self, Expect, Update};
+use crate::git::refs::{Expect, Update};
 
 /// One repair made (or, dry, planned) from a journal entry of a killed process.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -236,7 +236,7 @@ fn finish_ref_update(repo: &Repo, updates: &[RefChange]) -> Result<Vec<String>> 
         return Ok(Vec::new());
     }
     let names = left.iter().map(|u| format!("'{}'", u.name)).collect();
-    refs::commit(repo, left)?;
+    crate::ledger::commit(repo, left)?;
     Ok(names)
 }
 

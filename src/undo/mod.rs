@@ -24,7 +24,7 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::journal::Journal;
 use crate::git::objects::{self, TreeEdit};
-use crate::git::refs::{self, Update};
+use crate::git::refs::{Update};
 use crate::git::EntryKind;
 use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, ObjectId, Repo};
 use crate::patch;
@@ -500,7 +500,7 @@ pub(super) fn move_head_to(
         Some(old) => Update::update(name, old, to, msg),
         None => Update::create(name, to, msg),
     };
-    refs::commit(wt, vec![update])
+    crate::ledger::commit(wt, vec![update])
 }
 
 /// Returns `files` with the `.task-contract.toml` entry of `current` (worktree mode keeps its contract file).

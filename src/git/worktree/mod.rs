@@ -15,7 +15,7 @@ mod remove;
 pub mod submodules;
 pub use remove::{
     delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
-    is_leftover_removal_at, move_aside, remove, remove_admin, Aside,
+    leftover_removals, move_aside, move_dir_aside, asides_dir, remove, remove_admin, Aside,
 };
 
 /// One linked worktree as git records it.

@@ -23,7 +23,7 @@ pub fn remove(repo: &Repo, linked: &Linked) -> Result<()> {
 /// a 100,000-file delete competing for the disk and the cores.
 #[must_use = "dropping it starts the delete"]
 #[derive(Debug)]
-pub struct Aside(Option<PathBuf>);
+pub struct Aside(Option<(PathBuf, PathBuf)>);
 
 impl Drop for Aside {
     fn drop(&mut self) {
@@ -37,21 +37,27 @@ impl Aside {
     /// background process can start); an error says what could not be deleted.
     pub fn start_delete(&mut self) -> Result<()> {
         match self.0.take() {
-            Some(aside) if !delete_in_background(&aside) => delete_moved_aside(&aside),
+            Some((aside, note)) if !delete_in_background(&aside, &note) => {
+                delete_moved_aside(&aside, &note)
+            }
             _ => Ok(()),
         }
     }
 
     /// Returns where the worktree's files were moved to, until their delete starts.
     pub fn path(&self) -> Option<&Path> {
-        self.0.as_deref()
+        self.0.as_ref().map(|(aside, _)| aside.as_path())
     }
 
     /// Deletes the moved-aside files now, before returning: for a rollback, which
     /// must leave nothing behind when it reports that everything was removed.
     pub fn delete_now(mut self) -> Result<()> {
         match self.0.take() {
-            Some(aside) => delete_dir_shared(&aside),
+            Some((aside, note)) => {
+                delete_dir_shared(&aside)?;
+                let _ = std::fs::remove_file(note);
+                Ok(())
+            }
             None => Ok(()),
         }
     }
@@ -62,21 +68,62 @@ impl Aside {
 pub fn move_aside(repo: &Repo, linked: &Linked) -> Result<Aside> {
     linked.check_unlocked()?;
     linked.check_no_submodule_repositories()?;
-    let aside = aside_path(&linked.path);
-    let moved = match std::fs::rename(&linked.path, &aside) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => {
-            return Err(Error::repo(
-                format!("could not move '{}' aside", linked.path.display()),
-                e,
-            ))
-        }
-    };
-    let aside = Aside(moved.then_some(aside));
+    let aside = move_dir_aside(repo.common_dir(), &linked.path)?;
     remove_admin(linked)?;
-    let _ = repo;
     Ok(aside)
+}
+
+/// Renames the directory at `path` aside (a hidden sibling), noting it first under
+/// `<common dir>/git-task/asides/`: only a directory git-task noted there is ever deleted as
+/// a moved-aside one (by the background delete, or by `sweep` after an interruption), never
+/// one chosen by its name, which anybody can give a directory.
+pub fn move_dir_aside(common_dir: &Path, path: &Path) -> Result<Aside> {
+    let aside = aside_path(path);
+    let note = aside_note(common_dir, &aside);
+    if let Some(dir) = note.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
+    }
+    crate::git::fs::write_atomically(&note, aside.as_os_str().as_encoded_bytes())
+        .map_err(|e| Error::repo(format!("could not write '{}'", note.display()), e))?;
+    match std::fs::rename(path, &aside) {
+        Ok(()) => Ok(Aside(Some((aside, note)))),
+        Err(e) => {
+            let _ = std::fs::remove_file(&note);
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Ok(Aside(None))
+            } else {
+                Err(Error::repo(
+                    format!("could not move '{}' aside", path.display()),
+                    e,
+                ))
+            }
+        }
+    }
+}
+
+/// `<common dir>/git-task/asides`: the notes of directories moved aside.
+pub fn asides_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("git-task").join("asides")
+}
+
+fn aside_note(common_dir: &Path, aside: &Path) -> PathBuf {
+    let name = aside
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    asides_dir(common_dir).join(name)
+}
+
+/// The directory a note under [`asides_dir`] says git-task moved aside.
+pub fn noted_aside(note: &Path) -> Option<PathBuf> {
+    let bytes = std::fs::read(note).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let path = PathBuf::from(text);
+    (path.is_absolute()
+        && path.file_name().map(|n| n.to_string_lossy().into_owned())
+            == note.file_name().map(|n| n.to_string_lossy().into_owned()))
+    .then_some(path)
 }
 
 /// Deletes only the administrative entry of a worktree (`git worktree prune` for one entry);
@@ -144,35 +191,45 @@ pub fn deletion_in_progress(path: &Path) -> bool {
     }
 }
 
-/// Whether the directory at `path` is a removal that was interrupted: named like one
-/// ([`is_leftover_removal`]) and no delete holds its lock.
-pub fn is_leftover_removal_at(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    is_leftover_removal(&name) && !deletion_in_progress(path)
+/// The directories git-task moved aside whose removal was interrupted: noted under
+/// [`asides_dir`], still there, named by another process, and held by no delete. Notes whose
+/// directory is gone are deleted.
+pub fn leftover_removals(common_dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(asides_dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for e in entries.flatten() {
+        let note = e.path();
+        let Some(aside) = noted_aside(&note) else {
+            continue;
+        };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if std::fs::symlink_metadata(&aside).is_err() {
+            let _ = std::fs::remove_file(&note);
+        } else if is_leftover_removal(&name) && !deletion_in_progress(&aside) {
+            found.push((aside, note));
+        }
+    }
+    found
 }
 
-/// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its name
-/// says so), and also where the task left directories without write permission (a Go
+/// Deletes a worktree directory that [`move_aside`] moved: only such a directory (its note
+/// under [`asides_dir`] says so), and also where the task left directories without write permission (a Go
 /// module cache does), which `rm -rf` cannot empty.
-pub fn delete_moved_aside(path: &Path) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if !(name.starts_with('.') && name.contains(".removing-")) {
+pub fn delete_moved_aside(path: &Path, note: &Path) -> Result<()> {
+    if noted_aside(note).as_deref() != Some(path) {
         return Err(Error::input(format!(
             "'{}' is not a worktree moved aside by git-task",
             path.display()
         )));
     }
-    if delete_dir_shared(path).is_ok() {
-        return Ok(());
+    if delete_dir_shared(path).is_err() {
+        make_writable(path);
+        delete_dir_shared(path)?;
     }
-    make_writable(path);
-    delete_dir_shared(path)
+    let _ = std::fs::remove_file(note);
+    Ok(())
 }
 
 /// Gives the owner write and search permission on every directory below `path`.
@@ -232,7 +289,7 @@ pub fn delete_dir_shared(path: &Path) -> Result<()> {
 /// is spawned, and holds it until it exits: `sweep` tells a delete in progress
 /// from one that died by that lock ([`deletion_in_progress`]),
 /// with no window between this process ending and the child starting.
-fn delete_in_background(path: &Path) -> bool {
+fn delete_in_background(path: &Path, note: &Path) -> bool {
     use std::process::Command;
     if !cfg!(unix) {
         return false;
@@ -256,7 +313,12 @@ fn delete_in_background(path: &Path) -> bool {
         dir
     };
     let mut cmd = Command::new(exe);
-    cmd.args(["delete-aside", "--"]).arg(path).current_dir("/");
+    cmd.arg("delete-aside")
+        .arg("--note")
+        .arg(note)
+        .arg("--")
+        .arg(path)
+        .current_dir("/");
     crate::git::spawn_detached(cmd)
 }
 
