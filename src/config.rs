@@ -28,6 +28,13 @@ pub const POOL_SIZE_MAX: usize = 64;
 pub const HARNESS_ALLOW: &str = "task.harnessAllow";
 /// `task.harnessForbid`: globs a harness-made task may never touch (multi-valued).
 pub const HARNESS_FORBID: &str = "task.harnessForbid";
+/// `task.confineWritable`: paths `exec --confine` also leaves writable (multi-valued, `~` expanded).
+pub const CONFINE_WRITABLE: &str = "task.confineWritable";
+/// `task.confineBuildDirs`: build directories `exec --confine=strict` leaves writable (multi-valued).
+pub const CONFINE_BUILD_DIRS: &str = "task.confineBuildDirs";
+
+/// Default of `task.confineBuildDirs`.
+pub const DEFAULT_CONFINE_BUILD_DIRS: &[&str] = &["target/", "node_modules/"];
 
 /// Default of `task.autoCommitExclude`.
 pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] =
@@ -59,6 +66,10 @@ pub struct Settings {
     pub auto_commit_exclude: Vec<String>,
     /// Paths always checked out with `--sparse`.
     pub sparse_always: Vec<String>,
+    /// Paths `exec --confine` also leaves writable (absolute, `~` expanded).
+    pub confine_writable: Vec<PathBuf>,
+    /// Build directories (worktree-relative) `exec --confine=strict` leaves writable.
+    pub confine_build_dirs: Vec<String>,
 }
 
 impl Settings {
@@ -98,6 +109,18 @@ impl Settings {
             on_violation,
             auto_commit_exclude,
             sparse_always: repo.config_strings(SPARSE_ALWAYS),
+            confine_writable: repo
+                .config_strings(CONFINE_WRITABLE)
+                .iter()
+                .map(|p| crate::git::normalize(&main.join(crate::git::fs::expand_home(p))))
+                .collect(),
+            confine_build_dirs: match repo.config_strings(CONFINE_BUILD_DIRS) {
+                dirs if dirs.is_empty() => DEFAULT_CONFINE_BUILD_DIRS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+                dirs => dirs,
+            },
         })
     }
 }

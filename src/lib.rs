@@ -52,6 +52,7 @@
 //! | an error as JSON with `--json` (`schema/error.json`), also an MCP tool error | `output/mod.rs` ([`output::Failure`]), `app.rs` |
 //! | the `task.*` settings, each value checked once per command (bad one: exit 2) | `config.rs` |
 //! | the MCP server: tools → commands run in process | `mcp/` |
+//! | the kernel write fence of `exec --confine` (Landlock); a session's private object store and its settling | `confine/` |
 //! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
 //! | agent-harness pre-write hooks (`guard claude\|codex\|gemini`): one path judged before it is written | `guard.rs`, `commands/guard.rs` |
 
@@ -65,6 +66,7 @@ pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod confine;
 pub mod contract;
 pub mod copy;
 pub mod error;

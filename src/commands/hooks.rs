@@ -65,6 +65,7 @@ pub fn run(ctx: &Ctx, args: &HooksArgs) -> CmdResult {
                 &StatusReport {
                     kind: "hooks_status",
                     status,
+                    confine: crate::confine::support(),
                 },
                 Done::Ok,
             )
@@ -185,6 +186,8 @@ struct StatusReport {
     kind: &'static str,
     #[serde(flatten)]
     status: install::Status,
+    /// Whether this kernel can enforce `exec --confine` (Landlock, ABI 3 or later).
+    confine: crate::confine::Support,
 }
 
 impl Report for StatusReport {
@@ -228,7 +231,17 @@ impl Report for StatusReport {
             } else {
                 "not set for refs/notes/tasks"
             }
-        ))
+        ))?;
+        let c = &self.confine;
+        match (c.available, c.abi) {
+            (true, Some(abi)) => out.line(format_args!(
+                "exec --confine   available (Landlock ABI {abi})"
+            )),
+            _ => out.line(format_args!(
+                "exec --confine   NOT available: {}",
+                c.detail
+            )),
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod fs;
+pub mod import;
 pub mod index;
 pub mod journal;
 pub mod merge;

@@ -318,14 +318,12 @@ pub fn remove(
 
 /// Returns the per-task scratch directory (under the common git dir, outside every worktree).
 pub fn scratch_dir(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
-    repo.common_dir()
-        .join("git-task")
-        .join("scratch")
-        .join(id.as_str())
+    crate::task::layout::scratch_dir(repo.common_dir(), id)
 }
 
 /// Deletes the task's scratch directory; a failure is reported, not fatal (the task is removed).
 fn remove_scratch(repo: &Repo, id: &TaskId) -> Result<()> {
+    crate::confine::settle(repo, id)?;
     let dir = scratch_dir(repo, id);
     match std::fs::remove_dir_all(&dir) {
         Ok(()) => Ok(()),

@@ -324,6 +324,10 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         already,
     } = ready;
     let checked_out = checked_out_at(repo, &target, &linked)?;
+    // A confined session's objects move to the shared store before anything names them there.
+    for p in &pending {
+        crate::confine::settle(repo, &p.record.state.task_id())?;
+    }
     let gated = match gate(repo, &mut pending, &target, old_tip, &checked_out, opts)? {
         Ok(gated) => gated,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),

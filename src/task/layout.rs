@@ -42,6 +42,12 @@ pub fn task_prefix(id: &TaskId) -> String {
     format!("{TASKS_NS}{id}/")
 }
 
+/// Returns the task's scratch directory, `<common>/git-task/scratch/<id>` (`git task
+/// scratch`): outside every worktree, removed with the task.
+pub fn scratch_dir(common_dir: &Path, id: &TaskId) -> PathBuf {
+    common_dir.join("git-task").join("scratch").join(id.as_str())
+}
+
 /// Returns the short branch name, `<prefix><id>` (e.g. `task/auth-fix`).
 pub fn branch_name(prefix: &str, id: &TaskId) -> String {
     format!("{prefix}{id}")

@@ -19,6 +19,7 @@ mod check;
 
 mod support;
 
+mod confine;
 mod drop;
 mod exec;
 mod follow;
