@@ -167,8 +167,10 @@ fn remove_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
 /// The contract options of a harness-made task (see the module docs).
 fn contract_args(dir: &Path) -> Result<Vec<String>, Error> {
     let repo = crate::git::Repo::discover(dir)?;
-    let allow = repo.config_strings(HARNESS_ALLOW);
-    let forbid = repo.config_strings(HARNESS_FORBID);
+    // The pinned values (SPEC §2.8): `start` below warns about a value changed in git config.
+    let pinned = crate::config::Pinned::read(&repo)?;
+    let allow = pinned.strings(HARNESS_ALLOW);
+    let forbid = pinned.strings(HARNESS_FORBID);
     if !allow.is_empty() || !forbid.is_empty() {
         let mut args: Vec<String> = allow.iter().map(|g| format!("--allow={g}")).collect();
         args.extend(forbid.iter().map(|g| format!("--forbid={g}")));

@@ -33,6 +33,7 @@ pub mod start;
 pub mod status;
 pub mod sweep;
 pub mod sync;
+pub mod trust;
 
 use crate::config::Settings;
 use crate::git::Repo;
@@ -76,6 +77,7 @@ pub enum Command {
     Overlaps(overlaps::OverlapsArgs),
     Claim(claim::ClaimArgs),
     Release(release::ReleaseArgs),
+    Trust(trust::TrustArgs),
     Audit(audit::AuditArgs),
 }
 
@@ -132,6 +134,7 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ("adopt", "git task adopt --json", adopt::json_schemas),
     ("claim", "git task claim --json", claim::json_schemas),
     ("release", "git task release --json", release::json_schemas),
+    ("trust", "git task trust --json", trust::json_schemas),
     ("audit", "git task audit --json", audit::json_schemas),
     (
         "error",
@@ -166,6 +169,17 @@ pub type CmdResult = Result<Done, crate::Error>;
 
 /// Runs one command.
 pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
+    // Pinned settings changed in git config are ignored: say so, once per key (SPEC §2.8).
+    if !matches!(command, Command::Trust(_)) {
+        for warning in ctx.settings.warnings() {
+            ctx.out.warn(warning);
+        }
+    }
+    // A command that runs git or the user's commands, or writes into a worktree, refuses
+    // while git config that makes git run commands differs from what the user trusted.
+    if runs_git(command) {
+        crate::config::ensure_unchanged(&ctx.repo)?;
+    }
     // A mutating command first finishes what a killed one left half made (SPEC §2.7).
     if matches!(
         command,
@@ -190,9 +204,32 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
     done
 }
 
+/// Whether `command` checks out or updates a worktree, runs git, hooks or checks: what an
+/// exec-capable git setting an agent changed would turn into running its command
+/// (`config_changed`). `exec` runs the user's own command and is left alone.
+fn runs_git(command: &Command) -> bool {
+    match command {
+        Command::Start(_)
+        | Command::Merge(_)
+        | Command::Sync(_)
+        | Command::Reset(_)
+        | Command::Revert(_)
+        | Command::Push(_)
+        | Command::Fetch(_)
+        | Command::Adopt(_) => true,
+        Command::Check(args) => args.run,
+        Command::Pool(args) => matches!(args.action, pool::PoolAction::Fill { .. }),
+        _ => false,
+    }
+}
+
 fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
     match command {
-        Command::Start(args) => start::run(ctx, args),
+        // The first start that makes a task pins the settings: no agent worked before it.
+        Command::Start(args) => start::run(ctx, args).and_then(|done| {
+            crate::config::trusted::pin_if_absent(&ctx.repo)?;
+            Ok(done)
+        }),
         Command::List(args) => list::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
         Command::Path(args) => path::run(ctx, args),
@@ -226,6 +263,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Overlaps(args) => overlaps::run(ctx, args),
         Command::Claim(args) => claim::run(ctx, args),
         Command::Release(args) => release::run(ctx, args),
+        Command::Trust(args) => trust::run(ctx, args),
         Command::Audit(args) => audit::run(ctx, args),
     }
 }

@@ -139,6 +139,102 @@ pub fn values_with_worktree_flag(repo: &Repo, section: &str, key: &str) -> Vec<(
     out
 }
 
+/// Where a config value comes from, as far as git-task's trust in it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A config file every worktree reads (system, global, the repository's `config`, and
+    /// the files they include).
+    Shared,
+    /// The `config.worktree` of the worktree the repository was opened in.
+    Worktree,
+    /// This invocation's own overrides: `git -c`, `GIT_CONFIG_PARAMETERS`,
+    /// `GIT_CONFIG_COUNT`, git-task's own, or a variable such as `HTTP_PROXY`.
+    Invocation,
+}
+
+/// One value of the configuration: `section`, `subsection`, `name` (as written), `value`
+/// (`None` for a key written without `=`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub section: String,
+    pub subsection: Option<String>,
+    pub name: String,
+    pub value: Option<String>,
+    pub origin: Origin,
+}
+
+fn entries_of(file: &gix::config::File, sections: &[&str]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for s in file.sections() {
+        let header = s.header();
+        let section = header.name().to_string();
+        if !sections.iter().any(|w| w.eq_ignore_ascii_case(&section)) {
+            continue;
+        }
+        let origin = match s.meta().source {
+            gix::config::Source::Worktree => Origin::Worktree,
+            gix::config::Source::Env
+            | gix::config::Source::Cli
+            | gix::config::Source::Api
+            | gix::config::Source::EnvOverride => Origin::Invocation,
+            _ => Origin::Shared,
+        };
+        let subsection = header.subsection_name().map(|n| n.to_string());
+        let mut seen: Vec<String> = Vec::new();
+        for name in s.body().value_names() {
+            if seen.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
+                continue;
+            }
+            seen.push(name.clone());
+            let values = s.values(&name);
+            if values.is_empty() {
+                // A key without `=` (an implicit true).
+                out.push(Entry {
+                    section: section.clone(),
+                    subsection: subsection.clone(),
+                    name: name.clone(),
+                    value: None,
+                    origin,
+                });
+            }
+            for v in values {
+                out.push(Entry {
+                    section: section.clone(),
+                    subsection: subsection.clone(),
+                    name: name.clone(),
+                    value: Some(v.to_string()),
+                    origin,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every value of the sections named `sections` (any case) in the repository's configuration
+/// as git-task sees it (includes resolved), lowest precedence first, each with its [`Origin`].
+pub fn entries(repo: &Repo, sections: &[&str]) -> Vec<Entry> {
+    let snapshot = repo.inner.config_snapshot();
+    entries_of(snapshot.plumbing(), sections)
+}
+
+/// Every value of the sections named `sections` in the config file at `path` alone (includes
+/// not followed: an `include.path` there is a value like any other); nothing when the file
+/// is missing or not a config file. Each is marked [`Origin::Worktree`].
+pub fn entries_in_file(path: &Path, sections: &[&str]) -> Vec<Entry> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = gix::config::File::from_bytes_no_includes(
+        &bytes,
+        gix::config::file::Metadata::from(gix::config::Source::Worktree),
+        Default::default(),
+    ) else {
+        return Vec::new();
+    };
+    entries_of(&file, sections)
+}
+
 /// Reads `key` (`section.name`) from the config file at `path` alone; `None` if the file or the key is missing.
 pub fn get_in_file(path: &Path, key: &str) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;

@@ -192,6 +192,9 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
         )?);
     }
     let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
+    // Pins the settings when nothing is pinned yet; once pinned, only `git task trust`
+    // changes them (an agent may have set what is in git config now).
+    crate::config::trusted::pin_if_absent(repo)?;
     Ok(Outcome {
         layout: layout_name(&layout),
         dir: dir.display().to_string(),

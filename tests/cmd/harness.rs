@@ -149,6 +149,8 @@ fn create_takes_the_contract_from_the_settings_or_the_committed_file() {
         repo.root(),
         &["config", "--add", "task.harnessForbid", "src/store/**"],
     );
+    // Set after the first start pinned the settings: trusted to be used.
+    repo.task_root(&["trust", "--yes"]).ok();
     hook(&repo, repo.root(), "create", &named(&repo, "fromconfig")).ok();
     let text = contract("fromconfig");
     assert!(text.contains("allowed = [\"src/**\"]"), "{text}");

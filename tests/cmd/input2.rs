@@ -458,6 +458,7 @@ fn the_hint_after_on_violation_revert_gets_the_files_back_when_pasted() {
     let wt = repo.start("t", &["--forbid", "src/store/**"]);
     repo.task_root(&["hooks", "install"]).ok();
     repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    repo.task_root(&["trust", "--yes"]).ok();
     repo.write(&wt, "src/store/mod.rs", "// my edit\n");
     repo.write(&wt, "src/store/new file.rs", "// new\n");
     repo.git(&wt, &["add", "-A"]);

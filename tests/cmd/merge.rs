@@ -549,6 +549,8 @@ fn keep_leaves_worktree_and_branch() {
     assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 1 }\n");
 
     repo.git(repo.root(), &["config", "task.keepOnMerge", "true"]);
+    // Set after the first start pinned the settings: trusted to be used.
+    repo.task_root(&["trust", "--yes"]).ok();
     let wt2 = repo.start("t2", &[]);
     repo.write(&wt2, "README.md", "# t2\n");
     commit_all(&repo, &wt2, "Task t2");

@@ -52,3 +52,4 @@ mod guard;
 mod harness;
 mod input2;
 mod mcp;
+mod trust;

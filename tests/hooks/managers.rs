@@ -562,6 +562,9 @@ fn start_and_status_say_when_nothing_enforces_the_contract() {
     }
 
     repo.git(repo.root(), &["config", "core.hooksPath", "/dev/null"]);
+    // A changed core.hooksPath makes start refuse until the user trusts it (config_changed).
+    repo.task_root(&["start", "v"]).code(1);
+    repo.task_root(&["trust", "--yes"]).ok();
     let run = repo.task_root(&["status", "t"]).ok();
     assert!(run.stderr.contains("core.hooksPath is /dev/null"), "{run}");
     assert!(

@@ -3,6 +3,7 @@
 mod base_merge;
 mod clients;
 mod managers;
+mod refs;
 mod staged;
 pub(crate) mod tools;
 
@@ -714,6 +715,8 @@ fn revert_on_violation_saves_an_attempt_and_restores_the_paths() {
     let repo = TestRepo::new();
     let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
     repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    // Set after the first start pinned the settings: trusted to be used.
+    repo.task_root(&["trust", "--yes"]).ok();
     let before = head(&repo, &wt);
     repo.write(&wt, "src/store/mod.rs", "// staged edit\n");
     repo.write(&wt, "src/store/new.rs", "// new forbidden file\n");
@@ -841,6 +844,8 @@ fn revert_restores_executables_and_links_as_git_checks_them_out() {
     repo.git(&root, &["commit", "-q", "-m", "an executable and a link"]);
     let wt = task_with_hooks(&repo, &["--forbid", "src/store/**"]);
     repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+    // Set after the first start pinned the settings: trusted to be used.
+    repo.task_root(&["trust", "--yes"]).ok();
     let before = head(&repo, &wt);
     repo.write(&wt, "src/store/run.sh", "#!/bin/sh\necho changed\n");
     std::fs::set_permissions(

@@ -1,0 +1,393 @@
+//! The trusted snapshot, `<common dir>/git-task/trusted.toml` (SPEC §2 principle 8, §4):
+//! what the user accepted, kept where git commands cannot write.
+//!
+//! It holds two things, as they were when it was written (`git task hooks install` or the
+//! first `start` of a repository that had none, and `git task trust --yes`):
+//!
+//! - **`settings`**: the raw values of every pinned `task.*` key ([`super::PINNED`]) from the
+//!   config files (multi-valued keys as lists; an unset key is absent). Once the snapshot
+//!   exists, [`super::Settings`] reads these, never the config files: a value an agent changed
+//!   with `git config` is ignored with a warning.
+//! - **`git`** and **`worktree_git`**: the git settings that make git (or gix) run a command
+//!   or change where git-task writes ([`exec_key`]), from the shared config files and from each
+//!   worktree's `config.worktree`. When they differ, the commands that run git or write into
+//!   worktrees refuse (`config_changed`, [`super::ensure_unchanged`]).
+//!
+//! Values given for one invocation (`git -c`, `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`) are
+//! the caller's own choice and are neither pinned nor compared.
+
+use crate::error::{Context, Error, Result};
+use crate::git::config::{Entry, Origin};
+use crate::git::Repo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The snapshot's file name under `<common dir>/git-task/`.
+pub const FILE: &str = "trusted.toml";
+const VERSION: u32 = 1;
+
+/// Values by key: every value of a key, lowest precedence first.
+pub type Values = BTreeMap<String, Vec<String>>;
+
+/// The snapshot as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The format (1).
+    pub version: u32,
+    /// The pinned `task.*` settings.
+    #[serde(default)]
+    pub settings: Values,
+    /// Exec-capable git settings of the shared config files.
+    #[serde(default)]
+    pub git: Values,
+    /// Exec-capable git settings of each worktree's `config.worktree`, by its path relative to
+    /// the common dir (`config.worktree`, `worktrees/<name>/config.worktree`).
+    #[serde(default)]
+    pub worktree_git: BTreeMap<String, Values>,
+}
+
+/// Where the snapshot lives.
+pub fn path(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("git-task").join(FILE)
+}
+
+/// Reads the snapshot; `None` when there is none yet.
+pub fn read(repo: &Repo) -> Result<Option<Snapshot>> {
+    let file = path(repo);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not read the trusted settings '{}'", file.display()),
+                e,
+            ))
+        }
+    };
+    let bad = |why: String| {
+        Error::repo_msg(format!(
+            "the trusted settings '{}' cannot be read: {why}",
+            file.display()
+        ))
+        .hint(format!(
+            "delete it, then review the settings and trust them again: rm '{}' && git task trust",
+            file.display()
+        ))
+    };
+    let snapshot: Snapshot = toml::from_str(&text).map_err(|e| bad(e.message().to_owned()))?;
+    if snapshot.version != VERSION {
+        return Err(bad(format!(
+            "version {} (this git-task reads version {VERSION})",
+            snapshot.version
+        )));
+    }
+    Ok(Some(snapshot))
+}
+
+/// Writes `snapshot` (atomically: a reader sees the old file or the new one).
+pub fn write(repo: &Repo, snapshot: &Snapshot) -> Result<PathBuf> {
+    let file = path(repo);
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).context(|| format!("could not create '{}'", dir.display()))?;
+    }
+    let mut text = String::from(
+        "# git-task's trusted settings: the pinned task.* settings and the git settings that\n\
+         # run commands, as the user accepted them. Written by 'git task trust --yes',\n\
+         # 'git task hooks install' and the first 'git task start'; see 'man git-task' (TRUST).\n",
+    );
+    let body = toml::to_string(snapshot)
+        .map_err(|e| Error::repo_msg(format!("could not write the trusted settings: {e}")))?;
+    text.push_str(&body);
+    crate::git::fs::write_atomically(&file, text.as_bytes())
+        .context(|| format!("could not write '{}'", file.display()))?;
+    Ok(file)
+}
+
+/// The snapshot of the configuration as it is now (what `trust --yes` writes).
+pub fn capture(repo: &Repo) -> Snapshot {
+    let (git, worktree_git) = capture_git(repo);
+    Snapshot {
+        version: VERSION,
+        settings: file_settings(repo),
+        git,
+        worktree_git,
+    }
+}
+
+/// Writes the snapshot of the configuration as it is now when there is none yet; returns
+/// whether it wrote one.
+pub fn pin_if_absent(repo: &Repo) -> Result<bool> {
+    if path(repo).exists() {
+        return Ok(false);
+    }
+    write(repo, &capture(repo))?;
+    Ok(true)
+}
+
+/// Every value of the pinned `task.*` keys in the config files (not `-c`), by key.
+pub fn file_settings(repo: &Repo) -> Values {
+    let entries = crate::git::config::entries(repo, &["task"]);
+    let mut out = Values::new();
+    for key in super::PINNED {
+        let values: Vec<String> = values_of(&entries, key)
+            .filter(|e| e.origin != Origin::Invocation)
+            .map(text)
+            .collect();
+        if !values.is_empty() {
+            out.insert((*key).to_owned(), values);
+        }
+    }
+    out
+}
+
+/// The entries of `task.<name>` (no subsection) among `entries`.
+pub(super) fn values_of<'a>(
+    entries: &'a [Entry],
+    key: &'a str,
+) -> impl Iterator<Item = &'a Entry> + Clone + 'a {
+    let name = key.split_once('.').map_or(key, |(_, n)| n);
+    entries
+        .iter()
+        .filter(move |e| e.subsection.is_none() && e.name.eq_ignore_ascii_case(name))
+}
+
+/// A value as text; a key written without `=` is git's implicit `true`.
+pub(super) fn text(e: &Entry) -> String {
+    e.value.clone().unwrap_or_else(|| "true".to_owned())
+}
+
+/// The sections [`exec_key`] looks at.
+const EXEC_SECTIONS: &[&str] = &[
+    "core",
+    "filter",
+    "diff",
+    "merge",
+    "include",
+    "includeIf",
+    "credential",
+    "gpg",
+    "remote",
+];
+
+/// The canonical name of an exec-capable git setting, `None` for any other key.
+///
+/// What git-task's own work can make git (or gix) run, or redirect: `start`'s checkout and
+/// `merge`'s update of a worktree run `filter.*` drivers and `core.fsmonitor`, `start` runs the
+/// `post-checkout` hook from `core.hooksPath`, `sync`'s `git merge` runs `merge.*.driver` and
+/// signs with `gpg.program`, `push`/`fetch`/`adopt` run `core.sshCommand`, `core.gitProxy`,
+/// `credential.helper`, `core.askPass` and `remote.*.uploadpack`/`receivepack`, and
+/// `core.alternateRefsCommand` on the way; `diff.*.command`/`textconv` and `diff.external` run
+/// on a diff; `include.path`/`includeIf.*` bring in any of these from another file; and
+/// `core.bare`/`core.worktree` change which directory git writes into. Left out: `core.pager`
+/// and `pager.*` (git-task's git output is captured, never paged), `core.editor` and
+/// `sequence.editor` (git-task's git runs with `GIT_EDITOR=true`).
+pub fn exec_key(section: &str, subsection: Option<&str>, name: &str) -> Option<String> {
+    const CORE: &[&str] = &[
+        "fsmonitor",
+        "hooksPath",
+        "sshCommand",
+        "gitProxy",
+        "askPass",
+        "alternateRefsCommand",
+        "bare",
+        "worktree",
+    ];
+    let section = section.to_ascii_lowercase();
+    let name_lower = name.to_ascii_lowercase();
+    match (section.as_str(), subsection, name_lower.as_str()) {
+        ("core", None, _) => CORE
+            .iter()
+            .find(|k| k.eq_ignore_ascii_case(name))
+            .map(|k| format!("core.{k}")),
+        ("filter", Some(sub), _) => Some(format!("filter.{sub}.{name_lower}")),
+        ("diff", Some(sub), "command" | "textconv") => Some(format!("diff.{sub}.{name_lower}")),
+        ("diff", None, "external") => Some("diff.external".to_owned()),
+        ("merge", Some(sub), "driver") => Some(format!("merge.{sub}.driver")),
+        ("include", None, "path") => Some("include.path".to_owned()),
+        ("includeif", Some(sub), _) => Some(format!("includeIf.{sub}.{name_lower}")),
+        ("credential", None, "helper") => Some("credential.helper".to_owned()),
+        ("credential", Some(sub), "helper") => Some(format!("credential.{sub}.helper")),
+        ("gpg", None, "program") => Some("gpg.program".to_owned()),
+        ("gpg", Some(sub), "program") => Some(format!("gpg.{sub}.program")),
+        ("remote", Some(sub), "uploadpack" | "receivepack") => {
+            Some(format!("remote.{sub}.{name_lower}"))
+        }
+        _ => None,
+    }
+}
+
+/// Collects the exec-capable entries of `entries` by canonical key, leaving out the
+/// `core.hooksPath` values in `own` (git-task's own hooks directories).
+fn exec_values<'a>(entries: impl Iterator<Item = &'a Entry>, own: &[PathBuf]) -> Values {
+    let mut out = Values::new();
+    for e in entries {
+        let Some(key) = exec_key(&e.section, e.subsection.as_deref(), &e.name) else {
+            continue;
+        };
+        let value = text(e);
+        if key == "core.hooksPath"
+            && own
+                .iter()
+                .any(|o| crate::git::normalize(Path::new(&value)) == *o)
+        {
+            continue;
+        }
+        out.entry(key).or_default().push(value);
+    }
+    out
+}
+
+/// The exec-capable git settings now: of the shared config files, and of each worktree's
+/// `config.worktree` that holds any (by its path relative to the common dir).
+///
+/// `install` points each worktree's `core.hooksPath` at git-task's own hooks directory of that
+/// worktree (`crate::hooks::own_dir`: `<common>/git-task/hooks` for the main worktree,
+/// `<common>/worktrees/<name>/hooks` for a linked one; a linked worktree may also hold a copy
+/// of the main one's): those values are git-task's, not the user's, and are not compared.
+pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
+    let common = crate::git::normalize(repo.common_dir());
+    let main_own = common.join("git-task").join("hooks");
+    let shared = crate::git::config::entries(repo, EXEC_SECTIONS);
+    let git = exec_values(
+        shared.iter().filter(|e| e.origin == Origin::Shared),
+        &[],
+    );
+    let mut files = vec![(
+        "config.worktree".to_owned(),
+        common.join("config.worktree"),
+        vec![main_own.clone()],
+    )];
+    if let Ok(dir) = std::fs::read_dir(common.join("worktrees")) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let private = e.path();
+            files.push((
+                format!("worktrees/{name}/config.worktree"),
+                private.join("config.worktree"),
+                vec![private.join("hooks"), main_own.clone()],
+            ));
+        }
+    }
+    let mut worktree_git = BTreeMap::new();
+    for (rel, file, own) in files {
+        let entries = crate::git::config::entries_in_file(&file, EXEC_SECTIONS);
+        let values = exec_values(entries.iter(), &own);
+        if !values.is_empty() {
+            worktree_git.insert(rel, values);
+        }
+    }
+    (git, worktree_git)
+}
+
+/// What a [`Difference`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A pinned `task.*` setting: ignored until trusted.
+    Setting,
+    /// An exec-capable git setting: commands that run git refuse until it is trusted.
+    Git,
+}
+
+/// One key whose value in the config differs from the trusted one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Difference {
+    /// The key (`task.setup`, `core.fsmonitor`, `filter.lfs.smudge`).
+    pub key: String,
+    /// `setting` or `git`.
+    pub kind: Kind,
+    /// The worktree config file it is set in (relative to the common dir), when not shared.
+    pub file: Option<String>,
+    /// Its trusted values (`null`: unset when trusted).
+    pub trusted: Option<Vec<String>>,
+    /// Its values in the config now (`null`: unset now).
+    pub current: Option<Vec<String>>,
+}
+
+impl Difference {
+    /// `key` with the file it is set in, if not shared.
+    pub fn name(&self) -> String {
+        match &self.file {
+            Some(f) => format!("{} (in {f})", self.key),
+            None => self.key.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} -> {}",
+            self.name(),
+            shown(self.trusted.as_deref()),
+            shown(self.current.as_deref())
+        )
+    }
+}
+
+/// Values as a person reads them: `'x'`, `['a', 'b']`, `unset`.
+pub fn shown(values: Option<&[String]>) -> String {
+    match values {
+        None | Some([]) => "unset".to_owned(),
+        Some([one]) => format!("'{one}'"),
+        Some(many) => format!(
+            "[{}]",
+            many.iter()
+                .map(|v| format!("'{v}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The keys of `then` and `now` whose values differ (both maps taken whole).
+fn differences(then: &Values, now: &Values, kind: Kind, file: Option<&str>) -> Vec<Difference> {
+    let keys: std::collections::BTreeSet<&String> = then.keys().chain(now.keys()).collect();
+    keys.into_iter()
+        .filter(|k| then.get(*k) != now.get(*k))
+        .map(|k| Difference {
+            key: k.clone(),
+            kind,
+            file: file.map(str::to_owned),
+            trusted: then.get(k).cloned(),
+            current: now.get(k).cloned(),
+        })
+        .collect()
+}
+
+/// The pinned settings whose values in the config files differ from the snapshot's.
+pub fn setting_differences(snapshot: &Snapshot, now: &Values) -> Vec<Difference> {
+    differences(&snapshot.settings, now, Kind::Setting, None)
+}
+
+/// The exec-capable git settings that differ from the snapshot's: any shared key, and a key
+/// a worktree's `config.worktree` holds now with other values than it held then (a worktree
+/// removed since, or a value taken away from one, makes git run nothing).
+pub fn git_differences(
+    snapshot: &Snapshot,
+    now: &(Values, BTreeMap<String, Values>),
+) -> Vec<Difference> {
+    let mut out = differences(&snapshot.git, &now.0, Kind::Git, None);
+    let none = Values::new();
+    for (file, values) in &now.1 {
+        let then = snapshot.worktree_git.get(file).unwrap_or(&none);
+        let then: Values = then
+            .iter()
+            .filter(|(k, _)| values.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        out.extend(differences(&then, values, Kind::Git, Some(file)));
+    }
+    out
+}
+
+/// Every difference between the snapshot (none: an empty one) and the configuration now.
+pub fn all_differences(repo: &Repo, snapshot: Option<&Snapshot>) -> Vec<Difference> {
+    let empty = Snapshot::default();
+    let snapshot = snapshot.unwrap_or(&empty);
+    let mut out = setting_differences(snapshot, &file_settings(repo));
+    out.extend(git_differences(snapshot, &capture_git(repo)));
+    out
+}

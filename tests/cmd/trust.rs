@@ -1,0 +1,337 @@
+//! Issue 30 item 3: the settings the user pinned (`<common dir>/git-task/trusted.toml`),
+//! `git task trust`, and `config_changed` (SPEC §2 principle 8, §4, §11).
+
+use super::support::{all_refs, commit_all, rev, write_script};
+use crate::common::{Run, TestRepo};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn snapshot_file(repo: &TestRepo) -> PathBuf {
+    repo.root().join(".git/git-task/trusted.toml")
+}
+
+fn snapshot_text(repo: &TestRepo) -> String {
+    std::fs::read_to_string(snapshot_file(repo)).unwrap()
+}
+
+/// `git config` as an agent in `dir` runs it.
+#[track_caller]
+fn agent_config(repo: &TestRepo, dir: &Path, args: &[&str]) {
+    let mut all = vec!["-c", "core.hooksPath=/dev/null", "config"];
+    all.extend_from_slice(args);
+    repo.git(dir, &all);
+}
+
+/// Asserts exit 1 with JSON kind `config_changed` naming `key`; returns the document.
+#[track_caller]
+fn config_changed(run: &Run, key: &str) -> Value {
+    assert_eq!(run.code, 1, "{run}");
+    let j: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{run}"));
+    assert_eq!(j["kind"], "config_changed", "{j}");
+    let text = j.to_string();
+    assert!(text.contains(key), "does not name {key}: {j}");
+    assert!(text.contains("git task trust"), "{j}");
+    j
+}
+
+/// The `warning:` lines of `run` that name `key`.
+fn warnings_naming(run: &Run, key: &str) -> usize {
+    run.stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") && l.contains(key))
+        .count()
+}
+
+/// The errors of `doc` against `schema/trust.json`.
+fn schema_errors(doc: &Value) -> Vec<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/trust.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator.iter_errors(doc).map(|e| e.to_string()).collect()
+}
+
+/// The first `start` pins every pinned `task.*` key set in the config files (multi-valued ones
+/// as lists) and the exec-capable git config; a later `start` leaves the file as it is.
+#[test]
+fn first_start_pins_the_settings_and_the_git_config_that_runs_commands() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "task.setup", "true"]);
+    repo.git(repo.root(), &["config", "task.harnessForbid", "src/store/**"]);
+    repo.git(
+        repo.root(),
+        &["config", "--add", "task.harnessForbid", "secrets/**"],
+    );
+    repo.git(repo.root(), &["config", "filter.lfs.smudge", "cat"]);
+    repo.git(repo.root(), &["config", "color.ui", "never"]);
+    assert!(!snapshot_file(&repo).exists());
+    repo.start("t1", &[]);
+    let text = snapshot_text(&repo);
+    assert!(text.contains("\"task.setup\" = [\"true\"]"), "{text}");
+    assert!(
+        text.contains("\"task.harnessForbid\" = [\n    \"src/store/**\",\n    \"secrets/**\",\n]")
+            || text.contains("\"task.harnessForbid\" = [\"src/store/**\", \"secrets/**\"]"),
+        "{text}"
+    );
+    assert!(text.contains("\"filter.lfs.smudge\" = [\"cat\"]"), "{text}");
+    assert!(!text.contains("color.ui"), "{text}");
+    assert!(!text.contains("task.branchPrefix"), "unset keys are absent: {text}");
+
+    repo.git(repo.root(), &["config", "task.setup", "false"]);
+    repo.start("t2", &[]);
+    assert_eq!(snapshot_text(&repo), text, "a later start rewrote the snapshot");
+}
+
+/// A pinned key changed with `git config` after the snapshot: the trusted value is used, and
+/// each command warns once per key, naming it and `git task trust`; `list` too.
+#[test]
+fn a_changed_setting_is_ignored_with_one_warning_per_key() {
+    let repo = TestRepo::new();
+    repo.start("t1", &[]);
+    repo.git(repo.root(), &["config", "task.branchPrefix", "agent/"]);
+    repo.git(repo.root(), &["config", "task.onViolation", "revert"]);
+
+    let run = repo.task_root(&["start", "t2"]).ok();
+    assert_eq!(repo.refs("refs/heads/agent/"), Vec::<String>::new());
+    assert!(repo
+        .refs("refs/heads/task/")
+        .contains(&"refs/heads/task/t2".to_owned()));
+    assert_eq!(warnings_naming(&run, "task.branchPrefix"), 1, "{run}");
+    assert_eq!(warnings_naming(&run, "task.onViolation"), 1, "{run}");
+    assert!(run.stderr.contains("git task trust"), "{run}");
+    assert!(run.stderr.contains("'agent/'"), "the config value is shown: {run}");
+
+    let run = repo.task_root(&["list", "--json"]).ok();
+    assert_eq!(warnings_naming(&run, "task.branchPrefix"), 1, "{run}");
+    // A bad value an agent wrote is ignored too, not an error of every command.
+    repo.git(repo.root(), &["config", "task.poolSize", "lots"]);
+    let run = repo.task_root(&["list"]).ok();
+    assert_eq!(warnings_naming(&run, "task.poolSize"), 1, "{run}");
+}
+
+/// `git -c task.x=y task ...` is the caller's own choice for one command: it applies and is
+/// not warned about, and is never pinned.
+#[test]
+fn git_c_values_apply_to_their_command_and_are_not_pinned() {
+    let repo = TestRepo::new();
+    let run = repo.git_run(
+        repo.root(),
+        &["-c", "task.branchPrefix=work/", "task", "start", "x"],
+    );
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(repo.refs("refs/heads/work/"), ["refs/heads/work/x"]);
+    assert!(!snapshot_text(&repo).contains("task.branchPrefix"));
+    assert_eq!(warnings_naming(&run, "task."), 0, "{run}");
+    repo.start("y", &[]);
+    assert!(repo
+        .refs("refs/heads/task/")
+        .contains(&"refs/heads/task/y".to_owned()));
+}
+
+/// `git task trust` without --yes and without a terminal shows each difference (trusted ->
+/// now) and exits 1 writing nothing; `--yes` pins the config as it is; `--json` matches
+/// schema/trust.json both times.
+#[test]
+fn trust_shows_then_accepts_with_yes() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    let before = snapshot_text(&repo);
+    agent_config(&repo, &wt, &["task.keepOnMerge", "true"]);
+    agent_config(&repo, &wt, &["core.fsmonitor", "/bin/false"]);
+
+    let run = repo.task_root(&["trust"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout.contains("task.keepOnMerge: unset -> 'true'"),
+        "{run}"
+    );
+    assert!(
+        run.stdout.contains("core.fsmonitor: unset -> '/bin/false'"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("git task trust --yes"), "{run}");
+    assert_eq!(snapshot_text(&repo), before, "trust without --yes wrote");
+
+    let run = repo.task_root(&["trust", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    let j = run.json();
+    assert_eq!(schema_errors(&j), Vec::<String>::new(), "{j:#}");
+    assert_eq!(j["accepted"], false);
+    let keys: Vec<&str> = j["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["task.keepOnMerge", "core.fsmonitor"], "{j}");
+    assert_eq!(snapshot_text(&repo), before);
+
+    let run = repo.task_root(&["trust", "--yes", "--json"]).ok();
+    let j = run.json();
+    assert_eq!(schema_errors(&j), Vec::<String>::new(), "{j:#}");
+    assert_eq!(j["accepted"], true);
+    let text = snapshot_text(&repo);
+    assert!(text.contains("\"task.keepOnMerge\" = [\"true\"]"), "{text}");
+    assert!(text.contains("\"core.fsmonitor\" = [\"/bin/false\"]"), "{text}");
+
+    // Nothing differs now: trust says so (exit 0), and nothing warns.
+    let run = repo.task_root(&["trust"]).ok();
+    assert!(run.stdout.contains("trusted"), "{run}");
+    let run = repo.task_root(&["list"]).ok();
+    assert!(!run.stderr.contains("git task trust"), "{run}");
+}
+
+/// An exec-capable key set after the snapshot: the commands that run git refuse with
+/// `config_changed`, naming the key with its value then and now, and write nothing; those that
+/// only read still work; after `trust --yes` they work again.
+#[test]
+fn config_changed_refuses_before_anything_and_trust_yes_lifts_it() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "docs/a.md", "a\n");
+    commit_all(&repo, &wt, "work");
+    let marker = repo.base().join("clean-ran");
+    let script = repo.base().join("agent/clean");
+    write_script(
+        &script,
+        &format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()),
+    );
+    agent_config(&repo, &wt, &["filter.x.clean", script.to_str().unwrap()]);
+    let refs = all_refs(&repo);
+
+    for args in [
+        vec!["start", "t2", "--json"],
+        vec!["merge", "t1", "--no-checks", "--json"],
+        vec!["sync", "t1", "--json"],
+        vec!["reset", "t1", "--json"],
+        vec!["revert", "t1", "--json"],
+        vec!["check", "t1", "--run", "--json"],
+        vec!["pool", "fill", "--wait", "--json"],
+    ] {
+        let run = repo.task_root(&args);
+        let j = config_changed(&run, "filter.x.clean");
+        assert!(
+            j["error"].to_string().contains("unset ->")
+                || j.to_string().contains(&format!(
+                    "filter.x.clean: unset -> '{}'",
+                    script.display()
+                )),
+            "{args:?}: {j}"
+        );
+        assert_eq!(all_refs(&repo), refs, "{args:?} changed refs");
+    }
+    assert!(!repo.task_dir("t2").exists());
+    assert!(!marker.exists());
+    // Commands that read only are not refused.
+    repo.task_root(&["list"]).ok();
+    repo.task_root(&["status", "t1"]).ok();
+
+    repo.task_root(&["trust", "--yes"]).ok();
+    repo.task_root(&["merge", "t1", "--no-checks"]).ok();
+    assert_eq!(repo.read(repo.root(), "docs/a.md"), "a\n");
+}
+
+/// A filter (LFS) configured when the settings were pinned keeps working: nothing refuses.
+#[test]
+fn a_filter_present_when_pinned_keeps_working() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "filter.lfs.clean", "cat"]);
+    repo.git(repo.root(), &["config", "filter.lfs.smudge", "cat"]);
+    repo.git(repo.root(), &["config", "filter.lfs.required", "true"]);
+    let wt = repo.start("t1", &["--check", "true"]);
+    repo.write(&wt, "docs/a.md", "a\n");
+    commit_all(&repo, &wt, "work");
+    repo.task_root(&["check", "t1", "--run"]).ok();
+    repo.task_root(&["sync", "t1"]).ok();
+    repo.task_root(&["merge", "t1"]).ok();
+    repo.start("t2", &[]);
+}
+
+/// git-task's own per-worktree `core.hooksPath` (a relative hooks path, as husky sets) is not
+/// a change: starting, syncing and merging work after `hooks install`.
+#[test]
+fn git_tasks_own_hooks_path_is_not_a_change() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".githooks/README", "team hooks\n");
+    commit_all(&repo, repo.root(), "hooks dir");
+    repo.git(repo.root(), &["config", "core.hooksPath", ".githooks"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    let wt = repo.start("t1", &[]);
+    assert!(
+        std::fs::read_to_string(repo.root().join(".git/worktrees/t1/config.worktree"))
+            .is_ok_and(|t| t.contains("hooksPath")),
+        "the test needs git-task's own per-worktree hooksPath"
+    );
+    repo.write(&wt, "docs/a.md", "a\n");
+    commit_all(&repo, &wt, "work");
+    repo.start("t2", &[]);
+    repo.task_root(&["sync", "t1"]).ok();
+    repo.task_root(&["merge", "t1", "--no-checks"]).ok();
+}
+
+/// An exec-capable key an agent sets in its own worktree's `config.worktree` is a change too,
+/// named with the file it is in.
+#[test]
+fn a_key_in_a_task_worktrees_config_is_a_change() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "extensions.worktreeConfig", "true"]);
+    let wt = repo.start("t1", &[]);
+    agent_config(&repo, &wt, &["--worktree", "core.fsmonitor", "/bin/false"]);
+    let run = repo.task_root(&["sync", "t1", "--json"]);
+    let j = config_changed(&run, "core.fsmonitor");
+    assert!(j.to_string().contains("worktrees/t1/config.worktree"), "{j}");
+    // From inside that worktree too.
+    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
+/// `hooks install` pins when nothing is pinned yet, and never re-pins what an agent set since.
+#[test]
+fn hooks_install_pins_only_when_nothing_is_pinned() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["config", "task.setup", "true"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    let pinned = snapshot_text(&repo);
+    assert!(pinned.contains("task.setup"), "{pinned}");
+    let wt = repo.start("t1", &[]);
+    agent_config(&repo, &wt, &["task.setup", "touch pwned"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    assert_eq!(snapshot_text(&repo), pinned);
+}
+
+/// A snapshot that is not one git-task wrote is an error naming the file, never a silent
+/// fallback to the config an agent can write.
+#[test]
+fn an_unreadable_snapshot_is_an_error() {
+    let repo = TestRepo::new();
+    repo.start("t1", &[]);
+    std::fs::write(snapshot_file(&repo), "this is = not [ toml").unwrap();
+    let run = repo.task_root(&["list"]);
+    assert_eq!(run.code, 128, "{run}");
+    assert!(run.stderr.contains("trusted.toml"), "{run}");
+    assert!(run.stderr.contains("git task trust"), "{run}");
+}
+
+/// `trust --records` lists the records the ledger does not know and exits 1; with --yes it
+/// adopts them (their ids and tips are printed), after which they verify.
+#[test]
+fn trust_records_lists_then_adopts() {
+    let repo = TestRepo::new();
+    repo.start("t1", &[]);
+    let entry = repo.root().join(".git/git-task/ledger/records/t1");
+    if !entry.exists() {
+        eprintln!("the ledger is not written by start yet; skipping");
+        return;
+    }
+    std::fs::remove_file(&entry).unwrap();
+    let tip = rev(&repo, "refs/tasks/t1/record");
+    let run = repo.task_root(&["trust", "--records", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    let j = run.json();
+    assert_eq!(schema_errors(&j), Vec::<String>::new(), "{j:#}");
+    assert_eq!(j["records"][0]["task"], "t1", "{j}");
+    assert!(!entry.exists(), "listing adopted");
+    let run = repo.task_root(&["trust", "--records", "--yes", "t1"]).ok();
+    assert!(run.stdout.contains(&tip), "{run}");
+    assert_eq!(std::fs::read_to_string(&entry).unwrap().trim(), tip);
+    repo.task_root(&["status", "t1"]).ok();
+}
