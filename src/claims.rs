@@ -111,10 +111,15 @@ fn live_claimant(repo: &Repo, claim: &Claim) -> Result<bool> {
     let Ok(id) = TaskId::parse(&claim.task) else {
         return Ok(false);
     };
-    Ok(record::load(repo, &id)?.is_some_and(|r| {
-        matches!(r.state.status, Status::Active | Status::Provisioning)
-            && r.state.created == claim.created
-    }))
+    match record::load(repo, &id) {
+        Ok(r) => Ok(r.is_some_and(|r| {
+            matches!(r.state.status, Status::Active | Status::Provisioning)
+                && r.state.created == claim.created
+        })),
+        // A tampered claimant's claims keep binding: nothing of its record frees them.
+        Err(e) if e.code() == "record_tampered" => Ok(true),
+        Err(e) => Err(e),
+    }
 }
 
 /// Returns every claim that binds: until git-task releases it (see the module comment).

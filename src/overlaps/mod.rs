@@ -252,15 +252,11 @@ pub fn conflicting_with(repo: &Repo, branch: &str) -> Result<Vec<BaseConflict>> 
 /// The live tasks to look at: the named ones (each must exist and be live), or every active one.
 fn live_records(repo: &Repo, ids: &[TaskId]) -> Result<Vec<Record>> {
     if ids.is_empty() {
-        let mut out = Vec::new();
-        for id in record::all_ids(repo)? {
-            if let Some(r) = record::load(repo, &id)? {
-                if r.state.status == Status::Active {
-                    out.push(r);
-                }
-            }
-        }
-        return Ok(out);
+        let (records, _tampered) = record::load_all(repo)?;
+        return Ok(records
+            .into_iter()
+            .filter(|r| r.state.status == Status::Active)
+            .collect());
     }
     let mut out: Vec<Record> = Vec::new();
     for id in ids {

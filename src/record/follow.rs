@@ -49,7 +49,12 @@ impl Follower {
         };
         let mut new = Vec::new();
         for id in ids {
-            let Some(tip) = repo.find_ref(&layout::record_ref(&id))? else {
+            let tip = repo.find_ref(&layout::record_ref(&id))?;
+            // Events of a record git-task did not write are not streamed as the task's.
+            if crate::ledger::records::verify(repo, id.as_str(), tip).is_err() {
+                continue;
+            }
+            let Some(tip) = tip else {
                 self.tips.remove(&id);
                 continue;
             };

@@ -492,6 +492,22 @@ pub fn events(repo: &Repo, record: &Record) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// Every record that verifies, and the ids whose record does not (`record_tampered`): what a
+/// command that looks at every task reads, so one tampered record neither stops it nor steers it.
+pub fn load_all(repo: &Repo) -> Result<(Vec<Record>, Vec<TaskId>)> {
+    let mut records = Vec::new();
+    let mut tampered = Vec::new();
+    for id in all_ids(repo)? {
+        match load(repo, &id) {
+            Ok(Some(r)) => records.push(r),
+            Ok(None) => {}
+            Err(e) if e.code() == "record_tampered" => tampered.push(id),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((records, tampered))
+}
+
 /// Returns the ids of every task that has a record, sorted.
 pub fn all_ids(repo: &Repo) -> Result<Vec<TaskId>> {
     let mut ids: Vec<TaskId> = repo

@@ -45,7 +45,12 @@ impl Pushed {
 /// Pushes the tasks `ids` (every task here when empty) to `remote`.
 pub fn push(repo: &Repo, remote: &str, ids: &[TaskId]) -> Result<Pushed> {
     let ids = if ids.is_empty() {
-        record::all_ids(repo)?
+        // A tampered record is never sent: the remote would take it for the task's.
+        record::load_all(repo)?
+            .0
+            .iter()
+            .map(|r| r.state.task_id())
+            .collect()
     } else {
         for id in ids {
             record::load_existing(repo, id)?;

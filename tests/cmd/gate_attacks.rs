@@ -205,8 +205,8 @@ fn rewritten_record_is_refused() {
     assert_refused_unchanged(&repo, &json, "record_tampered", &before);
     let run = repo.task_root(&["merge", "t1"]).code(1);
     assert!(
-        run.stderr.contains("src/lib.rs"),
-        "the hint names the frozen allowed paths: {run}"
+        run.stderr.contains("git update-ref refs/tasks/t1/record"),
+        "the hint says how to put back the record git-task wrote: {run}"
     );
 }
 

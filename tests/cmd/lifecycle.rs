@@ -499,6 +499,7 @@ fn sweep_leaves_a_delete_in_progress_alone() {
     repo.start("other", &[]);
     let aside = repo.base().join("repo.tasks/.gone.removing-4000000000-1");
     repo.write(&aside, "f.txt", "x");
+    super::support::note_aside(&repo, &aside);
     let dir = std::fs::File::open(&aside).unwrap();
     rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let j = repo.task_root(&["sweep", "--json"]).ok().json();

@@ -182,6 +182,16 @@ pub fn craft_abandoned_start(repo: &TestRepo, id: &str) {
         &["update-ref", &format!("refs/tasks/{id}/base"), &main],
     );
     repo.git(repo.root(), &["branch", &format!("task/{id}"), "main"]);
+    // A record git-task did not write verifies only once the user adopts it (as for records
+    // an older git-task left): the crafted start stands for one.
+    trust_records(repo, &[id]);
+}
+
+/// `git task trust --records --yes [ids]`: the user adopts records made outside this git-task.
+pub fn trust_records(repo: &TestRepo, ids: &[&str]) {
+    let mut args = vec!["trust", "--records", "--yes"];
+    args.extend_from_slice(ids);
+    repo.task_root(&args).ok();
 }
 
 /// Makes branch `task/<id>` the way git-task does (a first commit adding `.task-contract.toml`,
@@ -266,4 +276,16 @@ pub fn assert_one_new_pack(
         assert!(!loose(root, id), "{r} ({id}) is also loose");
     }
     idx
+}
+
+/// Notes `aside` under `<common>/git-task/asides/` as `remove` does before it moves a worktree
+/// aside: what a removal killed after that leaves for `sweep`.
+pub fn note_aside(repo: &TestRepo, aside: &Path) {
+    let notes = repo.root().join(".git/git-task/asides");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join(aside.file_name().unwrap()),
+        aside.to_str().unwrap(),
+    )
+    .unwrap();
 }

@@ -13,7 +13,7 @@ fn sweep_of_a_healthy_repository_does_nothing() {
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(
         j,
-        serde_json::json!({"schema_version": 1, "kind": "sweep", "dry_run": false, "repairs": []})
+        serde_json::json!({"schema_version": 1, "kind": "sweep", "dry_run": false, "repairs": [], "tampered": []})
     );
     let run = repo.task_root(&["sweep"]).ok();
     assert!(run.stderr.contains("Nothing to repair"), "{run}");
@@ -352,6 +352,7 @@ fn sweep_deletes_leftovers_of_an_interrupted_removal() {
     let repo = TestRepo::new();
     let aside = repo.base().join("repo.tasks/.gone.removing-123-456");
     repo.write(&aside, "big/file.txt", "x\n");
+    super::support::note_aside(&repo, &aside);
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(problems(&j), ["interrupted_removal"]);
     assert!(!aside.exists());
