@@ -9,6 +9,8 @@
 //!   base). The contract: `task.harnessAllow`/`task.harnessForbid` when set, else the
 //!   `.task-contract.toml` at the root of the checkout the hook runs in, else none (any path
 //!   not forbidden by the policy). Starting an existing task returns its worktree.
+//!   A task whose worktree lies outside the tasks directory (`task.worktreeDir`, default
+//!   `../<repo>.tasks`) is refused (exit 2): Claude Code would work there.
 //! - remove: the task whose worktree is `worktree_path` is removed with `--force`: its
 //!   uncommitted work is saved as an attempt first.
 //!
@@ -116,6 +118,19 @@ fn create_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
     }
     let outcome = call::run_in(dir, &command(&argv)?);
     let worktree = json_field(&outcome.stdout, "worktree");
+    if let (0, Some(path)) = (outcome.code, &worktree) {
+        // Claude Code works where this answer says: never outside the tasks directory (an
+        // existing task started elsewhere with --path, or a record that says so).
+        let repo = crate::git::Repo::discover(dir)?;
+        let tasks = crate::config::Settings::load(&repo)?.worktree_dir;
+        if !crate::mcp::in_tasks_dir(&tasks, Path::new(path)) {
+            return Err(Error::input(format!(
+                "the worktree of this task, '{path}', lies outside the tasks directory '{}'",
+                tasks.display()
+            ))
+            .hint("give the worktree another name, or remove that task: git task remove <id>"));
+        }
+    }
     match (outcome.code, worktree) {
         (0, Some(path)) => Ok(HookAnswer {
             stdout: Some(path),

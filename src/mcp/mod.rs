@@ -9,9 +9,17 @@
 //!   "message","hints"}` ([`call::Failure`]).
 //! - Calls run one at a time (a current-thread runtime, and a lock): a command may change the
 //!   process's directory.
+//! - **One repository.** The tools act only on the repository the server was started in (or,
+//!   started outside any, the first one a call names): a `repo` naming a directory of another
+//!   repository is refused (exit 2), so is a `start` whose `path` lies outside the tasks
+//!   directory (`task.worktreeDir`, default `../<repo>.tasks`) or whose `base` is no commit of
+//!   that repository. Nothing runs before these checks pass.
+//! - Requests are lines of at most 4 MiB; a line that is no JSON-RPC message gets a JSON-RPC
+//!   error ([`transport`]).
 
 pub mod call;
 pub mod tools;
+pub mod transport;
 
 use crate::error::Error;
 use rmcp::model::{
@@ -34,8 +42,12 @@ pub fn serve() -> crate::Result<()> {
         .map_err(|e| Error::repo("could not start the MCP server", e))?;
     runtime.block_on(async {
         let server = Server::new(home);
+        let stdio = transport::Guarded::new(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            tokio::io::stdout(),
+        );
         let running = server
-            .serve((tokio::io::stdin(), tokio::io::stdout()))
+            .serve(stdio)
             .await
             .map_err(|e| Error::repo("the MCP client did not initialize the session", e))?;
         running
@@ -49,6 +61,9 @@ pub fn serve() -> crate::Result<()> {
 /// The server: the tools, and the directory calls run in by default.
 struct Server {
     home: PathBuf,
+    /// The common git dir (resolved) of the one repository the server serves: the one it was
+    /// started in, else the first one a call named.
+    served: Mutex<Option<PathBuf>>,
     tools: Vec<tools::ToolDef>,
     listed: Vec<Tool>,
     one_at_a_time: Mutex<()>,
@@ -58,12 +73,71 @@ impl Server {
     fn new(home: PathBuf) -> Self {
         let tools = tools::all();
         let listed = tools.iter().map(describe).collect();
+        let served = crate::git::Repo::discover(&home)
+            .ok()
+            .map(|r| crate::git::fs::canonical(r.common_dir()));
         Server {
             home,
+            served: Mutex::new(served),
             tools,
             listed,
             one_at_a_time: Mutex::new(()),
         }
+    }
+
+    /// Refuses a call that would act outside the served repository (see the module docs):
+    /// `dir` in another repository, a `start` whose `path` lies outside the tasks directory
+    /// or whose `base` is no commit here.
+    fn confine(
+        &self,
+        name: &str,
+        dir: &std::path::Path,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), Error> {
+        let repo = crate::git::Repo::discover(dir)?;
+        let common = crate::git::fs::canonical(repo.common_dir());
+        {
+            let mut served = self
+                .served
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match &*served {
+                Some(s) if *s != common => {
+                    return Err(Error::input(format!(
+                        "'{}' is in another repository than the one this server serves ('{}')",
+                        dir.display(),
+                        s.display()
+                    ))
+                    .hint("MCP tools act only on the repository the server was started in; start 'git task mcp' in that other repository to work there"));
+                }
+                Some(_) => {}
+                None => *served = Some(common),
+            }
+        }
+        if name != "start" {
+            return Ok(());
+        }
+        if let Some(serde_json::Value::String(base)) = args.get("base") {
+            repo.rev_parse_commit(base).map_err(|_| {
+                Error::input(format!(
+                    "'base' must name a branch or commit of this repository, not '{base}'"
+                ))
+                .hint("name a branch ('git branch' lists them) or a commit id")
+            })?;
+        }
+        if let Some(serde_json::Value::String(path)) = args.get("path") {
+            let settings = crate::config::Settings::load(&repo)?;
+            let place = crate::git::normalize(&dir.join(path));
+            if !in_tasks_dir(&settings.worktree_dir, &place) {
+                return Err(Error::input(format!(
+                    "'path' must lie inside the tasks directory '{}', not '{}'",
+                    settings.worktree_dir.display(),
+                    place.display()
+                ))
+                .hint("leave 'path' out: the worktree goes to <tasks directory>/<id>"));
+            }
+        }
+        Ok(())
     }
 
     /// Runs one tool call to its result (a command that fails is a tool error, never a protocol one).
@@ -96,6 +170,9 @@ impl Server {
                 )))
             }
         };
+        if let Err(err) = self.confine(name, &dir, &args) {
+            return failure(&err);
+        }
         let command = match tool.command(args) {
             Ok(command) => command,
             Err(err) => return failure(&err),
@@ -106,6 +183,34 @@ impl Server {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let outcome = call::run_in(&dir, &command);
         result(outcome)
+    }
+}
+
+/// Whether `path` lies strictly inside the tasks directory `tasks`, symbolic links in the part
+/// of either that exists followed (a link inside the tasks directory that leads out is outside).
+pub fn in_tasks_dir(tasks: &std::path::Path, path: &std::path::Path) -> bool {
+    let (tasks, path) = (resolved(tasks), resolved(path));
+    path != tasks && path.starts_with(&tasks)
+}
+
+/// `path` made absolute and normalized, with its longest existing ancestor resolved.
+fn resolved(path: &std::path::Path) -> PathBuf {
+    let path = crate::git::fs::absolute(path);
+    let mut rest = Vec::new();
+    let mut head = path.as_path();
+    loop {
+        if let Ok(real) = head.canonicalize() {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (head.parent(), head.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                head = parent;
+            }
+            _ => return path,
+        }
     }
 }
 

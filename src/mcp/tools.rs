@@ -65,7 +65,7 @@ impl ToolDef {
                 "repo".into(),
                 serde_json::json!({
                     "type": "string",
-                    "description": "Directory to run in, like 'git -C' (default: the server's working directory); relative paths are relative to it"
+                    "description": "Directory to run in, like 'git -C' (default: the server's working directory); relative paths are relative to it. Only a directory of the repository the server serves (a task's worktree, for one)"
                 }),
             );
         }
@@ -168,11 +168,11 @@ struct IdArgs {
 struct StartArgs {
     /// Task id (default: a generated two-word name)
     id: Option<String>,
-    /// Revision to start from (default: the current branch)
+    /// Branch or commit of the repository to start from (default: the current branch)
     base: Option<String>,
     /// Where the work happens: "worktree" (default: a linked worktree on branch task/<id>) or "patch" (the current worktree)
     mode: Option<Mode>,
-    /// Worktree location (default: task.worktreeDir/<id>, else ../<repo>.tasks/<id>)
+    /// Worktree location, inside the tasks directory (default: task.worktreeDir/<id>, else ../<repo>.tasks/<id>)
     path: Option<String>,
     /// Globs of the paths the task may touch (default: any path not forbidden)
     #[serde(default)]

@@ -219,3 +219,22 @@ fn wrong_input_is_refused() {
     assert!(run.stderr.contains("hook input"), "{run}");
     assert_eq!(repo.refs("refs/"), before);
 }
+
+/// WorktreeCreate never hands Claude Code a worktree outside the tasks directory: a task of that
+/// name started elsewhere (`--path`) is refused (exit 2), nothing on stdout.
+#[test]
+fn create_refuses_a_worktree_outside_the_tasks_directory() {
+    let repo = TestRepo::new();
+    let elsewhere = repo.base().join("elsewhere");
+    repo.task_root(&["start", "feature-auth", "--path", elsewhere.to_str().unwrap()])
+        .ok();
+    let run = hook(
+        &repo,
+        repo.root(),
+        "create",
+        &input("worktree-create.json", repo.root(), None),
+    )
+    .code(2);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(run.stderr.contains("outside the tasks directory"), "{run}");
+}

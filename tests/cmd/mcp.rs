@@ -418,3 +418,34 @@ fn dash_c_is_the_servers_directory() {
     assert_eq!(doc["kind"], "list");
     assert_eq!(s.close(), 0);
 }
+
+/// `start`'s `base` names a branch or commit of the served repository only: a commit of another
+/// repository, or a name that resolves to nothing, is a bad input (exit 2) and nothing is made.
+/// A server started outside any repository serves the first one a call names, and only it.
+#[test]
+fn start_takes_a_base_of_this_repository_only_and_the_server_serves_one_repository() {
+    let repo = TestRepo::new();
+    let other = TestRepo::new();
+    other.write(other.root(), "only-there.txt", "x\n");
+    other.git(other.root(), &["add", "-A"]);
+    other.git(other.root(), &["commit", "-q", "-m", "only there"]);
+    let foreign = other.git(other.root(), &["rev-parse", "main"]);
+    let mut s = Session::open(&repo, repo.root());
+    for base in [foreign.as_str(), "no-such-branch"] {
+        let (err, doc, _) = s.call("start", json!({"id": "b1", "base": base}));
+        assert!(err, "{doc}");
+        assert_eq!(doc["exit_code"], 2, "{doc}");
+    }
+    assert!(repo.refs("refs/tasks/").is_empty());
+    let (err, doc, _) = s.call("start", json!({"id": "b1", "base": "main"}));
+    assert!(!err, "{doc}");
+    assert_eq!(s.close(), 0);
+
+    let mut s = Session::open(&repo, &repo.base().join("home"));
+    let (err, doc, _) = s.call("list", json!({"repo": repo.root().display().to_string()}));
+    assert!(!err, "{doc}");
+    let (err, doc, _) = s.call("list", json!({"repo": other.root().display().to_string()}));
+    assert!(err, "{doc}");
+    assert_eq!(doc["exit_code"], 2, "{doc}");
+    assert_eq!(s.close(), 0);
+}
