@@ -184,8 +184,8 @@ impl Pinned {
         let entries = crate::git::config::entries(repo, &["task"]);
         let mut out = Pinned::default();
         for key in PINNED {
-            let (files, own): (Vec<_>, Vec<_>) = trusted::values_of(&entries, key)
-                .partition(|e| e.origin != Origin::Invocation);
+            let (files, own): (Vec<_>, Vec<_>) =
+                trusted::values_of(&entries, key).partition(|e| e.origin != Origin::Invocation);
             let files: Vec<String> = files.into_iter().map(trusted::text).collect();
             let mut values = match snapshot {
                 None => files,

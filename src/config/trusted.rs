@@ -43,7 +43,7 @@ pub struct Snapshot {
     pub git: Values,
     /// Exec-capable git settings of each worktree's `config.worktree`, by its path relative to
     /// the common dir (`config.worktree`, `worktrees/<name>/config.worktree`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub worktree_git: BTreeMap<String, Values>,
 }
 
@@ -249,10 +249,7 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
     let common = crate::git::normalize(repo.common_dir());
     let main_own = common.join("git-task").join("hooks");
     let shared = crate::git::config::entries(repo, EXEC_SECTIONS);
-    let git = exec_values(
-        shared.iter().filter(|e| e.origin == Origin::Shared),
-        &[],
-    );
+    let git = exec_values(shared.iter().filter(|e| e.origin == Origin::Shared), &[]);
     let mut files = vec![(
         "config.worktree".to_owned(),
         common.join("config.worktree"),

@@ -56,7 +56,10 @@ fn schema_errors(doc: &Value) -> Vec<String> {
 fn first_start_pins_the_settings_and_the_git_config_that_runs_commands() {
     let repo = TestRepo::new();
     repo.git(repo.root(), &["config", "task.setup", "true"]);
-    repo.git(repo.root(), &["config", "task.harnessForbid", "src/store/**"]);
+    repo.git(
+        repo.root(),
+        &["config", "task.harnessForbid", "src/store/**"],
+    );
     repo.git(
         repo.root(),
         &["config", "--add", "task.harnessForbid", "secrets/**"],
@@ -74,11 +77,18 @@ fn first_start_pins_the_settings_and_the_git_config_that_runs_commands() {
     );
     assert!(text.contains("\"filter.lfs.smudge\" = [\"cat\"]"), "{text}");
     assert!(!text.contains("color.ui"), "{text}");
-    assert!(!text.contains("task.branchPrefix"), "unset keys are absent: {text}");
+    assert!(
+        !text.contains("task.branchPrefix"),
+        "unset keys are absent: {text}"
+    );
 
     repo.git(repo.root(), &["config", "task.setup", "false"]);
     repo.start("t2", &[]);
-    assert_eq!(snapshot_text(&repo), text, "a later start rewrote the snapshot");
+    assert_eq!(
+        snapshot_text(&repo),
+        text,
+        "a later start rewrote the snapshot"
+    );
 }
 
 /// A pinned key changed with `git config` after the snapshot: the trusted value is used, and
@@ -98,7 +108,10 @@ fn a_changed_setting_is_ignored_with_one_warning_per_key() {
     assert_eq!(warnings_naming(&run, "task.branchPrefix"), 1, "{run}");
     assert_eq!(warnings_naming(&run, "task.onViolation"), 1, "{run}");
     assert!(run.stderr.contains("git task trust"), "{run}");
-    assert!(run.stderr.contains("'agent/'"), "the config value is shown: {run}");
+    assert!(
+        run.stderr.contains("'agent/'"),
+        "the config value is shown: {run}"
+    );
 
     let run = repo.task_root(&["list", "--json"]).ok();
     assert_eq!(warnings_naming(&run, "task.branchPrefix"), 1, "{run}");
@@ -171,7 +184,10 @@ fn trust_shows_then_accepts_with_yes() {
     assert_eq!(j["accepted"], true);
     let text = snapshot_text(&repo);
     assert!(text.contains("\"task.keepOnMerge\" = [\"true\"]"), "{text}");
-    assert!(text.contains("\"core.fsmonitor\" = [\"/bin/false\"]"), "{text}");
+    assert!(
+        text.contains("\"core.fsmonitor\" = [\"/bin/false\"]"),
+        "{text}"
+    );
 
     // Nothing differs now: trust says so (exit 0), and nothing warns.
     let run = repo.task_root(&["trust"]).ok();
@@ -211,10 +227,8 @@ fn config_changed_refuses_before_anything_and_trust_yes_lifts_it() {
         let j = config_changed(&run, "filter.x.clean");
         assert!(
             j["error"].to_string().contains("unset ->")
-                || j.to_string().contains(&format!(
-                    "filter.x.clean: unset -> '{}'",
-                    script.display()
-                )),
+                || j.to_string()
+                    .contains(&format!("filter.x.clean: unset -> '{}'", script.display())),
             "{args:?}: {j}"
         );
         assert_eq!(all_refs(&repo), refs, "{args:?} changed refs");
@@ -273,12 +287,18 @@ fn git_tasks_own_hooks_path_is_not_a_change() {
 #[test]
 fn a_key_in_a_task_worktrees_config_is_a_change() {
     let repo = TestRepo::new();
-    repo.git(repo.root(), &["config", "extensions.worktreeConfig", "true"]);
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
     let wt = repo.start("t1", &[]);
     agent_config(&repo, &wt, &["--worktree", "core.fsmonitor", "/bin/false"]);
     let run = repo.task_root(&["sync", "t1", "--json"]);
     let j = config_changed(&run, "core.fsmonitor");
-    assert!(j.to_string().contains("worktrees/t1/config.worktree"), "{j}");
+    assert!(
+        j.to_string().contains("worktrees/t1/config.worktree"),
+        "{j}"
+    );
     // From inside that worktree too.
     let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
     config_changed(&run, "core.fsmonitor");
