@@ -9,8 +9,12 @@
 //! transaction fails, it reads the new claims, and is refused.
 //!
 //! An agent can move or delete any ref with git plumbing (SPEC §11), so git-task keeps a copy
-//! of what it last wrote in `<common dir>/git-task/claims`, outside refs, and the claims that
-//! count are those of the ref *and* of the copy: deleting or rewinding the ref frees nothing.
+//! of what it last wrote in `<common dir>/git-task/claims`, outside refs, with the commit it
+//! set the ref to. That copy is what counts: deleting, rewinding or rewriting the ref (a blob,
+//! a commit of garbage) frees nothing, adds nothing and blocks no commit; it is reported
+//! ([`problem`]) and `sweep` writes the ref again from the copy ([`restore_ref`]). Only a
+//! repository whose copy an older version wrote without the commit counts the ref's claims
+//! too. Writers take `<common dir>/git-task/claims.lock`, so the copy and the ref move together.
 //! Likewise a claim does not stop counting because the claiming task's record says it ended
 //! (a record ref can be forged too): claims end only when git-task releases them — `release`,
 //! and `merge`, `drop` and `remove` of the claiming task — or when `sweep` finds a claim whose
@@ -50,38 +54,127 @@ struct Table {
     claims: Vec<Claim>,
 }
 
-/// The claims as stored, and the commit they were read from.
-struct Stored {
-    tip: Option<ObjectId>,
+/// git-task's own copy of the claims (`<common dir>/git-task/claims`): the claims, and the
+/// commit it set [`CLAIMS_REF`] to with them.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Mirror {
+    /// The commit of [`CLAIMS_REF`] written with these claims (absent: an older version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tip: Option<String>,
+    #[serde(default, rename = "claim")]
     claims: Vec<Claim>,
+}
+
+/// The claims as stored, and the ref's tip when they were read.
+struct Stored {
+    /// Where [`CLAIMS_REF`] points (whatever it is).
+    tip: Option<ObjectId>,
+    /// The claims that count.
+    claims: Vec<Claim>,
+    /// The ref's tip, when it is a commit git-task can build on.
+    parent: Option<ObjectId>,
+    /// What is wrong with the ref, if anything (see [`problem`]).
+    problem: Option<String>,
 }
 
 fn mirror(repo: &Repo) -> std::path::PathBuf {
     repo.common_dir().join("git-task").join("claims")
 }
 
-fn parse(bytes: &[u8]) -> Vec<Claim> {
-    // A claims file git-task cannot read adds nothing (git-task never writes one).
-    toml::from_str::<Table>(&String::from_utf8_lossy(bytes))
-        .map(|t| t.claims)
-        .unwrap_or_default()
+fn lock_path(repo: &Repo) -> std::path::PathBuf {
+    repo.common_dir().join("git-task").join("claims.lock")
 }
 
-/// Reads the claims: those of the ref and those of git-task's own copy, merged.
+/// Reads the claims of the ref's commit `tip`: `Err` says why they cannot be read (a blob, a
+/// tree, no `claims.toml`, or one that is not git-task's TOML).
+fn read_ref(repo: &Repo, tip: ObjectId) -> std::result::Result<Vec<Claim>, String> {
+    let Ok(tree) = objects::commit_tree(repo, tip) else {
+        return Err(format!("it points at {tip}, which is not a commit"));
+    };
+    let bytes = match objects::read_blob_in_tree(repo, tree, FILE) {
+        Ok(Some(bytes)) => bytes,
+        _ => return Err(format!("its commit {tip} holds no readable {FILE}")),
+    };
+    toml::from_str::<Table>(&String::from_utf8_lossy(&bytes))
+        .map(|t| t.claims)
+        .map_err(|_| format!("its commit {tip} holds a {FILE} git-task did not write"))
+}
+
+/// Reads the claims that count: git-task's own copy (see the module comment).
 fn read(repo: &Repo) -> Result<Stored> {
     let tip = repo.find_ref(CLAIMS_REF)?;
-    let mut claims = match tip {
-        Some(tip) => objects::read_blob_at(repo, tip, FILE)?
-            .map(|b| parse(&b))
-            .unwrap_or_default(),
-        None => Vec::new(),
+    let from_ref = tip.map(|t| read_ref(repo, t));
+    let parent = match &from_ref {
+        Some(Ok(_)) => tip,
+        _ => None,
     };
-    if let Ok(bytes) = std::fs::read(mirror(repo)) {
-        for c in parse(&bytes) {
-            merge_into(&mut claims, c);
+    let copy = match std::fs::read(mirror(repo)) {
+        Ok(bytes) => Some(toml::from_str::<Mirror>(&String::from_utf8_lossy(&bytes))),
+        Err(_) => None,
+    };
+    let moved = || {
+        format!(
+            "{CLAIMS_REF} was changed outside git-task; git-task uses its own copy of the claims"
+        )
+    };
+    let (claims, problem) = match (copy, from_ref) {
+        // The copy says which commit it goes with: the ref counts for nothing else.
+        (Some(Ok(copy @ Mirror { tip: Some(_), .. })), _) => {
+            let same = copy.tip.as_deref() == tip.map(|t| t.to_string()).as_deref();
+            (copy.claims, (!same).then(moved))
         }
+        // An older version's copy: the ref's claims count too, when they can be read.
+        (Some(Ok(copy)), from_ref) => {
+            let mut claims = copy.claims;
+            let problem = match from_ref {
+                Some(Ok(theirs)) => {
+                    for c in theirs {
+                        merge_into(&mut claims, c);
+                    }
+                    None
+                }
+                Some(Err(why)) => Some(format!("{CLAIMS_REF} is not git-task's: {why}")),
+                None => None,
+            };
+            (claims, problem)
+        }
+        // git-task's copy damaged (not by git): the ref's claims, when they can be read.
+        (Some(Err(_)), from_ref) => (
+            from_ref.and_then(|r| r.ok()).unwrap_or_default(),
+            Some(format!(
+                "'{}', git-task's copy of the claims, cannot be read",
+                mirror(repo).display()
+            )),
+        ),
+        (None, Some(Ok(claims))) => (claims, None),
+        (None, Some(Err(why))) => (
+            Vec::new(),
+            Some(format!("{CLAIMS_REF} is not git-task's: {why}")),
+        ),
+        (None, None) => (Vec::new(), None),
+    };
+    Ok(Stored {
+        tip,
+        claims,
+        parent,
+        problem,
+    })
+}
+
+/// What is wrong with [`CLAIMS_REF`], if anything: it was changed outside git-task, or holds
+/// something git-task did not write. The claims that count are unaffected (git-task's copy);
+/// `sweep` writes the ref again from it ([`restore_ref`]).
+pub fn problem(repo: &Repo) -> Result<Option<String>> {
+    if !any(repo)? {
+        return Ok(None);
     }
-    Ok(Stored { tip, claims })
+    Ok(read(repo)?.problem)
+}
+
+/// Writes [`CLAIMS_REF`] again from git-task's copy of the claims (`sweep`, after
+/// [`problem`] said it is wrong).
+pub fn restore_ref(repo: &Repo) -> Result<()> {
+    write(repo, "restore the claims ref from git-task's copy", |_| Ok(()), true)
 }
 
 /// Adds `claim` to `claims`: the globs join those of the same task's same life.
@@ -317,7 +410,12 @@ pub fn claim(
 
 /// Releases `globs` (all of them when empty) that task `record` claims; returns what it
 /// still claims. Releasing what is not claimed is a no-op.
+///
+/// Claims have owners: only the claiming task's own worktree or the main worktree may release
+/// them (another task's agent could otherwise free the paths it wants); elsewhere it is refused
+/// (exit 2) and nothing changes.
 pub fn release(repo: &Repo, record: &Record, globs: &[String]) -> Result<Vec<String>> {
+    from_owner(repo, record)?;
     let me = record.state.id.clone();
     change(repo, &format!("release for task '{me}'"), |claims| {
         let mut left = of(record, claims);
@@ -332,6 +430,38 @@ pub fn release(repo: &Repo, record: &Record, globs: &[String]) -> Result<Vec<Str
         }
         Ok(left)
     })
+}
+
+/// Refuses unless this process runs in the main worktree (or a bare repository's git dir) or in
+/// the worktree of task `record`.
+fn from_owner(repo: &Repo, record: &Record) -> Result<()> {
+    use crate::git::fs::canonical;
+    let Some(here) = repo.workdir().map(canonical) else {
+        return Ok(());
+    };
+    let main = repo.main_worktree()?;
+    if here == canonical(&main) {
+        return Ok(());
+    }
+    let mut own: Vec<std::path::PathBuf> = Vec::new();
+    if !record.state.worktree.is_empty() {
+        own.push(canonical(std::path::Path::new(&record.state.worktree)));
+    }
+    if let Some(w) = crate::git::worktree::find_by_branch(repo, &record.state.branch)? {
+        own.push(canonical(&w.path));
+    }
+    if own.contains(&here) {
+        return Ok(());
+    }
+    let id = &record.state.id;
+    Err(Error::input(format!(
+        "only task '{id}' itself or the main worktree may release its claims, not '{}'",
+        here.display()
+    ))
+    .hint(format!(
+        "release them from the main worktree: git -C {} task release {id}",
+        crate::contract::judge::shell_quote(&main.display().to_string())
+    )))
 }
 
 /// Drops the claims of task `id` when it is no longer live: after `merge`, `drop`, `remove`
@@ -386,24 +516,40 @@ fn of(record: &Record, claims: &[Claim]) -> Vec<String> {
 fn change<T>(
     repo: &Repo,
     what: &str,
-    mut step: impl FnMut(&mut Vec<Claim>) -> Result<T>,
+    step: impl FnMut(&mut Vec<Claim>) -> Result<T>,
 ) -> Result<T> {
+    write(repo, what, step, false)
+}
+
+/// [`change`]; with `always`, the ref and the copy are written even when `step` changes
+/// nothing (to repair the ref).
+fn write<T>(
+    repo: &Repo,
+    what: &str,
+    mut step: impl FnMut(&mut Vec<Claim>) -> Result<T>,
+    always: bool,
+) -> Result<T> {
+    // One writer at a time, so the copy and the ref it names move together.
+    let _lock = crate::ledger::lock::Lock::acquire(&lock_path(repo))?;
     for _ in 0..20 {
         let stored = read(repo)?;
         let mut claims = stored.claims.clone();
         let value = step(&mut claims)?;
-        if claims == stored.claims {
+        if claims == stored.claims && !(always && stored.problem.is_some()) {
             return Ok(value);
         }
-        let text =
-            toml::to_string(&Table { claims }).map_err(|e| Error::repo_msg(e.to_string()))?;
+        let text = toml::to_string(&Table {
+            claims: claims.clone(),
+        })
+        .map_err(|e| Error::repo_msg(e.to_string()))?;
         let blob = objects::write_blob(repo, text.as_bytes())?;
         let tree = objects::edit_tree(
             repo,
             objects::empty_tree(repo),
             &[TreeEdit::Upsert(FILE, EntryKind::Blob, blob)],
         )?;
-        let parents: Vec<ObjectId> = stored.tip.into_iter().collect();
+        // A ref that is no commit of claims is written over, not built on.
+        let parents: Vec<ObjectId> = stored.parent.into_iter().collect();
         let commit = objects::write_own_commit(repo, tree, &parents, &format!("git-task: {what}"))?;
         let update = Update {
             name: CLAIMS_REF.into(),
@@ -416,13 +562,18 @@ fn change<T>(
                 // The copy outside refs: what counts even if the ref is moved or deleted. A
                 // process killed before this line leaves the old copy, whose extra claims
                 // still count (never fewer than were claimed); the next change rewrites it.
+                let copy = toml::to_string(&Mirror {
+                    tip: Some(commit.to_string()),
+                    claims,
+                })
+                .map_err(|e| Error::repo_msg(e.to_string()))?;
                 let path = mirror(repo);
                 if let Some(dir) = path.parent() {
                     std::fs::create_dir_all(dir).map_err(|e| {
                         Error::repo(format!("could not create '{}'", dir.display()), e)
                     })?;
                 }
-                crate::git::fs::write_atomically(&path, text.as_bytes())
+                crate::git::fs::write_atomically(&path, copy.as_bytes())
                     .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))?;
                 return Ok(value);
             }

@@ -471,6 +471,19 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
             Ok(true)
         });
     }
+    // 7b. The claims ref changed outside git-task (a blob, garbage, rewound): git-task's own
+    // copy is what counts; the ref is written again from it.
+    if let Some(why) = crate::claims::problem(repo)? {
+        let plan = repair(
+            "claims_ref_changed",
+            None,
+            format!("{why}; wrote refs/tasks/_claims again from that copy"),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            crate::claims::restore_ref(repo)?;
+            Ok(true)
+        });
+    }
     Ok(Swept { repairs, tampered })
 }
 

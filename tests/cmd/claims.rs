@@ -251,10 +251,14 @@ fn a_claim_left_by_an_interrupted_release_binds_until_sweep_drops_it() {
     repo.start("owner", &[]);
     let other = repo.start("other", &[]);
     repo.task_root(&["claim", "owner", "src/db/**"]).ok();
-    // The release after a drop was lost (as if killed): put the claims ref back as it was.
+    // The release after a drop was lost (as if killed): put the claims ref and git-task's
+    // copy of the claims back as they were.
     let tip = rev(&repo, "refs/tasks/_claims");
+    let copy = repo.root().join(".git/git-task/claims");
+    let kept = std::fs::read(&copy).unwrap();
     repo.task_root(&["drop", "owner"]).ok();
     repo.git(repo.root(), &["update-ref", "refs/tasks/_claims", &tip]);
+    std::fs::write(&copy, kept).unwrap();
     repo.write(&other, "src/db/schema.sql", "x\n");
     let refused = commit(&repo, &other, "before the sweep").code(1);
     assert!(refused.stderr.contains("claimed_by"), "{}", refused.stderr);
@@ -264,6 +268,10 @@ fn a_claim_left_by_an_interrupted_release_binds_until_sweep_drops_it() {
     let stored = repo.git(repo.root(), &["show", "refs/tasks/_claims:claims.toml"]);
     assert!(!stored.contains("owner"), "{stored}");
 }
+
+/// `-c` for an agent's git that skips the hooks (the reference-transaction hook refuses its
+/// update of refs that are not its task's).
+const NO_HOOKS: &str = "core.hooksPath=/dev/null";
 
 /// SPEC §11: an agent may move or delete any ref. Deleting, rewinding or rewriting the claims
 /// ref frees no claimed path: git-task's own copy outside refs still counts.
@@ -279,11 +287,14 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
     repo.task_root(&["claim", "owner", "src/db/**"]).ok();
     repo.write(&other, "src/db/schema.sql", "x\n");
     // From the other task's worktree: delete the ref.
-    repo.git(&other, &["update-ref", "-d", "refs/tasks/_claims"]);
+    repo.git(&other, &["-c", NO_HOOKS, "update-ref", "-d", "refs/tasks/_claims"]);
     let refused = commit(&repo, &other, "ref deleted").code(1);
     assert!(refused.stderr.contains("claimed_by"), "{}", refused.stderr);
     // Rewind it to before the claim.
-    repo.git(&other, &["update-ref", "refs/tasks/_claims", &before_claim]);
+    repo.git(
+        &other,
+        &["-c", NO_HOOKS, "update-ref", "refs/tasks/_claims", &before_claim],
+    );
     commit(&repo, &other, "ref rewound").code(1);
     // Point it at an empty claims file made with plumbing.
     let blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], "");
@@ -295,7 +306,7 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
     let commit_id = repo.git(&other, &["commit-tree", tree.trim(), "-m", "no claims"]);
     repo.git(
         &other,
-        &["update-ref", "refs/tasks/_claims", commit_id.trim()],
+        &["-c", NO_HOOKS, "update-ref", "refs/tasks/_claims", commit_id.trim()],
     );
     commit(&repo, &other, "ref forged").code(1);
     // Past the hook, the gate refuses too.
@@ -329,7 +340,7 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
     );
     repo.git(
         &other,
-        &["update-ref", "refs/tasks/owner/record", dropped.trim()],
+        &["-c", NO_HOOKS, "update-ref", "refs/tasks/owner/record", dropped.trim()],
     );
     assert_eq!(record_status(&repo, "owner"), "dropped");
     let j = repo
@@ -361,4 +372,41 @@ fn claims_beyond_the_contract_are_refused() {
     // A task whose contract allows every path may claim any of them.
     repo.start("c", &["--share"]);
     repo.task_root(&["claim", "c", "docs/**"]).ok();
+}
+
+/// The claims that count are git-task's own copy: a claims ref rewritten with plumbing to claim
+/// paths for a task (or to hold a blob) blocks no commit; `sweep` reports it and writes the ref
+/// again from the copy.
+#[test]
+fn a_claims_ref_rewritten_to_claim_more_blocks_nothing_and_sweep_writes_it_back() {
+    let repo = repo();
+    repo.start("owner", &[]);
+    let other = repo.start("other", &["--share"]);
+    repo.task_root(&["claim", "owner", "docs/**"]).ok();
+    let genuine = repo.git(repo.root(), &["show", "refs/tasks/_claims:claims.toml"]);
+    let forged = genuine.replace("docs/**", "src/**");
+    let blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], &forged);
+    let tree = git_stdin(
+        &repo,
+        &["mktree"],
+        &format!("100644 blob {}\tclaims.toml\n", blob.trim()),
+    );
+    let forged = repo.git(&other, &["commit-tree", tree.trim(), "-m", "claims"]);
+    repo.git(
+        &other,
+        &["-c", NO_HOOKS, "update-ref", "refs/tasks/_claims", forged.trim()],
+    );
+    repo.write(&other, "src/api/a.rs", "fn a() { 1 }\n");
+    commit(&repo, &other, "not claimed").ok();
+    repo.write(&other, "docs/x.md", "# claimed\n");
+    commit(&repo, &other, "claimed").code(1);
+    repo.git(&other, &["checkout", "-q", "--", "docs/x.md"]);
+
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert!(j.to_string().contains("claims_ref_changed"), "{j}");
+    let now = repo.git(repo.root(), &["show", "refs/tasks/_claims:claims.toml"]);
+    assert_eq!(now, genuine);
+    let j = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert!(!j.to_string().contains("claims_ref_changed"), "{j}");
+    repo.fsck();
 }
