@@ -401,9 +401,9 @@ fn task_branch_without_git_task_refuses_and_says_how_to_fix() {
     assert!(run.stderr.contains("neither at"), "{run}");
     assert!(run.stderr.contains("git task hooks install"), "{run}");
     assert_eq!(head(&repo, &wt), before);
-    // post-checkout only warns: the checkout itself succeeds. Leaving for a
-    // plain branch does not even start it.
-    let run = minimal_git(&repo, &wt, &["switch", "-q", "-c", "side"]).ok();
+    // post-checkout only warns: the checkout itself succeeds. Leaving the task
+    // branch (detached: a task worktree makes no other branch) does not even start it.
+    let run = minimal_git(&repo, &wt, &["switch", "-q", "--detach"]).ok();
     assert!(run.stderr.is_empty(), "{run}");
     let run = minimal_git(&repo, &wt, &["switch", "-q", "task/t"]).ok();
     assert!(
@@ -646,10 +646,12 @@ fn post_checkout_marks_and_clears_on_branch_switches() {
         "start runs post-checkout"
     );
 
-    let run = repo.git_run(&wt, &["switch", "-c", "side"]).ok();
+    // Off the task branch (detached: the reference-transaction hook lets a task worktree
+    // make no other branch).
+    let run = repo.git_run(&wt, &["switch", "--detach"]).ok();
     assert!(run.stderr.contains("task 't' is no longer active"), "{run}");
     assert_eq!(mark(&repo, "t"), None);
-    // On the side branch the task's contract does not apply.
+    // Off the branch the task's contract does not apply.
     repo.write(&wt, "src/store/mod.rs", "// fine here\n");
     commit(&repo, &wt, &["-a", "-m", "side work"]).ok();
 
