@@ -1,4 +1,5 @@
 //! Black-box tests, one file per command.
+mod audit;
 mod changes;
 mod checkpoint;
 mod claims;
