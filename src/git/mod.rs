@@ -134,6 +134,11 @@ pub fn spawn_detached(mut cmd: std::process::Command) -> bool {
     cmd.spawn().is_ok()
 }
 
+/// The all-zero object id (git's "no object").
+pub fn null_id() -> ObjectId {
+    ObjectId::null(gix::hash::Kind::Sha1)
+}
+
 /// How git-task opens every repository: objects are read as stored, with replace refs
 /// disabled (gix reads no grafts), so an agent's `git replace` cannot change what the gate
 /// or the hooks see (SPEC §7.4); untracked files are judged with fixed settings.

@@ -417,7 +417,7 @@ impl Listed {
     /// A task whose record did not verify: its id and nothing else.
     fn tampered(id: &crate::task::TaskId, tip: Option<ObjectId>) -> Listed {
         Listed {
-            tip: tip.unwrap_or_else(|| ObjectId::null(gix::hash::Kind::Sha1)),
+            tip: tip.unwrap_or_else(crate::git::null_id),
             state: TaskState::tampered(id),
             read: false,
             summary: Some(Summary {
