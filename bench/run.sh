@@ -413,10 +413,11 @@ scenario_remove() {
     measure remove "$n" task git
 }
 
-# A commit of 5 staged files on a task branch: git-task hooks vs an empty pre-commit hook vs
-# no hook. One repository with task "ct" started and the hooks installed; before each timed
-# commit (untimed) the worktree is reset to the task's start, 5 files are changed and staged,
-# and the pre-commit hook is put in place: git-task's as installed, `exit 0`, or none. So the
+# A commit of 5 staged files on a task branch: git-task hooks vs empty hooks vs no hook. One
+# repository with task "ct" started and the hooks installed; before each timed commit
+# (untimed) the worktree is reset to the task's start, 5 files are changed and staged, and
+# the pre-commit and reference-transaction hooks are put in place: git-task's as installed,
+# `exit 0` each, or none. So the
 # commits differ only in the hook, as SPEC §10 compares them ("the same commit with an empty
 # hook"); separate copies of the repository added their own spread to the figure.
 scenario_commit() {
@@ -426,13 +427,13 @@ scenario_commit() {
     local RUNS=$((RUNS < 25 ? 25 : RUNS))
     # SPEC §10 sets the hook's target at 100,000 files; smaller sizes are shown for reference.
     if ((n >= 100000)); then
-        row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty ratio 1.05 ""
+        row commit "$n" "commit 5 files: git-task hooks vs empty hooks" hooks empty ratio 1.05 ""
     else
-        row commit "$n" "commit 5 files: git-task hooks vs empty hook" hooks empty reference "" "" \
+        row commit "$n" "commit 5 files: git-task hooks vs empty hooks" hooks empty reference "" "" \
             "SPEC §10 sets this target (1.05x) at 100,000 files"
     fi
     row commit "$n" "commit 5 files: git-task hooks vs no hook" hooks none reference "" ""
-    row commit "$n" "commit 5 files: empty hook vs no hook" empty none reference "" ""
+    row commit "$n" "commit 5 files: empty hooks vs no hook" empty none reference "" ""
     supports hooks || skip "not supported by this build"
     fresh_copy "$n" "$W/r"
     "$GT" -C "$W/r" start ct
@@ -442,19 +443,26 @@ scenario_commit() {
         exit 1
     }
     cat "$W/install.out"
-    local hook=$W/r/.git/hooks/pre-commit
-    cp "$hook" "$W/pre-commit.hooks"
-    printf '#!/bin/sh\nexit 0\n' >"$W/pre-commit.empty"
-    chmod +x "$W/pre-commit.empty"
+    # Both hooks a commit runs that git-task installs: pre-commit and reference-transaction
+    # (which git runs for each ref transaction of the commit, in each state).
+    local hooks=$W/r/.git/hooks name
+    for name in pre-commit reference-transaction; do
+        if [[ -f $hooks/$name ]]; then cp -p "$hooks/$name" "$W/$name.hooks"; fi
+        printf '#!/bin/sh\nexit 0\n' >"$W/$name.empty"
+        chmod +x "$W/$name.empty"
+    done
     local wt=$W/r.tasks/ct
     START=$(git -C "$wt" rev-parse HEAD)
     mapfile -t FILES < <(pick_files "$W/r" 5)
-    commit_prep() { # VARIANT RUN: reset the task worktree to its start, stage 5 changed files, set the hook
+    commit_prep() { # VARIANT RUN: reset the task worktree to its start, stage 5 changed files, set the hooks
+        rm -f "$hooks/pre-commit" "$hooks/reference-transaction"
         git -C "$wt" reset -q --hard "$START"
         touch_files "$wt" "commit $2 $1" "${FILES[@]}"
         git -C "$wt" add -- "${FILES[@]}"
-        rm -f "$hook"
-        if [[ $1 != none ]]; then cp -p "$W/pre-commit.$1" "$hook"; fi
+        local name
+        for name in pre-commit reference-transaction; do
+            if [[ $1 != none && -f $W/$name.$1 ]]; then cp -p "$W/$name.$1" "$hooks/$name"; fi
+        done
     }
     local v
     for v in hooks empty none; do
