@@ -316,7 +316,20 @@ pub fn flatten_tree(
     tree: ObjectId,
     cache: &mut FlatCache,
 ) -> Result<std::rc::Rc<Vec<(gix::bstr::BString, EntryKind, ObjectId)>>> {
+    flatten_at(repo, tree, cache, 0)
+}
+
+/// [`flatten_tree`] of a tree `depth` directories down: never deeper than git goes.
+fn flatten_at(
+    repo: &Repo,
+    tree: ObjectId,
+    cache: &mut FlatCache,
+    depth: usize,
+) -> Result<std::rc::Rc<Vec<(gix::bstr::BString, EntryKind, ObjectId)>>> {
     use gix::bstr::ByteVec;
+    if depth > crate::git::pathsafe::MAX_TREE_DEPTH {
+        return Err(crate::git::pathsafe::too_deep(&format!("tree {tree}")));
+    }
     if let Some(hit) = cache.get(&tree) {
         return Ok(hit.clone());
     }
@@ -336,7 +349,7 @@ pub fn flatten_tree(
     let mut out = Vec::new();
     for (name, kind, id) in entries {
         if kind == EntryKind::Tree {
-            for (path, k, i) in flatten_tree(repo, id, cache)?.iter() {
+            for (path, k, i) in flatten_at(repo, id, cache, depth + 1)?.iter() {
                 let mut full = name.clone();
                 full.push_byte(b'/');
                 full.push_str(path);

@@ -14,6 +14,9 @@
 //!
 //! Every tree entry name is one component: a name holding a `/` (which only a
 //! hand-made tree object can have) is refused too.
+//!
+//! A path deeper than [`MAX_TREE_DEPTH`] components is refused as git refuses it
+//! (`core.maxTreeDepth`): no walk of a tree goes deeper ([`too_deep`]).
 
 use crate::error::{Context, Result};
 use crate::git::{ObjectId, Repo};
@@ -28,6 +31,21 @@ const OPTIONS: Options = Options {
     protect_hfs: true,
     protect_ntfs: true,
 };
+
+/// The deepest path git-task reads or writes, in components: git's own default limit
+/// (`core.maxTreeDepth`, 2048 in git 2.45 and later), fixed here so that no setting can lift it.
+/// Every walk of a tree stops there with [`too_deep`] instead of recursing without bound.
+pub const MAX_TREE_DEPTH: usize = 2048;
+
+/// The error of a tree deeper than [`MAX_TREE_DEPTH`] (exit 128: the repository holds what git
+/// itself refuses to work with).
+pub fn too_deep(what: &str) -> crate::error::Error {
+    crate::error::Error::repo_msg(format!(
+        "{what} is deeper than {MAX_TREE_DEPTH} directories, git's own limit (core.maxTreeDepth): git-task refuses to walk it"
+    ))
+    .with_code("tree_too_deep")
+    .hint("such a tree is made by hand (git fast-import, git mktree); nothing was written")
+}
 
 /// Returns whether one path component (a tree entry name) may be written; `link` when it is a symlink.
 pub fn is_safe_component(name: &[u8], link: bool) -> bool {
@@ -52,6 +70,9 @@ pub fn is_safe_path(path: &[u8]) -> bool {
 
 /// Returns whether a whole path is safe, its last component being a symlink when `link` is set.
 pub fn is_safe_entry(path: &[u8], link: bool) -> bool {
+    if path.iter().filter(|b| **b == b'/').count() >= MAX_TREE_DEPTH {
+        return false;
+    }
     let mut parts = path.split(|b| *b == b'/').peekable();
     while let Some(part) = parts.next() {
         let last = parts.peek().is_none();
@@ -164,6 +185,14 @@ pub fn unsafe_path_in_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_deeper_than_git_goes_is_unsafe() {
+        let at_limit = "d/".repeat(MAX_TREE_DEPTH - 1) + "f";
+        assert!(is_safe_path(at_limit.as_bytes()));
+        let beyond = "d/".repeat(MAX_TREE_DEPTH) + "f";
+        assert!(!is_safe_path(beyond.as_bytes()));
+    }
 
     #[test]
     fn what_git_verify_path_refuses() {

@@ -97,14 +97,19 @@ pub fn tree_to_tree_raw(repo: &Repo, old: ObjectId, new: ObjectId) -> Result<Vec
         .find_tree(new)
         .context(|| format!("could not read tree {new}"))?;
     let mut recorder = Recorder::default();
-    gix::diff::tree(
+    let walked = gix::diff::tree(
         gix::objs::TreeRefIter::from_bytes(&old_tree.data, old.kind()),
         gix::objs::TreeRefIter::from_bytes(&new_tree.data, new.kind()),
         gix::diff::tree::State::default(),
         &repo.inner.objects,
         &mut recorder,
-    )
-    .context(|| format!("could not diff {old} and {new}"))?;
+    );
+    if recorder.too_deep {
+        return Err(crate::git::pathsafe::too_deep(&format!(
+            "the difference between trees {old} and {new}"
+        )));
+    }
+    walked.context(|| format!("could not diff {old} and {new}"))?;
     use gix::diff::tree::visit::Change as C;
     for (change, path, unsafe_path, leaf_unsafe) in recorder.records {
         let (old_entry, new_entry) = match change {
@@ -161,6 +166,8 @@ struct Recorder {
     queue: VecDeque<(BString, Vec<(usize, bool)>)>,
     /// (change, path, any component unsafe, the last component unsafe).
     records: Vec<(gix::diff::tree::visit::Change, BString, bool, bool)>,
+    /// A path went deeper than [`crate::git::pathsafe::MAX_TREE_DEPTH`]: the walk stopped.
+    too_deep: bool,
 }
 
 impl Recorder {
@@ -200,6 +207,10 @@ impl gix::diff::tree::Visit for Recorder {
     }
 
     fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
+        if self.parts.len() > crate::git::pathsafe::MAX_TREE_DEPTH {
+            self.too_deep = true;
+            return std::ops::ControlFlow::Break(());
+        }
         let mut leaf_unsafe = self.parts.last().is_some_and(|p| p.1);
         // `.gitmodules` (any spelling) must not be a symlink.
         if !leaf_unsafe && change.entry_mode().is_link() {

@@ -21,10 +21,13 @@ use std::path::Path;
 /// `git read-tree` records it; `None` when a directory holds no entry (an
 /// empty tree, which git would not record either).
 pub fn of_tree(repo: &Repo, tree: ObjectId) -> Result<Option<Tree>> {
-    node(repo, &[], tree)
+    node(repo, &[], tree, 0)
 }
 
-fn node(repo: &Repo, name: &[u8], id: ObjectId) -> Result<Option<Tree>> {
+fn node(repo: &Repo, name: &[u8], id: ObjectId, depth: usize) -> Result<Option<Tree>> {
+    if depth > crate::git::pathsafe::MAX_TREE_DEPTH {
+        return Err(crate::git::pathsafe::too_deep(&format!("tree {id}")));
+    }
     let object = repo
         .inner
         .find_tree(id)
@@ -45,7 +48,7 @@ fn node(repo: &Repo, name: &[u8], id: ObjectId) -> Result<Option<Tree>> {
     drop(object);
     let mut children = Vec::with_capacity(subtrees.len());
     for (child, child_id) in subtrees {
-        let Some(sub) = node(repo, &child, child_id)? else {
+        let Some(sub) = node(repo, &child, child_id, depth + 1)? else {
             return Ok(None);
         };
         entries += sub.num_entries.unwrap_or(0);

@@ -128,9 +128,14 @@ pub fn changes(
         repo,
         index,
         out: Vec::new(),
+        pending: Vec::new(),
     };
     let root = index.tree().filter(|t| t.name.is_empty());
     walk.dir(b"", head_tree, root, 0..index.entries().len())?;
+    // Subdirectories are walked from a list, not by recursion: a tree of any depth costs no stack.
+    while let Some((prefix, tree, cache, range)) = walk.pending.pop() {
+        walk.dir(&prefix, tree, cache, range)?;
+    }
     walk.out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(walk.out)
 }
@@ -139,6 +144,8 @@ struct Walk<'a> {
     repo: &'a Repo,
     index: &'a gix::index::State,
     out: Vec<ChangedPath>,
+    /// Subdirectories still to compare: (prefix, HEAD's tree, cached tree, index entries).
+    pending: Vec<(Vec<u8>, Option<ObjectId>, Option<&'a CacheTree>, Range<usize>)>,
 }
 
 /// One item of a directory: a file (no `/` after the name) or a subdirectory.
@@ -167,15 +174,20 @@ impl Item<'_> {
     }
 }
 
-impl Walk<'_> {
-    /// Compares directory `prefix` (empty, or ending in `/`) of HEAD (`tree`) with the index entries in `range`.
+impl<'a> Walk<'a> {
+    /// Compares directory `prefix` (empty, or ending in `/`) of HEAD (`tree`) with the index entries
+    /// in `range`; its subdirectories go to `pending`.
     fn dir(
         &mut self,
         prefix: &[u8],
         tree: Option<ObjectId>,
-        cache: Option<&CacheTree>,
+        cache: Option<&'a CacheTree>,
         range: Range<usize>,
     ) -> Result<()> {
+        // Never deeper than git itself goes.
+        if prefix.iter().filter(|b| **b == b'/').count() > crate::git::pathsafe::MAX_TREE_DEPTH {
+            return Err(crate::git::pathsafe::too_deep("the staged tree"));
+        }
         if let (Some(tree), Some(cache)) = (tree, cache) {
             if cache.num_entries.is_some() && cache.id == tree {
                 return Ok(());
@@ -271,7 +283,12 @@ impl Walk<'_> {
                         ),
                         (name, Some(sub_tree), _, _) => {
                             let child_prefix = join(prefix, name, true);
-                            self.dir(&child_prefix, Some(*sub_tree), None, range.end..range.end)?;
+                            self.pending.push((
+                                child_prefix,
+                                Some(*sub_tree),
+                                None,
+                                range.end..range.end,
+                            ));
                         }
                     }
                     t += 1;
@@ -320,7 +337,7 @@ impl Walk<'_> {
         &mut self,
         prefix: &[u8],
         tree: Option<ObjectId>,
-        cache: Option<&CacheTree>,
+        cache: Option<&'a CacheTree>,
         range: Range<usize>,
     ) -> Result<()> {
         let entries = self.index.entries();
@@ -337,7 +354,8 @@ impl Walk<'_> {
             }
             return Ok(());
         }
-        self.dir(prefix, tree, cache, range)
+        self.pending.push((prefix.to_vec(), tree, cache, range));
+        Ok(())
     }
 
     fn added(&mut self, prefix: &[u8], name: &[u8], at: usize) {
