@@ -2,7 +2,7 @@
 # bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
-#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,overlaps,install]
+#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,overlaps,guard,confine,install]
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--timer hyperfine|python] [--keep-work]
 #
@@ -642,6 +642,67 @@ scenario_merge() {
     measure merge "$n" task git
 }
 
+# guard claude (SPEC §10: <= 10 ms per call at 100,000 files): Claude Code's PreToolUse input
+# for one Edit, on stdin, once for a path the contract allows (no output) and once for one it
+# refuses (the deny document). Read-only, so no prepare. The binary is run directly, as the
+# other rows do; Claude Code's `git task guard claude` adds one git start-up (~1-2 ms).
+# `git cat-file -e HEAD:<path>` in the task worktree (one git start-up and one tree lookup) is
+# shown for reference.
+scenario_guard() {
+    local n=$1
+    row guard "$n" "guard claude: an allowed Edit [git: cat-file -e HEAD:path, reference]" task git absolute_ms 10 "" \
+        "absolute target; the input on stdin through sh, whose start-up hyperfine subtracts"
+    row guard "$n" "guard claude: a refused Edit [git: cat-file -e HEAD:path, reference]" deny git absolute_ms 10 "" \
+        "absolute target; prints the deny document"
+    supports guard || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    mapfile -t FILES < <(pick_files "$R" 1)
+    local f=${FILES[0]}
+    "$GT" -C "$R" -q start gd --allow "${f%%/*}/**" --forbid "*.lock" >/dev/null
+    WT=$W/r.tasks/gd
+    input() { # PATH: Claude Code's PreToolUse input for an Edit of PATH
+        printf '{"session_id":"bench","transcript_path":"/dev/null","cwd":"%s","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s","old_string":"a","new_string":"b","replace_all":false},"tool_use_id":"toolu_bench"}\n' "$WT" "$1"
+    }
+    input "$WT/$f" >"$W/allow.json"
+    input "$WT/not-allowed/x.rs" >"$W/deny.json"
+    # Both answers as expected, or the figures mean nothing.
+    [[ -z $("$GT" guard claude <"$W/allow.json") ]] || { echo "guard refused an allowed edit" >&2; exit 1; }
+    "$GT" guard claude <"$W/deny.json" | grep -q '"permissionDecision":"deny"' || { echo "guard did not refuse" >&2; exit 1; }
+    prep_task() { :; }
+    cmd_task() { echo "$GT guard claude <$W/allow.json"; }
+    clean_task() { :; }
+    prep_deny() { :; }
+    cmd_deny() { echo "$GT guard claude <$W/deny.json"; }
+    clean_deny() { :; }
+    prep_git() { :; }
+    cmd_git() { echo "git -C $WT cat-file -e HEAD:$f"; }
+    clean_git() { :; }
+    measure guard "$n" task deny git
+}
+
+# exec --confine -- true vs exec -- true (SPEC §10: <= 5 ms more): what the kernel fence adds to
+# the start of a session: settling the previous session's private object store, making and
+# listing a fresh one, the Landlock ruleset and the seccomp filter, then exec in place of
+# spawn and wait. Both run /bin/true in the same task worktree; the target is the difference.
+scenario_confine() {
+    local n=$1
+    row confine "$n" "exec --confine -- true [git column: exec -- true]" task plain delta_ms 5 "" \
+        "target: the difference of the medians (git-task's own exec -- true is the reference side)"
+    "$GT" exec --help 2>/dev/null | grep -q -- '--confine' || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    "$GT" -C "$R" -q start cf >/dev/null
+    "$GT" -C "$R" exec cf --confine -- true || skip "this kernel cannot confine (see hooks status)"
+    prep_task() { :; }
+    cmd_task() { echo "$GT -C $R exec cf --confine -- true"; }
+    clean_task() { :; }
+    prep_plain() { :; }
+    cmd_plain() { echo "$GT -C $R exec cf -- true"; }
+    clean_plain() { :; }
+    measure confine "$n" task plain
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -656,7 +717,7 @@ main() {
     write_meta
     say "git-task $GT; sizes $SIZES; runs $RUNS; warm-up $WARMUP; out $OUT"
     for size in ${SIZES//,/ }; do
-        for sc in start pool remove commit status patch merge overlaps; do
+        for sc in start pool remove commit status patch merge overlaps guard confine; do
             if want "$sc"; then run_scenario "$sc" "$size"; fi
         done
     done

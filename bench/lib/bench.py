@@ -112,7 +112,7 @@ def report(outdir):
             "size": int(size) if size.isdigit() else size,
             "status": status,
             "note": note or None,
-            "target_kind": kind,  # ratio | absolute_ms | reference
+            "target_kind": kind,  # ratio | absolute_ms | delta_ms | reference
             "target": float(target) if target else None,
             "mem_target": float(mem_target) if mem_target else None,
         }
@@ -134,6 +134,9 @@ def report(outdir):
                 met = ratio <= r["target"]
             elif kind == "absolute_ms" and a and r["target"] is not None:
                 met = a["median_s"] * 1000.0 <= r["target"]
+            elif kind == "delta_ms" and a and b and r["target"] is not None:
+                r["delta_ms"] = (a["median_s"] - b["median_s"]) * 1000.0
+                met = r["delta_ms"] <= r["target"]
             if met is not None and r["mem_target"] is not None:
                 r["mem_met"] = r["mem_ratio"] is not None and r["mem_ratio"] <= r["mem_target"]
                 met = met and r["mem_met"]
@@ -173,6 +176,8 @@ def report(outdir):
         tb = (f"{fmt_ms(b['median_s'])} / {fmt_ms(b['min_s'])} / {fmt_ms(b['max_s'])}"
               if "median_s" in b else "—")
         ratio = f"{r['ratio']:.2f}×" if r.get("ratio") is not None and r["target_kind"] != "absolute_ms" else "—"
+        if r.get("delta_ms") is not None:
+            ratio = f"{r['delta_ms']:+.2f} ms"
         if r.get("mem_ratio") is not None and r.get("mem_target") is not None:
             ratio += f" (mem {r['mem_ratio']:.2f}×)"
         met = {True: "yes", False: "**no**", None: "—"}[r.get("met")]
@@ -199,6 +204,8 @@ def target_text(r):
         return s
     if kind == "absolute_ms" and t is not None:
         return f"≤ {t:g} ms"
+    if kind == "delta_ms" and t is not None:
+        return f"≤ +{t:g} ms"
     return "reference"
 
 

@@ -190,20 +190,12 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
-/// Prepares the fence of a task's session: settles the task's previous private object
-/// store, makes what must exist before the fence (the branch's ref directory and reflog,
+/// Prepares the fence of a task's session: moves the objects of the task's previous session
+/// to the shared store, makes what must exist before the fence (the branch's ref directory and reflog,
 /// the scratch dir, `TMPDIR`, a fresh private store listed in the shared store's
 /// alternates) and lists the writable paths. Nothing is restricted yet.
 pub fn prepare(repo: &Repo, req: &Request) -> Result<Plan> {
     let mut warnings = Vec::new();
-    match settle(repo, req.id) {
-        Ok(s) if !s.forged.is_empty() => warnings.push(forged_warning(&s)),
-        Ok(_) => {}
-        Err(e) => warnings.push(format!(
-            "the previous session's objects could not be moved to the shared store: {}",
-            e.message()
-        )),
-    }
     let common = repo.common_dir().to_path_buf();
     let worktree = canonical(req.worktree)?;
     let admin = crate::git::worktree::list(repo)?
@@ -258,7 +250,17 @@ pub fn prepare(repo: &Repo, req: &Request) -> Result<Plan> {
     std::fs::create_dir_all(&scratch).map_err(|e| io_err("could not create", &scratch, e))?;
     let scratch = canonical(&scratch)?;
     let tmpdir = real_dir(&scratch.join("tmp"))?;
-    let objects = store::attach(repo, req.id, &worktree)?;
+    // The previous session's objects go to the shared store; its store is used again.
+    let (objects, settled) = store::attach(repo, req.id, &worktree)?;
+    if !settled.forged.is_empty() {
+        warnings.push(forged_warning(&settled));
+    }
+    if let Some(why) = &settled.kept {
+        warnings.push(format!("the previous session's object store was kept: {why}"));
+    }
+    // This process becomes the command: nothing would release the `.keep` of the pack the
+    // settling wrote (its objects are named by the task branch already).
+    crate::git::pack::release();
 
     let mut rules = Vec::new();
     let mut add = |path: PathBuf, grant| rules.push(Rule { path, grant });

@@ -10,9 +10,10 @@
 //!
 //! [`settle`] then moves them into the shared store: every object is read back and
 //! written again through gix ([`crate::git::import`]), so an object whose name is not its
-//! hash is left out; then the alternates line and the private store go. It runs at the
-//! start of the task's next `exec --confine`, before `merge` lands the task, in `remove`
-//! and in `sweep` ([`settle_all`]). A store whose session still runs (its process is alive
+//! hash is left out; then the alternates line and the private store go. It runs before
+//! `merge` lands the task, in `remove` and in `sweep` ([`settle_all`]); the task's next
+//! `exec --confine` moves the objects the same way and then uses the emptied store again,
+//! still listed ([`attach`]). A store whose session still runs (its process is alive
 //! and its worktree still there) is migrated but kept. A store that cannot be migrated
 //! whole (a corrupt object, a full disk) is never deleted: it is moved to
 //! `<common>/git-task/unsettled/` and stays listed there until a later settle succeeds.
@@ -50,15 +51,37 @@ pub struct Settled {
     pub kept: Option<String>,
 }
 
-/// Creates the task's private store, marks this process's session in it and lists it in
-/// `<common>/objects/info/alternates` (idempotent). `worktree` is the worktree the session
-/// runs for. Returns the store's path.
-pub fn attach(repo: &Repo, id: &TaskId, worktree: &Path) -> Result<PathBuf> {
+/// Makes the task's private store ready for a new session: the objects a previous session
+/// left there are moved to the shared store first (as [`settle`] does) and the store, emptied,
+/// is used again, still listed (a store that cannot be moved whole goes to `unsettled/` and a
+/// fresh one is made). Then marks this process's session in it and lists it in
+/// `<common>/objects/info/alternates` (idempotent). `worktree` is the worktree the session runs
+/// for. Returns the store's path and what was moved.
+pub fn attach(repo: &Repo, id: &TaskId, worktree: &Path) -> Result<(PathBuf, Settled)> {
     let dir = private_dir(repo, id);
     let _lock = Lock::take(&lock_of(&dir))?;
-    // The scratch dir is writable inside the fence: what a session left there is not trusted.
-    if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-        std::fs::remove_file(&dir).map_err(|e| io_err("could not remove", &dir, e))?;
+    let mut settled = Settled::default();
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() => {
+            let live = live_session(&dir);
+            let mut done = HashSet::new();
+            match crate::git::import::import(repo, &dir, &mut done) {
+                Ok(i) if i.unreadable.is_empty() => {
+                    settled.migrated = i.written;
+                    settled.forged = i.forged;
+                    // Moved: the store starts empty again (no other session writes it).
+                    if live.is_none() && !done.is_empty() {
+                        std::fs::remove_dir_all(&dir)
+                            .map_err(|e| io_err("could not empty", &dir, e))?;
+                    }
+                }
+                Ok(i) => settled = keep_aside(repo, &dir, settled, i.unreadable.join("; "))?,
+                Err(e) => settled = keep_aside(repo, &dir, settled, e.to_string())?,
+            }
+        }
+        // The scratch dir is writable inside the fence: what a session left there is not trusted.
+        Ok(_) => std::fs::remove_file(&dir).map_err(|e| io_err("could not remove", &dir, e))?,
+        Err(_) => {}
     }
     std::fs::create_dir_all(dir.join("info")).map_err(|e| io_err("could not create", &dir, e))?;
     let marker = dir.join(format!("{SESSION_PREFIX}{}", std::process::id()));
@@ -71,7 +94,7 @@ pub fn attach(repo: &Repo, id: &TaskId, worktree: &Path) -> Result<PathBuf> {
             lines.push(line.clone());
         }
     })?;
-    Ok(dir)
+    Ok((dir, settled))
 }
 
 /// Moves the objects of the task's private store, if it has one, into the shared store,
