@@ -135,7 +135,7 @@ pub fn settle_all(repo: &Repo) -> Result<Vec<(PathBuf, Settled)>> {
     // hand, say) makes every git command complain: drop it.
     let ours = repo.common_dir().join("git-task");
     edit_alternates(repo, |lines| {
-        lines.retain(|l| !(Path::new(l).starts_with(&ours) && !Path::new(l).exists()))
+        lines.retain(|l| !Path::new(l).starts_with(&ours) || Path::new(l).exists())
     })?;
     Ok(out)
 }

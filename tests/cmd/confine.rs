@@ -327,3 +327,46 @@ fn a_patch_mode_task_cannot_be_confined() {
         .code(2);
     assert!(run.stderr.contains("patch-mode"), "{run}");
 }
+
+/// The seccomp filter refuses terminal input injection before the kernel even looks at the
+/// descriptor: `ioctl(0, TIOCSTI)` on a non-terminal fails with EPERM inside the fence, with
+/// ENOTTY outside it.
+#[test]
+fn terminal_input_injection_is_refused() {
+    let repo = TestRepo::new();
+    if !kernel_confines(&repo) {
+        return;
+    }
+    repo.start("ti", &[]);
+    let script = "import errno, fcntl, termios\n\
+                  try:\n    fcntl.ioctl(0, termios.TIOCSTI, b'x')\n    print('INJECTED')\n\
+                  except OSError as e:\n    print(errno.errorcode[e.errno])\n";
+    let inside = repo
+        .task_root(&["exec", "ti", "--confine", "--", "python3", "-c", script])
+        .ok();
+    assert_eq!(inside.out(), "EPERM", "{inside}");
+    let outside = repo
+        .task_root(&["exec", "ti", "--", "python3", "-c", script])
+        .ok();
+    assert_eq!(outside.out(), "ENOTTY", "{outside}");
+}
+
+/// A private store deleted by hand leaves an alternates line every git command complains
+/// about; `sweep` drops it.
+#[test]
+fn sweep_drops_the_line_of_a_store_deleted_by_hand() {
+    let repo = TestRepo::new();
+    if !kernel_confines(&repo) {
+        return;
+    }
+    repo.start("gone", &[]);
+    confined(&repo, "gone", None, "true").ok();
+    let c = common(&repo);
+    std::fs::remove_dir_all(c.join("git-task/scratch/gone/objects")).unwrap();
+    assert!(repo.git_run(repo.root(), &["status"]).stderr.contains("alternates"));
+    repo.task_root(&["sweep"]).ok();
+    let alternates = std::fs::read_to_string(c.join("objects/info/alternates")).unwrap_or_default();
+    assert!(alternates.trim().is_empty(), "{alternates}");
+    let status = repo.git_run(repo.root(), &["status"]).ok();
+    assert!(status.stderr.is_empty(), "{status}");
+}
