@@ -370,3 +370,20 @@ fn sweep_drops_the_line_of_a_store_deleted_by_hand() {
     let status = repo.git_run(repo.root(), &["status"]).ok();
     assert!(status.stderr.is_empty(), "{status}");
 }
+
+/// `task.confineWritable` names more writable paths (`~` expanded); others stay fenced.
+#[test]
+fn confine_writable_paths_are_writable_and_only_they() {
+    let repo = TestRepo::new();
+    if !kernel_confines(&repo) {
+        return;
+    }
+    let home = repo.base().join("home");
+    std::fs::create_dir_all(home.join(".agent-state")).unwrap();
+    std::fs::create_dir_all(home.join(".other")).unwrap();
+    repo.git(repo.root(), &["config", "task.confineWritable", "~/.agent-state"]);
+    repo.start("cw", &[]);
+    let script = probe("state", &home.join(".agent-state/x")) + &probe("other", &home.join(".other/x"));
+    let run = confined(&repo, "cw", None, &script).ok();
+    assert_lines(&run.stdout, &["WROTE state", "DENIED other"]);
+}
