@@ -24,7 +24,7 @@ SIZES=10000,100000
 RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
-SCENARIOS=start,pool,remove,commit,list,status,patch,merge,overlaps,install
+SCENARIOS=start,pool,remove,commit,list,status,patch,merge,overlaps,guard,install
 # The user's own HOME, before setup_env replaces it: the install scenario's cargo needs its toolchain.
 REAL_HOME=${HOME:-}
 LIST_TASKS=1000

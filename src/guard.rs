@@ -402,7 +402,7 @@ impl Places {
 fn open_place(root: &Path) -> Result<Place> {
     let repo = crate::git::worktree::open_at(root)?;
     let settings = Settings::load(&repo)?;
-    let owner = owner(&repo, &settings)?;
+    let owner = owner(&repo, &settings, root)?;
     Ok(Place {
         root: root.to_path_buf(),
         repo,
@@ -413,7 +413,7 @@ fn open_place(root: &Path) -> Result<Place> {
 /// The task of a worktree: the one whose branch is checked out there, else the one marked
 /// active there (a patch-mode task). A linked worktree on a task branch, or a marked one,
 /// whose task has no usable record is [`Owner::Unusable`]: it is refused, never let through.
-fn owner(repo: &Repo, settings: &Settings) -> Result<Option<Owner>> {
+fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>> {
     let linked = crate::git::normalize(repo.git_dir()) != repo.common_dir();
     let from_branch = repo
         .head_branch()?
@@ -450,6 +450,19 @@ fn owner(repo: &Repo, settings: &Settings) -> Result<Option<Owner>> {
         return Ok(Some(Owner::Unusable {
             id: id.to_string(),
             why: format!("record_tampered: {}", t.why),
+        }));
+    }
+    // A linked or marked worktree must be the one the record names (a `.git` file planted in a
+    // subdirectory can name any task's git dir): another is no task's place to write.
+    let recorded = crate::git::fs::canonical(Path::new(&record.state.worktree));
+    if strong && recorded != root {
+        return Ok(Some(Owner::Unusable {
+            id: id.to_string(),
+            why: format!(
+                "'{}' is on the branch of task '{id}' (or marked for it), but the task's worktree is '{}'",
+                root.display(),
+                recorded.display()
+            ),
         }));
     }
     Ok(Some(Owner::Task {
@@ -606,7 +619,7 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
         let unsafe_path = climbs(&target.raw);
         // A path that looks inside a task's worktree but leads out of it through a symlink:
         // judged as a symlink of that worktree pointing where the write would land.
-        if let Some((l, found)) = at_lexical.filter(|(l, _)| Some(*l) != at_real) {
+        if let Some((l, found)) = at_lexical.clone().filter(|(l, _)| Some(*l) != at_real) {
             if let Some(r) = unusable_refusal(&places, l, &shown) {
                 refusals.push(r);
                 continue;
@@ -645,13 +658,29 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
             continue;
         }
         let rel = relative(&places.places[p].root, &real);
-        if rel == CONTRACT_FILE && target.op == Op::Write {
+        if rel == CONTRACT_FILE {
             // The task's own contract file: the commit hook judges its content (a looser one
             // is `contract_tampered`); editing it is how an agent narrows or repairs it.
+            // Deleting it is `contract_tampered` at once (a worktree-mode task only).
+            let worktree_mode = matches!(
+                &places.places[p].owner,
+                Some(Owner::Task { record, .. }) if record.state.mode == Mode::Worktree
+            );
+            if target.op == Op::Delete && worktree_mode {
+                refusals.push(line(&Violation {
+                    file: CONTRACT_FILE.into(),
+                    reason: Reason::ContractTampered,
+                    rule: format!("{CONTRACT_FILE} would be deleted"),
+                }));
+                named.push(p);
+            }
             continue;
         }
         let kind = kind_at(&places.places[p], &rel, target.op)?;
-        let via = if lexical != real {
+        let via = if at_lexical
+            .as_ref()
+            .is_some_and(|(_, found)| relative(found, &lexical) != rel)
+        {
             format!(" ('{shown}' leads there through a symlink)")
         } else {
             String::new()

@@ -271,6 +271,23 @@ fn symlinked_paths_are_judged_where_they_land() {
     assert!(reason.contains("'src/db/x.rs': forbidden"), "{reason}");
 }
 
+/// A `.git` file planted in a subdirectory, naming another task's git dir, does not make the
+/// subdirectory that task's worktree: every edit there is refused.
+#[test]
+fn a_planted_git_file_does_not_borrow_another_tasks_contract() {
+    let repo = repo();
+    let wt = repo.start("t", &["--allow", "src/api/**"]);
+    repo.start("o", &[]);
+    let admin = repo.root().join(".git/worktrees/o");
+    assert!(admin.is_dir());
+    repo.write(&wt, "docs/.git", &format!("gitdir: {}\n", admin.display()));
+    let mut input = with_path(fixture("claude-write.json", &wt), "file_path", &at(&wt, "docs/new.md"));
+    // From the main worktree, so that the session's own task does not refuse it first.
+    input["cwd"] = Value::String(repo.root().display().to_string());
+    let reason = denied(&guard(&repo, repo.root(), "claude", &input), "claude");
+    assert!(reason.contains("but the task's worktree is"), "{reason}");
+}
+
 /// Gemini CLI sends the path as the model wrote it, possibly relative to `cwd`.
 #[test]
 fn gemini_relative_and_absolute_paths_and_its_deny_shape() {
@@ -312,6 +329,17 @@ fn codex_patch_paths_are_each_judged() {
     assert!(reason.contains("'docs/old.md': deletion_disallowed"), "{reason}");
     assert!(reason.contains("'src/api/a.rs': deletion_disallowed"), "{reason}");
     assert!(!reason.contains("'src/core/a.rs'"), "{reason}");
+
+    // The task's own contract file may be edited (the commit hook judges it), not deleted.
+    let mut contract = fixture("codex-pretooluse-apply_patch.json", &wt);
+    contract["tool_input"]["command"] = Value::String(
+        "*** Begin Patch\n*** Update File: .task-contract.toml\n@@\n-a\n+b\n*** End Patch\n".into(),
+    );
+    passes(&guard(&repo, &wt, "codex", &contract));
+    contract["tool_input"]["command"] =
+        Value::String("*** Begin Patch\n*** Delete File: .task-contract.toml\n*** End Patch\n".into());
+    let reason = denied(&guard(&repo, &wt, "codex", &contract), "codex");
+    assert!(reason.contains("'.task-contract.toml': contract_tampered"), "{reason}");
 }
 
 /// Outside every task worktree while the session works in one: denied. Outside while the
