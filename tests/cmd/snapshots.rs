@@ -287,6 +287,9 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (r"\b[0-9a-f]{7,12}\b", "[HASH]"),
         // Escape codes made visible (the colour test).
         ("\x1b", "^["),
+        // What this kernel offers `exec --confine` (`hooks status`) depends on the machine.
+        (r"exec --confine   (available|NOT available)[^\n]*", "exec --confine   [CONFINE]"),
+        (r#""confine": \{[^}]*\}"#, r#""confine": "[CONFINE]""#),
     ]
     .into_iter()
     .map(|(re, to)| (Regex::new(re).unwrap(), to))
