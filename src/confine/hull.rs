@@ -274,6 +274,7 @@ mod tests {
         assert_eq!(h.warnings.len(), 1, "{h:?}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_out_of_the_worktree_is_never_granted() {
         let tmp = tempfile::tempdir().unwrap();
