@@ -97,8 +97,48 @@ pub struct Refused {
     pub here: Here,
 }
 
+/// The variable the shim sets to its parent process: the git running the transaction.
+pub const GIT_ENV: &str = "GIT_TASK_HOOK_GIT";
+
+/// Whether the git running the transaction is `git pack-refs` (run by `git gc` and automatic
+/// maintenance too): it writes the refs' values as they are into `packed-refs` and deletes the
+/// loose files, which the hook sees as updates and deletions though no ref moves.
+fn packing_refs() -> bool {
+    let Some(pid) = std::env::var(GIT_ENV).ok().and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mut args = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned());
+    let program = args.next().unwrap_or_default();
+    if program.ends_with("git-pack-refs") {
+        return true;
+    }
+    if !(program == "git" || program.ends_with("/git")) {
+        return false;
+    }
+    // The first argument that is not one of git's own options is the command.
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
+            | "--config-env" | "--list-cmds" => {
+                args.next();
+            }
+            a if a.starts_with('-') => {}
+            command => return command == "pack-refs",
+        }
+    }
+    false
+}
+
 /// Judges a transaction in the `prepared` state; `Ok(None)` lets it go on.
 pub fn prepared(repo: &Repo, settings: &Settings, updates: &[RefUpdate]) -> Result<Option<Refused>> {
+    if packing_refs() {
+        return Ok(None);
+    }
     let here = here(repo, settings);
     let Some(owner) = &here.task else {
         return Ok(None);
@@ -114,6 +154,9 @@ pub fn prepared(repo: &Repo, settings: &Settings, updates: &[RefUpdate]) -> Resu
 /// Notes, in the `committed` state, each move of a watched branch as the worktree's; returns
 /// how many were noted.
 pub fn committed(repo: &Repo, settings: &Settings, updates: &[RefUpdate]) -> usize {
+    if packing_refs() {
+        return 0;
+    }
     let mut noted = 0;
     let mut who = None;
     for u in updates {
@@ -128,11 +171,14 @@ pub fn committed(repo: &Repo, settings: &Settings, updates: &[RefUpdate]) -> usi
             }
         });
         // The old value git was given may be none ("any"): the ledger's last tip is the old one.
-        let old = u.old.clone().or_else(|| {
-            crate::ledger::moves::read(repo, &u.name)
-                .last()
-                .and_then(|m| m.new.clone())
-        });
+        let last = crate::ledger::moves::read(repo, &u.name)
+            .last()
+            .and_then(|m| m.new.clone());
+        if u.old.is_none() && u.new == last {
+            // Written as it was: nothing moved.
+            continue;
+        }
+        let old = u.old.clone().or(last);
         crate::ledger::moves::note(repo, &u.name, old.as_deref(), u.new.as_deref(), who);
         noted += 1;
     }

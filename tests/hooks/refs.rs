@@ -317,3 +317,21 @@ fn uninstall_puts_back_a_foreign_reference_transaction_hook_byte_for_byte() {
     // Uninstalled, nothing refuses.
     repo.git(&wt, &["update-ref", "refs/heads/feature", "HEAD"]);
 }
+
+/// `git pack-refs` (and `git gc`, automatic maintenance) rewrites every ref as it is: from a
+/// task's worktree it is no move, and the ledger notes nothing.
+#[test]
+fn packing_refs_moves_nothing_and_is_let_through() {
+    let repo = TestRepo::new();
+    let wt = setup(&repo);
+    let before = all_refs(&repo);
+    let moves = audit(&repo)["moves"].as_array().unwrap().len();
+    repo.git(&wt, &["pack-refs", "--all"]);
+    repo.git(&wt, &["gc", "-q"]);
+    repo.git(repo.root(), &["pack-refs", "--all"]);
+    assert_eq!(all_refs(&repo), before);
+    assert_eq!(audit(&repo)["moves"].as_array().unwrap().len(), moves);
+    // Packed, the refs are still guarded.
+    refused(&repo, &wt, &["update-ref", "-d", "refs/heads/main"], "refs/heads/main");
+    repo.fsck();
+}
