@@ -176,8 +176,12 @@ fn bad_input(harness: Harness, what: impl std::fmt::Display) -> Error {
 /// Reads a hook input: the tool and the paths it would write. Anything unexpected is an error
 /// (the command exits 2, which blocks the edit).
 pub fn parse(harness: Harness, text: &str) -> Result<Input> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| bad_input(harness, format!("the hook input on stdin is not JSON ({e})")))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        bad_input(
+            harness,
+            format!("the hook input on stdin is not JSON ({e})"),
+        )
+    })?;
     let obj = value
         .as_object()
         .ok_or_else(|| bad_input(harness, "the hook input is not a JSON object"))?;
@@ -247,11 +251,7 @@ pub fn parse(harness: Harness, text: &str) -> Result<Input> {
             ))
         }
     };
-    Ok(Input {
-        cwd,
-        tool,
-        targets,
-    })
+    Ok(Input { cwd, tool, targets })
 }
 
 /// The paths an `apply_patch` patch touches (Codex's grammar: `*** Add File:`, `*** Update
@@ -533,7 +533,10 @@ fn resolve(path: &Path) -> Result<PathBuf> {
                 Ok(m) if m.file_type().is_symlink() => {
                     hops += 1;
                     let target = std::fs::read_link(&next).map_err(|e| {
-                        Error::repo(format!("could not read the symlink '{}'", next.display()), e)
+                        Error::repo(
+                            format!("could not read the symlink '{}'", next.display()),
+                            e,
+                        )
                     })?;
                     if hops > MAX_LINK_HOPS {
                         return Err(Error::input(format!(
@@ -815,7 +818,10 @@ fn contract_of(places: &mut Places, i: usize) -> Result<&Effective> {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => BranchFile::Deleted,
                 Err(e) => {
                     return Err(Error::repo(
-                        format!("could not read {CONTRACT_FILE} of task '{}'", record.state.id),
+                        format!(
+                            "could not read {CONTRACT_FILE} of task '{}'",
+                            record.state.id
+                        ),
                         e,
                     ))
                 }
@@ -919,7 +925,10 @@ mod tests {
             ]
         );
         // A heredoc around it (the shell form) is fine.
-        assert!(patch_targets("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\nEOF\n").is_ok());
+        assert!(patch_targets(
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\nEOF\n"
+        )
+        .is_ok());
         for bad in [
             "",
             "*** Add File: a\n",
@@ -954,24 +963,24 @@ mod tests {
             std::os::unix::fs::symlink("loop", base.join("a/loop")).unwrap();
             assert!(resolve(&base.join("a/loop/x")).is_err());
         }
-        assert_eq!(resolve(&base.join("a/./b/../b/f")).unwrap(), base.join("a/b/f"));
+        assert_eq!(
+            resolve(&base.join("a/./b/../b/f")).unwrap(),
+            base.join("a/b/f")
+        );
         assert_eq!(relative(&base, &base.join("a/b/f")), "a/b/f");
         assert!(climbs("src/../x") && climbs("..") && !climbs("src/..x"));
     }
 
     #[test]
     fn deny_documents_have_each_harness_shape() {
-        let c: serde_json::Value =
-            serde_json::from_str(&Harness::Claude.deny_json("why")).unwrap();
+        let c: serde_json::Value = serde_json::from_str(&Harness::Claude.deny_json("why")).unwrap();
         assert_eq!(c["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(c["hookSpecificOutput"]["hookEventName"], "PreToolUse");
         assert_eq!(c["hookSpecificOutput"]["permissionDecisionReason"], "why");
-        let g: serde_json::Value =
-            serde_json::from_str(&Harness::Gemini.deny_json("why")).unwrap();
+        let g: serde_json::Value = serde_json::from_str(&Harness::Gemini.deny_json("why")).unwrap();
         assert_eq!(g, serde_json::json!({"decision": "deny", "reason": "why"}));
         let long = "x".repeat(20_000);
-        let c: serde_json::Value =
-            serde_json::from_str(&Harness::Codex.deny_json(&long)).unwrap();
+        let c: serde_json::Value = serde_json::from_str(&Harness::Codex.deny_json(&long)).unwrap();
         assert!(
             c["hookSpecificOutput"]["permissionDecisionReason"]
                 .as_str()

@@ -103,7 +103,10 @@ pub fn run(args: &GuardArgs) -> Done {
         Ok(Answer::Deny(reason)) => {
             let doc = harness.deny_json(&reason);
             let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(doc.as_bytes()).and_then(|()| stdout.flush()) {
+            match stdout
+                .write_all(doc.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
                 Ok(()) => Done::Ok,
                 Err(e) => fail(&format!(
                     "could not write the refusal ({e}); the edit is blocked\n{reason}"

@@ -79,14 +79,22 @@ fn passes(run: &Run) {
 /// Asserts the harness's exact deny document and returns its reason.
 #[track_caller]
 fn denied(run: &Run, harness: &str) -> String {
-    assert_eq!(run.code, 0, "a deny is exit 0 with the decision on stdout: {run}");
-    assert!(run.stdout.starts_with('{'), "nothing may precede the JSON: {run}");
+    assert_eq!(
+        run.code, 0,
+        "a deny is exit 0 with the decision on stdout: {run}"
+    );
+    assert!(
+        run.stdout.starts_with('{'),
+        "nothing may precede the JSON: {run}"
+    );
     let v: Value = serde_json::from_str(&run.stdout).expect("stdout is one JSON document");
     let obj = v.as_object().unwrap();
     match harness {
         "claude" | "codex" => {
             assert_eq!(obj.len(), 1, "{v}");
-            let h = v["hookSpecificOutput"].as_object().expect("hookSpecificOutput");
+            let h = v["hookSpecificOutput"]
+                .as_object()
+                .expect("hookSpecificOutput");
             assert_eq!(h.len(), 3, "{v}");
             assert_eq!(h["hookEventName"], "PreToolUse");
             assert_eq!(h["permissionDecision"], "deny");
@@ -105,8 +113,14 @@ fn denied(run: &Run, harness: &str) -> String {
 #[track_caller]
 fn blocked(run: &Run) {
     assert_eq!(run.code, 2, "{run}");
-    assert_eq!(run.stdout, "", "never an allow, never a JSON that could be one: {run}");
-    assert!(!run.stderr.trim().is_empty(), "Codex and Gemini block only with a reason: {run}");
+    assert_eq!(
+        run.stdout, "",
+        "never an allow, never a JSON that could be one: {run}"
+    );
+    assert!(
+        !run.stderr.trim().is_empty(),
+        "Codex and Gemini block only with a reason: {run}"
+    );
 }
 
 fn with_path(mut input: Value, field: &str, path: &str) -> Value {
@@ -134,7 +148,12 @@ fn claude_tools_inside_the_contract_pass_silently() {
         assert_eq!(run.stderr, "", "{name}: {run}");
     }
     // The same session from the main worktree (Claude Code runs hooks in the project dir).
-    passes(&guard(&repo, repo.root(), "claude", &fixture("claude-write.json", &wt)));
+    passes(&guard(
+        &repo,
+        repo.root(),
+        "claude",
+        &fixture("claude-write.json", &wt),
+    ));
 }
 
 /// A forbidden path: Claude Code's deny, naming the rule, what the task may change and where
@@ -151,9 +170,15 @@ fn forbidden_path_is_denied_with_the_rule_and_the_scope() {
     ] {
         let input = with_path(fixture(name, &wt), field, &at(&wt, "src/db/x.rs"));
         let reason = denied(&guard(&repo, &wt, "claude", &input), "claude");
-        assert!(reason.contains("'src/db/x.rs': forbidden (src/db/**)"), "{name}: {reason}");
+        assert!(
+            reason.contains("'src/db/x.rs': forbidden (src/db/**)"),
+            "{name}: {reason}"
+        );
         assert!(reason.contains("It may only change: src/**"), "{reason}");
-        assert!(reason.contains("it must never change: src/db/**"), "{reason}");
+        assert!(
+            reason.contains("it must never change: src/db/**"),
+            "{reason}"
+        );
         assert!(reason.contains("git task status t"), "{reason}");
     }
     // Nothing was written, nothing recorded: the guard only reads.
@@ -164,7 +189,11 @@ fn forbidden_path_is_denied_with_the_rule_and_the_scope() {
 fn path_outside_allowed_is_not_allowed() {
     let repo = repo();
     let wt = repo.start("t", &["--allow", "src/api/**"]);
-    let input = with_path(fixture("claude-edit.json", &wt), "file_path", &at(&wt, "README.md"));
+    let input = with_path(
+        fixture("claude-edit.json", &wt),
+        "file_path",
+        &at(&wt, "README.md"),
+    );
     let reason = denied(&guard(&repo, &wt, "claude", &input), "claude");
     assert!(
         reason.contains("'README.md': not_allowed (allowed = [\"src/api/**\"])"),
@@ -198,7 +227,11 @@ fn protected_files_are_denied_and_the_root_contract_file_is_not() {
     let repo = repo();
     let wt = repo.start("t", &[]);
     let write = fixture("claude-write.json", &wt);
-    for rel in [".task-policy.toml", "src/.task-policy.toml", "src/.task-contract.toml"] {
+    for rel in [
+        ".task-policy.toml",
+        "src/.task-policy.toml",
+        "src/.task-contract.toml",
+    ] {
         let input = with_path(write.clone(), "file_path", &at(&wt, rel));
         let reason = denied(&guard(&repo, &wt, "claude", &input), "claude");
         assert!(reason.contains(&format!("'{rel}': protected")), "{reason}");
@@ -213,7 +246,11 @@ fn a_path_another_task_claims_is_claimed_by() {
     let wt = repo.start("a", &[]);
     repo.start("b", &["--allow", "src/db/**"]);
     repo.task_root(&["claim", "b", "src/db/**"]).ok();
-    let input = with_path(fixture("claude-edit.json", &wt), "file_path", &at(&wt, "src/db/x.rs"));
+    let input = with_path(
+        fixture("claude-edit.json", &wt),
+        "file_path",
+        &at(&wt, "src/db/x.rs"),
+    );
     let reason = denied(&guard(&repo, &wt, "claude", &input), "claude");
     assert!(reason.contains("'src/db/x.rs': claimed_by"), "{reason}");
     assert!(reason.contains("task 'b'"), "{reason}");
@@ -226,7 +263,11 @@ fn unsafe_paths_are_denied() {
     let repo = repo();
     let wt = repo.start("t", &["--allow", "src/**"]);
     let write = fixture("claude-write.json", &wt);
-    let climbing = with_path(write.clone(), "file_path", &format!("{}/src/db/../api/a.rs", wt.display()));
+    let climbing = with_path(
+        write.clone(),
+        "file_path",
+        &format!("{}/src/db/../api/a.rs", wt.display()),
+    );
     let reason = denied(&guard(&repo, &wt, "claude", &climbing), "claude");
     assert!(reason.contains("'src/api/a.rs': unsafe_path"), "{reason}");
     for rel in [".git/config", ".GIT/hooks/pre-commit", "src/.git/x"] {
@@ -249,7 +290,17 @@ fn unsafe_paths_are_denied() {
 #[test]
 fn symlinked_paths_are_judged_where_they_land() {
     let repo = repo();
-    let wt = repo.start("t", &["--allow", "src/api/**", "--allow", "src/db/**", "--forbid", "src/db/**"]);
+    let wt = repo.start(
+        "t",
+        &[
+            "--allow",
+            "src/api/**",
+            "--allow",
+            "src/db/**",
+            "--forbid",
+            "src/db/**",
+        ],
+    );
     std::os::unix::fs::symlink(repo.root().join("src"), wt.join("src/api/main")).unwrap();
     std::os::unix::fs::symlink("../db", wt.join("src/api/db")).unwrap();
     let write = fixture("claude-write.json", &wt);
@@ -257,7 +308,10 @@ fn symlinked_paths_are_judged_where_they_land() {
     let out = with_path(write.clone(), "file_path", &at(&wt, "src/api/main/lib.rs"));
     let reason = denied(&guard(&repo, &wt, "claude", &out), "claude");
     assert!(reason.contains("symlink_escape"), "{reason}");
-    assert!(reason.contains(&repo.root().join("src/lib.rs").display().to_string()), "{reason}");
+    assert!(
+        reason.contains(&repo.root().join("src/lib.rs").display().to_string()),
+        "{reason}"
+    );
 
     let inside = with_path(write.clone(), "file_path", &at(&wt, "src/api/db/x.rs"));
     let reason = denied(&guard(&repo, &wt, "claude", &inside), "claude");
@@ -281,7 +335,11 @@ fn a_planted_git_file_does_not_borrow_another_tasks_contract() {
     let admin = repo.root().join(".git/worktrees/o");
     assert!(admin.is_dir());
     repo.write(&wt, "docs/.git", &format!("gitdir: {}\n", admin.display()));
-    let mut input = with_path(fixture("claude-write.json", &wt), "file_path", &at(&wt, "docs/new.md"));
+    let mut input = with_path(
+        fixture("claude-write.json", &wt),
+        "file_path",
+        &at(&wt, "docs/new.md"),
+    );
     // From the main worktree, so that the session's own task does not refuse it first.
     input["cwd"] = Value::String(repo.root().display().to_string());
     let reason = denied(&guard(&repo, repo.root(), "claude", &input), "claude");
@@ -296,9 +354,19 @@ fn gemini_relative_and_absolute_paths_and_its_deny_shape() {
     let relative = fixture("gemini-beforetool-replace-relative.json", &wt);
     assert_eq!(relative["tool_input"]["file_path"], "src/api/a.rs");
     passes(&guard(&repo, &wt, "gemini", &relative));
-    passes(&guard(&repo, &wt, "gemini", &fixture("gemini-beforetool-write_file.json", &wt)));
+    passes(&guard(
+        &repo,
+        &wt,
+        "gemini",
+        &fixture("gemini-beforetool-write_file.json", &wt),
+    ));
     let reason = denied(
-        &guard(&repo, &wt, "gemini", &with_path(relative.clone(), "file_path", "README.md")),
+        &guard(
+            &repo,
+            &wt,
+            "gemini",
+            &with_path(relative.clone(), "file_path", "README.md"),
+        ),
         "gemini",
     );
     assert!(reason.contains("'README.md': not_allowed"), "{reason}");
@@ -315,7 +383,12 @@ fn gemini_relative_and_absolute_paths_and_its_deny_shape() {
 fn codex_patch_paths_are_each_judged() {
     let repo = repo();
     let wt = repo.start("t", &["--allow", "src/api/**"]);
-    passes(&guard(&repo, &wt, "codex", &fixture("codex-pretooluse-apply_patch.json", &wt)));
+    passes(&guard(
+        &repo,
+        &wt,
+        "codex",
+        &fixture("codex-pretooluse-apply_patch.json", &wt),
+    ));
     let multi = fixture("codex-pretooluse-apply_patch-multi.json", &wt);
     let reason = denied(&guard(&repo, &wt, "codex", &multi), "codex");
     assert!(reason.contains("'src/core/a.rs': not_allowed"), "{reason}");
@@ -323,11 +396,20 @@ fn codex_patch_paths_are_each_judged() {
     assert!(!reason.contains("'src/api/b.rs'"), "{reason}");
 
     // Deletions: the delete and the move's source are deletions of files HEAD holds.
-    let wt2 = repo.start("d", &["--allow", "src/**", "--allow", "docs/**", "--no-deletions"]);
+    let wt2 = repo.start(
+        "d",
+        &["--allow", "src/**", "--allow", "docs/**", "--no-deletions"],
+    );
     let multi = fixture("codex-pretooluse-apply_patch-multi.json", &wt2);
     let reason = denied(&guard(&repo, &wt2, "codex", &multi), "codex");
-    assert!(reason.contains("'docs/old.md': deletion_disallowed"), "{reason}");
-    assert!(reason.contains("'src/api/a.rs': deletion_disallowed"), "{reason}");
+    assert!(
+        reason.contains("'docs/old.md': deletion_disallowed"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("'src/api/a.rs': deletion_disallowed"),
+        "{reason}"
+    );
     assert!(!reason.contains("'src/core/a.rs'"), "{reason}");
 
     // The task's own contract file may be edited (the commit hook judges it), not deleted.
@@ -336,10 +418,14 @@ fn codex_patch_paths_are_each_judged() {
         "*** Begin Patch\n*** Update File: .task-contract.toml\n@@\n-a\n+b\n*** End Patch\n".into(),
     );
     passes(&guard(&repo, &wt, "codex", &contract));
-    contract["tool_input"]["command"] =
-        Value::String("*** Begin Patch\n*** Delete File: .task-contract.toml\n*** End Patch\n".into());
+    contract["tool_input"]["command"] = Value::String(
+        "*** Begin Patch\n*** Delete File: .task-contract.toml\n*** End Patch\n".into(),
+    );
     let reason = denied(&guard(&repo, &wt, "codex", &contract), "codex");
-    assert!(reason.contains("'.task-contract.toml': contract_tampered"), "{reason}");
+    assert!(
+        reason.contains("'.task-contract.toml': contract_tampered"),
+        "{reason}"
+    );
 }
 
 /// Outside every task worktree while the session works in one: denied. Outside while the
@@ -353,14 +439,24 @@ fn paths_outside_the_sessions_worktree() {
 
     let main_file = with_path(write.clone(), "file_path", &at(repo.root(), "src/lib.rs"));
     let reason = denied(&guard(&repo, &wt, "claude", &main_file), "claude");
-    assert!(reason.contains("outside the worktree of task 't'"), "{reason}");
+    assert!(
+        reason.contains("outside the worktree of task 't'"),
+        "{reason}"
+    );
     assert!(reason.contains(&wt.display().to_string()), "{reason}");
     assert!(
-        reason.contains(&format!("the task's copy of that file is {}", at(&wt, "src/lib.rs"))),
+        reason.contains(&format!(
+            "the task's copy of that file is {}",
+            at(&wt, "src/lib.rs")
+        )),
         "{reason}"
     );
 
-    let anywhere = with_path(write.clone(), "file_path", &repo.base().join("home/notes.txt").display().to_string());
+    let anywhere = with_path(
+        write.clone(),
+        "file_path",
+        &repo.base().join("home/notes.txt").display().to_string(),
+    );
     denied(&guard(&repo, &wt, "claude", &anywhere), "claude");
 
     let theirs = with_path(write.clone(), "file_path", &at(&other, "src/lib.rs"));
@@ -385,10 +481,20 @@ fn paths_outside_the_sessions_worktree() {
 #[test]
 fn patch_mode_task_in_the_main_worktree() {
     let repo = repo();
-    repo.task_root(&["start", "p", "--mode", "patch", "--allow", "src/api/**"]).ok();
+    repo.task_root(&["start", "p", "--mode", "patch", "--allow", "src/api/**"])
+        .ok();
     let root = repo.root().to_path_buf();
-    passes(&guard(&repo, &root, "claude", &fixture("claude-edit.json", &root)));
-    let input = with_path(fixture("claude-edit.json", &root), "file_path", &at(&root, "README.md"));
+    passes(&guard(
+        &repo,
+        &root,
+        "claude",
+        &fixture("claude-edit.json", &root),
+    ));
+    let input = with_path(
+        fixture("claude-edit.json", &root),
+        "file_path",
+        &at(&root, "README.md"),
+    );
     let reason = denied(&guard(&repo, &root, "claude", &input), "claude");
     assert!(reason.contains("'README.md': not_allowed"), "{reason}");
     assert!(reason.contains("git task status p"), "{reason}");
@@ -412,7 +518,10 @@ fn malformed_input_blocks_with_exit_2() {
     no_input.as_object_mut().unwrap().remove("tool_input");
     cases.push(("claude", no_input.to_string()));
     let mut no_path = write.clone();
-    no_path["tool_input"].as_object_mut().unwrap().remove("file_path");
+    no_path["tool_input"]
+        .as_object_mut()
+        .unwrap()
+        .remove("file_path");
     cases.push(("claude", no_path.to_string()));
     let mut bash = write.clone();
     bash["tool_name"] = Value::String("Bash".into());
@@ -433,7 +542,13 @@ fn malformed_input_blocks_with_exit_2() {
         blocked(&run);
     }
     // A panic blocks too (Rust's own panic exit code, 101, would let the edit through).
-    let run = guard_run(&repo, &wt, "claude", &write.to_string(), &[("GIT_TASK_GUARD_TEST_PANIC", "1")]);
+    let run = guard_run(
+        &repo,
+        &wt,
+        "claude",
+        &write.to_string(),
+        &[("GIT_TASK_GUARD_TEST_PANIC", "1")],
+    );
     blocked(&run);
     assert!(run.stderr.contains("internal error"), "{run}");
     // An unknown harness is a usage error: exit 2 as well.
@@ -446,7 +561,10 @@ fn a_missing_task_is_denied_with_a_hint() {
     let repo = repo();
     let wt = repo.start("t", &[]);
     repo.git(repo.root(), &["update-ref", "-d", "refs/tasks/t/record"]);
-    let reason = denied(&guard(&repo, &wt, "claude", &fixture("claude-write.json", &wt)), "claude");
+    let reason = denied(
+        &guard(&repo, &wt, "claude", &fixture("claude-write.json", &wt)),
+        "claude",
+    );
     assert!(reason.contains("task 't'"), "{reason}");
     assert!(reason.contains("hint: "), "{reason}");
 }
@@ -458,16 +576,31 @@ fn a_tampered_record_is_denied_with_the_reason() {
     let wt = repo.start("t", &["--allow", "src/api/**"]);
     let tip = rev(&repo, "refs/tasks/t/record");
     let state = show(&repo, &tip, "task.toml");
-    let state_blob = git_stdin(&repo, &["hash-object", "-w", "--stdin"], &format!("{state}\n"));
-    let loose = git_stdin(&repo, &["hash-object", "-w", "--stdin"], "version = 1\nallowed = [\"**\"]\n");
+    let state_blob = git_stdin(
+        &repo,
+        &["hash-object", "-w", "--stdin"],
+        &format!("{state}\n"),
+    );
+    let loose = git_stdin(
+        &repo,
+        &["hash-object", "-w", "--stdin"],
+        "version = 1\nallowed = [\"**\"]\n",
+    );
     let tree = git_stdin(
         &repo,
         &["mktree"],
         &format!("100644 blob {loose}\tcontract.toml\n100644 blob {state_blob}\ttask.toml\n"),
     );
-    let forged = repo.git(repo.root(), &["commit-tree", &tree, "-p", &tip, "-m", "checkpoint"]);
+    let forged = repo.git(
+        repo.root(),
+        &["commit-tree", &tree, "-p", &tip, "-m", "checkpoint"],
+    );
     repo.git(repo.root(), &["update-ref", "refs/tasks/t/record", &forged]);
-    let input = with_path(fixture("claude-write.json", &wt), "file_path", &at(&wt, "README.md"));
+    let input = with_path(
+        fixture("claude-write.json", &wt),
+        "file_path",
+        &at(&wt, "README.md"),
+    );
     let reason = denied(&guard(&repo, &wt, "claude", &input), "claude");
     assert!(reason.contains("record_tampered"), "{reason}");
 }
