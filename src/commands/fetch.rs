@@ -3,7 +3,7 @@
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::output::{Out, Report};
-use crate::remote::RemoteTask;
+use crate::remote::{RemoteTask, Skipped};
 
 /// Fetch a remote's tasks without touching local ones
 #[derive(clap::Args, Debug)]
@@ -18,6 +18,8 @@ struct FetchReport {
     kind: &'static str,
     remote: String,
     tasks: Vec<RemoteTask>,
+    /// Remote records that were not taken (a record is untrusted input), and why.
+    skipped: Vec<Skipped>,
 }
 
 impl Report for FetchReport {
@@ -28,6 +30,12 @@ impl Report for FetchReport {
             if n == 1 { "" } else { "s" },
             self.remote
         ))?;
+        for s in &self.skipped {
+            out.warn(format_args!(
+                "skipped the remote's task '{}': {}",
+                s.task, s.why
+            ));
+        }
         for t in self.tasks.iter().filter(|t| t.here == "none") {
             out.note(format_args!(
                 "'{}' is not here yet: git task adopt {} --remote {}",
@@ -40,13 +48,15 @@ impl Report for FetchReport {
 
 pub fn run(ctx: &Ctx, args: &FetchArgs) -> CmdResult {
     let remote = crate::remote::resolve(&ctx.repo, args.remote.as_deref())?;
-    let tasks = crate::remote::fetch_tasks(&ctx.repo, &remote)?;
+    let (tasks, skipped) =
+        crate::remote::fetch_tasks(&ctx.repo, &ctx.settings.branch_prefix, &remote)?;
     emit(
         ctx,
         &FetchReport {
             kind: "fetch",
             remote,
             tasks,
+            skipped,
         },
         Done::Ok,
     )

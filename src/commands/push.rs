@@ -31,6 +31,9 @@ impl Report for PushReport {
             out.note("No tasks to push; start one with 'git task start <id>'");
         }
         for t in &self.pushed.tasks {
+            if let Some(w) = &t.warning {
+                out.warn(w);
+            }
             let n = t.pushed.len();
             if n == 0 && t.refused.is_empty() {
                 out.line(format_args!(

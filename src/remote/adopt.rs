@@ -12,7 +12,7 @@
 use super::{fetch, reconcile, relation, Reconciled, Relation};
 use crate::config::Settings;
 use crate::error::Error;
-use crate::git::refs::{self, Update};
+use crate::git::refs::Update;
 use crate::git::{worktree, Repo};
 use crate::lifecycle::start::StartError;
 use crate::record::{self, Record};
@@ -45,7 +45,18 @@ pub fn adopt(
             Error::input(format!("'{remote}' has no task '{id}'"))
                 .hint(format!("list its tasks: git task list --remote {remote}"))
         })?;
-    let remote_state = record::read_state(repo, theirs)?;
+    // Untrusted input: nothing is made from a record that fails its checks (its branch is
+    // exactly `<prefix><id>`, checked out nowhere, the base of no task).
+    let place = layout::worktree_path(&settings.worktree_dir, id);
+    let remote_state =
+        super::check_remote(repo, Some(&settings.branch_prefix), id, theirs, Some(&place))
+            .map_err(|why| {
+            Error::input(format!("refusing to adopt '{id}' from '{remote}': {why}"))
+                .hint(format!(
+                    "nothing was changed; see what the remote holds: git log -p {}",
+                    layout::remote_record_ref(remote, id)
+                ))
+        })?;
     if remote_state.mode == Mode::Patch {
         return Err(Error::input(format!(
             "task '{id}' works in patch mode in another machine's checkout; it has no branch to adopt"
@@ -105,7 +116,7 @@ pub fn adopt(
         }
         Relation::Same(_) | Relation::Ahead { .. } | Relation::LocalOnly(_) => {}
     }
-    refs::apply(repo, updates).map_err(Error::from)?;
+    crate::ledger::apply(repo, crate::ledger::Mover::GitTask, updates).map_err(Error::from)?;
     let rec = record::load_existing(repo, id)?;
     if !rec.state.status.is_live() {
         return Err(Error::input(format!(

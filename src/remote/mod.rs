@@ -8,6 +8,15 @@
 //!   is fast-forwarded; two that diverged are reconciled by replaying this machine's events on
 //!   top of the remote's chain ([`reconcile`]); when the remote's own events ended the task
 //!   (merged, removed), they are kept as history after them and the state stays the remote's.
+//! * **Remote records are untrusted input** ([`check_remote`]): anyone who can push to the
+//!   remote can write them. Every field that steers this machine is checked (the id is the
+//!   ref's, the branch exactly `<prefix><id>`, never a checked-out branch or a task's base); a
+//!   bad record is reported (`skipped`) without failing the others, and only a checked record's
+//!   events are taken in. A remote `merged` or `removed` never ends a task that is live here
+//!   unless it is proven ([`proven_end`]): the landing it names is on the fetched target and
+//!   the branch here holds nothing beyond what landed; otherwise it is reported and the record
+//!   here stays as it is. A remote record never moves this machine's worktree: a different
+//!   path in it is followed by a `moved` event back to the one here.
 //! * **Notes are merged, never overwritten** (`git notes merge -s cat_sort_uniq` semantics,
 //!   `git::refs::note::merge`), before anything is pushed on top of them.
 //! * **Every push is atomic with a lease per ref** (`git push --atomic --force-with-lease`):
@@ -29,7 +38,8 @@ use crate::error::{Error, Result};
 use crate::git::refs::{self, RefError, Update};
 use crate::git::{cli, objects, ObjectId, Repo};
 use crate::record;
-use crate::task::{layout, Status, TaskId, TaskState};
+use crate::record::event::{self, Event};
+use crate::task::{layout, Mode, Status, TaskId, TaskState};
 
 /// The remote used when none is named.
 pub const DEFAULT_REMOTE: &str = "origin";
@@ -77,10 +87,165 @@ pub fn fetch(repo: &Repo, remote: &str) -> Result<()> {
     }
 }
 
-/// `git task fetch`: [`fetch`], then the remote's tasks as [`list`] reads them.
-pub fn fetch_tasks(repo: &Repo, remote: &str) -> Result<Vec<RemoteTask>> {
+/// `git task fetch`: [`fetch`], then the remote's tasks as [`list_checked`] reads them, with
+/// the records that were skipped.
+pub fn fetch_tasks(
+    repo: &Repo,
+    prefix: &str,
+    remote: &str,
+) -> Result<(Vec<RemoteTask>, Vec<Skipped>)> {
     fetch(repo, remote)?;
-    list(repo, remote)
+    list_checked(repo, prefix, remote)
+}
+
+/// A remote record that was not taken, and why (reported; the others go on).
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Skipped {
+    /// The task id its ref names (the ref's name after `tasks/` when that is no task id).
+    pub task: String,
+    /// Why it was not taken.
+    pub why: String,
+}
+
+/// Reads and checks the remote's record of `id` at `tip`, fetched and untrusted: it must be a
+/// record commit whose state is task `id`'s, on exactly branch `<prefix><id>` (worktree mode;
+/// `prefix` `None`: any branch, checked by the caller), a branch checked out nowhere here but
+/// in that task's own worktree (or at `own_place`, where `adopt` makes it) and the base of no
+/// task here. `Err` says what is wrong.
+pub fn check_remote(
+    repo: &Repo,
+    prefix: Option<&str>,
+    id: &TaskId,
+    tip: ObjectId,
+    own_place: Option<&std::path::Path>,
+) -> std::result::Result<TaskState, String> {
+    let state = record::read_state(repo, tip)
+        .map_err(|e| format!("its record {tip} cannot be read: {}", e.message()))?;
+    if state.id != id.as_str() {
+        return Err(format!("its record holds the state of task '{}'", state.id));
+    }
+    if state.base_branch.as_deref() == Some(state.branch.as_str()) {
+        return Err(format!(
+            "its record names '{}' as both its branch and its base",
+            state.branch
+        ));
+    }
+    if state.mode != Mode::Worktree {
+        return Ok(state);
+    }
+    if let Some(prefix) = prefix {
+        let want = layout::branch_ref(prefix, id);
+        if state.branch != want {
+            return Err(format!(
+                "its record names branch '{}', not '{want}'",
+                state.branch
+            ));
+        }
+    }
+    let own = record::load(repo, id).ok().flatten();
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        crate::git::fs::canonical(a) == crate::git::fs::canonical(b)
+    };
+    for w in crate::git::worktree::list(repo).map_err(|e| e.message().to_owned())? {
+        let its_own = own
+            .as_ref()
+            .is_some_and(|r| same(std::path::Path::new(&r.state.worktree), &w.path))
+            || own_place.is_some_and(|p| same(p, &w.path));
+        if w.branch.as_deref() == Some(state.branch.as_str()) && !its_own {
+            return Err(format!(
+                "its branch '{}' is checked out in '{}'",
+                state.branch,
+                w.path.display()
+            ));
+        }
+    }
+    if repo.head_branch().ok().flatten().as_deref() == Some(state.branch.as_str()) {
+        return Err(format!("its branch '{}' is checked out here", state.branch));
+    }
+    if let Ok((records, _)) = record::load_all(repo) {
+        if let Some(r) = records
+            .iter()
+            .find(|r| r.state.base_branch.as_deref() == Some(state.branch.as_str()))
+        {
+            return Err(format!(
+                "its branch '{}' is the base of task '{}'",
+                state.branch, r.state.id
+            ));
+        }
+    }
+    Ok(state)
+}
+
+/// Whether the remote's record `theirs` (state `state`, which says the task ended) proves it
+/// for this machine's task `mine` (record tip `local`): a `merged` event among the remote's new
+/// events names the branch tip that landed, the branch here holds nothing beyond it, and the
+/// commit it names is on the fetched copy of its target. `Err` says what is not proven.
+pub fn proven_end(
+    repo: &Repo,
+    remote: &str,
+    mine: &TaskState,
+    local: ObjectId,
+    theirs: ObjectId,
+    state: &TaskState,
+) -> std::result::Result<(), String> {
+    if state.status != Status::Merged {
+        return Err("a removal on another machine leaves this machine's worktree".into());
+    }
+    let base = objects::merge_base(repo, local, theirs).ok().flatten();
+    let mut next = Some(theirs);
+    let mut merged = None;
+    while let Some(c) = next {
+        if Some(c) == base {
+            break;
+        }
+        let message = objects::commit_message(repo, c).map_err(|e| e.message().to_owned())?;
+        if let Event::Merged(event::Merged::Branch {
+            commit,
+            into,
+            task_tip,
+            ..
+        }) = event::Entry::parse(c.to_string(), &message).event
+        {
+            merged = Some((commit, into, task_tip));
+            break;
+        }
+        next = objects::commit_parents(repo, c)
+            .map_err(|e| e.message().to_owned())?
+            .first()
+            .copied();
+    }
+    let Some((commit, into, task_tip)) = merged else {
+        return Err("no merge event says what landed".into());
+    };
+    let landed: ObjectId = task_tip
+        .parse()
+        .map_err(|_| "its merge event names no branch tip".to_owned())?;
+    if let Some(tip) = repo.find_ref(&mine.branch).ok().flatten() {
+        let contained = tip == landed
+            || objects::merge_base(repo, tip, landed).ok().flatten() == Some(tip);
+        if !contained {
+            return Err(format!(
+                "'{}' here holds commits that did not land",
+                mine.branch_short()
+            ));
+        }
+    }
+    if let Some(commit) = commit {
+        let commit: ObjectId = commit
+            .parse()
+            .map_err(|_| "its merge event names no commit".to_owned())?;
+        let target = repo
+            .find_ref(&layout::remote_branch_ref(remote, &into))
+            .ok()
+            .flatten()
+            .ok_or_else(|| format!("'{remote}' has no branch '{into}'"))?;
+        let on_target = target == commit
+            || objects::merge_base(repo, commit, target).ok().flatten() == Some(commit);
+        if !on_target {
+            return Err(format!("the commit it names is not on '{remote}'s '{into}'"));
+        }
+    }
+    Ok(())
 }
 
 /// How a ref here relates to its copy fetched from the remote.
@@ -140,47 +305,125 @@ pub enum Reconciled {
     FastForwarded,
     /// Both had new events: this machine's were replayed on top of the remote's.
     Replayed,
+    /// The remote's record was not taken in (it failed its checks, or it would end a task that
+    /// is live here, unproven): the record here is unchanged; the reason is reported.
+    Refused,
 }
 
 /// Makes the record of `id` here contain the remote's (just fetched), appending only: fast-forward
 /// when it is behind, replay this machine's events on the remote's chain when they diverged.
 ///
 /// When the remote's own new events merged or removed the task, this machine's events are kept
-/// after them as history, but the task's state stays the remote's: the other machine finished it.
+/// after them as history, with the remote's status: the other machine finished it. Unless that
+/// ending is proven ([`proven_end`]), a task live here is not ended: nothing is taken in
+/// ([`Reconciled::Refused`]). Nothing else of the remote's state is taken.
 pub fn reconcile(repo: &Repo, remote: &str, id: &TaskId) -> Result<Reconciled> {
+    Ok(reconcile_why(repo, remote, id)?.0)
+}
+
+/// [`reconcile`], with why the remote's record was refused when it was.
+pub fn reconcile_why(
+    repo: &Repo,
+    remote: &str,
+    id: &TaskId,
+) -> Result<(Reconciled, Option<String>)> {
     let name = layout::record_ref(id);
     let local = repo.find_ref(&name)?;
     let theirs = repo.find_ref(&layout::remote_record_ref(remote, id))?;
-    let (update, how) = match relation(repo, local, theirs)? {
-        Relation::Behind { local, remote: r } => (
+    let (local, r, behind) = match relation(repo, local, theirs)? {
+        Relation::Behind { local, remote: r } => (local, r, true),
+        Relation::Diverged { local, remote: r } => (local, r, false),
+        _ => return Ok((Reconciled::Kept, None)),
+    };
+    let mine = record::load_existing(repo, id)?;
+    let refused = |why: String| {
+        Ok((
+            Reconciled::Refused,
+            Some(format!(
+                "the record of '{id}' on '{remote}' was not taken: {why}"
+            )),
+        ))
+    };
+    // The branch is compared with this record's own below (the prefix may have changed).
+    let state = match check_remote(repo, None, id, r, None) {
+        Ok(state) => state,
+        Err(why) => return refused(why),
+    };
+    for (field, theirs, ours) in [
+        ("mode", state.mode.as_str().to_owned(), mine.state.mode.as_str().to_owned()),
+        ("branch", state.branch.clone(), mine.state.branch.clone()),
+        (
+            "base branch",
+            state.base_branch.clone().unwrap_or_default(),
+            mine.state.base_branch.clone().unwrap_or_default(),
+        ),
+    ] {
+        if theirs != ours {
+            return refused(format!(
+                "it changes the task's {field} ('{ours}' here, '{theirs}' there)"
+            ));
+        }
+    }
+    let ended = matches!(state.status, Status::Merged | Status::Removed);
+    if ended && mine.state.status.is_live() {
+        if let Err(why) = proven_end(repo, remote, &mine.state, local, r, &state) {
+            return refused(format!(
+                "it says the task was {}, but it is live here and {why}; if it is done, end it here: git task remove {id}",
+                state.status
+            ));
+        }
+    }
+    let update = if behind {
+        let here = &mine.state.worktree;
+        if mine.state.mode == Mode::Worktree && !here.is_empty() && state.worktree != *here {
+            // Another machine's worktree: this one's is kept (a `moved` back to it).
+            let kept = TaskState {
+                worktree: here.clone(),
+                ..state.clone()
+            };
+            let at_theirs = record::Record {
+                state: state.clone(),
+                tip: r,
+                ..mine.clone()
+            };
+            let moved = Event::Moved(event::Moved {
+                from: state.worktree.clone(),
+                to: here.clone(),
+            });
+            let (mut update, _) = record::prepare_append(repo, &at_theirs, &moved, &kept)?;
+            update.expect = refs::Expect::Is(local);
+            update.message = format!("git-task: fetch {id} from {remote}");
+            update
+        } else {
             Update::update(
                 &name,
                 local,
                 r,
                 format!("git-task: fetch {id} from {remote}"),
-            ),
-            Reconciled::FastForwarded,
-        ),
-        Relation::Diverged { local, remote: r } => {
-            let state = record::read_state(repo, r)?;
-            // The remote's own events ended the task: this machine's are kept as history
-            // after them, but the state stays the remote's.
-            let ended = matches!(state.status, Status::Merged | Status::Removed);
-            let replayed = replay(repo, id, local, r, ended.then_some(&state))?;
-            (
-                Update::update(
-                    &name,
-                    local,
-                    replayed,
-                    format!("git-task: reconcile {id} with {remote}"),
-                ),
-                Reconciled::Replayed,
             )
         }
-        _ => return Ok(Reconciled::Kept),
+    } else {
+        // The remote's own events ended the task: this machine's are kept as history after
+        // them, with the remote's status and everything else as it is here.
+        let keep = ended.then(|| TaskState {
+            status: state.status,
+            ..mine.state.clone()
+        });
+        let replayed = replay(repo, id, local, r, keep.as_ref())?;
+        Update::update(
+            &name,
+            local,
+            replayed,
+            format!("git-task: reconcile {id} with {remote}"),
+        )
     };
-    match refs::apply(repo, vec![update]) {
-        Ok(()) => Ok(how),
+    let how = if behind {
+        Reconciled::FastForwarded
+    } else {
+        Reconciled::Replayed
+    };
+    match crate::ledger::apply(repo, crate::ledger::Mover::GitTask, vec![update]) {
+        Ok(()) => Ok((how, None)),
         Err(RefError::Conflict(_)) => Err(Error::repo_msg(format!(
             "the record of '{id}' changed here while it was reconciled with '{remote}'"
         ))
@@ -250,7 +493,7 @@ pub fn merge_notes(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
             Some(o) => Update::update(layout::NOTES_REF, o, merged, "git-task: merge notes"),
             None => Update::create(layout::NOTES_REF, merged, "git-task: merge notes"),
         };
-        match refs::apply(repo, vec![update]) {
+        match crate::ledger::apply(repo, crate::ledger::Mover::GitTask, vec![update]) {
             Ok(()) => return Ok(Some(theirs)),
             Err(RefError::Conflict(_)) => continue,
             Err(RefError::Other(e)) => return Err(e),
@@ -274,19 +517,49 @@ pub struct RemoteTask {
     pub here: &'static str,
 }
 
-/// Lists the tasks whose records were fetched from `remote` (no network: run [`fetch`] first).
+/// Lists the tasks whose records were fetched from `remote` (no network: run [`fetch`] first);
+/// a record that fails its checks ([`check_remote`]) is left out.
 pub fn list(repo: &Repo, remote: &str) -> Result<Vec<RemoteTask>> {
+    let prefix = crate::config::Settings::load(repo)?.branch_prefix;
+    Ok(list_checked(repo, &prefix, remote)?.0)
+}
+
+/// [`list`], with the records left out and why: one bad record fails none of the others.
+pub fn list_checked(
+    repo: &Repo,
+    prefix: &str,
+    remote: &str,
+) -> Result<(Vec<RemoteTask>, Vec<Skipped>)> {
     let ns = layout::remote_tasks_ns(remote);
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for (name, tip) in repo.refs_under(&ns)? {
-        let Some(id) = name
+        let Some(rest) = name
             .strip_prefix(&ns)
             .and_then(|rest| rest.strip_suffix("/record"))
-            .and_then(|id| TaskId::parse(id).ok())
         else {
             continue;
         };
-        let state = record::read_state(repo, tip)?;
+        let id = match TaskId::parse(rest) {
+            Ok(id) => id,
+            Err(why) => {
+                skipped.push(Skipped {
+                    task: rest.to_owned(),
+                    why: format!("'{rest}' is no task id: {why}"),
+                });
+                continue;
+            }
+        };
+        let state = match check_remote(repo, Some(prefix), &id, tip, None) {
+            Ok(state) => state,
+            Err(why) => {
+                skipped.push(Skipped {
+                    task: id.to_string(),
+                    why,
+                });
+                continue;
+            }
+        };
         let here = match relation(repo, repo.find_ref(&layout::record_ref(&id))?, Some(tip))? {
             Relation::RemoteOnly(_) | Relation::Neither => "none",
             Relation::Same(_) => "same",
@@ -301,7 +574,7 @@ pub fn list(repo: &Repo, remote: &str) -> Result<Vec<RemoteTask>> {
         });
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(out)
+    Ok((out, skipped))
 }
 
 /// Sets the fetched copies of the refs a successful push set (`git push` does so only for

@@ -1,7 +1,7 @@
 //! `git task push`: a task's branch, `refs/tasks/<id>/*` and the notes, sent in one atomic push
 //! with a lease on every ref, after its record and the notes were reconciled with the remote's.
 
-use super::{fetch, lease_failed, merge_notes, reconcile, relation, Reconciled, Relation};
+use super::{fetch, lease_failed, merge_notes, reconcile_why, relation, Reconciled, Relation};
 use crate::error::{Error, Result};
 use crate::git::cli::{self, PushRef};
 use crate::git::Repo;
@@ -22,6 +22,9 @@ pub struct TaskPushed {
     pub pushed: Vec<String>,
     /// Refs not sent because the remote's differ in a way a push would lose: `(ref, why)`.
     pub refused: Vec<(String, String)>,
+    /// Why the remote's record was not taken in here, when it was not (`record` is `refused`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// What [`push`] did.
@@ -63,12 +66,13 @@ pub fn push(repo: &Repo, remote: &str, ids: &[TaskId]) -> Result<Pushed> {
         let mut refs = Vec::new();
         let mut tasks = Vec::new();
         for id in &ids {
-            let record = reconcile(repo, remote, id)?;
+            let (record, warning) = reconcile_why(repo, remote, id)?;
             let mut task = TaskPushed {
                 task: id.to_string(),
                 record,
                 pushed: Vec::new(),
                 refused: Vec::new(),
+                warning,
             };
             let rec = record::load_existing(repo, id)?;
             let mut names = repo.refs_under(&layout::task_prefix(id))?;

@@ -246,7 +246,14 @@ fn an_adopt_killed_while_making_the_worktree_is_undone_and_done_again() {
     let two = machine(&repo, bare.to_str().unwrap(), "two");
     task_with_work(&repo, &one, "t1", &[]);
     repo.task(&one, &["push", "t1"]).ok();
-    // What the killed adopt had done: the refs, and part of a worktree on the task branch.
+    // What the killed adopt had done: the refs (the record's new tip noted as pending in the
+    // ledger first, as every record write does), and part of a worktree on the task branch.
+    let record = in_remote(&repo, &["rev-parse", "refs/tasks/t1/record"]);
+    repo.write(
+        &two,
+        &format!(".git/git-task/ledger/records/t1.pending-{record}"),
+        "",
+    );
     repo.git(
         &two,
         &[
@@ -639,4 +646,91 @@ fn three_machines_merge_into_the_remote_main_at_once_over_git_daemon() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+/// Pushes to the remote a record of `id` with one more event whose `task.toml` has `key`
+/// set to `value` (TOML), made with plumbing from `dir`, as anyone who can push there can.
+fn forge_remote_record(repo: &TestRepo, dir: &Path, id: &str, key: &str, value: &str) {
+    let record = format!("refs/tasks/{id}/record");
+    let tip = repo.git(dir, &["rev-parse", &record]);
+    let state = repo.git(dir, &["show", &format!("{tip}:task.toml")]);
+    let state: String = state
+        .lines()
+        .map(|l| match l.starts_with(&format!("{key} = ")) {
+            true => format!("{key} = {value}\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let hash = |args: &[&str], input: &str| {
+        let mut child = repo
+            .command("git", dir)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let blob = hash(&["hash-object", "-w", "--stdin"], &state);
+    let entries: String = repo
+        .git(dir, &["ls-tree", &tip])
+        .lines()
+        .map(|l| match l.ends_with("\ttask.toml") {
+            true => format!("100644 blob {blob}\ttask.toml\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let tree = hash(&["mktree"], &entries);
+    let forged = repo.git(
+        dir,
+        &["commit-tree", &tree, "-p", &tip, "-m", "checkpoint", "-m", "{}"],
+    );
+    repo.git(
+        dir,
+        &["push", "-q", "origin", &format!("{forged}:{record}")],
+    );
+}
+
+/// A remote record is untrusted input: a worktree path in it never becomes this machine's (a
+/// `moved` event puts this one's back), and a `merged` it cannot prove (no landing on the
+/// remote's target) never ends the live task here: `push` reports it (`record: refused`) and
+/// the record here stays as it was.
+#[test]
+fn a_remote_record_never_moves_this_machines_worktree_nor_ends_its_task() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let wt = task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    let main_worktree = format!("\"{}\"", one.display());
+    forge_remote_record(&repo, &one, "t1", "worktree", &main_worktree);
+    let pushed = repo.task(&one, &["push", "t1", "--json"]).ok().json();
+    assert_eq!(pushed["tasks"][0]["record"], "fast_forwarded", "{pushed}");
+    assert_eq!(repo.task(&one, &["path", "t1"]).ok().out(), wt.display().to_string());
+    assert_eq!(events_in(&repo, &one, "t1").last().unwrap(), "moved");
+
+    let before = repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]);
+    forge_remote_record(&repo, &one, "t1", "status", "\"merged\"");
+    let run = repo.task(&one, &["push", "t1", "--json"]);
+    let pushed = run.json();
+    assert_eq!(pushed["tasks"][0]["record"], "refused", "{pushed}");
+    let warning = pushed["tasks"][0]["warning"].as_str().unwrap();
+    assert!(warning.contains("live here"), "{warning}");
+    assert_eq!(
+        repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]),
+        before
+    );
+    let status = repo.task(&one, &["status", "t1", "--json"]).ok().json();
+    assert_eq!(status["status"], "active", "{status}");
+    assert!(wt.join("t1/work.txt").exists());
+    fsck(&repo, &one);
 }
