@@ -58,7 +58,12 @@ pub struct GitRun {
 fn git(worktree: &Path) -> Command {
     let mut cmd = Command::new("git");
     // The graft file is switched off below; git would advise on it in every message.
+    // git-task's own git runs no hook and no fsmonitor: a task worktree's admin dir (hooks,
+    // `config.worktree`) is the agent's to write, and what git-task runs there must not run
+    // the agent's code for the user (SPEC §11).
     cmd.args(["-c", "advice.graftFileDeprecated=false"])
+        .args(["-c", "core.hooksPath=/dev/null"])
+        .args(["-c", "core.fsmonitor=false"])
         .arg("-C")
         .arg(worktree);
     for var in crate::git::LOCAL_ENV.iter().chain(GIT_CALLER_ENV) {
@@ -66,7 +71,10 @@ fn git(worktree: &Path) -> Command {
     }
     // Never wait for an editor or a terminal prompt (SPEC §2.5).
     // Objects are what they are: no replace refs, no grafts (SPEC §7.4), as in process.
-    cmd.env("GIT_NO_REPLACE_OBJECTS", "1")
+    // git's messages are parsed (`listed_paths`, the lease's `(stale info)`): in English.
+    cmd.env("LC_ALL", "C")
+        .env("LANGUAGE", "C")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env("GIT_GRAFT_FILE", "/dev/null")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
