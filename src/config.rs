@@ -63,8 +63,15 @@ pub const CONFINE_BUILD_DIRS: &str = "task.confineBuildDirs";
 pub const DEFAULT_CONFINE_BUILD_DIRS: &[&str] = &["target/", "node_modules/"];
 
 /// Default of `task.autoCommitExclude`.
-pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] =
-    &["node_modules/", "target/", "dist/", "build/", ".next/"];
+pub const DEFAULT_AUTO_COMMIT_EXCLUDE: &[&str] = &[
+    "node_modules/",
+    "target/",
+    "dist/",
+    "build/",
+    ".next/",
+    "test-results/",
+    "coverage/",
+];
 
 /// What the pre-commit hook does on a violation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

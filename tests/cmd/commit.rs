@@ -83,3 +83,33 @@ fn patch_commit_commits_on_the_current_branch() {
     assert_eq!(run.json()["branch"], "refs/heads/main");
     assert_eq!(repo.porcelain(&root), " M README.md");
 }
+
+/// `test-results/` and `coverage/` (test runners' output) are left out by default, like `target/`.
+#[test]
+fn commit_leaves_test_results_and_coverage_out_by_default() {
+    let repo = TestRepo::new();
+    let wt = repo.start("tr", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 4 }\n");
+    repo.write(&wt, "test-results/junit.xml", "<testsuites/>\n");
+    repo.write(&wt, "coverage/lcov.info", "TN:\n");
+    let json = repo.task(&wt, &["commit", "--json"]).ok().json();
+    assert_eq!(json["files"], serde_json::json!(["src/lib.rs"]));
+    let skipped: Vec<(&str, &str)> = json["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["rule"].as_str().unwrap(), s["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [("coverage/", "excluded"), ("test-results/", "excluded")]
+    );
+    assert_eq!(
+        repo.git(&wt, &["show", "--format=", "--name-only", "HEAD"]),
+        "src/lib.rs"
+    );
+    assert_eq!(
+        repo.porcelain(&wt),
+        "?? coverage/lcov.info\n?? test-results/junit.xml"
+    );
+}
