@@ -420,11 +420,19 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
         .as_deref()
         .and_then(|b| b.strip_prefix("refs/heads/"))
         .and_then(|b| layout::id_from_branch(&settings.branch_prefix, b));
+    // `strong`: git-task's own marks say this is the task's place, so a task that cannot be
+    // found there refuses every edit rather than letting it through.
+    let on_task_branch = from_branch.is_some();
     let (id, strong) = match from_branch {
         Some(id) => (id, linked),
         None => match crate::resolve::read_mark(repo) {
             Some(id) => (id, true),
-            None => return Ok(None),
+            // A task's worktree whose HEAD was detached or moved to another branch is still
+            // the task's: found by where it is (`<task.worktreeDir>/<id>`).
+            None => match linked.then(|| by_place(settings, root)).flatten() {
+                Some(id) => (id, false),
+                None => return Ok(None),
+            },
         },
     };
     let record = match record::load(repo, &id) {
@@ -455,6 +463,9 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
     // A linked or marked worktree must be the one the record names (a `.git` file planted in a
     // subdirectory can name any task's git dir): another is no task's place to write.
     let recorded = crate::git::fs::canonical(Path::new(&record.state.worktree));
+    if recorded != root && !strong && !on_task_branch {
+        return Ok(None);
+    }
     if strong && recorded != root {
         return Ok(Some(Owner::Unusable {
             id: id.to_string(),
@@ -469,6 +480,15 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
         record: Box::new(record),
         contract: None,
     }))
+}
+
+/// The task whose default worktree path is `root` (`<task.worktreeDir>/<id>`), if its name is an id.
+fn by_place(settings: &Settings, root: &Path) -> Option<TaskId> {
+    let dir = crate::git::fs::canonical(&settings.worktree_dir);
+    if root.parent()? != dir {
+        return None;
+    }
+    TaskId::parse(root.file_name()?.to_str()?).ok()
 }
 
 fn unusable(id: &TaskId, e: &Error) -> Owner {

@@ -325,6 +325,27 @@ fn symlinked_paths_are_judged_where_they_land() {
     assert!(reason.contains("'src/db/x.rs': forbidden"), "{reason}");
 }
 
+/// A task's worktree whose HEAD was detached (or moved to another branch) is still the task's.
+#[test]
+fn a_detached_task_worktree_is_still_fenced() {
+    let repo = repo();
+    let wt = repo.start("t", &["--allow", "src/api/**"]);
+    repo.git(&wt, &["checkout", "-q", "--detach"]);
+    let input = with_path(
+        fixture("claude-write.json", &wt),
+        "file_path",
+        &at(&wt, "README.md"),
+    );
+    let reason = denied(&guard(&repo, &wt, "claude", &input), "claude");
+    assert!(reason.contains("'README.md': not_allowed"), "{reason}");
+    passes(&guard(
+        &repo,
+        &wt,
+        "claude",
+        &fixture("claude-write.json", &wt),
+    ));
+}
+
 /// A `.git` file planted in a subdirectory, naming another task's git dir, does not make the
 /// subdirectory that task's worktree: every edit there is refused.
 #[test]
