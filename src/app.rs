@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 /// Runs git-task with `args` (argv, including the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let args = help_call(args.into_iter().collect());
     let parsed = hook_call(&args)
         .map(Ok)
         .unwrap_or_else(|| Cli::try_parse_from(&args));
@@ -195,6 +195,16 @@ fn hook_call(args: &[std::ffi::OsString]) -> Option<Cli> {
             args: rest,
         })),
     })
+}
+
+/// `git task help [<cmd>..]` reads as `git task [<cmd>..] --help` (the help subcommand is
+/// clap's own only in name: it would not print each command's long help the same way).
+fn help_call(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.get(1).is_some_and(|a| a == "help") {
+        args.remove(1);
+        args.push("--help".into());
+    }
+    args
 }
 
 /// The exit code of a command that needs no repository.

@@ -378,3 +378,22 @@ fn no_identity_start_checkpoint_merge_and_parallel_list() {
     );
     assert_eq!(reflog, anon);
 }
+
+/// `git task help <cmd>` prints that command's help, as `git task <cmd> --help` does; `git
+/// task help` alone the overview; an unknown command is a usage error.
+#[test]
+fn help_names_a_command() {
+    let repo = TestRepo::new();
+    let help = repo.task_root(&["help", "start"]).ok();
+    let long = repo.task_root(&["start", "--help"]).ok();
+    assert!(help.stdout.contains("--setup"), "{help}");
+    assert_eq!(help.stdout, long.stdout);
+    let sub = repo.task_root(&["help", "hooks", "install"]).ok();
+    assert_eq!(
+        sub.stdout,
+        repo.task_root(&["hooks", "install", "--help"]).ok().stdout
+    );
+    let top = repo.task_root(&["help"]).ok();
+    assert_eq!(top.stdout, repo.task_root(&["--help"]).ok().stdout);
+    repo.task_root(&["help", "no-such-command"]).code(2);
+}
