@@ -91,7 +91,13 @@ pub fn run(args: &GuardArgs) -> Done {
         );
     }));
     let harness = args.harness;
-    let answer = std::panic::catch_unwind(move || answer(harness));
+    // The deny document is made inside too: nothing after this line can panic.
+    let answer = std::panic::catch_unwind(move || {
+        answer(harness).map(|a| match a {
+            Answer::Pass => None,
+            Answer::Deny(reason) => Some((harness.deny_json(&reason), reason)),
+        })
+    });
     let _ = std::panic::take_hook();
     let result = match answer {
         Ok(r) => r,
@@ -99,9 +105,8 @@ pub fn run(args: &GuardArgs) -> Done {
         Err(_) => return Done::Exit(2),
     };
     match result {
-        Ok(Answer::Pass) => Done::Ok,
-        Ok(Answer::Deny(reason)) => {
-            let doc = harness.deny_json(&reason);
+        Ok(None) => Done::Ok,
+        Ok(Some((doc, reason))) => {
             let mut stdout = std::io::stdout().lock();
             match stdout
                 .write_all(doc.as_bytes())
