@@ -12,15 +12,63 @@ pub const ACTIVE_MARK: &str = "git-task-active";
 /// Returns the record of `id`, or of the active task of the current worktree when `id` is `None`.
 pub fn resolve(repo: &Repo, settings: &Settings, id: Option<&TaskId>) -> Result<Record> {
     if let Some(id) = id {
-        return record::load_existing(repo, id);
+        return existing(repo, id);
     }
     match active_task(repo, settings)? {
-        Some(id) => record::load_existing(repo, &id),
+        Some(id) => existing(repo, &id),
         None => Err(
             Error::input("no task id given, and this worktree has no active task")
                 .hint("name the task after the command ('git task list' shows them), or run it inside the task's worktree"),
         ),
     }
+}
+
+/// Returns the record of `id`; when there is none, the error names the nearest existing id
+/// (a typo: at most two edits away) before the usual hints.
+pub fn existing(repo: &Repo, id: &TaskId) -> Result<Record> {
+    if let Some(record) = record::load(repo, id)? {
+        return Ok(record);
+    }
+    let missing = record::missing(id);
+    let ids = record::all_ids(repo).unwrap_or_default();
+    Err(match nearest(id.as_str(), ids.iter().map(TaskId::as_str)) {
+        Some(near) => {
+            let mut err = Error::input(missing.message()).hint(format!("did you mean '{near}'?"));
+            for hint in missing.hints() {
+                err = err.hint(hint.clone());
+            }
+            err
+        }
+        None => missing,
+    })
+}
+
+/// The id of `ids` nearest to `typed` by edit distance, if it is at most 2 (the first in
+/// order on a tie).
+pub fn nearest<'a>(typed: &str, ids: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    ids.filter(|id| *id != typed)
+        .map(|id| (distance(typed, id), id))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, id)| id)
+}
+
+/// The Levenshtein distance of `a` and `b`, counted in characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != *cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// Returns the active task of the current worktree: the task whose branch is checked out here, else the marked one.

@@ -68,7 +68,7 @@ impl Report for Refused {
 }
 
 pub fn run(ctx: &Ctx, args: &ClaimArgs) -> CmdResult {
-    let record = crate::record::load_existing(&ctx.repo, &args.id)?;
+    let record = crate::resolve::existing(&ctx.repo, &args.id)?;
     match crate::claims::claim(&ctx.repo, &record, &args.globs)? {
         Ok(claims) => emit(
             ctx,

@@ -42,7 +42,7 @@ pub enum ConfineMode {
 }
 
 pub fn run(ctx: &Ctx, args: &ExecArgs) -> CmdResult {
-    let record = crate::record::load_existing(&ctx.repo, &args.id)?;
+    let record = crate::resolve::existing(&ctx.repo, &args.id)?;
     let dir = std::path::PathBuf::from(&record.state.worktree);
     if !record.state.status.is_live() || !dir.is_dir() {
         return Err(crate::Error::input(format!(

@@ -41,7 +41,7 @@ impl Report for Released {
 }
 
 pub fn run(ctx: &Ctx, args: &ReleaseArgs) -> CmdResult {
-    let record = crate::record::load_existing(&ctx.repo, &args.id)?;
+    let record = crate::resolve::existing(&ctx.repo, &args.id)?;
     let claims = crate::claims::release(&ctx.repo, &record, &args.globs)?;
     emit(
         ctx,

@@ -91,3 +91,25 @@ fn status_of_an_unknown_task_is_bad_input() {
     assert_eq!(doc["kind"], "error", "the error as JSON on stdout");
     assert_eq!(doc["error"], "input");
 }
+
+/// A typo'd id: exit 2, and the hint names the nearest existing id (at most two edits away);
+/// an id far from every task gets no guess.
+#[test]
+fn status_of_a_typo_suggests_the_nearest_id() {
+    let repo = TestRepo::new();
+    repo.start("auth-fix", &[]);
+    repo.start("docs", &[]);
+    let run = repo.task_root(&["status", "auth-fx"]).code(2);
+    assert!(run.stderr.contains("no task 'auth-fx'"), "{run}");
+    assert!(
+        run.stderr.contains("hint: did you mean 'auth-fix'?"),
+        "{run}"
+    );
+    let json = repo.task_root(&["status", "atuh-fix", "--json"]).code(2);
+    assert!(json.stderr.contains("did you mean 'auth-fix'?"), "{json}");
+    // Other commands that take an id say the same.
+    let exec = repo.task_root(&["exec", "dcos", "--", "true"]).code(2);
+    assert!(exec.stderr.contains("did you mean 'docs'?"), "{exec}");
+    let far = repo.task_root(&["status", "payments"]).code(2);
+    assert!(!far.stderr.contains("did you mean"), "{far}");
+}
