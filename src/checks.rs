@@ -218,15 +218,66 @@ fn run_ticking(
     })
 }
 
-/// Collects one output pipe of a child on a thread.
+/// How much of one output stream of a command is kept: its first [`KEEP_HEAD`] bytes and its
+/// last [`KEEP_TAIL`]; what lies between is counted and left out (a check that prints
+/// gigabytes never fills memory; it still streams whole to a terminal watching).
+pub const KEEP_HEAD: usize = 64 << 10;
+/// See [`KEEP_HEAD`].
+pub const KEEP_TAIL: usize = 960 << 10;
+
+/// One output stream, kept within [`KEEP_HEAD`] + [`KEEP_TAIL`] bytes.
+#[derive(Default)]
+struct Bounded {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    left_out: u64,
+}
+
+impl Bounded {
+    fn push(&mut self, mut bytes: &[u8]) {
+        if self.head.len() < KEEP_HEAD {
+            let n = bytes.len().min(KEEP_HEAD - self.head.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        if bytes.len() >= KEEP_TAIL {
+            self.left_out += (self.tail.len() + bytes.len() - KEEP_TAIL) as u64;
+            self.tail.clear();
+            bytes = &bytes[bytes.len() - KEEP_TAIL..];
+        }
+        let over = (self.tail.len() + bytes.len()).saturating_sub(KEEP_TAIL);
+        if over > 0 {
+            self.tail.drain(..over);
+            self.left_out += over as u64;
+        }
+        self.tail.extend(bytes);
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.head);
+        if self.left_out > 0 {
+            out.extend_from_slice(
+                format!(
+                    "\n[git-task: {} bytes of output left out here]\n",
+                    self.left_out
+                )
+                .as_bytes(),
+            );
+        }
+        out.extend(std::mem::take(&mut self.tail));
+        out
+    }
+}
+
+/// Collects one output pipe of a child on a thread, bounded ([`Bounded`]).
 struct Reader {
-    buf: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    buf: std::sync::Arc<std::sync::Mutex<Bounded>>,
     done: std::sync::mpsc::Receiver<()>,
 }
 
 impl Reader {
     fn spawn(mut pipe: impl Read + Send + 'static, echo: bool) -> Reader {
-        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Bounded::default()));
         let (tx, done) = std::sync::mpsc::channel();
         let shared = buf.clone();
         std::thread::spawn(move || {
@@ -242,7 +293,7 @@ impl Reader {
                         shared
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .extend_from_slice(&chunk[..n])
+                            .push(&chunk[..n])
                     }
                 }
             }
@@ -255,7 +306,7 @@ impl Reader {
     /// background process the command started keeps it open (a daemon from a setup).
     fn finish(self) -> Vec<u8> {
         let _ = self.done.recv_timeout(Duration::from_secs(2));
-        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|e| e.into_inner()))
+        self.buf.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 
@@ -365,6 +416,26 @@ mod tests {
             !alive(pid),
             "the background child of a timed-out command was left running"
         );
+    }
+
+    #[test]
+    fn output_is_bounded_and_keeps_its_start_and_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = run_captured(
+            "echo first; yes 0123456789 | head -c 20000000; echo; echo last",
+            tmp.path(),
+            &[],
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        assert!(o.ok());
+        assert!(o.output.len() <= KEEP_HEAD + KEEP_TAIL + 100, "{}", o.output.len());
+        assert!(o.output.starts_with("first\n"));
+        assert!(o.output.ends_with("last\n"));
+        assert!(o.output.contains("bytes of output left out here]"));
+        let mut b = Bounded::default();
+        b.push(b"small");
+        assert_eq!(b.take(), b"small");
     }
 
     #[test]

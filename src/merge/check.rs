@@ -70,11 +70,15 @@ pub(super) fn run_checks_on_landing(
     if opts.no_checks || frozen.commands.is_empty() {
         return Ok((Run::not_run(opts.no_checks), None));
     }
+    // A directory of git-task's own making, under a name no one can guess beforehand, private
+    // to the user (0700) before anything is written into it and after the checkout.
     let dir = tempfile::Builder::new()
         .prefix(&format!("git-task-check-{}-", rec.state.id))
         .tempdir()
         .map_err(|e| Error::repo("could not make a temporary directory for the checks", e))?;
+    make_private(dir.path())?;
     worktree::checkout_tree(repo, tree, dir.path())?;
+    make_private(dir.path())?;
     if let Some(include) = objects::read_blob_at(repo, onto, crate::copy::WORKTREE_INCLUDE)? {
         let globs = crate::copy::parse_include(&String::from_utf8_lossy(&include));
         let main = repo.main_worktree()?;
@@ -91,4 +95,17 @@ pub(super) fn run_checks_on_landing(
     // Kept for inspection after a failure.
     let kept = (!run.passed).then(|| dir.keep());
     Ok((run, kept))
+}
+
+/// Makes the checks' directory the user's alone (mode 0700).
+fn make_private(dir: &std::path::Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::repo(format!("could not make '{}' private", dir.display()), e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
