@@ -128,7 +128,8 @@ fn row(main: Option<&std::path::Path>, m: Move) -> Row {
         r.tasks = ids.split(' ').map(str::to_owned).collect();
     } else if let Some(path) = who.strip_prefix("worktree ") {
         r.by = "worktree";
-        r.main_worktree = Some(main.is_some_and(|m| crate::git::normalize(std::path::Path::new(path)) == m));
+        r.main_worktree =
+            Some(main.is_some_and(|m| crate::git::normalize(std::path::Path::new(path)) == m));
         r.worktree = Some(path.to_owned());
     } else if who == "git-task" {
         r.by = "git-task";
@@ -157,7 +158,11 @@ pub fn run(ctx: &Ctx, args: &AuditArgs) -> CmdResult {
     };
     let tip = ctx.repo.find_ref(&branch)?;
     let on_file = moves::check(&ctx.repo, &branch, tip);
-    let main = ctx.repo.main_worktree().ok().map(|m| crate::git::normalize(&m));
+    let main = ctx
+        .repo
+        .main_worktree()
+        .ok()
+        .map(|m| crate::git::normalize(&m));
     let rows: Vec<Row> = on_file
         .clone()
         .unwrap_or_default()
@@ -256,7 +261,12 @@ pub(crate) fn before_merge(
         let Some(moved) = moved_on(repo, &target, state.created) else {
             continue;
         };
-        if state.mode == crate::task::Mode::Worktree && lands_nothing(repo, state, &target)? {
+        // A task merged already lands nothing by right (the merge says so); a live one whose
+        // landing would change nothing has its work on the target by another way.
+        if state.mode == crate::task::Mode::Worktree
+            && state.status.is_live()
+            && lands_nothing(repo, state, &target)?
+        {
             let to: Vec<&str> = moved
                 .commits
                 .iter()
@@ -303,7 +313,13 @@ fn lands_nothing(repo: &Repo, state: &TaskState, target: &str) -> crate::Result<
         None => return Ok(false),
     };
     let scratch = repo.with_objects_in_memory();
-    let merged = crate::git::merge::merge_trees(&scratch, ancestor, ours, theirs, ["base", "target", "task"])?;
+    let merged = crate::git::merge::merge_trees(
+        &scratch,
+        ancestor,
+        ours,
+        theirs,
+        ["base", "target", "task"],
+    )?;
     Ok(merged.tree == Some(ours))
 }
 

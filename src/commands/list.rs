@@ -245,10 +245,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     let listed = listed?;
     let moved = super::audit::base_moved(
         &ctx.repo,
-        listed
-            .iter()
-            .map(|(s, _)| s)
-            .filter(|s| s.status.is_live()),
+        listed.iter().map(|(s, _)| s).filter(|s| s.status.is_live()),
     );
     let mut tasks: Vec<Row> = listed
         .into_iter()

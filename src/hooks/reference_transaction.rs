@@ -104,7 +104,10 @@ pub const GIT_ENV: &str = "GIT_TASK_HOOK_GIT";
 /// maintenance too): it writes the refs' values as they are into `packed-refs` and deletes the
 /// loose files, which the hook sees as updates and deletions though no ref moves.
 fn packing_refs() -> bool {
-    let Some(pid) = std::env::var(GIT_ENV).ok().and_then(|p| p.parse::<u32>().ok()) else {
+    let Some(pid) = std::env::var(GIT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<u32>().ok())
+    else {
         return false;
     };
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -135,7 +138,11 @@ fn packing_refs() -> bool {
 }
 
 /// Judges a transaction in the `prepared` state; `Ok(None)` lets it go on.
-pub fn prepared(repo: &Repo, settings: &Settings, updates: &[RefUpdate]) -> Result<Option<Refused>> {
+pub fn prepared(
+    repo: &Repo,
+    settings: &Settings,
+    updates: &[RefUpdate],
+) -> Result<Option<Refused>> {
     if packing_refs() {
         return Ok(None);
     }
@@ -242,7 +249,8 @@ fn notes_appended(repo: &Repo, u: &RefUpdate) -> bool {
     let Ok(tip) = repo.find_ref(layout::NOTES_REF) else {
         return false;
     };
-    crate::git::objects::commit_parents(repo, new).is_ok_and(|parents| parents == Vec::from_iter(tip))
+    crate::git::objects::commit_parents(repo, new)
+        .is_ok_and(|parents| parents == Vec::from_iter(tip))
 }
 
 /// Where the transaction comes from: this worktree; for a push into the repository
@@ -272,7 +280,11 @@ fn look(repo: &Repo, settings: &Settings, git_dir: &Path) -> Here {
     } else {
         std::fs::read_to_string(git_dir.join("gitdir"))
             .ok()
-            .and_then(|t| Path::new(t.trim_end_matches('\n')).parent().map(Path::to_path_buf))
+            .and_then(|t| {
+                Path::new(t.trim_end_matches('\n'))
+                    .parent()
+                    .map(Path::to_path_buf)
+            })
     };
     let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
     let mut head = head
@@ -280,7 +292,9 @@ fn look(repo: &Repo, settings: &Settings, git_dir: &Path) -> Here {
         .next()
         .and_then(|l| l.strip_prefix("ref: "))
         .map(str::to_owned);
-    if head.as_deref() == Some("refs/heads/.invalid") && crate::git::normalize(repo.git_dir()) == crate::git::normalize(git_dir) {
+    if head.as_deref() == Some("refs/heads/.invalid")
+        && crate::git::normalize(repo.git_dir()) == crate::git::normalize(git_dir)
+    {
         // reftable: HEAD is in the table, and only the repository opened here reads it.
         head = repo.head_branch().ok().flatten();
     }
@@ -404,16 +418,34 @@ mod tests {
 
     #[test]
     fn git_moves_in_passing_only_its_own_refs() {
-        for free in ["HEAD", "ORIG_HEAD", "AUTO_MERGE", "refs/stash", "refs/bisect/bad", "refs/worktree/x", "refs/rewritten/onto"] {
+        for free in [
+            "HEAD",
+            "ORIG_HEAD",
+            "AUTO_MERGE",
+            "refs/stash",
+            "refs/bisect/bad",
+            "refs/worktree/x",
+            "refs/rewritten/onto",
+        ] {
             assert!(git_moves_it_in_passing(free), "{free}");
         }
-        for not in ["refs/heads/main", "main-worktree/HEAD", "worktrees/x/HEAD", "refs/tasks/x/record", "head", "refs/stash2"] {
+        for not in [
+            "refs/heads/main",
+            "main-worktree/HEAD",
+            "worktrees/x/HEAD",
+            "refs/tasks/x/record",
+            "head",
+            "refs/stash2",
+        ] {
             assert!(!git_moves_it_in_passing(not), "{not}");
         }
     }
 
     #[test]
     fn the_parent_of_this_process_is_read() {
-        assert_eq!(parent_of(std::process::id()), Some(std::os::unix::process::parent_id()));
+        assert_eq!(
+            parent_of(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
     }
 }

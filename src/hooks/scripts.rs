@@ -141,7 +141,8 @@ pub fn is_pristine(kind: HookKind, text: &str) -> bool {
         HookKind::PostCheckout => Some(V1_POST_CHECKOUT),
         HookKind::ReferenceTransaction => None,
     };
-    parse(text).is_some_and(|s| render(kind, &s) == text || v1.is_some_and(|v1| fill(v1, &s) == text))
+    parse(text)
+        .is_some_and(|s| render(kind, &s) == text || v1.is_some_and(|v1| fill(v1, &s) == text))
 }
 
 /// Returns whether `text` is a pass-through hook of this version with some chain, not edited.

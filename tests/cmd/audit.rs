@@ -29,7 +29,9 @@ fn moved_past_the_gate(repo: &TestRepo) -> (PathBuf, String) {
 /// The `warnings` entry of a report, asserted to be the move to `tip`.
 #[track_caller]
 fn assert_warned(json: &Value, tip: &str) {
-    let warnings = json["warnings"].as_array().unwrap_or_else(|| panic!("no warnings: {json}"));
+    let warnings = json["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings: {json}"));
     assert_eq!(warnings.len(), 1, "{json}");
     assert_eq!(warnings[0]["kind"], "base_moved_unattributed");
     assert_eq!(warnings[0]["branch"], "main");
@@ -52,7 +54,9 @@ fn a_move_with_the_hooks_skipped_is_reported_by_every_command_that_looks_at_the_
         assert!(
             run.stderr.contains(&format!(
                 "warning: base_moved_unattributed: 'main' moved to {short} outside git-task"
-            )) && run.stderr.contains("hint: see every move: git task audit main"),
+            )) && run
+                .stderr
+                .contains("hint: see every move: git task audit main"),
             "{args:?}:\n{run}"
         );
     }
@@ -76,7 +80,9 @@ fn merge_over_an_unattributed_move_that_would_change_nothing_refuses() {
     let human = repo.task_root(&["merge", "t1", "--no-checks"]);
     assert_eq!(human.code, 1);
     assert!(
-        human.stderr.contains("error: base_moved_unattributed: 'main' moved to")
+        human
+            .stderr
+            .contains("error: base_moved_unattributed: 'main' moved to")
             && human.stderr.contains("git task audit main"),
         "{human}"
     );
@@ -94,13 +100,16 @@ fn merge_that_lands_work_over_an_unattributed_move_warns() {
     skipping_hooks(&repo, &wt1, &["update-ref", "refs/heads/main", "task/t1"]);
     repo.write(&wt2, "docs/t2.md", "t2\n");
     commit_all(&repo, &wt2, "t2 work");
-    let run = repo.task_root(&["merge", "t2", "--no-checks", "--json"]).ok();
+    let run = repo
+        .task_root(&["merge", "t2", "--no-checks", "--json"])
+        .ok();
     let json = run.json();
     let warnings = json["warnings"].as_array().unwrap();
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("base_moved_unattributed: 'main' moved to")),
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("base_moved_unattributed: 'main' moved to")),
         "{json}"
     );
     // The landing is attributed to the merge, the move before it stays unattributed.
@@ -148,7 +157,13 @@ fn audit_lists_every_move_oldest_first_attributed() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["old"].clone(), m["new"].clone(), m["by"].as_str().unwrap()))
+        .map(|m| {
+            (
+                m["old"].clone(),
+                m["new"].clone(),
+                m["by"].as_str().unwrap(),
+            )
+        })
         .collect();
     let s = |v: &str| Value::String(v.to_owned());
     assert_eq!(
@@ -170,7 +185,10 @@ fn audit_lists_every_move_oldest_first_attributed() {
     assert_eq!(lines.len(), 4, "{run}");
     assert!(lines[1].ends_with("merge of t2"), "{run}");
     assert!(lines[2].contains("main worktree"), "{run}");
-    assert!(lines[3].contains(&x[..7]) && lines[3].contains("unattributed"), "{run}");
+    assert!(
+        lines[3].contains(&x[..7]) && lines[3].contains("unattributed"),
+        "{run}"
+    );
 }
 
 #[test]

@@ -23,7 +23,8 @@ fn refused(repo: &TestRepo, dir: &Path, args: &[&str], refname: &str) {
     let run = repo.git_run(dir, args);
     assert_ne!(run.code, 0, "git {args:?} was allowed:\n{run}");
     assert!(
-        run.stderr.contains(&format!("refusing to update '{refname}'"))
+        run.stderr
+            .contains(&format!("refusing to update '{refname}'"))
             && run.stderr.contains("may move only its own branch"),
         "git {args:?} was not refused by the hook:\n{run}"
     );
@@ -49,11 +50,34 @@ fn a_task_worktree_moves_no_ref_but_its_own_branch() {
     let wt = setup(&repo);
     // t3's branch is checked out nowhere (its worktree went away with git): git would delete it.
     let wt3 = repo.start("t3", &[]);
-    repo.git(repo.root(), &["worktree", "remove", "--force", wt3.to_str().unwrap()]);
-    refused(&repo, &wt, &["update-ref", "refs/heads/main", "HEAD"], "refs/heads/main");
-    refused(&repo, &wt, &["branch", "-f", "feature", "HEAD"], "refs/heads/feature");
-    refused(&repo, &wt, &["branch", "-D", "task/t3"], "refs/heads/task/t3");
-    refused(&repo, &wt, &["update-ref", "-d", "refs/heads/task/t2"], "refs/heads/task/t2");
+    repo.git(
+        repo.root(),
+        &["worktree", "remove", "--force", wt3.to_str().unwrap()],
+    );
+    refused(
+        &repo,
+        &wt,
+        &["update-ref", "refs/heads/main", "HEAD"],
+        "refs/heads/main",
+    );
+    refused(
+        &repo,
+        &wt,
+        &["branch", "-f", "feature", "HEAD"],
+        "refs/heads/feature",
+    );
+    refused(
+        &repo,
+        &wt,
+        &["branch", "-D", "task/t3"],
+        "refs/heads/task/t3",
+    );
+    refused(
+        &repo,
+        &wt,
+        &["update-ref", "-d", "refs/heads/task/t2"],
+        "refs/heads/task/t2",
+    );
     refused(&repo, &wt, &["branch", "new-one"], "refs/heads/new-one");
     refused(
         &repo,
@@ -102,7 +126,12 @@ fn a_push_into_the_repository_from_a_task_worktree_is_refused() {
     let repo = TestRepo::new();
     let wt = setup(&repo);
     // `push .` runs receive-pack in the task worktree's git dir.
-    refused(&repo, &wt, &["push", "-q", ".", "HEAD:release"], "refs/heads/release");
+    refused(
+        &repo,
+        &wt,
+        &["push", "-q", ".", "HEAD:release"],
+        "refs/heads/release",
+    );
     // By the repository's path, receive-pack runs in the main git dir: the pusher is the task.
     let root = repo.root().display().to_string();
     refused(
@@ -113,7 +142,10 @@ fn a_push_into_the_repository_from_a_task_worktree_is_refused() {
     );
     // From the main worktree, the user pushes where they like.
     let tip = rev(&repo, "task/t1");
-    repo.git(repo.root(), &["push", "-q", ".", "task/t1:refs/heads/release"]);
+    repo.git(
+        repo.root(),
+        &["push", "-q", ".", "task/t1:refs/heads/release"],
+    );
     assert_eq!(rev(&repo, "release"), tip);
 }
 
@@ -123,13 +155,26 @@ fn a_task_worktree_stays_the_tasks_off_its_branch() {
     let repo = TestRepo::new();
     let wt = setup(&repo);
     repo.git(&wt, &["checkout", "-q", "--detach"]);
-    refused(&repo, &wt, &["update-ref", "refs/heads/main", "HEAD"], "refs/heads/main");
+    refused(
+        &repo,
+        &wt,
+        &["update-ref", "refs/heads/main", "HEAD"],
+        "refs/heads/main",
+    );
     repo.git(&wt, &["checkout", "-q", "feature"]);
-    refused(&repo, &wt, &["update-ref", "refs/heads/main", "HEAD"], "refs/heads/main");
+    refused(
+        &repo,
+        &wt,
+        &["update-ref", "refs/heads/main", "HEAD"],
+        "refs/heads/main",
+    );
     repo.write(&wt, "docs/x.md", "x\n");
     repo.git(&wt, &["add", "-A"]);
     let run = repo.git_run(&wt, &["commit", "-q", "--no-verify", "-m", "on feature"]);
-    assert_ne!(run.code, 0, "a commit on another branch was allowed:\n{run}");
+    assert_ne!(
+        run.code, 0,
+        "a commit on another branch was allowed:\n{run}"
+    );
     assert_eq!(rev(&repo, "feature"), rev(&repo, "main"));
     repo.git(&wt, &["checkout", "-q", "-f", "task/t1"]);
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
@@ -145,9 +190,15 @@ fn the_tasks_own_branch_moves_as_usual() {
     // (notes.rewriteRef moves refs/notes/tasks from the task's worktree).
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
     repo.git(&wt, &["commit", "-q", "-am", "two"]);
-    repo.git(&wt, &["notes", "--ref=tasks", "add", "-m", "a note", "HEAD"]);
+    repo.git(
+        &wt,
+        &["notes", "--ref=tasks", "add", "-m", "a note", "HEAD"],
+    );
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 3 }\n");
-    let run = repo.git_run(&wt, &["commit", "-q", "-a", "--amend", "-m", "two, amended"]);
+    let run = repo.git_run(
+        &wt,
+        &["commit", "-q", "-a", "--amend", "-m", "two, amended"],
+    );
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(
         repo.git(&wt, &["notes", "--ref=tasks", "show", "HEAD"]),
@@ -267,7 +318,11 @@ fn a_commit_on_a_task_branch_or_an_unwatched_branch_starts_no_git_task() {
     // From a task's worktree, a foreign ref: git-task judges it.
     let run: Run = repo.git_run(&wt, &["update-ref", "refs/heads/feature", "HEAD"]);
     assert_ne!(run.code, 0);
-    assert!(calls().ends_with("hook reference-transaction prepared\n"), "{}", calls());
+    assert!(
+        calls().ends_with("hook reference-transaction prepared\n"),
+        "{}",
+        calls()
+    );
 }
 
 #[cfg(unix)]
@@ -285,13 +340,23 @@ fn uninstall_puts_back_a_foreign_reference_transaction_hook_byte_for_byte() {
     std::fs::write(&hook, &foreign).unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o751)).unwrap();
     repo.task_root(&["hooks", "install"]).ok();
-    assert!(std::fs::read_to_string(&hook).unwrap().contains("git-task reference-transaction hook"));
+    assert!(std::fs::read_to_string(&hook)
+        .unwrap()
+        .contains("git-task reference-transaction hook"));
     // Installed, the foreign hook still runs first, with git's input.
     let wt = repo.start("t1", &[]);
     std::fs::remove_file(&seen).ok();
-    refused(&repo, &wt, &["update-ref", "refs/heads/main", "HEAD"], "refs/heads/main");
+    refused(
+        &repo,
+        &wt,
+        &["update-ref", "refs/heads/main", "HEAD"],
+        "refs/heads/main",
+    );
     let seen_text = std::fs::read_to_string(&seen).unwrap();
-    assert!(seen_text.contains(" refs/heads/main\nprepared\n"), "{seen_text}");
+    assert!(
+        seen_text.contains(" refs/heads/main\nprepared\n"),
+        "{seen_text}"
+    );
     let status = repo.task_root(&["hooks", "status", "--json"]).ok().json();
     assert!(
         status["hooks"]
@@ -307,11 +372,16 @@ fn uninstall_puts_back_a_foreign_reference_transaction_hook_byte_for_byte() {
         std::fs::metadata(&hook).unwrap().permissions().mode() & 0o777,
         0o751
     );
-    assert!(!repo.root().join(".git/hooks/reference-transaction.git-task-chained").exists());
+    assert!(!repo
+        .root()
+        .join(".git/hooks/reference-transaction.git-task-chained")
+        .exists());
     let gitdir = repo.git(&wt, &["rev-parse", "--absolute-git-dir"]);
     assert!(
         !Path::new(&gitdir).join("git-task-branch").exists()
-            && !Path::new(&gitdir).join("hooks/reference-transaction").exists(),
+            && !Path::new(&gitdir)
+                .join("hooks/reference-transaction")
+                .exists(),
         "uninstall left git-task's files in the task worktree's git dir"
     );
     // Uninstalled, nothing refuses.
@@ -332,6 +402,11 @@ fn packing_refs_moves_nothing_and_is_let_through() {
     assert_eq!(all_refs(&repo), before);
     assert_eq!(audit(&repo)["moves"].as_array().unwrap().len(), moves);
     // Packed, the refs are still guarded.
-    refused(&repo, &wt, &["update-ref", "-d", "refs/heads/main"], "refs/heads/main");
+    refused(
+        &repo,
+        &wt,
+        &["update-ref", "-d", "refs/heads/main"],
+        "refs/heads/main",
+    );
     repo.fsck();
 }
