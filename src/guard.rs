@@ -341,6 +341,15 @@ struct Place {
 }
 
 impl Place {
+    /// The task's scratch directory (`git task scratch`), symlinks resolved, for a live task.
+    fn scratch(&self) -> Option<PathBuf> {
+        let Some(Owner::Task { record, .. }) = &self.owner else {
+            return None;
+        };
+        let common = crate::git::fs::canonical(self.repo.common_dir());
+        Some(layout::scratch_dir(&common, &record.state.task_id()))
+    }
+
     fn task_id(&self) -> Option<&str> {
         match &self.owner {
             Some(Owner::Task { record, .. }) => Some(&record.state.id),
@@ -640,6 +649,13 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
         };
         let shown = printable(&target.raw).into_owned();
         let unsafe_path = climbs(&target.raw);
+        // The session's task keeps its temporary files in its scratch directory (outside every
+        // worktree, removed with the task): its own, and nobody else's, to write.
+        if let Some(scratch) = session.and_then(|s| places.places[s].scratch()) {
+            if real.starts_with(&scratch) && real != scratch {
+                continue;
+            }
+        }
         // A path that looks inside a task's worktree but leads out of it through a symlink:
         // judged as a symlink of that worktree pointing where the write would land.
         if let Some((l, found)) = at_lexical.clone().filter(|(l, _)| Some(*l) != at_real) {
@@ -766,6 +782,12 @@ fn outside(places: &Places, session: usize, shown: &str, real: &Path) -> String 
         " is outside the worktree of task '{id}' ({}), where this session works: write only inside it",
         place.root.display()
     ));
+    if let Some(scratch) = place.scratch() {
+        text.push_str(&format!(
+            ", or, for temporary files, in the task's scratch directory {}",
+            printable(&scratch.display().to_string())
+        ));
+    }
     // The same file in the task's own worktree, when the path is in another worktree of the
     // repository (the main one, most often): what the agent most likely meant.
     let main = place

@@ -478,7 +478,20 @@ fn paths_outside_the_sessions_worktree() {
         "file_path",
         &repo.base().join("home/notes.txt").display().to_string(),
     );
-    denied(&guard(&repo, &wt, "claude", &anywhere), "claude");
+    let reason = denied(&guard(&repo, &wt, "claude", &anywhere), "claude");
+    // The reason says where temporary files may go: the task's scratch directory.
+    let scratch = repo.task_root(&["scratch", "t"]).ok().out().to_owned();
+    assert!(reason.contains(&scratch), "{reason}");
+    let in_scratch = with_path(
+        write.clone(),
+        "file_path",
+        &format!("{scratch}/tmp/notes.txt"),
+    );
+    passes(&guard(&repo, &wt, "claude", &in_scratch));
+    // Not another task's scratch directory.
+    let theirs_scratch = repo.task_root(&["scratch", "o"]).ok().out().to_owned();
+    let other_scratch = with_path(write.clone(), "file_path", &format!("{theirs_scratch}/x"));
+    denied(&guard(&repo, &wt, "claude", &other_scratch), "claude");
 
     let theirs = with_path(write.clone(), "file_path", &at(&other, "src/lib.rs"));
     let reason = denied(&guard(&repo, &wt, "claude", &theirs), "claude");
