@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{self, Update};
 use crate::git::{checkout::inplace, diff, ObjectId, Repo};
+use crate::record::event::{self, Event};
 use crate::record::Record;
 use crate::work;
 use std::collections::BTreeMap;
@@ -62,6 +63,28 @@ pub fn commit(
 ) -> Result<Outcome> {
     let id = record.state.task_id();
     let w = work::open(repo, record)?;
+    if w.mode == crate::task::Mode::Worktree {
+        let head = w.wt.head_branch()?;
+        if head.as_deref() != Some(record.state.branch.as_str()) {
+            let on = match (head, w.state.head) {
+                (Some(name), _) => {
+                    format!("on '{}'", name.strip_prefix("refs/heads/").unwrap_or(&name))
+                }
+                (None, Some(commit)) => format!("detached at {}", &commit.to_string()[..12]),
+                (None, None) => "on no commit".to_owned(),
+            };
+            let branch = record.state.branch_short();
+            return Err(Error::negative(format!(
+                "the worktree of task '{id}' is not on its branch '{branch}' but {on}; nothing was committed"
+            ))
+            .with_code("worktree_not_on_branch")
+            .hint(format!(
+                "return it to the branch: git -C {} switch {branch}",
+                crate::contract::judge::shell_quote(&record.state.worktree)
+            ))
+            .hint(format!("then commit again: git task commit {id}")));
+        }
+    }
     let cur = &w.state;
     let excludes = Patterns::new(&settings.auto_commit_exclude, repo.ignore_case())
         .map_err(|e| Error::input(format!("bad task.autoCommitExclude pattern {e}")))?;
@@ -122,6 +145,20 @@ pub fn commit(
         }
     }
     if eligible.is_empty() {
+        if !skipped.is_empty() {
+            let blocked = Event::Blocked(event::Blocked {
+                during: "commit".into(),
+                skipped: skipped
+                    .iter()
+                    .map(|s| event::Left {
+                        path: s.path.clone(),
+                        reason: s.reason.clone(),
+                        rule: s.rule.clone(),
+                    })
+                    .collect(),
+            });
+            crate::record::note(repo, &id, blocked)?;
+        }
         let verdict = (!verdict.is_clean()).then_some(verdict);
         return Ok(Outcome::NothingEligible { skipped, verdict });
     }
@@ -167,6 +204,13 @@ pub fn commit(
     )?;
     refs::commit(&w.wt, vec![update])?;
     inplace::write_index(&w.wt, index, cur.worktree_tree)?;
+    let committed = Event::Committed(event::Committed {
+        commit: commit.to_string(),
+        branch: branch.clone(),
+        files: files.clone(),
+        skipped: skipped.iter().map(|s| s.path.clone()).collect(),
+    });
+    crate::record::note(repo, &id, committed)?;
     Ok(Outcome::Committed {
         commit,
         branch,

@@ -141,6 +141,15 @@ impl Report for StatusReport {
                 out.line(format_args!("  {a}"))?;
             }
         }
+        if let Some(crate::record::event::Event::Blocked(b)) = self.events.last().map(|e| &e.event)
+        {
+            out.line(format_args!(
+                "blocked     {}: nothing eligible, {} changed path{} left out",
+                b.during,
+                b.skipped.len(),
+                if b.skipped.len() == 1 { "" } else { "s" }
+            ))?;
+        }
         out.line("recent events")?;
         for e in self
             .events

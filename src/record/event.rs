@@ -46,6 +46,10 @@ pub const RESET: &str = "reset";
 pub const SYNCED: &str = "synced";
 /// The user moved the worktree (`git worktree move`); the record follows it.
 pub const MOVED: &str = "moved";
+/// `git task commit` committed the eligible changes on the task's branch.
+pub const COMMITTED: &str = "committed";
+/// `git task commit` found changes but none it may commit.
+pub const BLOCKED: &str = "blocked";
 
 /// One event of a task's life.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +78,10 @@ pub enum Event {
     Synced(Synced),
     /// The worktree was moved and the record followed it (`moved`).
     Moved(Moved),
+    /// `git task commit` committed (`committed`).
+    Committed(Committed),
+    /// `git task commit` had nothing eligible to commit (`blocked`).
+    Blocked(Blocked),
     /// An event this version has no type for (a newer version wrote it), or one whose fields
     /// are not the shape this version writes (an older version wrote it): kept as stored.
     Other {
@@ -382,6 +390,39 @@ pub struct Moved {
     pub to: String,
 }
 
+/// `committed`: `git task commit` committed the eligible changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Committed {
+    /// The new commit.
+    pub commit: String,
+    /// The branch it moved (full ref name).
+    pub branch: String,
+    /// The committed paths.
+    pub files: Vec<String>,
+    /// The changed paths left out (excluded, or outside the contract).
+    pub skipped: Vec<String>,
+}
+
+/// `blocked`: `git task commit` found changes, but none it may commit; nothing was committed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Blocked {
+    /// What was blocked: `commit`.
+    pub during: String,
+    /// Every changed path, each left out with its reason.
+    pub skipped: Vec<Left>,
+}
+
+/// A changed path a `commit` left out, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Left {
+    /// The path.
+    pub path: String,
+    /// `excluded` (`task.autoCommitExclude`), `before_start` (patch mode) or a contract reason.
+    pub reason: String,
+    /// The rule that left it out.
+    pub rule: String,
+}
+
 /// The keys every event body has besides its own fields.
 const HEADER: [&str; 4] = ["event", "task", "time", "state"];
 
@@ -401,6 +442,8 @@ impl Event {
             Event::Reset(_) => RESET,
             Event::Synced(_) => SYNCED,
             Event::Moved(_) => MOVED,
+            Event::Committed(_) => COMMITTED,
+            Event::Blocked(_) => BLOCKED,
             Event::Other { name, .. } => name,
         }
     }
@@ -427,6 +470,8 @@ impl Event {
             Event::Reset(e) => map(e),
             Event::Synced(e) => map(e),
             Event::Moved(e) => map(e),
+            Event::Committed(e) => map(e),
+            Event::Blocked(e) => map(e),
             Event::Other { details, .. } => details.clone(),
         }
     }
@@ -451,6 +496,8 @@ impl Event {
             RESET => exact(&details).map(Event::Reset),
             SYNCED => exact(&details).map(Event::Synced),
             MOVED => exact(&details).map(Event::Moved),
+            COMMITTED => exact(&details).map(Event::Committed),
+            BLOCKED => exact(&details).map(Event::Blocked),
             _ => None,
         };
         typed.unwrap_or_else(|| Event::Other {
@@ -557,7 +604,7 @@ impl schemars::JsonSchema for Entry {
 }
 
 /// The events this version has a type for, in the order of their life.
-pub const TYPED: [&str; 12] = [
+pub const TYPED: [&str; 14] = [
     STARTED,
     PROVISIONED,
     CHECKPOINT,
@@ -570,6 +617,8 @@ pub const TYPED: [&str; 12] = [
     RESET,
     SYNCED,
     MOVED,
+    COMMITTED,
+    BLOCKED,
 ];
 
 /// The schema of a typed event's body as `log --json` shows it (`details`): `event`, `task`,
@@ -588,6 +637,8 @@ pub fn schema(name: &str, generator: &mut schemars::SchemaGenerator) -> Option<s
         RESET => generator.subschema_for::<Reset>(),
         SYNCED => generator.subschema_for::<Synced>(),
         MOVED => generator.subschema_for::<Moved>(),
+        COMMITTED => generator.subschema_for::<Committed>(),
+        BLOCKED => generator.subschema_for::<Blocked>(),
         _ => return None,
     };
     let header = serde_json::json!({
@@ -624,8 +675,15 @@ mod tests {
     /// `name<TAB>body` (the body without `state`). Most lines come from real records.
     const OLD: &str = include_str!("../../tests/fixtures/events-7ef3388.tsv");
 
+    /// The events typed since 7ef3388, one line each in the same form, as this version writes them.
+    const NEWER: &str = concat!(
+        "committed\t{\"branch\":\"refs/heads/task/c\",\"commit\":\"5e1f3a0c6c1b8d2f4e7a9b0c1d2e3f4a5b6c7d8e\",\"event\":\"committed\",\"files\":[\"src/lib.rs\"],\"skipped\":[\"target/x\"],\"task\":\"c\",\"time\":1795481670}\n",
+        "blocked\t{\"during\":\"commit\",\"event\":\"blocked\",\"skipped\":[{\"path\":\"src/store/mod.rs\",\"reason\":\"forbidden\",\"rule\":\"src/store/**\"}],\"task\":\"c\",\"time\":1795481671}\n",
+    );
+
     fn old_entries() -> Vec<(String, Map<String, Value>)> {
         OLD.lines()
+            .chain(NEWER.lines())
             .map(|line| {
                 let (name, json) = line.split_once('\t').unwrap();
                 let Ok(Value::Object(body)) = serde_json::from_str(json) else {

@@ -1,5 +1,6 @@
 //! `git task commit`: only eligible changes are committed; nothing eligible is exit 1.
 
+use super::support::*;
 use crate::common::TestRepo;
 
 /// Forbidden paths, `task.autoCommitExclude` directories and ignored files stay out of the commit.
@@ -112,4 +113,82 @@ fn commit_leaves_test_results_and_coverage_out_by_default() {
         repo.porcelain(&wt),
         "?? coverage/lcov.info\n?? test-results/junit.xml"
     );
+}
+
+/// A worktree parked on another branch or a detached HEAD: `commit` refuses (exit 1, kind
+/// `worktree_not_on_branch`, a hint naming `git switch task/<id>`), and no branch moves.
+#[test]
+fn commit_refuses_a_worktree_not_on_the_task_branch() {
+    let repo = TestRepo::new();
+    let wt = repo.start("nb", &[]);
+    let tip = repo.git(&wt, &["rev-parse", "task/nb"]);
+    repo.git(&wt, &["switch", "-q", "-c", "other"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 5 }\n");
+    let run = repo.task(&wt, &["commit", "nb"]).code(1);
+    assert!(
+        run.stderr.contains("not on its branch 'task/nb'") && run.stderr.contains("on 'other'"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("git switch task/nb") || run.stderr.contains("switch task/nb"),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("Committed"), "{run}");
+    let json = repo.task(&wt, &["commit", "nb", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "worktree_not_on_branch");
+    assert!(
+        json["hints"][0]
+            .as_str()
+            .unwrap()
+            .contains("switch task/nb"),
+        "{json}"
+    );
+    assert_eq!(repo.git(&wt, &["rev-parse", "other"]), tip);
+    repo.git(&wt, &["switch", "-q", "--detach", "task/nb"]);
+    let detached = repo.task(&wt, &["commit", "nb"]).code(1);
+    assert!(detached.stderr.contains("detached at"), "{detached}");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), tip);
+    assert_eq!(repo.git(&wt, &["rev-parse", "task/nb"]), tip);
+    // Back on the branch, it commits.
+    repo.git(&wt, &["switch", "-q", "task/nb"]);
+    repo.task(&wt, &["commit", "nb"]).ok();
+    assert_ne!(repo.git(&wt, &["rev-parse", "task/nb"]), tip);
+}
+
+/// A commit appends `committed`; nothing eligible (changes all left out) appends `blocked`,
+/// which `status` shows; nothing changed at all appends nothing.
+#[test]
+fn commit_records_committed_and_blocked_events() {
+    let repo = TestRepo::new();
+    let wt = repo.start("ev", &["--forbid", "src/store/**"]);
+    repo.task(&wt, &["commit"]).code(1);
+    assert_eq!(events(&repo, "ev").last().unwrap(), "provisioned");
+    repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+    repo.task(&wt, &["commit"]).code(1);
+    assert_eq!(events(&repo, "ev").last().unwrap(), "blocked");
+    let log = repo.task_root(&["log", "ev", "--json"]).ok().json();
+    let last = log["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["details"]["during"], "commit");
+    assert_eq!(last["details"]["skipped"][0]["path"], "src/store/mod.rs");
+    assert_eq!(last["details"]["skipped"][0]["reason"], "forbidden");
+    let status = repo.task_root(&["status", "ev"]).ok();
+    assert!(
+        status
+            .stdout
+            .contains("blocked     commit: nothing eligible, 1 changed path left out"),
+        "{status}"
+    );
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 6 }\n");
+    let json = repo.task(&wt, &["commit", "--json"]).ok().json();
+    assert_eq!(events(&repo, "ev").last().unwrap(), "committed");
+    let log = repo.task_root(&["log", "ev", "--json"]).ok().json();
+    let last = log["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["details"]["commit"], json["commit"]);
+    assert_eq!(last["details"]["branch"], "refs/heads/task/ev");
+    assert_eq!(last["details"]["files"], serde_json::json!(["src/lib.rs"]));
+    assert_eq!(
+        last["details"]["skipped"],
+        serde_json::json!(["src/store/mod.rs"])
+    );
+    repo.fsck();
 }
