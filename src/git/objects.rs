@@ -13,6 +13,53 @@ pub fn write_blob(repo: &Repo, bytes: &[u8]) -> Result<ObjectId> {
         .detach())
 }
 
+/// Files larger than this are written as blobs from a stream ([`write_blob_from`]).
+pub const STREAM_BLOB_ABOVE: u64 = 8 << 20;
+
+/// Writes the `size` bytes `from` gives as a blob without ever holding them whole in memory:
+/// the object database hashes and compresses them as they come, straight to disk (also inside
+/// a batch, whose objects otherwise stay in memory until it ends). Fails, writing nothing,
+/// when `from` ends before `size` bytes (a file that shrank while it was read); of a file that
+/// grew, the first `size` bytes are taken.
+pub fn write_blob_from(repo: &Repo, size: u64, from: &mut dyn std::io::Read) -> Result<ObjectId> {
+    use gix::objs::Write;
+    /// `from`, ending with an error when it gives fewer than `left` bytes.
+    struct Exact<'a> {
+        from: &'a mut dyn std::io::Read,
+        left: u64,
+    }
+    impl std::io::Read for Exact<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.left == 0 || buf.is_empty() {
+                return Ok(0);
+            }
+            let max = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+            let n = self.from.read(&mut buf[..max])?;
+            if n == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was read",
+                ));
+            }
+            self.left -= n as u64;
+            Ok(n)
+        }
+    }
+    let mut exact = Exact { from, left: size };
+    if repo.objects == crate::git::Objects::Memory {
+        // Objects that stay in memory for good: there is no disk to stream to.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut exact, &mut bytes)
+            .map_err(|e| crate::error::Error::repo("could not read a file", e))?;
+        return write_blob(repo, &bytes);
+    }
+    let disk = repo.for_thread();
+    disk.inner
+        .objects
+        .write_stream(gix::objs::Kind::Blob, size, &mut exact)
+        .map_err(|e| crate::error::Error::repo_msg(format!("could not write a blob: {e}")))
+}
+
 /// Returns the root tree of `commit`.
 pub fn commit_tree(repo: &Repo, commit: ObjectId) -> Result<ObjectId> {
     let c = repo

@@ -261,11 +261,20 @@ pub fn hash_file_bytes(
     if meta.is_dir() {
         return Ok(None);
     }
-    let bytes = std::fs::read(&full).context(|| format!("could not read '{path}'"))?;
     let kind = if crate::git::is_executable(&meta) {
         EntryKind::BlobExecutable
     } else {
         EntryKind::Blob
     };
+    if meta.len() > objects::STREAM_BLOB_ABOVE {
+        // A big file is never held whole in memory: it streams into the object database.
+        let mut file =
+            std::fs::File::open(&full).context(|| format!("could not read '{path}'"))?;
+        return Ok(Some((
+            kind,
+            objects::write_blob_from(repo, meta.len(), &mut file)?,
+        )));
+    }
+    let bytes = std::fs::read(&full).context(|| format!("could not read '{path}'"))?;
     Ok(Some((kind, objects::write_blob(repo, &bytes)?)))
 }
