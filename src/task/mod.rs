@@ -249,3 +249,33 @@ pub fn now() -> i64 {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(id: &str, branch: &str, base: &str) -> String {
+        format!(
+            "id = {id}\nmode = \"worktree\"\nstatus = \"active\"\nbranch = {branch}\n\
+             base_branch = {base}\nbase_commit = \"\"\nworktree = \"/w\"\ncreated = 1\npid = 1\n"
+        )
+    }
+
+    #[test]
+    fn a_bad_id_or_branch_fails_reading_the_state() {
+        let good = state("\"t1\"", "\"refs/heads/task/t1\"", "\"refs/heads/main\"");
+        let read: TaskState = toml::from_str(&good).unwrap();
+        assert_eq!(read.task_id().as_str(), "t1");
+        for (id, branch, base) in [
+            ("\"../x\"", "\"refs/heads/task/t1\"", "\"refs/heads/main\""),
+            ("\"\"", "\"refs/heads/task/t1\"", "\"refs/heads/main\""),
+            ("\"a b\"", "\"refs/heads/task/t1\"", "\"refs/heads/main\""),
+            ("\"t1\"", "\"refs/heads/task/../x\"", "\"refs/heads/main\""),
+            ("\"t1\"", "\"\"", "\"refs/heads/main\""),
+            ("\"t1\"", "\"refs/heads/task/t1\"", "\"refs/heads/ma in\""),
+        ] {
+            let text = state(id, branch, base);
+            assert!(toml::from_str::<TaskState>(&text).is_err(), "{text}");
+        }
+    }
+}
