@@ -114,16 +114,19 @@ impl Server {
                 None => *served = Some(common),
             }
         }
+        // A revision to start from (`start`'s base, `reset`'s onto): a commit of this repository.
+        for key in ["base", "onto"] {
+            if let Some(serde_json::Value::String(rev)) = args.get(key) {
+                repo.rev_parse_commit(rev).map_err(|_| {
+                    Error::input(format!(
+                        "'{key}' must name a branch or commit of this repository, not '{rev}'"
+                    ))
+                    .hint("name a branch ('git branch' lists them) or a commit id")
+                })?;
+            }
+        }
         if name != "start" {
             return Ok(());
-        }
-        if let Some(serde_json::Value::String(base)) = args.get("base") {
-            repo.rev_parse_commit(base).map_err(|_| {
-                Error::input(format!(
-                    "'base' must name a branch or commit of this repository, not '{base}'"
-                ))
-                .hint("name a branch ('git branch' lists them) or a commit id")
-            })?;
         }
         if let Some(serde_json::Value::String(path)) = args.get("path") {
             let settings = crate::config::Settings::load(&repo)?;
