@@ -99,7 +99,7 @@ impl Report for AuditReport {
             };
             out.line(format_args!(
                 "{}  {}..{}  {who}",
-                super::log::format_time(r.moved.time),
+                crate::output::format_time(r.moved.time),
                 short(r.moved.old.as_deref()),
                 short(r.moved.new.as_deref()).style(p.id),
             ))?;

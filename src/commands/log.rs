@@ -63,7 +63,7 @@ impl Report for FollowedEvent {
 
 /// One log line: commit, time, event, its fields; with the task first when `task` is given.
 fn human_line(out: &Out, task: Option<&str>, e: &Entry) -> std::io::Result<()> {
-    let time = e.time.map(format_time).unwrap_or_default();
+    let time = e.time.map(crate::output::format_time).unwrap_or_default();
     let mut extra: Vec<String> = Vec::new();
     for (k, v) in e.details() {
         if matches!(k.as_str(), "event" | "task" | "time" | "nonce") || v.is_null() {
@@ -85,29 +85,6 @@ fn human_line(out: &Out, task: Option<&str>, e: &Entry) -> std::io::Result<()> {
         e.event.name().style(out.palette.id),
         extra.join(" ")
     ))
-}
-
-/// Formats seconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
-pub(crate) fn format_time(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> CmdResult {
@@ -175,7 +152,7 @@ pub fn json_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::
 mod tests {
     #[test]
     fn formats_utc_times() {
-        assert_eq!(super::format_time(0), "1970-01-01 00:00:00");
-        assert_eq!(super::format_time(1_798_761_600), "2027-01-01 00:00:00");
+        assert_eq!(crate::output::format_time(0), "1970-01-01 00:00:00");
+        assert_eq!(crate::output::format_time(1_798_761_600), "2027-01-01 00:00:00");
     }
 }

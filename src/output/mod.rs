@@ -211,9 +211,12 @@ impl Out {
         }
     }
 
-    /// Writes a `warning:` line to stderr.
+    /// Writes a `warning:` line to stderr, unless `--quiet`.
     pub fn warn(&self, text: impl std::fmt::Display) {
         use owo_colors::OwoColorize;
+        if self.quiet {
+            return;
+        }
         let _ = writeln!(
             self.stderr.borrow_mut(),
             "{} {}",
@@ -319,4 +322,27 @@ impl Write for Captured {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Formats seconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
+pub fn format_time(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
