@@ -177,19 +177,26 @@ impl Report for StartReport {
                 out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
             }
         }
-        for n in &self.overlaps {
-            out.warn(format_args!(
-                "task '{}' {} change the same paths{}",
+        // One line, however many tasks: the details are `overlaps`' to show.
+        match self.overlaps.as_slice() {
+            [] => {}
+            [n] => out.warn(format_args!(
+                "task '{}' {} change the same paths{}; details: git task overlaps",
                 n.task,
                 if n.overlap == "yes" { "may" } else { "might" },
                 n.example
                     .as_deref()
                     .map(|e| format!(" (both contracts allow {e})"))
                     .unwrap_or_default()
-            ));
-        }
-        if !self.overlaps.is_empty() {
-            out.hint("see what collides before merging: git task overlaps");
+            )),
+            many => out.warn(format_args!(
+                "{} tasks may change the same paths: {}; details: git task overlaps",
+                many.len(),
+                many.iter()
+                    .map(|n| format!("'{}'", n.task))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         }
         out.line(&self.worktree)
     }

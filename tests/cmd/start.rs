@@ -1032,3 +1032,35 @@ fn the_worktree_listing_and_dot_git_files_agree_with_git() {
         );
     }
 }
+
+/// Overlap warnings collapse into one line naming every task, pointing at `overlaps`; `-q`
+/// silences warnings (the worktree path is still printed).
+#[test]
+fn start_overlap_warnings_are_one_line_and_quiet_silences_them() {
+    let repo = TestRepo::new();
+    repo.start("a", &["--allow", "src/**"]);
+    repo.start("b", &["--allow", "src/**"]);
+    repo.start("c", &["--allow", "src/lib.rs"]);
+    let run = repo.task_root(&["start", "d", "--allow", "src/**"]).ok();
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") && !l.contains("pre-commit hook"))
+        .collect();
+    assert_eq!(
+        warnings,
+        ["warning: 3 tasks may change the same paths: 'a', 'b', 'c'; details: git task overlaps"],
+        "{run}"
+    );
+    assert!(!run.stderr.contains("hint: see what collides"), "{run}");
+    let json = repo
+        .task_root(&["start", "e", "--allow", "src/**", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["overlaps"].as_array().unwrap().len(), 4);
+    let quiet = repo
+        .task_root(&["-q", "start", "f", "--allow", "src/**"])
+        .ok();
+    assert_eq!(quiet.stderr, "", "{quiet}");
+    assert_eq!(PathBuf::from(quiet.out()), repo.task_dir("f"));
+}
