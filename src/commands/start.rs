@@ -90,6 +90,9 @@ pub struct StartReport {
     attempts: Vec<SavedAttempt>,
     /// Other live tasks whose contracts allow some of the same paths (new tasks only).
     overlaps: Vec<crate::overlaps::Neighbour>,
+    /// The contract's allowed globs that match no file on the base (new tasks only): a typo,
+    /// or paths the task is meant to create.
+    unmatched_allowed: Vec<String>,
     /// Where the user should `cd`, when the reset replaced their directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     cd: Option<String>,
@@ -112,6 +115,7 @@ impl StartReport {
             reset: false,
             attempts: Vec::new(),
             overlaps: Vec::new(),
+            unmatched_allowed: Vec::new(),
             cd: None,
         }
     }
@@ -176,6 +180,12 @@ impl Report for StartReport {
             } else {
                 out.hint(format_args!("to start it over from its base, saving its work first: git task start --reset {}", self.task));
             }
+        }
+        for glob in &self.unmatched_allowed {
+            out.warn(format_args!(
+                "allowed glob '{}' matches no file on the base (a typo? new files under it are still allowed)",
+                crate::output::escape(glob)
+            ));
         }
         // One line, however many tasks: the details are `overlaps`' to show.
         match self.overlaps.as_slice() {
@@ -278,6 +288,14 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             super::audit::watch_base(&ctx.repo, &record.state);
             let mut report = StartReport::new(&record, true);
             report.overlaps = crate::overlaps::contract_neighbours(&ctx.repo, &record)?;
+            if let Ok(base) = ctx.repo.rev_parse_commit(&record.state.base_commit) {
+                let tree = crate::git::objects::commit_tree(&ctx.repo, base)?;
+                report.unmatched_allowed = crate::contract::allowed_matching_nothing(
+                    &ctx.repo,
+                    &record.contract.allowed,
+                    tree,
+                )?;
+            }
             let done = emit(ctx, &report, Done::Ok);
             let git_dir =
                 crate::hooks::worktrees::git_dir_of(std::path::Path::new(&record.state.worktree));

@@ -104,6 +104,18 @@ impl Patterns {
             .map(|r| self.rules[r].as_str())
     }
 
+    /// Returns the index of every rule (in [`Patterns::rules`]) that matches `path`.
+    pub fn matching_rules(&self, path: &str) -> Vec<usize> {
+        let mut hits = self.set.matches(path);
+        if let Some(composed) = self.composed(path) {
+            hits.extend(self.set.matches(&composed));
+        }
+        let mut rules: Vec<usize> = hits.iter().map(|&g| self.owner[g]).collect();
+        rules.sort_unstable();
+        rules.dedup();
+        rules
+    }
+
     /// Returns whether any rule matches `path`.
     pub fn is_match(&self, path: &str) -> bool {
         self.set.is_match(path) || self.composed(path).is_some_and(|c| self.set.is_match(&c))

@@ -18,6 +18,40 @@ pub use judge::{judge, Change, Reason, Verdict, Violation};
 
 use glob::Patterns;
 
+/// The `allowed` globs that match no file of `tree` (a task's base), in their order: a typo, or
+/// paths the task is meant to create (what `start` warns about).
+pub fn allowed_matching_nothing(
+    repo: &crate::git::Repo,
+    allowed: &[String],
+    tree: crate::git::ObjectId,
+) -> crate::Result<Vec<String>> {
+    if allowed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Ok(patterns) = Patterns::new(allowed, repo.ignore_case()) else {
+        return Ok(Vec::new());
+    };
+    let mut unmatched = vec![true; allowed.len()];
+    let mut left = allowed.len();
+    let files = crate::git::objects::flatten_tree(repo, tree, &mut Default::default())?;
+    for (path, _, _) in files.iter() {
+        for rule in patterns.matching_rules(&String::from_utf8_lossy(path)) {
+            if std::mem::replace(&mut unmatched[rule], false) {
+                left -= 1;
+            }
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    Ok(allowed
+        .iter()
+        .zip(unmatched)
+        .filter(|(_, none)| *none)
+        .map(|(rule, _)| rule.clone())
+        .collect())
+}
+
 /// Which level of the effective contract a rule comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -1064,3 +1064,40 @@ fn start_overlap_warnings_are_one_line_and_quiet_silences_them() {
     assert_eq!(quiet.stderr, "", "{quiet}");
     assert_eq!(PathBuf::from(quiet.out()), repo.task_dir("f"));
 }
+
+/// An allowed glob that matches no file on the base is warned about (a typo?); the task still
+/// starts, and a glob that matches something is not named.
+#[test]
+fn start_warns_of_an_allowed_glob_that_matches_nothing() {
+    let repo = TestRepo::new();
+    let run = repo
+        .task_root(&["start", "g", "--allow", "src/**", "--allow", "scr/lib.rs"])
+        .ok();
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") && !l.contains("pre-commit hook"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{run}");
+    assert!(
+        warnings[0].contains("allowed glob 'scr/lib.rs' matches no file on the base"),
+        "{run}"
+    );
+    let json = repo
+        .task_root(&[
+            "start",
+            "h",
+            "--allow",
+            "docs/new/**",
+            "--allow",
+            "README.md",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(
+        json["unmatched_allowed"],
+        serde_json::json!(["docs/new/**"])
+    );
+    assert!(repo.task_dir("h").exists());
+}
