@@ -48,15 +48,20 @@ pub fn adopt(
     // Untrusted input: nothing is made from a record that fails its checks (its branch is
     // exactly `<prefix><id>`, checked out nowhere, the base of no task).
     let place = layout::worktree_path(&settings.worktree_dir, id);
-    let remote_state =
-        super::check_remote(repo, Some(&settings.branch_prefix), id, theirs, Some(&place))
-            .map_err(|why| {
-            Error::input(format!("refusing to adopt '{id}' from '{remote}': {why}"))
-                .hint(format!(
-                    "nothing was changed; see what the remote holds: git log -p {}",
-                    layout::remote_record_ref(remote, id)
-                ))
-        })?;
+    let remote_state = super::check_remote(
+        repo,
+        &super::Here::read(repo)?,
+        Some(&settings.branch_prefix),
+        id,
+        theirs,
+        Some(&place),
+    )
+    .map_err(|why| {
+        Error::input(format!("refusing to adopt '{id}' from '{remote}': {why}")).hint(format!(
+            "nothing was changed; see what the remote holds: git log -p {}",
+            layout::remote_record_ref(remote, id)
+        ))
+    })?;
     if remote_state.mode == Mode::Patch {
         return Err(Error::input(format!(
             "task '{id}' works in patch mode in another machine's checkout; it has no branch to adopt"

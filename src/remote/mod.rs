@@ -107,6 +107,25 @@ pub struct Skipped {
     pub why: String,
 }
 
+/// What a remote record is checked against here, read once for many records: the worktrees
+/// and their branches, the tasks (their own worktrees and bases), this worktree's branch.
+pub struct Here {
+    worktrees: Vec<crate::git::worktree::Linked>,
+    records: Vec<record::Record>,
+    head: Option<String>,
+}
+
+impl Here {
+    /// Reads it.
+    pub fn read(repo: &Repo) -> Result<Here> {
+        Ok(Here {
+            worktrees: crate::git::worktree::list(repo)?,
+            records: record::load_all(repo).map(|(r, _)| r).unwrap_or_default(),
+            head: repo.head_branch().ok().flatten(),
+        })
+    }
+}
+
 /// Reads and checks the remote's record of `id` at `tip`, fetched and untrusted: it must be a
 /// record commit whose state is task `id`'s, on exactly branch `<prefix><id>` (worktree mode;
 /// `prefix` `None`: any branch, checked by the caller), a branch checked out nowhere here but
@@ -114,6 +133,7 @@ pub struct Skipped {
 /// task here. `Err` says what is wrong.
 pub fn check_remote(
     repo: &Repo,
+    here: &Here,
     prefix: Option<&str>,
     id: &TaskId,
     tip: ObjectId,
@@ -142,16 +162,17 @@ pub fn check_remote(
             ));
         }
     }
-    let own = record::load(repo, id).ok().flatten();
+    let own = here.records.iter().find(|r| r.state.id == id.as_str());
     let same = |a: &std::path::Path, b: &std::path::Path| {
         crate::git::fs::canonical(a) == crate::git::fs::canonical(b)
     };
-    for w in crate::git::worktree::list(repo).map_err(|e| e.message().to_owned())? {
-        let its_own = own
-            .as_ref()
-            .is_some_and(|r| same(std::path::Path::new(&r.state.worktree), &w.path))
+    for w in &here.worktrees {
+        if w.branch.as_deref() != Some(state.branch.as_str()) {
+            continue;
+        }
+        let its_own = own.is_some_and(|r| same(std::path::Path::new(&r.state.worktree), &w.path))
             || own_place.is_some_and(|p| same(p, &w.path));
-        if w.branch.as_deref() == Some(state.branch.as_str()) && !its_own {
+        if !its_own {
             return Err(format!(
                 "its branch '{}' is checked out in '{}'",
                 state.branch,
@@ -159,19 +180,18 @@ pub fn check_remote(
             ));
         }
     }
-    if repo.head_branch().ok().flatten().as_deref() == Some(state.branch.as_str()) {
+    if here.head.as_deref() == Some(state.branch.as_str()) && own.is_none() {
         return Err(format!("its branch '{}' is checked out here", state.branch));
     }
-    if let Ok((records, _)) = record::load_all(repo) {
-        if let Some(r) = records
-            .iter()
-            .find(|r| r.state.base_branch.as_deref() == Some(state.branch.as_str()))
-        {
-            return Err(format!(
-                "its branch '{}' is the base of task '{}'",
-                state.branch, r.state.id
-            ));
-        }
+    if let Some(r) = here
+        .records
+        .iter()
+        .find(|r| r.state.base_branch.as_deref() == Some(state.branch.as_str()))
+    {
+        return Err(format!(
+            "its branch '{}' is the base of task '{}'",
+            state.branch, r.state.id
+        ));
     }
     Ok(state)
 }
@@ -221,8 +241,8 @@ pub fn proven_end(
         .parse()
         .map_err(|_| "its merge event names no branch tip".to_owned())?;
     if let Some(tip) = repo.find_ref(&mine.branch).ok().flatten() {
-        let contained = tip == landed
-            || objects::merge_base(repo, tip, landed).ok().flatten() == Some(tip);
+        let contained =
+            tip == landed || objects::merge_base(repo, tip, landed).ok().flatten() == Some(tip);
         if !contained {
             return Err(format!(
                 "'{}' here holds commits that did not land",
@@ -242,7 +262,9 @@ pub fn proven_end(
         let on_target = target == commit
             || objects::merge_base(repo, commit, target).ok().flatten() == Some(commit);
         if !on_target {
-            return Err(format!("the commit it names is not on '{remote}'s '{into}'"));
+            return Err(format!(
+                "the commit it names is not on '{remote}'s '{into}'"
+            ));
         }
     }
     Ok(())
@@ -345,12 +367,16 @@ pub fn reconcile_why(
         ))
     };
     // The branch is compared with this record's own below (the prefix may have changed).
-    let state = match check_remote(repo, None, id, r, None) {
+    let state = match check_remote(repo, &Here::read(repo)?, None, id, r, None) {
         Ok(state) => state,
         Err(why) => return refused(why),
     };
     for (field, theirs, ours) in [
-        ("mode", state.mode.as_str().to_owned(), mine.state.mode.as_str().to_owned()),
+        (
+            "mode",
+            state.mode.as_str().to_owned(),
+            mine.state.mode.as_str().to_owned(),
+        ),
         ("branch", state.branch.clone(), mine.state.branch.clone()),
         (
             "base branch",
@@ -531,6 +557,7 @@ pub fn list_checked(
     remote: &str,
 ) -> Result<(Vec<RemoteTask>, Vec<Skipped>)> {
     let ns = layout::remote_tasks_ns(remote);
+    let here = Here::read(repo)?;
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for (name, tip) in repo.refs_under(&ns)? {
@@ -550,7 +577,7 @@ pub fn list_checked(
                 continue;
             }
         };
-        let state = match check_remote(repo, Some(prefix), &id, tip, None) {
+        let state = match check_remote(repo, &here, Some(prefix), &id, tip, None) {
             Ok(state) => state,
             Err(why) => {
                 skipped.push(Skipped {
