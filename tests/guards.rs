@@ -640,3 +640,38 @@ cp "$FAKE_BINARY" "$CARGO_TARGET_DIR/${target}release/git-task"
         }
     }
 }
+
+/// Every test file under `tests/cmd/` and `tests/hooks/` is declared in its `mod.rs`: a file
+/// that is not wired in compiles into nothing and its tests never run.
+#[test]
+fn every_test_file_is_wired_in() {
+    let mut unwired = Vec::new();
+    for dir in ["tests/cmd", "tests/hooks"] {
+        let dir = root().join(dir);
+        let module = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+        let declared: Vec<&str> = module
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let l = l
+                    .strip_prefix("pub(crate) ")
+                    .or_else(|| l.strip_prefix("pub "))
+                    .unwrap_or(l);
+                l.strip_prefix("mod ")?.strip_suffix(';')
+            })
+            .collect();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".rs") else {
+                continue;
+            };
+            if stem != "mod" && !declared.contains(&stem) {
+                unwired.push(entry.path().display().to_string());
+            }
+        }
+    }
+    assert!(
+        unwired.is_empty(),
+        "test files not declared in their mod.rs: {unwired:?}"
+    );
+}
