@@ -24,10 +24,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     };
     // The background delete of a removed worktree needs no repository (and must not hold one open).
     if let Command::Run(commands::Command::DeleteAside(args)) = &cli.command {
-        return match commands::delete_aside::run(args) {
-            Done::Ok => ExitCode::SUCCESS,
-            _ => ExitCode::from(1),
-        };
+        return exit(commands::delete_aside::run(args));
     }
     // A harness's pre-write hook: the hook input says where; it prints and exits by itself
     // (never an error JSON on stdout, exit 2 on any failure).
@@ -108,17 +105,11 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         out,
     };
     let result = commands::run(&ctx, command);
-    let code = match result {
-        Ok(Done::Ok) => 0,
-        Ok(Done::Negative) => 1,
-        Ok(Done::Exit(code)) => code,
-        Err(err) => {
-            ctx.out.error(&err);
-            err.exit_code()
-        }
-    };
+    if let Err(err) = &result {
+        ctx.out.error(err);
+    }
     let _ = ctx.out.flush();
-    ExitCode::from(code)
+    ExitCode::from(commands::exit_code(&result))
 }
 
 /// The directory the command runs from: `-C DIR` (made the current directory, like `git -C`:
@@ -209,11 +200,7 @@ fn help_call(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
 
 /// The exit code of a command that needs no repository.
 fn exit(done: Done) -> ExitCode {
-    match done {
-        Done::Ok => ExitCode::SUCCESS,
-        Done::Negative => ExitCode::from(1),
-        Done::Exit(code) => ExitCode::from(code),
-    }
+    ExitCode::from(commands::exit_code(&Ok(done)))
 }
 
 /// Whether argv asks for `--json` (before a `--` that starts a command's own arguments): a

@@ -167,6 +167,18 @@ pub enum Done {
 /// The result of every command.
 pub type CmdResult = Result<Done, crate::Error>;
 
+/// The exit code of a command's result (SPEC §6): the one map the command line and the MCP
+/// server share. 0 success; 1 a negative verdict; 2 bad input; 128 a repository error; or the
+/// code `exec` passes on.
+pub fn exit_code(result: &CmdResult) -> u8 {
+    match result {
+        Ok(Done::Ok) => 0,
+        Ok(Done::Negative) => 1,
+        Ok(Done::Exit(code)) => *code,
+        Err(err) => err.exit_code(),
+    }
+}
+
 /// Runs one command.
 pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
     // Pinned settings changed in git config are ignored: say so, once per key (SPEC §2.8).

@@ -36,12 +36,8 @@ pub fn run_in(dir: &Path, command: &Command) -> Outcome {
         Err(Error::repo_msg("git-task failed unexpectedly (a bug)")
             .hint("the standard error of the server shows where; please report it"))
     });
-    let (code, error) = match result {
-        Ok(Done::Ok) => (0, None),
-        Ok(Done::Negative) => (1, None),
-        Ok(Done::Exit(code)) => (code, None),
-        Err(err) => (err.exit_code(), Some(err)),
-    };
+    let code = commands::exit_code(&result);
+    let error = result.err();
     let mut stderr = String::from_utf8_lossy(&stderr.take()).into_owned();
     if let Some(err) = &error {
         stderr.push_str(&format!("error: {err}\n"));
