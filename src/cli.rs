@@ -34,6 +34,7 @@ pub struct GlobalArgs {
 /// The commands of the command line: those [`crate::commands::run`] runs, then those the
 /// front ends run themselves (`app::run`, before a repository is opened).
 #[derive(clap::Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per process, never moved around
 pub enum Command {
     #[command(flatten)]
     Run(crate::commands::Command),

@@ -210,7 +210,7 @@ pub fn settle(repo: &Repo) -> Result<()> {
         let tip = repo.find_ref(&layout::record_ref(&task))?;
         let landed = match (what, tip) {
             (DELETED, None) => true,
-            (c, Some(t)) => c == t.to_string(),
+            (c, Some(t)) => c.parse::<ObjectId>().ok() == Some(t),
             _ => false,
         };
         if landed {
