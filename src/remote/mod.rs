@@ -352,12 +352,6 @@ pub fn reconcile_why(
     let name = layout::record_ref(id);
     let local = repo.find_ref(&name)?;
     let theirs = repo.find_ref(&layout::remote_record_ref(remote, id))?;
-    let (local, r, behind) = match relation(repo, local, theirs)? {
-        Relation::Behind { local, remote: r } => (local, r, true),
-        Relation::Diverged { local, remote: r } => (local, r, false),
-        _ => return Ok((Reconciled::Kept, None)),
-    };
-    let mine = record::load_existing(repo, id)?;
     let refused = |why: String| {
         Ok((
             Reconciled::Refused,
@@ -366,11 +360,23 @@ pub fn reconcile_why(
             )),
         ))
     };
+    // Checked before anything else is read of it (a blob there must not fail the command).
     // The branch is compared with this record's own below (the prefix may have changed).
-    let state = match check_remote(repo, &Here::read(repo)?, None, id, r, None) {
-        Ok(state) => state,
-        Err(why) => return refused(why),
+    let state = match (local, theirs) {
+        (Some(l), Some(r)) if l != r => {
+            match check_remote(repo, &Here::read(repo)?, None, id, r, None) {
+                Ok(state) => state,
+                Err(why) => return refused(why),
+            }
+        }
+        _ => return Ok((Reconciled::Kept, None)),
     };
+    let (local, r, behind) = match relation(repo, local, theirs)? {
+        Relation::Behind { local, remote: r } => (local, r, true),
+        Relation::Diverged { local, remote: r } => (local, r, false),
+        _ => return Ok((Reconciled::Kept, None)),
+    };
+    let mine = record::load_existing(repo, id)?;
     for (field, theirs, ours) in [
         (
             "mode",

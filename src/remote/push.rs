@@ -84,7 +84,18 @@ pub fn push(repo: &Repo, remote: &str, ids: &[TaskId]) -> Result<Pushed> {
             for (name, tip) in names {
                 let copy = layout::remote_copy(remote, &name).expect("task refs have a copy");
                 let theirs = repo.find_ref(&copy)?;
-                match relation(repo, Some(tip), theirs)? {
+                // The remote's copy may be anything (a blob written there): what cannot be
+                // compared is not sent, and fails nothing else.
+                let Ok(relation) = relation(repo, Some(tip), theirs) else {
+                    task.refused.push((
+                        name,
+                        format!(
+                            "'{remote}' holds an object there that is no commit of this history"
+                        ),
+                    ));
+                    continue;
+                };
+                match relation {
                     Relation::Same(_) => {}
                     Relation::LocalOnly(_) | Relation::Ahead { .. } => {
                         task.pushed.push(name.clone());

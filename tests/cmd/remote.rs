@@ -691,7 +691,16 @@ fn forge_remote_record(repo: &TestRepo, dir: &Path, id: &str, key: &str, value: 
     let tree = hash(&["mktree"], &entries);
     let forged = repo.git(
         dir,
-        &["commit-tree", &tree, "-p", &tip, "-m", "checkpoint", "-m", "{}"],
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &tip,
+            "-m",
+            "checkpoint",
+            "-m",
+            "{}",
+        ],
     );
     repo.git(
         dir,
@@ -715,7 +724,10 @@ fn a_remote_record_never_moves_this_machines_worktree_nor_ends_its_task() {
     forge_remote_record(&repo, &one, "t1", "worktree", &main_worktree);
     let pushed = repo.task(&one, &["push", "t1", "--json"]).ok().json();
     assert_eq!(pushed["tasks"][0]["record"], "fast_forwarded", "{pushed}");
-    assert_eq!(repo.task(&one, &["path", "t1"]).ok().out(), wt.display().to_string());
+    assert_eq!(
+        repo.task(&one, &["path", "t1"]).ok().out(),
+        wt.display().to_string()
+    );
     assert_eq!(events_in(&repo, &one, "t1").last().unwrap(), "moved");
 
     let before = repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]);
@@ -732,5 +744,34 @@ fn a_remote_record_never_moves_this_machines_worktree_nor_ends_its_task() {
     let status = repo.task(&one, &["status", "t1", "--json"]).ok().json();
     assert_eq!(status["status"], "active", "{status}");
     assert!(wt.join("t1/work.txt").exists());
+    fsck(&repo, &one);
+}
+
+/// A remote record that is no commit (a blob pushed there) for a task this machine has fails
+/// neither `fetch` nor `push`: `fetch` skips it with why, `push` takes nothing from it and
+/// sends none of the refs it cannot compare (exit 1, named), and the record here is unchanged.
+#[test]
+fn a_junk_remote_record_of_a_task_here_fails_neither_fetch_nor_push() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    let before = repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]);
+    let blob = in_remote(&repo, &["hash-object", "-w", "/dev/null"]);
+    in_remote(&repo, &["update-ref", "refs/tasks/t1/record", &blob]);
+
+    let fetched = repo.task(&one, &["fetch", "--json"]).ok().json();
+    assert_eq!(fetched["skipped"][0]["task"], "t1", "{fetched}");
+    let run = repo.task(&one, &["push", "t1", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    let pushed = run.json();
+    assert_eq!(pushed["tasks"][0]["record"], "refused", "{pushed}");
+    assert_eq!(
+        repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]),
+        before
+    );
+    assert_eq!(in_remote(&repo, &["rev-parse", "refs/tasks/t1/record"]), blob);
     fsck(&repo, &one);
 }
