@@ -81,12 +81,14 @@ pub fn adopt(
             Reconciled::FastForwarded
         }
     };
-    // The task's other refs (base, checkpoints, attempts) come along where this machine has none.
+    // The task's other refs (base, checkpoints, attempts) come along where this machine has none;
+    // only commits (anything else there is no task ref git-task wrote).
     let ns = format!("{}{id}/", layout::remote_tasks_ns(remote));
     for (name, tip) in repo.refs_under(&ns)? {
         let rest = name.strip_prefix(&ns).unwrap_or_default();
         let local = format!("{}{rest}", layout::task_prefix(id));
-        if rest != "record" && repo.find_ref(&local)?.is_none() {
+        let commit = crate::git::objects::commit_tree(repo, tip).is_ok();
+        if rest != "record" && commit && repo.find_ref(&local)?.is_none() {
             updates.push(Update::create(local, tip, message.clone()));
         }
     }
