@@ -19,6 +19,10 @@ pub const BRANCH_PREFIX: &str = "task.branchPrefix";
 pub const WORKTREE_DIR: &str = "task.worktreeDir";
 /// `task.setup`: command run in each new worktree.
 pub const SETUP: &str = "task.setup";
+/// `task.setupTimeout`: seconds the setup command may run (default [`DEFAULT_SETUP_TIMEOUT`]).
+pub const SETUP_TIMEOUT: &str = "task.setupTimeout";
+/// Default of `task.setupTimeout`: ten minutes.
+pub const DEFAULT_SETUP_TIMEOUT: u64 = 600;
 /// `task.keepOnMerge`: keep worktree and branch after merge.
 pub const KEEP_ON_MERGE: &str = "task.keepOnMerge";
 /// `task.onViolation`: `block` (default) or `revert`.
@@ -44,6 +48,7 @@ pub const PINNED: &[&str] = &[
     BRANCH_PREFIX,
     WORKTREE_DIR,
     SETUP,
+    SETUP_TIMEOUT,
     KEEP_ON_MERGE,
     ON_VIOLATION,
     AUTO_COMMIT_EXCLUDE,
@@ -91,6 +96,8 @@ pub struct Settings {
     pub worktree_dir: PathBuf,
     /// Command run in each new worktree.
     pub setup: Option<String>,
+    /// Seconds the setup command may run before it is killed.
+    pub setup_timeout: u64,
     /// Keep worktree and branch after merge.
     pub keep_on_merge: bool,
     /// What pre-commit does on a violation.
@@ -144,6 +151,10 @@ impl Settings {
             branch_prefix,
             worktree_dir,
             setup: values.string(SETUP).filter(|s| !s.trim().is_empty()),
+            setup_timeout: values
+                .string(SETUP_TIMEOUT)
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(DEFAULT_SETUP_TIMEOUT),
             keep_on_merge: values.bool(KEEP_ON_MERGE).unwrap_or(false),
             on_violation,
             auto_commit_exclude,
@@ -296,6 +307,15 @@ fn check_values(values: &Pinned) -> crate::Result<()> {
                 BRANCH_PREFIX,
                 &value,
                 "task branches would not be valid branch names (see 'git check-ref-format')",
+            ));
+        }
+    }
+    if let Some(value) = values.string(SETUP_TIMEOUT) {
+        if !matches!(value.trim().parse::<u64>(), Ok(n) if n > 0) {
+            return Err(bad(
+                SETUP_TIMEOUT,
+                &value,
+                "expected a number of seconds, 1 or more",
             ));
         }
     }

@@ -46,6 +46,9 @@ pub struct StartArgs {
     /// Command run in the new worktree (default: task.setup)
     #[arg(long, value_name = "CMD")]
     pub setup: Option<String>,
+    /// Seconds the setup may run before it is killed and the start undone (default: task.setupTimeout, else 600)
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub setup_timeout: Option<u64>,
     /// Copy ignored files (node_modules/, target/...) into the worktree, by reflink where possible
     #[arg(long)]
     pub copy_ignored: bool,
@@ -220,6 +223,10 @@ struct SetupFailedReport {
     task: String,
     command: String,
     code: Option<i32>,
+    /// Whether it ran past its timeout and was killed, with its whole process group.
+    timed_out: bool,
+    /// The seconds it was given.
+    timeout: u64,
     output: String,
 }
 
@@ -228,6 +235,15 @@ impl Report for SetupFailedReport {
         out.raw_err(&self.output);
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             out.raw_err("\n");
+        }
+        if self.timed_out {
+            out.error(&setup_timed_out(
+                &self.command,
+                &self.task,
+                self.timeout,
+                "was not created",
+            ));
+            return Ok(());
         }
         let code = self
             .code
@@ -242,6 +258,17 @@ impl Report for SetupFailedReport {
         );
         Ok(())
     }
+}
+
+/// The error of a setup that ran past its timeout: what was killed, and what to raise.
+fn setup_timed_out(command: &str, task: &str, timeout: u64, what: &str) -> crate::Error {
+    crate::Error::negative(format!(
+        "setup command '{command}' ran past its timeout of {timeout}s and was killed (its whole process group); task '{task}' {what}"
+    ))
+    .hint(format!(
+        "give it longer: git task start {task} --setup-timeout {}, or set task.setupTimeout (seconds; then 'git task trust')",
+        timeout.saturating_mul(2)
+    ))
 }
 
 pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
@@ -260,6 +287,7 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             share: args.share,
         },
         setup: args.setup.clone(),
+        setup_timeout: args.setup_timeout,
         reset: args.reset,
         copy_ignored: args.copy_ignored,
         sparse: args.sparse,
@@ -319,6 +347,15 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
                     // The reset stands; the setup that followed it did not work.
                     ctx.out.raw_err(&failed.output);
                     emit(ctx, &report, Done::Ok)?;
+                    if failed.timed_out {
+                        let timeout = args.setup_timeout.unwrap_or(ctx.settings.setup_timeout);
+                        return Err(setup_timed_out(
+                            &failed.command,
+                            &report.task,
+                            timeout,
+                            "was reset, but its setup did not finish",
+                        ));
+                    }
                     Err(crate::Error::negative(format!(
                         "task '{}' was reset, but its setup command '{}' failed",
                         report.task, failed.command
@@ -338,6 +375,8 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
                 task: failed.id.to_string(),
                 command: failed.outcome.command,
                 code: failed.outcome.code,
+                timed_out: failed.outcome.timed_out,
+                timeout: failed.timeout,
                 output: failed.outcome.output,
             },
             Done::Negative,

@@ -41,6 +41,8 @@ pub struct ResetOptions {
     pub from_start: bool,
     /// `start --reset --setup CMD`: the setup to run this time instead of the task's own.
     pub setup: Option<String>,
+    /// `start --reset --setup-timeout SECS`: how long it may run (else `task.setupTimeout`).
+    pub setup_timeout: Option<u64>,
 }
 
 /// What `reset` did.
@@ -314,7 +316,9 @@ pub fn reset(
                 cmd,
                 &path,
                 &env,
-                std::time::Duration::from_secs(3600),
+                std::time::Duration::from_secs(
+                    opts.setup_timeout.unwrap_or(settings.setup_timeout),
+                ),
             )?)
         }
         _ => None,

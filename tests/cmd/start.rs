@@ -1101,3 +1101,58 @@ fn start_warns_of_an_allowed_glob_that_matches_nothing() {
     );
     assert!(repo.task_dir("h").exists());
 }
+
+/// A setup that runs past `--setup-timeout` (or `task.setupTimeout`) is killed with its whole
+/// process group, everything the start made is removed, and the error says what to raise.
+#[test]
+fn setup_past_its_timeout_is_killed_and_the_start_undone() {
+    let repo = TestRepo::new();
+    let marker = repo.base().join("late-child");
+    // A child in the background would write the marker after the timeout, unless killed.
+    let setup = format!(
+        "(sleep 3; touch '{}') & echo slow-setup; sleep 30",
+        marker.display()
+    );
+    let started = std::time::Instant::now();
+    let run = repo
+        .task_root(&["start", "slow", "--setup", &setup, "--setup-timeout", "1"])
+        .code(1);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{run}"
+    );
+    assert!(run.stderr.contains("slow-setup"), "{run}");
+    assert!(
+        run.stderr
+            .contains("ran past its timeout of 1s and was killed"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("--setup-timeout 2") && run.stderr.contains("task.setupTimeout"),
+        "{run}"
+    );
+    assert_nothing_written(&repo);
+    assert_eq!(repo.porcelain(repo.root()), "");
+    // The pinned setting gives the default; JSON says it timed out.
+    repo.git(repo.root(), &["config", "task.setupTimeout", "1"]);
+    repo.task_root(&["trust", "--yes"]).ok();
+    let json = repo
+        .task_root(&["start", "slow", "--json", "--setup", "sleep 30"])
+        .code(1)
+        .json();
+    assert_eq!(json["kind"], "setup_failed");
+    assert_eq!(json["timed_out"], true);
+    assert_eq!(json["timeout"], 1);
+    assert_eq!(json["code"], serde_json::Value::Null);
+    assert_nothing_written(&repo);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !marker.exists(),
+        "the setup's background child outlived the timeout"
+    );
+    // A bad value is refused.
+    repo.git(repo.root(), &["config", "task.setupTimeout", "soon"]);
+    let bad = repo.task_root(&["trust", "--yes"]).code(2);
+    assert!(bad.stderr.contains("task.setupTimeout"), "{bad}");
+    assert_nothing_written(&repo);
+}

@@ -43,6 +43,8 @@ pub struct StartOptions {
     pub contract: ContractSpec,
     /// `--setup CMD` (else `task.setup`).
     pub setup: Option<String>,
+    /// `--setup-timeout SECS` (else `task.setupTimeout`).
+    pub setup_timeout: Option<u64>,
     /// `--copy-ignored`: copy every ignored file into the new worktree.
     pub copy_ignored: bool,
     /// `--sparse`: check out only the contract's allowed paths plus `task.sparseAlways`.
@@ -102,6 +104,8 @@ pub struct SetupFailed {
     pub id: TaskId,
     /// What the setup did.
     pub outcome: crate::checks::Outcome,
+    /// The seconds it was given (`outcome.timed_out`: it ran that long and was killed).
+    pub timeout: u64,
 }
 
 /// Why `start` stopped.
@@ -172,6 +176,7 @@ pub fn start(
                         contract,
                         from_start: true,
                         setup: opts.setup.clone(),
+                        setup_timeout: opts.setup_timeout,
                     };
                     return Ok(Started::Reset(Box::new(super::reset::reset(
                         repo, settings, &current, &reset,
@@ -384,6 +389,7 @@ pub fn start(
     };
     let how = Provision {
         setup: setup.as_deref(),
+        setup_timeout: opts.setup_timeout.unwrap_or(settings.setup_timeout),
         include: include.as_ref().map(|i| i.as_deref()),
         sparse: sparse.as_deref(),
         pool: base.branch.as_deref().map(|base| crate::pool::Want {
@@ -438,6 +444,9 @@ pub fn provision_existing(
     };
     let how = Provision {
         setup: record.state.setup.as_deref(),
+        setup_timeout: crate::config::Settings::load(repo)
+            .map(|s| s.setup_timeout)
+            .unwrap_or(crate::config::DEFAULT_SETUP_TIMEOUT),
         include: include.as_ref().map(|i| i.as_deref()),
         sparse: None,
         pool: None,
@@ -467,6 +476,8 @@ fn interrupted() -> Result<()> {
 struct Provision<'a> {
     /// Command run in the new worktree.
     setup: Option<&'a str>,
+    /// Seconds it may run.
+    setup_timeout: u64,
     /// Ignored files to copy: `Some(None)` all, `Some(Some(globs))` those matching.
     include: Option<Option<&'a [String]>>,
     /// Sparse-checkout patterns, if only part of the tree is checked out.
@@ -523,13 +534,14 @@ fn provision(
     interrupted()?;
     if let Some(cmd) = setup {
         let env = record.state.task_env();
-        let outcome =
-            crate::checks::run_captured(cmd, path, &env, std::time::Duration::from_secs(3600))?;
+        let timeout = std::time::Duration::from_secs(how.setup_timeout);
+        let outcome = crate::checks::run_captured(cmd, path, &env, timeout)?;
         interrupted()?;
         if !outcome.ok() {
             return Err(StartError::Setup(SetupFailed {
                 id: record.state.task_id(),
                 outcome,
+                timeout: how.setup_timeout,
             }));
         }
     }
