@@ -466,7 +466,7 @@ pub fn reconcile_why(
 
 /// Writes this machine's record events since the common ancestor (first parents) again, in
 /// order, on top of the remote's record `theirs`; returns the new tip. With `keep`, each
-/// keeps `theirs`' state (tree and the state in its message) instead of its own.
+/// carries that state (in its `task.toml` and its message) instead of its own.
 fn replay(
     repo: &Repo,
     id: &TaskId,
@@ -485,11 +485,25 @@ fn replay(
         next = objects::commit_parents(repo, c)?.first().copied();
     }
     let mut cur = theirs;
-    let their_tree = objects::commit_tree(repo, theirs)?;
+    // The kept state goes into the tree too (`task.toml`, what loading the record reads),
+    // beside this machine's own frozen contract: nothing else of the remote's is taken.
+    let kept_tree = |c: ObjectId, state: &TaskState| -> Result<ObjectId> {
+        let text = toml::to_string(state).map_err(|e| Error::repo_msg(e.to_string()))?;
+        let blob = objects::write_blob(repo, text.as_bytes())?;
+        objects::edit_tree(
+            repo,
+            objects::commit_tree(repo, c)?,
+            &[objects::TreeEdit::Upsert(
+                "task.toml",
+                crate::git::EntryKind::Blob,
+                blob,
+            )],
+        )
+    };
     for c in mine.into_iter().rev() {
         let (tree, message) = match keep {
             Some(state) => (
-                their_tree,
+                kept_tree(c, state)?,
                 record::message_with_state(&objects::commit_message(repo, c)?, state)?,
             ),
             None => (
