@@ -70,9 +70,26 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Ok(dir) => dir,
         Err(code) => return code,
     };
+    // A hook fails closed: with a client's unusable GIT_DIR/GIT_INDEX_FILE (gitg's `(null)`) it
+    // runs again without them, finding the repository from the directory it runs in.
+    let hook = matches!(command, commands::Command::Hook(_));
+    if hook {
+        match crate::hooks::env::rerun_if_unusable() {
+            None => {}
+            Some(Ok(code)) => return ExitCode::from(u8::try_from(code).unwrap_or(128)),
+            Some(Err(err)) => {
+                early_out().error(&err);
+                return ExitCode::from(err.exit_code());
+            }
+        }
+    }
     let repo = match Repo::discover(&start_dir) {
         Ok(repo) => repo,
         Err(err) => {
+            let err = match hook.then(|| crate::hooks::env::cannot_tell(&err)).flatten() {
+                Some(refusal) => refusal,
+                None => err,
+            };
             early_out().error(&err);
             return ExitCode::from(err.exit_code());
         }

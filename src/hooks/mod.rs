@@ -9,6 +9,7 @@
 //! `reference_transaction`.
 
 mod dir;
+pub mod env;
 pub mod install;
 pub mod post_checkout;
 pub mod pre_commit;

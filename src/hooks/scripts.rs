@@ -58,6 +58,10 @@ pub const PASS_THROUGH: &str = include_str!("../../hooks/pass-through");
 /// The shims of version 1 (no chain setting), recognised so that `install` updates them.
 const V1_PRE_COMMIT: &str = include_str!("v1/pre-commit");
 const V1_POST_CHECKOUT: &str = include_str!("v1/post-checkout");
+/// The shims of version 2 (trusting any `GIT_DIR`), recognised so that `install` updates them.
+const V2_PRE_COMMIT: &str = include_str!("v2/pre-commit");
+const V2_POST_CHECKOUT: &str = include_str!("v2/post-checkout");
+const V2_REFERENCE_TRANSACTION: &str = include_str!("v2/reference-transaction");
 
 /// The line that identifies a shim as git-task's (its second line starts with it).
 pub const MARKER: &str = "# git-task ";
@@ -136,13 +140,16 @@ pub fn parse(text: &str) -> Option<Settings> {
 /// Returns whether `text` is exactly a shim `kind` of this or an earlier version with some
 /// settings (not edited): one `install` may replace without `--force`.
 pub fn is_pristine(kind: HookKind, text: &str) -> bool {
-    let v1 = match kind {
-        HookKind::PreCommit => Some(V1_PRE_COMMIT),
-        HookKind::PostCheckout => Some(V1_POST_CHECKOUT),
-        HookKind::ReferenceTransaction => None,
+    let (v1, v2) = match kind {
+        HookKind::PreCommit => (Some(V1_PRE_COMMIT), V2_PRE_COMMIT),
+        HookKind::PostCheckout => (Some(V1_POST_CHECKOUT), V2_POST_CHECKOUT),
+        HookKind::ReferenceTransaction => (None, V2_REFERENCE_TRANSACTION),
     };
-    parse(text)
-        .is_some_and(|s| render(kind, &s) == text || v1.is_some_and(|v1| fill(v1, &s) == text))
+    parse(text).is_some_and(|s| {
+        render(kind, &s) == text
+            || fill(v2, &s) == text
+            || v1.is_some_and(|v1| fill(v1, &s) == text)
+    })
 }
 
 /// Returns whether `text` is a pass-through hook of this version with some chain, not edited.
@@ -204,6 +211,15 @@ mod tests {
         // A shim of version 1 counts as pristine (install updates it), with its settings.
         let v1 = fill(V1_PRE_COMMIT, &s);
         assert!(is_pristine(HookKind::PreCommit, &v1));
+        // So does one of version 2.
+        for (kind, v2) in [
+            (HookKind::PreCommit, V2_PRE_COMMIT),
+            (HookKind::PostCheckout, V2_POST_CHECKOUT),
+            (HookKind::ReferenceTransaction, V2_REFERENCE_TRANSACTION),
+        ] {
+            let v2 = fill(v2, &s);
+            assert!(v2 != render(kind, &s) && is_pristine(kind, &v2));
+        }
         assert_eq!(parse(&v1).unwrap().chain, "");
         let pass = render_pass_through(".githooks");
         assert!(is_ours(&pass) && is_pristine_pass_through(&pass));

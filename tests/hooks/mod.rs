@@ -2,6 +2,7 @@
 
 mod base_merge;
 mod clients;
+mod fail_closed;
 mod managers;
 mod refs;
 mod staged;
