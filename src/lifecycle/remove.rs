@@ -157,8 +157,7 @@ pub fn remove(
         };
     }
     if record.state.mode == Mode::Patch {
-        return Err(Error::input(format!("task '{id}' works in patch mode: it has no worktree or branch to remove"))
-            .hint(format!("undo its changes with 'git task revert {id}', or accept them with 'git task merge {id}'")));
+        return remove_patch(repo, record).map(Ok);
     }
     let path = Path::new(&record.state.worktree).to_path_buf();
     let linked = worktree::list(repo)?
@@ -191,6 +190,12 @@ pub fn remove(
         let state = match clean {
             true => None,
             false => Some(snapshot::read_to_keep(&wt)?).filter(|s| s.is_dirty() || sub_repos),
+        };
+        // What `revert` leaves (the base's files, staged over the branch's commits) holds no
+        // work: the revert saved it already, and the commits stay reachable from that attempt.
+        let state = match state {
+            Some(s) if !sub_repos && holds_only_the_base(repo, &record, &s)? => None,
+            state => state,
         };
         if let Some(state) = &state {
             if !force {
@@ -314,6 +319,115 @@ pub fn remove(
         warnings,
         aside,
     }))))
+}
+
+/// Whether the worktree `state` holds nothing but the task's base (its files and index are the
+/// base's, the contract file aside): what `revert` of everything leaves. Discarding it loses
+/// nothing that the branch, an attempt or the base does not keep.
+fn holds_only_the_base(
+    repo: &Repo,
+    record: &Record,
+    state: &snapshot::WorktreeState,
+) -> Result<bool> {
+    if state.index_tree != state.worktree_tree || !state.nested.is_empty() {
+        return Ok(false);
+    }
+    let base = crate::changes::task_base(repo, record)?;
+    let base_tree = crate::git::objects::commit_tree(repo, base)?;
+    Ok(
+        crate::git::diff::tree_to_tree(repo, base_tree, state.worktree_tree)?
+            .iter()
+            .all(|c| c.path == crate::contract::file::CONTRACT_FILE),
+    )
+}
+
+/// Removes a patch-mode task: its work is saved as an attempt when it differs from the snapshot
+/// (the files stay as they are: the worktree is the user's), then the snapshot ref, the active
+/// mark and the scratch directory go, and the record says `removed`.
+fn remove_patch(repo: &Repo, record: Record) -> Result<Removed> {
+    let id = record.state.task_id();
+    let path = PathBuf::from(&record.state.worktree);
+    let snap = snapshot::snapshot_commit(repo, &id)?;
+    let mut attempts = Vec::new();
+    let wt = match path.is_dir() {
+        true => Some(worktree::open_at(&path)?),
+        false => None,
+    };
+    if let Some(wt) = &wt {
+        let state = snapshot::read_to_keep(wt)?;
+        let unchanged = match snap {
+            Some(snap) => {
+                let at_start = snapshot::parse_snapshot(repo, snap)?;
+                state.worktree_tree == at_start.worktree_tree
+                    && state.index_tree == at_start.index_tree
+                    && state.head == Some(at_start.head)
+            }
+            None => false,
+        };
+        if !unchanged {
+            let saved = crate::attempt::Saved {
+                worktree: Some((path.as_path(), &state)),
+                commits: state.head.into_iter().collect(),
+                ..crate::attempt::Saved::for_record(repo, &record, "remove")?
+            };
+            attempts.extend(Attempt::save(repo, &id, &saved)?);
+        }
+    }
+    let updated = record::update(repo, record, &format!("remove task '{id}'"), |current| {
+        if current.state.status == Status::Removed {
+            return Ok(Step::Stop(Some(Box::new(current.clone()))));
+        }
+        let mut state = current.state.clone();
+        let previous = state.status;
+        state.status = Status::Removed;
+        let extra: Vec<Update> = snap
+            .map(|snap| {
+                Update::delete(
+                    crate::task::layout::snapshot_ref(&id),
+                    snap,
+                    format!("git-task: remove {id}"),
+                )
+            })
+            .into_iter()
+            .collect();
+        Ok(Step::Append {
+            event: Event::Removed(event::Removed::Removed {
+                previous_status: previous,
+                attempts: attempts.clone(),
+                attic: None,
+                ignored: Ignored::default(),
+            }),
+            state,
+            extra,
+            then: None,
+        })
+    })?;
+    let record = match updated {
+        record::Updated::Appended(record, _) => record,
+        record::Updated::Stopped(removed) => return Ok(Removed::AlreadyGone(removed)),
+        record::Updated::Gone => return Ok(Removed::AlreadyGone(None)),
+    };
+    let mut warnings = Vec::new();
+    if let Some(wt) = &wt {
+        if crate::resolve::read_mark(wt).as_ref() == Some(&id) {
+            if let Err(e) = crate::resolve::clear_mark(wt.git_dir()) {
+                warnings.push(e.to_string());
+            }
+        }
+    }
+    let _ = crate::claims::release_all(repo, &record.state.id);
+    if let Err(e) = remove_scratch(repo, &id) {
+        warnings.push(e.to_string());
+    }
+    Ok(Removed::Done(Box::new(RemoveDone {
+        record,
+        attempts,
+        attic: None,
+        ignored: Ignored::default(),
+        cd: None,
+        warnings,
+        aside: None,
+    })))
 }
 
 /// Returns the per-task scratch directory (under the common git dir, outside every worktree).

@@ -277,6 +277,10 @@ pub fn accept(repo: &Repo, record: &Record, run_checks: bool) -> Result<Accepted
     if resolve::read_mark(&wt).as_ref() == Some(&id) {
         resolve::clear_mark(wt.git_dir())?;
     }
+    // The scratch directory goes with the task, as a merged worktree task's does.
+    if crate::confine::settle(repo, &id).is_ok() {
+        let _ = std::fs::remove_dir_all(layout::scratch_dir(repo.common_dir(), &id));
+    }
     Ok(Accepted::Done {
         record,
         checks: run.commands,

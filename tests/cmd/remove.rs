@@ -384,3 +384,89 @@ fn looking_at_a_dirty_task_writes_no_pack() {
     );
     repo.fsck();
 }
+
+/// After `revert`, the task is clean: `remove` without `--force` accepts it and saves nothing
+/// a second time (the revert's attempt already holds the work).
+#[test]
+fn remove_after_revert_needs_no_force_and_saves_nothing_twice() {
+    let repo = TestRepo::new();
+    let wt = repo.start("rv", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 7 }\n");
+    repo.write(&wt, "notes.txt", "untracked\n");
+    repo.task(&wt, &["revert", "rv"]).ok();
+    assert_eq!(repo.refs("refs/tasks/rv/attempts").len(), 1);
+    let j = repo.task_root(&["remove", "rv", "--json"]).ok().json();
+    assert_eq!(j["removed"], true);
+    assert!(
+        j.get("attempts")
+            .is_none_or(|a| a.as_array().unwrap().is_empty()),
+        "{j}"
+    );
+    assert_eq!(repo.refs("refs/tasks/rv/attempts").len(), 1, "saved once");
+    assert!(!wt.exists());
+    assert_eq!(record_status(&repo, "rv"), "removed");
+
+    // The same with committed work: the revert saved the commits, and remove saves nothing new.
+    let wt = repo.start("rc", &[]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 8 }\n");
+    repo.task(&wt, &["commit", "rc"]).ok();
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 9 }\n");
+    repo.task(&wt, &["revert", "rc"]).ok();
+    let saved = repo.refs("refs/tasks/rc/attempts");
+    let j = repo.task_root(&["remove", "rc", "--json"]).ok().json();
+    assert_eq!(j["removed"], true);
+    assert_eq!(repo.refs("refs/tasks/rc/attempts"), saved, "{j}");
+}
+
+/// A patch-mode task can be removed: its work is saved as an attempt first (the files stay as
+/// they are: the worktree is the user's), then its snapshot ref, its active mark and its scratch
+/// directory go. One with no work saves nothing. An accepted one's scratch directory goes too.
+#[test]
+fn remove_of_a_patch_task_saves_then_drops_its_snapshot_mark_and_scratch() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["start", "--mode", "patch", "pt", "--allow", "src/**"])
+        .ok();
+    let scratch = std::path::PathBuf::from(repo.task_root(&["scratch", "pt"]).ok().out());
+    repo.write(&scratch, "log.txt", "temp\n");
+    repo.write(&root, "src/lib.rs", "pub fn lib() { 10 }\n");
+    let before = repo.porcelain(&root);
+    let j = repo.task_root(&["remove", "pt", "--json"]).ok().json();
+    assert_eq!(j["removed"], true, "{j}");
+    let attempts = repo.refs("refs/tasks/pt/attempts");
+    assert_eq!(attempts.len(), 1, "{j}");
+    assert_eq!(
+        repo.git(&root, &["show", &format!("{}:src/lib.rs", attempts[0])]),
+        "pub fn lib() { 10 }"
+    );
+    assert!(repo.refs("refs/tasks/pt/snapshot").is_empty());
+    assert_eq!(
+        repo.porcelain(&root),
+        before,
+        "the user's files are left as they are"
+    );
+    assert!(!scratch.exists());
+    assert_eq!(record_status(&repo, "pt"), "removed");
+    assert_eq!(events(&repo, "pt").last().unwrap(), "removed");
+    // No active task here any more.
+    let status = repo.task_root(&["status"]).code(2);
+    assert!(status.stderr.contains("no active task"), "{status}");
+    repo.fsck();
+
+    // Nothing done: nothing saved.
+    repo.git(&root, &["checkout", "-q", "--", "src/lib.rs"]);
+    repo.task_root(&["start", "--mode", "patch", "idle", "--allow", "src/**"])
+        .ok();
+    repo.task_root(&["remove", "idle"]).ok();
+    assert!(repo.refs("refs/tasks/idle/attempts").is_empty());
+    assert!(repo.refs("refs/tasks/idle/snapshot").is_empty());
+
+    // Accepted: its scratch directory goes with it.
+    repo.task_root(&["start", "--mode", "patch", "pa", "--allow", "src/**"])
+        .ok();
+    let scratch = std::path::PathBuf::from(repo.task_root(&["scratch", "pa"]).ok().out());
+    repo.write(&scratch, "log.txt", "temp\n");
+    repo.write(&root, "src/lib.rs", "pub fn lib() { 11 }\n");
+    repo.task_root(&["merge", "pa"]).ok();
+    assert!(!scratch.exists());
+}
