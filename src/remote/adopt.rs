@@ -164,6 +164,9 @@ pub fn adopt(
             worktree: path.clone(),
         },
     )?;
+    // The remote's setup command is never run here: this machine's own (`task.setup`) is.
+    let mut rec = rec;
+    rec.state.setup = settings.setup.clone();
     let record = crate::lifecycle::start::provision_existing(repo, &rec, &path, progress)?;
     drop(journal);
     Ok(Adopted {

@@ -389,6 +389,13 @@ pub fn reconcile_why(
             state.base_branch.clone().unwrap_or_default(),
             mine.state.base_branch.clone().unwrap_or_default(),
         ),
+        // A setup command is run by `reset` and `adopt`: never one the remote chose.
+        (
+            "setup command",
+            state.setup.clone().unwrap_or_default(),
+            mine.state.setup.clone().unwrap_or_default(),
+        ),
+        ("start time", state.created.to_string(), mine.state.created.to_string()),
     ] {
         if theirs != ours {
             return refused(format!(
@@ -397,6 +404,16 @@ pub fn reconcile_why(
         }
     }
     let ended = matches!(state.status, Status::Merged | Status::Removed);
+    // Of the statuses, only an ending (below) and a drop are taken from another machine.
+    let taken = state.status == mine.state.status
+        || ended
+        || (state.status == Status::Dropped && mine.state.status == Status::Active);
+    if behind && !taken {
+        return refused(format!(
+            "it says the task is {}, but it is {} here",
+            state.status, mine.state.status
+        ));
+    }
     if ended && mine.state.status.is_live() {
         if let Err(why) = proven_end(repo, remote, &mine.state, local, r, &state) {
             return refused(format!(

@@ -654,13 +654,17 @@ fn forge_remote_record(repo: &TestRepo, dir: &Path, id: &str, key: &str, value: 
     let record = format!("refs/tasks/{id}/record");
     let tip = repo.git(dir, &["rev-parse", &record]);
     let state = repo.git(dir, &["show", &format!("{tip}:task.toml")]);
-    let state: String = state
+    let line = format!("{key} = {value}\n");
+    let mut state: String = state
         .lines()
         .map(|l| match l.starts_with(&format!("{key} = ")) {
-            true => format!("{key} = {value}\n"),
+            true => line.clone(),
             false => format!("{l}\n"),
         })
         .collect();
+    if !state.contains(&line) {
+        state.push_str(&line);
+    }
     let hash = |args: &[&str], input: &str| {
         let mut child = repo
             .command("git", dir)
@@ -772,6 +776,37 @@ fn a_junk_remote_record_of_a_task_here_fails_neither_fetch_nor_push() {
         repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]),
         before
     );
-    assert_eq!(in_remote(&repo, &["rev-parse", "refs/tasks/t1/record"]), blob);
+    assert_eq!(
+        in_remote(&repo, &["rev-parse", "refs/tasks/t1/record"]),
+        blob
+    );
     fsck(&repo, &one);
+}
+
+/// A setup command is never taken from a remote record: `adopt` runs this machine's
+/// (`task.setup`), never the one a forged record names, and `push` refuses to take a record
+/// that changes it (the record here unchanged).
+#[test]
+fn a_setup_command_in_a_remote_record_never_runs() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    let marker = repo.base().join("ran");
+    let evil = format!("\"touch '{}'\"", marker.display());
+    forge_remote_record(&repo, &one, "t1", "setup", &evil);
+
+    let before = repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]);
+    let pushed = repo.task(&one, &["push", "t1", "--json"]).ok().json();
+    assert_eq!(pushed["tasks"][0]["record"], "refused", "{pushed}");
+    assert_eq!(
+        repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]),
+        before
+    );
+
+    repo.task(&two, &["adopt", "t1"]).ok();
+    assert!(!marker.exists(), "adopt ran the remote record's setup command");
 }
