@@ -395,7 +395,11 @@ pub fn reconcile_why(
             state.setup.clone().unwrap_or_default(),
             mine.state.setup.clone().unwrap_or_default(),
         ),
-        ("start time", state.created.to_string(), mine.state.created.to_string()),
+        (
+            "start time",
+            state.created.to_string(),
+            mine.state.created.to_string(),
+        ),
     ] {
         if theirs != ours {
             return refused(format!(
