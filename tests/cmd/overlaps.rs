@@ -192,9 +192,19 @@ fn start_warns_about_live_tasks_whose_contracts_overlap() {
     let r = repo
         .task_root(&["start", "new2", "--allow", "src/api/x.rs"])
         .ok();
-    assert!(r.stderr.contains("task 'api'"), "{}", r.stderr);
-    assert!(r.stderr.contains("src/api/x.rs"), "{}", r.stderr);
-    assert!(!r.stderr.contains("task 'docs'"), "{}", r.stderr);
+    // One line names every overlapping task; `overlaps` has the details.
+    let warning: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("change the same paths"))
+        .collect();
+    assert_eq!(
+        warning,
+        ["warning: 2 tasks may change the same paths: 'api', 'new'; details: git task overlaps"],
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("'docs'"), "{}", r.stderr);
 }
 
 #[test]
