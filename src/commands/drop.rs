@@ -25,6 +25,10 @@ struct DropReport {
     status: Status,
     changed: bool,
     worktree: String,
+    /// A patch-mode task's mark was cleared by this call (its guard was lifted).
+    #[serde(skip)]
+    #[schemars(skip)]
+    lifted: bool,
 }
 
 impl Report for DropReport {
@@ -35,8 +39,12 @@ impl Report for DropReport {
                 self.task, self.worktree
             ));
             if self.mode == crate::task::Mode::Patch {
+                out.note(format_args!(
+                    "It no longer guards {}: commits and branches there are the user's again",
+                    self.worktree
+                ));
                 out.hint(format_args!(
-                    "undo its changes with 'git task revert {}'",
+                    "undo its changes with 'git task revert {}', or keep them",
                     self.task
                 ));
             } else {
@@ -45,6 +53,11 @@ impl Report for DropReport {
                     self.task
                 ));
             }
+        } else if self.lifted {
+            out.note(format_args!(
+                "Task '{}' is already {}; its mark in {} is cleared: it no longer guards that worktree",
+                self.task, self.status, self.worktree
+            ));
         } else {
             out.note(format_args!(
                 "Task '{}' is already {}; nothing changed",
@@ -62,8 +75,12 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
         args.id.as_ref(),
         args.message.as_deref(),
     )?;
+    // A dropped patch-mode task no longer guards the user's worktree: its mark goes (also
+    // one that an older git-task left behind on an earlier drop).
+    let lifted = crate::hooks::patch::lift(&dropped.record)?;
     let s = dropped.record.state;
     let report = DropReport {
+        lifted,
         kind: "drop",
         mode: s.mode,
         task: s.id,

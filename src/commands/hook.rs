@@ -38,15 +38,31 @@ fn pre_commit(ctx: &Ctx) -> CmdResult {
             ));
             Ok(Done::Ok)
         }
+        pre_commit::Outcome::Unguarded { task, status } => {
+            ctx.out.warn(format_args!(
+                "patch-mode task '{task}' is {status}: it no longer guards this worktree, and this commit is not checked against its contract"
+            ));
+            ctx.out.hint(format_args!(
+                "its mark is still here; clear it with: git task drop {task}"
+            ));
+            Ok(Done::Ok)
+        }
         pre_commit::Outcome::Violation {
             verdict,
             event_error,
             reverted,
+            patch,
         } => {
             ctx.out.raw_err(&crate::output::violation::render(
                 &verdict,
                 &ctx.out.err_palette,
             ));
+            if patch {
+                ctx.out.hint(format_args!(
+                    "{}",
+                    crate::hooks::patch::lift_hint(&verdict.task)
+                ));
+            }
             if let Some(r) = reverted {
                 ctx.out.warn(format_args!(
                     "task.onViolation=revert: the refused changes were saved as {} and these paths were put back to HEAD: {}",
@@ -122,9 +138,12 @@ fn foreign_refs(refused: &reference_transaction::Refused) -> crate::Error {
     .with_code("foreign_ref_update")
     .hint("git-task's reference-transaction hook refused it; nothing moved");
     if let Some(id) = owner.and_then(|o| o.id.as_deref()) {
-        err = err.hint(format!(
-            "the task's work reaches other branches through the gate: git task merge {id} (run by the user)"
-        ));
+        err = match owner.is_some_and(|o| o.patch) {
+            true => err.hint(crate::hooks::patch::lift_hint(id)),
+            false => err.hint(format!(
+                "the task's work reaches other branches through the gate: git task merge {id} (run by the user)"
+            )),
+        };
     }
     err
 }

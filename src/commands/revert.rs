@@ -34,6 +34,10 @@ struct RevertReport {
     task: String,
     #[serde(flatten)]
     done: Undone,
+    /// A live patch-mode task keeps guarding its worktree after a revert: the command that lifts it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    still_guards: bool,
 }
 
 impl Report for RevertReport {
@@ -60,6 +64,12 @@ impl Report for RevertReport {
             if n == 1 { "" } else { "s" },
             self.task
         ));
+        if self.still_guards {
+            out.hint(format_args!(
+                "task '{}' still guards this worktree (its commits and branches); 'git task drop {}' lifts that",
+                self.task, self.task
+            ));
+        }
         out.line(&attempt.name)
     }
 }
@@ -106,6 +116,8 @@ pub fn run(ctx: &Ctx, args: &RevertArgs) -> CmdResult {
             ctx,
             &RevertReport {
                 kind: "revert",
+                still_guards: record.state.mode == crate::task::Mode::Patch
+                    && crate::hooks::patch::guards(record.state.status),
                 task: record.state.id,
                 done,
             },

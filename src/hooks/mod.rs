@@ -11,6 +11,7 @@
 mod dir;
 pub mod env;
 pub mod install;
+pub mod patch;
 pub mod post_checkout;
 pub mod pre_commit;
 pub mod reference_transaction;

@@ -39,6 +39,14 @@ pub enum Outcome {
         /// Merged or removed.
         status: Status,
     },
+    /// A patch-mode task that no longer guards this worktree (dropped, merged, removed) left
+    /// its mark here.
+    Unguarded {
+        /// The task id.
+        task: String,
+        /// Its status.
+        status: Status,
+    },
     /// The staged changes keep the contract.
     Clean(Verdict),
     /// The staged changes break the contract: the commit must be refused.
@@ -49,6 +57,8 @@ pub enum Outcome {
         event_error: Option<String>,
         /// What `task.onViolation=revert` saved and restored.
         reverted: Option<Reverted>,
+        /// The task works in patch mode: it guards the user's own worktree.
+        patch: bool,
     },
 }
 
@@ -74,6 +84,13 @@ pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
     let Some(record) = record::load(repo, &id)? else {
         return Ok(Outcome::NoTask);
     };
+    let patch = record.state.mode == crate::task::Mode::Patch;
+    if patch && !super::patch::guards(record.state.status) {
+        return Ok(Outcome::Unguarded {
+            task: record.state.id.clone(),
+            status: record.state.status,
+        });
+    }
     if !record.state.status.is_live() {
         return Ok(Outcome::Finished {
             task: record.state.id.clone(),
@@ -106,6 +123,7 @@ pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
         verdict,
         event_error,
         reverted,
+        patch,
     })
 }
 

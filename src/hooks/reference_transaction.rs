@@ -327,11 +327,21 @@ fn look(repo: &Repo, settings: &Settings, git_dir: &Path) -> Here {
             patch: false,
         })
     } else {
-        crate::resolve::read_mark_file(git_dir).map(|mark| Owner {
-            id: Some(mark.id.to_string()),
-            patch: mark.branch.is_none(),
-            branch: mark.branch.or(head.clone()),
-        })
+        crate::resolve::read_mark_file(git_dir)
+            // A patch-mode task guards the user's worktree only while it is active (a mark an
+            // older git-task left after `drop` is not obeyed; a record that cannot be read is).
+            .filter(|mark| {
+                mark.branch.is_some()
+                    || !matches!(
+                        crate::record::load(repo, &mark.id),
+                        Ok(Some(r)) if !super::patch::guards(r.state.status)
+                    )
+            })
+            .map(|mark| Owner {
+                id: Some(mark.id.to_string()),
+                patch: mark.branch.is_none(),
+                branch: mark.branch.or(head.clone()),
+            })
     };
     Here {
         git_dir: git_dir.to_path_buf(),

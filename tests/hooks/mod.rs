@@ -4,6 +4,7 @@ mod base_merge;
 mod clients;
 mod fail_closed;
 mod managers;
+mod patch_guard;
 mod refs;
 mod staged;
 pub(crate) mod tools;
