@@ -116,6 +116,17 @@ pub struct Here {
 }
 
 impl Here {
+    /// Nothing to check against: for a record whose branch is compared with the task's own
+    /// record here instead (`reconcile`), which reads no other task nor worktree (those may be
+    /// changing under concurrent commands).
+    pub fn nothing() -> Here {
+        Here {
+            worktrees: Vec::new(),
+            records: Vec::new(),
+            head: None,
+        }
+    }
+
     /// Reads it.
     pub fn read(repo: &Repo) -> Result<Here> {
         Ok(Here {
@@ -364,7 +375,7 @@ pub fn reconcile_why(
     // The branch is compared with this record's own below (the prefix may have changed).
     let state = match (local, theirs) {
         (Some(l), Some(r)) if l != r => {
-            match check_remote(repo, &Here::read(repo)?, None, id, r, None) {
+            match check_remote(repo, &Here::nothing(), None, id, r, None) {
                 Ok(state) => state,
                 Err(why) => return refused(why),
             }
