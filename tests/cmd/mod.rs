@@ -54,3 +54,4 @@ mod harness;
 mod input2;
 mod mcp;
 mod trust;
+mod trust_attacks;
