@@ -191,6 +191,7 @@ fn json_reports_keep_their_documented_keys() {
             "record",
             "attempts",
             "overlaps",
+            "unmatched_allowed",
         ],
     );
     let summary = [
