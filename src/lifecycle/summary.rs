@@ -33,6 +33,21 @@ pub struct Summary {
     pub worktree_exists: bool,
 }
 
+impl Summary {
+    /// A task `list` shows without counts: nothing of it could be (or may be) read.
+    fn unknown(worktree_exists: bool) -> Summary {
+        Summary {
+            head: None,
+            base_tip: None,
+            ahead: 0,
+            behind: 0,
+            changed_files: 0,
+            dirty: None,
+            worktree_exists,
+        }
+    }
+}
+
 /// How hard to look at the worktree for uncommitted changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dirty {
@@ -376,7 +391,9 @@ fn list_one(
                 worker.anchors.hold(parent);
             }
             let before = memos.get(worktree);
-            let (summary, now) = summarize_known(
+            // One task whose content cannot be summarised (a tree deeper than git allows) is
+            // listed without its counts; the others are listed as usual.
+            match summarize_known(
                 repo,
                 &worker.refs,
                 &state,
@@ -384,9 +401,13 @@ fn list_one(
                 &mut worker.flat,
                 before.as_ref(),
                 &worker.anchors,
-            )?;
-            let changed = now.is_some() && now != before;
-            (Some(summary), now, changed)
+            ) {
+                Ok((summary, now)) => {
+                    let changed = now.is_some() && now != before;
+                    (Some(summary), now, changed)
+                }
+                Err(_) => (Some(Summary::unknown(worktree.exists())), None, false),
+            }
         };
     Ok(Some(Listed {
         tip,
@@ -420,15 +441,7 @@ impl Listed {
             tip: tip.unwrap_or_else(crate::git::null_id),
             state: TaskState::tampered(id),
             read: false,
-            summary: Some(Summary {
-                head: None,
-                base_tip: None,
-                ahead: 0,
-                behind: 0,
-                changed_files: 0,
-                dirty: None,
-                worktree_exists: false,
-            }),
+            summary: Some(Summary::unknown(false)),
             known: None,
             known_changed: false,
         }

@@ -1312,6 +1312,16 @@ fn attack_tree_twenty_thousand_levels_deep_crashes_nothing() {
         );
     }
     assert_eq!(rev(&repo, "main"), main_before);
+    // One task's deep tree does not stop `list` from listing every task.
+    let run = repo.task_root(&["list", "--json"]);
+    no_crash(&run, "list");
+    let ids: Vec<String> = run.json()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["t1", "t2"], "{run}");
 }
 
 /// Attack: the checks run by `merge` use a working directory an agent could predict and
