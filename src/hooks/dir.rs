@@ -200,6 +200,12 @@ pub(super) fn install_in_dir(
 }
 
 /// Removes git-task's shims from one directory and puts the hooks they chained back.
+///
+/// A manager may have moved a shim aside: pre-commit (the framework) to `<name>.legacy`, which
+/// its own hook runs first, lefthook to `<name>.old`, which `lefthook uninstall` puts back.
+/// Such a copy goes too, and the hook git-task had chained takes its place (where the manager
+/// would have put it, had git-task never been installed); a chained copy that is the manager's
+/// own hook again, byte for byte, is only a duplicate and goes.
 pub(super) fn uninstall_in_dir(dir: &Path) -> Result<Vec<HookOutcome<UninstallAction>>> {
     let mut hooks = Vec::new();
     for kind in HookKind::ALL {
@@ -210,21 +216,14 @@ pub(super) fn uninstall_in_dir(dir: &Path) -> Result<Vec<HookOutcome<UninstallAc
             Some(Existing::Text(text)) if scripts::is_ours(&text) => Some(true),
             Some(_) => Some(false),
         };
-        let action = match ours {
+        let mut action = match ours {
             Some(false) => UninstallAction::Foreign,
             found => {
                 if found == Some(true) {
-                    std::fs::remove_file(&path)
-                        .context(|| format!("could not remove '{}'", path.display()))?;
+                    remove(&path)?;
                 }
                 if exists(&chained) {
-                    std::fs::rename(&chained, &path).context(|| {
-                        format!(
-                            "could not move '{}' back to '{}'",
-                            chained.display(),
-                            path.display()
-                        )
-                    })?;
+                    rename(&chained, &path)?;
                     UninstallAction::Restored
                 } else if found == Some(true) {
                     UninstallAction::Removed
@@ -233,13 +232,57 @@ pub(super) fn uninstall_in_dir(dir: &Path) -> Result<Vec<HookOutcome<UninstallAc
                 }
             }
         };
+        let mut where_ = path.clone();
+        for suffix in [LEGACY_SUFFIX, OLD_SUFFIX] {
+            let slot = with_suffix(&path, suffix);
+            if !read_text(&slot).is_some_and(|t| scripts::is_ours(&t)) {
+                continue;
+            }
+            remove(&slot)?;
+            where_ = slot.clone();
+            action = UninstallAction::Removed;
+            for from in [chained_path(&slot), chained.clone()] {
+                if exists(&from) && !duplicate_of(&from, &path) {
+                    rename(&from, &slot)?;
+                    action = UninstallAction::Restored;
+                    break;
+                }
+            }
+        }
+        // The manager wrote its hook again over git-task's: the chained copy is that same hook.
+        if exists(&chained) && duplicate_of(&chained, &path) {
+            remove(&chained)?;
+        }
         hooks.push(HookOutcome {
             name: kind.name(),
-            path: path.display().to_string(),
+            path: where_.display().to_string(),
             action,
         });
     }
     Ok(hooks)
+}
+
+/// Whether `copy` holds the same bytes, with the same mode, as the file at `path`.
+fn duplicate_of(copy: &Path, path: &Path) -> bool {
+    let read = |p: &Path| {
+        let meta = std::fs::symlink_metadata(p).ok().filter(|m| m.is_file())?;
+        Some((std::fs::read(p).ok()?, super::is_executable(p), meta.len()))
+    };
+    matches!((read(copy), read(path)), (Some(a), Some(b)) if a == b)
+}
+
+fn remove(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).context(|| format!("could not remove '{}'", path.display()))
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).context(|| {
+        format!(
+            "could not move '{}' back to '{}'",
+            from.display(),
+            to.display()
+        )
+    })
 }
 
 pub(super) fn status_in_dir(dir: &Path, settings: &scripts::Settings) -> Result<Vec<HookStatus>> {

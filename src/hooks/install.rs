@@ -164,7 +164,9 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     let dir = main_dir(repo, &layout);
     let shared = matches!(layout, Layout::Shared(_));
     let hooks = if shared {
-        install_in_dir(&dir, &opts.settings, opts.force, false)?
+        let hooks = install_in_dir(&dir, &opts.settings, opts.force, false)?;
+        remember_dir(repo, &dir)?;
+        hooks
     } else {
         Vec::new()
     };
@@ -238,6 +240,25 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
             worktrees::uninstall(repo, &wt)?;
         }
     }
+    // Every other shared directory an install wrote to (`core.hooksPath` changed since), and
+    // the default one: nothing of git-task's stays where git or a client may still look.
+    let mut others = remembered_dirs(repo);
+    others.push(repo.common_dir().join("hooks"));
+    others.sort();
+    others.dedup();
+    for other in others {
+        if other == dir || !other.is_dir() {
+            continue;
+        }
+        hooks.extend(uninstall_in_dir(&other)?.into_iter().filter(|h| {
+            h.action != UninstallAction::Absent && h.action != UninstallAction::Foreign
+        }));
+    }
+    let record = repo.common_dir().join(DIRS_FILE);
+    if record.exists() {
+        std::fs::remove_file(&record)
+            .map_err(|e| Error::repo(format!("could not remove '{}'", record.display()), e))?;
+    }
     let notes_rewrite_ref_changed = remove_rewrite_ref(repo)?;
     // Another use of per-worktree config (a sparse task worktree) keeps the extension on.
     let still_used = worktrees::all(repo)?
@@ -265,7 +286,10 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
 /// Reports what is installed where; `settings` are what `install` would write now.
 pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     let layout = super::layout(repo);
-    let dir = main_dir(repo, &layout);
+    // What git runs in the main worktree: where its config.worktree points, if git-task set
+    // that (it wins over the repository's core.hooksPath, changed since or not).
+    let dir =
+        super::pointed_own_dir(repo, repo.common_dir()).unwrap_or_else(|| main_dir(repo, &layout));
     let rel = match &layout {
         Layout::Relative(rel) => rel.clone(),
         _ => String::new(),
@@ -300,6 +324,38 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
         worktrees: wts,
         notes_rewrite_ref,
     })
+}
+
+/// The file (under the common dir) listing every shared hooks directory `install` wrote to,
+/// one absolute path a line: `uninstall` cleans each, wherever `core.hooksPath` points now.
+pub const DIRS_FILE: &str = "git-task/hooks-dirs";
+
+fn remembered_dirs(repo: &Repo) -> Vec<std::path::PathBuf> {
+    std::fs::read_to_string(repo.common_dir().join(DIRS_FILE))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(std::path::PathBuf::from)
+        .collect()
+}
+
+fn remember_dir(repo: &Repo, dir: &std::path::Path) -> Result<()> {
+    let dir = crate::git::absolute(dir);
+    let mut dirs = remembered_dirs(repo);
+    if dirs.contains(&dir) {
+        return Ok(());
+    }
+    dirs.push(dir);
+    let text: String = dirs.iter().map(|d| format!("{}\n", d.display())).collect();
+    let path = repo.common_dir().join(DIRS_FILE);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
+    }
+    crate::git::fs::replace_file(&path, None, |f| {
+        std::io::Write::write_all(f, text.as_bytes())
+    })
+    .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))
 }
 
 /// Adds `notes.rewriteRef=refs/notes/tasks` unless some config has it; returns whether it was added.

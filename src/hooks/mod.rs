@@ -79,6 +79,21 @@ pub fn own_dir(git_dir: &Path, common_dir: &Path) -> PathBuf {
     }
 }
 
+/// The git-task hooks directory the worktree whose private git dir is `git_dir` runs because
+/// its `config.worktree` points `core.hooksPath` there (its own, or the main worktree's, which a
+/// copy of the main worktree's `config.worktree` names), when per-worktree config is on.
+pub fn pointed_own_dir(repo: &Repo, git_dir: &Path) -> Option<PathBuf> {
+    if repo.config_bool("extensions.worktreeConfig") != Some(true) {
+        return None;
+    }
+    [
+        own_dir(git_dir, repo.common_dir()),
+        main_own_dir(repo.common_dir()),
+    ]
+    .into_iter()
+    .find(|own| worktrees::points_here(git_dir, own))
+}
+
 fn main_own_dir(common_dir: &Path) -> PathBuf {
     common_dir.join("git-task").join("hooks")
 }
@@ -134,6 +149,14 @@ pub enum Enforcement {
 /// Returns whether commits in the worktree whose private git dir is `git_dir` run the contract
 /// check; `None` answers for the repository as a whole (the main worktree's view).
 pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
+    // A worktree's own core.hooksPath that git-task set (relative layout) is what git runs,
+    // whatever the repository's core.hooksPath says now.
+    if let Some(dir) = pointed_own_dir(repo, git_dir.unwrap_or(repo.common_dir())) {
+        return match dir::read_text(&dir.join("pre-commit")).is_some_and(|t| scripts::is_ours(&t)) {
+            true => Enforcement::Enforced,
+            false => Enforcement::NotInstalled,
+        };
+    }
     match layout(repo) {
         Layout::Disabled => Enforcement::Disabled,
         Layout::Relative(_) => {

@@ -149,6 +149,13 @@ pub fn install(
         Layout::Relative(rel) => Some(rel.as_str()),
         _ => None,
     };
+    // The repository's core.hooksPath is no longer relative: a pointer git-task set then
+    // would keep git on the old hooks; it goes (with what it pointed at), and the worktree is
+    // set up as for the layout now.
+    let main_own = super::own_dir(repo.common_dir(), repo.common_dir());
+    if rel.is_none() && (points_here(&wt.git_dir, &own) || points_here(&wt.git_dir, &main_own)) {
+        uninstall(repo, wt)?;
+    }
     if rel.is_none() && wt.main {
         // The main worktree's hooks are the shared directory's.
         return Ok(outcome);

@@ -7,6 +7,7 @@ mod managers;
 mod patch_guard;
 mod refs;
 mod staged;
+mod uninstall;
 pub(crate) mod tools;
 
 use crate::common::{bin, Run, TestRepo};

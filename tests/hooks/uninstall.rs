@@ -1,0 +1,289 @@
+//! `hooks uninstall` is exact (issue 32, item 6): after managers moved git-task's hooks
+//! (lefthook's `<name>.old`, pre-commit's `<name>.legacy`), after `core.hooksPath` changed
+//! (husky's layout left behind, a shared directory moved), nothing of git-task's stays where
+//! git or a client looks, what was there comes back byte for byte (once the manager is
+//! uninstalled too), and `hooks status` never says "missing" while a git-task hook still runs.
+
+use super::tools;
+use crate::common::{Run, TestRepo};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+fn sh(repo: &TestRepo, path: &OsString, script: &str) -> Run {
+    let out = repo
+        .command("sh", repo.root())
+        .env("PATH", path)
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn is_ours(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| {
+        t.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("# git-task ") && l.contains(" hook, version "))
+    })
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_name() == "objects" || e.file_name() == "node_modules" {
+            continue;
+        }
+        match e.file_type() {
+            Ok(t) if t.is_dir() => walk(&p, out),
+            _ => out.push(p),
+        }
+    }
+}
+
+/// Asserts no git-task shim is left in the git dir or in `dirs`, no `config.worktree` points
+/// anywhere, and no install bookkeeping is left in the repository's config.
+#[track_caller]
+fn assert_nothing_left(repo: &TestRepo, dirs: &[&Path]) {
+    let mut files = Vec::new();
+    walk(&repo.root().join(".git"), &mut files);
+    for d in dirs {
+        walk(d, &mut files);
+    }
+    let left: Vec<_> = files.iter().filter(|f| is_ours(f)).collect();
+    assert!(left.is_empty(), "git-task hooks left: {left:?}");
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        assert!(
+            !name.ends_with(".git-task-chained") && name != "hooks-dirs",
+            "left: {}",
+            f.display()
+        );
+        if name == "config.worktree" {
+            let text = std::fs::read_to_string(f).unwrap();
+            assert!(!text.contains("hooksPath"), "{}: {text}", f.display());
+        }
+    }
+    let config = std::fs::read_to_string(repo.root().join(".git/config")).unwrap();
+    assert!(
+        !config.contains("hooksAdded") && !config.contains("git-task"),
+        "{config}"
+    );
+}
+
+fn read_with_mode(path: &Path) -> Option<(Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    Some((
+        std::fs::read(path).ok()?,
+        std::fs::metadata(path).ok()?.permissions().mode(),
+    ))
+}
+
+/// The user's own pre-commit hook, there before git-task and before the manager.
+fn users_hook(repo: &TestRepo) -> (PathBuf, (Vec<u8>, u32)) {
+    use std::os::unix::fs::PermissionsExt;
+    let hook = repo.root().join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\n# the user's own\nexit 0\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let before = read_with_mode(&hook).unwrap();
+    (hook, before)
+}
+
+#[cfg(unix)]
+#[test]
+fn lefthook_old_copy_goes_and_lefthook_uninstall_brings_back_the_users_hook() {
+    let Some(lefthook) = tools::require("lefthook", "lefthook_old_copy_goes") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_tools(&[&lefthook]);
+    repo.write(
+        repo.root(),
+        "lefthook.yml",
+        "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n",
+    );
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "lefthook"]);
+    let (hook, before) = users_hook(&repo);
+
+    repo.task_root(&["hooks", "install"]).ok();
+    let run = sh(&repo, &path, "lefthook install");
+    assert_eq!(run.code, 0, "{run}");
+    assert!(is_ours(&repo.root().join(".git/hooks/pre-commit.old")));
+    let status = repo.task_root(&["hooks", "status", "--json"]).ok().json();
+    assert_ne!(status["hooks"][0]["state"], "missing", "{status}");
+
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    assert_nothing_left(&repo, &[]);
+    // What lefthook would have kept had git-task never been there: the user's hook, as `.old`.
+    assert_eq!(
+        read_with_mode(&repo.root().join(".git/hooks/pre-commit.old")),
+        Some(before.clone())
+    );
+    let run = sh(&repo, &path, "lefthook uninstall");
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(read_with_mode(&hook), Some(before));
+    assert_nothing_left(&repo, &[]);
+}
+
+#[cfg(unix)]
+#[test]
+fn lefthook_resync_over_a_reinstall_leaves_no_stale_copy() {
+    // lefthook, git-task, lefthook again (its re-sync), git-task again, then uninstall both:
+    // lefthook's uninstall must not bring a git-task hook back from `.old`.
+    let Some(lefthook) = tools::require("lefthook", "lefthook_resync_over_a_reinstall") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_tools(&[&lefthook]);
+    repo.write(
+        repo.root(),
+        "lefthook.yml",
+        "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n",
+    );
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "lefthook"]);
+    assert_eq!(sh(&repo, &path, "lefthook install").code, 0);
+    let lefthooks = read_with_mode(&repo.root().join(".git/hooks/pre-commit")).unwrap();
+    repo.task_root(&["hooks", "install"]).ok();
+    assert_eq!(sh(&repo, &path, "lefthook install").code, 0);
+    repo.task_root(&["hooks", "install"]).ok();
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    assert_nothing_left(&repo, &[]);
+    assert_eq!(
+        read_with_mode(&repo.root().join(".git/hooks/pre-commit")),
+        Some(lefthooks)
+    );
+    assert_eq!(sh(&repo, &path, "lefthook uninstall").code, 0);
+    assert_nothing_left(&repo, &[]);
+    assert!(!repo.root().join(".git/hooks/pre-commit").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn pre_commit_legacy_copy_goes_and_pre_commit_uninstall_brings_back_the_users_hook() {
+    let Some(pre_commit) = tools::require("pre-commit", "pre_commit_legacy_copy_goes") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_tools(&[&pre_commit]);
+    repo.write(
+        repo.root(),
+        ".pre-commit-config.yaml",
+        "repos:\n- repo: local\n  hooks:\n  - id: ok\n    name: ok\n    entry: 'true'\n    language: system\n    pass_filenames: false\n    always_run: true\n",
+    );
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "pre-commit"]);
+    let (hook, before) = users_hook(&repo);
+
+    repo.task_root(&["hooks", "install"]).ok();
+    let run = sh(&repo, &path, "pre-commit install");
+    assert_eq!(run.code, 0, "{run}");
+    assert!(is_ours(&repo.root().join(".git/hooks/pre-commit.legacy")));
+
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    assert_nothing_left(&repo, &[]);
+    // Before uninstall, pre-commit's copy ran git-task's check; now it refuses nothing.
+    repo.write(repo.root(), "README.md", "after uninstall\n");
+    let out = repo
+        .command("git", repo.root())
+        .env("PATH", &path)
+        .args(["commit", "-q", "-am", "after"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let run = sh(&repo, &path, "pre-commit uninstall");
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(read_with_mode(&hook), Some(before));
+    assert_nothing_left(&repo, &[]);
+}
+
+#[cfg(unix)]
+#[test]
+fn hooks_left_where_core_hooks_path_pointed_before_go_too() {
+    let repo = TestRepo::new();
+    let (hook, before) = users_hook(&repo);
+    repo.task_root(&["hooks", "install"]).ok();
+    let first = repo.base().join("team-hooks");
+    let second = repo.base().join("other-hooks");
+    for (dir, next) in [(&first, Some(&second)), (&second, None)] {
+        std::fs::create_dir_all(dir).unwrap();
+        repo.git(
+            repo.root(),
+            &["config", "core.hooksPath", &dir.display().to_string()],
+        );
+        repo.task_root(&["hooks", "install"]).ok();
+        assert!(is_ours(&dir.join("pre-commit")));
+        let _ = next;
+    }
+    // Moved once more, without installing there.
+    repo.git(repo.root(), &["config", "--unset", "core.hooksPath"]);
+    repo.git(
+        repo.root(),
+        &[
+            "config",
+            "core.hooksPath",
+            &repo.base().join("third").display().to_string(),
+        ],
+    );
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    assert_nothing_left(&repo, &[&first, &second]);
+    assert_eq!(read_with_mode(&hook), Some(before));
+    assert_eq!(std::fs::read_dir(&first).unwrap().count(), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn husky_layout_left_behind_is_reported_and_uninstalled() {
+    // git-task set each worktree's core.hooksPath for husky's relative layout; the user then
+    // drops husky (core.hooksPath unset). git still runs git-task's hooks through
+    // config.worktree: status says so, never "missing"; uninstall removes every pointer.
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    let dir = repo.root().join(".husky/_");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".gitignore"), "*\n").unwrap();
+    std::fs::write(dir.join("pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        dir.join("pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    repo.git(repo.root(), &["config", "core.hooksPath", ".husky/_"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    let wt = repo.start("t", &["--forbid", "src/store/**"]);
+    repo.git(repo.root(), &["config", "--unset", "core.hooksPath"]);
+
+    // git still runs git-task's check in the task worktree.
+    repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+    repo.git(&wt, &["add", "-A"]);
+    assert_eq!(repo.git_run(&wt, &["commit", "-q", "-m", "x"]).code, 1);
+    let j = repo.task_root(&["hooks", "status", "--json"]).ok().json();
+    for h in j["hooks"].as_array().unwrap() {
+        assert_ne!(h["state"], "missing", "{j}");
+    }
+    assert_eq!(j["worktrees"][0]["enforcement"]["state"], "enforced", "{j}");
+
+    // Installing again sets the worktrees up for the layout now: the pointers go.
+    repo.task_root(&["hooks", "install"]).ok();
+    assert_eq!(
+        repo.git_run(&wt, &["config", "--worktree", "core.hooksPath"])
+            .code,
+        1
+    );
+    assert_eq!(repo.git_run(&wt, &["commit", "-q", "-m", "x"]).code, 1);
+
+    // And uninstall leaves nothing, wherever the pointers were.
+    repo.git(repo.root(), &["config", "core.hooksPath", ".husky/_"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    repo.git(repo.root(), &["config", "--unset", "core.hooksPath"]);
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    assert_nothing_left(&repo, &[&wt]);
+    assert_eq!(repo.git_run(&wt, &["commit", "-q", "-m", "x"]).code, 0);
+}
