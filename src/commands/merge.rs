@@ -553,6 +553,30 @@ fn list(paths: &[String]) -> String {
     text
 }
 
+/// The progress line of a merge waiting for its turn on the target (stderr is a terminal).
+fn show_wait(w: &merge::Waiting) {
+    use std::io::Write;
+    let text = if w.taken {
+        format!(
+            "\rWaited {} s for the merge into '{}'; merging now\x1b[K\n",
+            w.waited.as_secs(),
+            w.branch
+        )
+    } else {
+        format!(
+            "\rWaiting for the merge into '{}' by {}{}: {} s\x1b[K",
+            w.branch,
+            w.holder(),
+            match w.ahead {
+                0 => String::new(),
+                n => format!(", {n} more ahead"),
+            },
+            w.waited.as_secs()
+        )
+    };
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
 pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
     let ids = if args.ids.is_empty() {
         vec![crate::resolve::resolve(&ctx.repo, &ctx.settings, None)?
@@ -575,6 +599,10 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
         no_checks: args.no_checks,
         message: args.message.clone(),
         stream_checks: ctx.out.progress_enabled(),
+        on_wait: ctx
+            .out
+            .progress_enabled()
+            .then_some(show_wait as fn(&merge::Waiting)),
     };
     let remote = args
         .remote

@@ -32,13 +32,14 @@
 //!   update leaves the worktree at the old tip (`git status` shows the merge
 //!   reversed; nothing is lost): `git read-tree -m -u <old> <new>` there, both
 //!   ids in the reflog of the target branch, finishes it.
-//! * **Concurrent merges queue up.** Checks run unlocked; then a lock file per
-//!   target branch (`<common dir>/git-task/locks/`) is held from the final
-//!   check of the checked-out target to its update. If the target moved while
-//!   the checks ran, the tasks are merged again onto its new tip (their checks
-//!   stay valid: the tasks did not change). A writer outside git-task that
-//!   moves the target in the last moment makes the transaction fail: nothing
-//!   lands (exit 128).
+//! * **Concurrent merges take turns.** A lock file per target branch
+//!   (`<common dir>/git-task/locks/`) is held from before the landing is
+//!   computed to the update of the checked-out target; merges waiting for it
+//!   take it in arrival order (up to ten minutes, then the error names the
+//!   holder). If a writer outside git-task moved the target while the checks
+//!   ran, the landing is computed and checked again on its new tip; one that
+//!   moves it in the last moment makes the transaction fail: nothing lands
+//!   (exit 128).
 //! * **Repeating is a no-op.** A task already merged is reported with its
 //!   earlier merge, and a clean-up an interrupted merge left undone (worktree
 //!   still present) is finished.
@@ -69,6 +70,7 @@ mod select;
 mod target;
 
 use lock::BranchLock;
+pub use lock::Waiting;
 pub use message::squash_message;
 pub use select::full_branch;
 pub use target::{checked_out_at, refuse_overwrite};
@@ -154,6 +156,8 @@ pub struct Options {
     pub message: Option<String>,
     /// Stream the checks' output to stderr as they run (a terminal is watching).
     pub stream_checks: bool,
+    /// Told about every second while the merge waits for its turn on the target's lock.
+    pub on_wait: Option<fn(&Waiting)>,
 }
 
 /// One task's part of a merge.
@@ -318,7 +322,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     };
     let select::Ready {
         target,
-        old_tip,
+        old_tip: _,
         mut pending,
         linked,
         already,
@@ -328,7 +332,7 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     for p in &pending {
         crate::confine::settle(repo, &p.record.state.task_id())?;
     }
-    let gated = match gate(repo, &mut pending, &target, old_tip, &checked_out, opts)? {
+    let gated = match gate(repo, &mut pending, &target, &checked_out, opts)? {
         Ok(gated) => gated,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };
@@ -387,16 +391,32 @@ struct Gated {
     changes: twoway::Changes,
 }
 
-/// Steps 2–5: computes the landing on the target's tip, judges it, checks it; if the target
-/// moved meanwhile, starts again on its new tip. The lock is held from the last look on.
+/// Steps 2–5: takes the target's lock (waiting for its turn behind other git-task merges into
+/// it), then computes the landing on the target's tip, judges it and checks it; if the target
+/// moved meanwhile (a writer outside git-task) or a claim changed, starts again on its new tip.
 fn gate(
     repo: &Repo,
     pending: &mut [Pending],
     target: &str,
-    mut old_tip: ObjectId,
     checked_out: &[PathBuf],
     opts: &Options,
 ) -> Result<std::result::Result<Gated, Refusal>> {
+    // Merges into this branch by other git-task processes wait from here to the worktree update.
+    let lock = BranchLock::acquire(repo, target, &mut |w| {
+        if let Some(tell) = opts.on_wait {
+            tell(w)
+        }
+    })?;
+    let tip_now = || {
+        repo.find_ref(target)?.ok_or_else(|| {
+            Error::repo_msg(format!(
+                "branch '{}' was deleted while merging",
+                select::short(target)
+            ))
+        })
+    };
+    // The merges that held the lock before this one moved the target.
+    let mut old_tip = tip_now()?;
     let mut rounds = 0;
     loop {
         // Claims are judged with the landing; one made while the checks ran must bind it too.
@@ -412,14 +432,7 @@ fn gate(
         if let Some(refusal) = check::check_all(repo, pending, old_tip, opts)? {
             return Ok(Err(refusal));
         }
-        // Merges into this branch by other git-task processes wait from here to the worktree update.
-        let lock = BranchLock::acquire(repo, target)?;
-        let current = repo.find_ref(target)?.ok_or_else(|| {
-            Error::repo_msg(format!(
-                "branch '{}' was deleted while merging",
-                select::short(target)
-            ))
-        })?;
+        let current = tip_now()?;
         if current == old_tip && crate::claims::live(repo)? == claims {
             // Work made in a task worktree while its checks ran would be deleted with it unlanded.
             let ran = |p: &&Pending| p.checks.as_ref().is_some_and(|c| !c.commands.is_empty());
@@ -438,11 +451,10 @@ fn gate(
                 changes,
             }));
         }
-        drop(lock);
         rounds += 1;
         if rounds >= 10 {
             return Err(Error::repo_msg(format!(
-                "'{}' kept moving while merging; nothing was merged",
+                "'{}' kept moving while merging (moved by something other than git-task); nothing was merged",
                 select::short(target)
             ))
             .hint("run the merge again"));

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::git::refs::{Update};
+use crate::git::refs::Update;
 use crate::git::{ObjectId, Repo};
 use crate::task::TaskId;
 
@@ -124,7 +124,11 @@ pub fn plan_onto(
         }
     }
     // Merges from this repository into the same remote branch take turns from here to the push.
-    let lock = BranchLock::acquire(repo, lock_name)?;
+    let lock = BranchLock::acquire(repo, lock_name, &mut |w| {
+        if let Some(tell) = opts.on_wait {
+            tell(w)
+        }
+    })?;
     let landing = land::Landing {
         target: target.clone(),
         pending,

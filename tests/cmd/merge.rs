@@ -753,6 +753,59 @@ fn concurrent_merges_into_one_branch_both_land() {
     repo.fsck();
 }
 
+/// Twelve merges of disjoint tasks into one branch at once all land: each waits for its turn on
+/// the branch's lock instead of giving up because the branch kept moving (issue 33).
+#[test]
+fn twelve_parallel_merges_all_land() {
+    let repo = TestRepo::new();
+    let before = rev(&repo, "main");
+    let ids: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let wt = repo.start(id, &["--check", "true"]);
+        repo.write(&wt, &format!("src/par{i}.rs"), &format!("// {id}\n"));
+        commit_all(&repo, &wt, &format!("Task {id}"));
+    }
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = ids
+            .iter()
+            .map(|id| s.spawn(|| repo.task_root(&["merge", id])))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in runs {
+        run.ok();
+    }
+    let subjects = repo.git(
+        repo.root(),
+        &["log", "--format=%s", &format!("{before}..main")],
+    );
+    assert_eq!(subjects.lines().count(), 12, "{subjects}");
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(
+            repo.git(repo.root(), &["show", &format!("main:src/par{i}.rs")]),
+            format!("// {id}")
+        );
+        assert_eq!(
+            repo.read(repo.root(), &format!("src/par{i}.rs")),
+            format!("// {id}\n")
+        );
+    }
+    assert_eq!(repo.porcelain(repo.root()), "");
+    let queue = repo
+        .root()
+        .join(".git/git-task/locks/merge-refs%heads%main.queue");
+    assert_eq!(
+        std::fs::read_dir(queue).unwrap().count(),
+        0,
+        "no ticket left"
+    );
+    assert!(!repo
+        .root()
+        .join(".git/git-task/locks/merge-refs%heads%main.lock")
+        .exists());
+    repo.fsck();
+}
+
 /// When the second task's check fails, nothing lands, and both check runs are recorded.
 #[test]
 fn several_tasks_second_check_fails_nothing_lands() {

@@ -85,3 +85,42 @@ fn start_shows_the_checkout_of_a_big_tree_on_a_terminal() {
     let run = repo.task_root(&["start", "big2"]).ok();
     assert!(!run.stderr.contains("Checking out"), "{run}");
 }
+
+/// A merge that finds its target's lock held waits for its turn, saying on a terminal whom it
+/// waits for (pid and command), and lands once the lock is let go (issue 33).
+#[test]
+fn merge_waiting_for_the_lock_says_who_holds_it_on_a_terminal() {
+    let repo = TestRepo::new();
+    let wt = repo.start("w", &[]);
+    repo.write(&wt, "src/waited.rs", "// w\n");
+    crate::cmd::support::commit_all(&repo, &wt, "Task w");
+    let locks = repo.root().join(".git/git-task/locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = locks.join("merge-refs%heads%main.lock");
+    let me = std::process::id();
+    std::fs::write(&lock, format!("{me}\ngit-task merge other\n")).unwrap();
+    let letgo = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(2500));
+            std::fs::remove_file(lock).unwrap();
+        })
+    };
+    let Some(run) = on_a_terminal(&repo, "merge w") else {
+        letgo.join().unwrap();
+        return;
+    };
+    letgo.join().unwrap();
+    let run = run.ok();
+    assert!(
+        run.stdout.contains(&format!(
+            "\rWaiting for the merge into 'main' by pid {me} (git-task merge other): 1 s"
+        )),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("; merging now"), "{run:?}");
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:src/waited.rs"]),
+        "// w"
+    );
+}
