@@ -61,7 +61,7 @@ pub enum Stopped {
 
 /// Brings the base branch's new commits into the task branch of `id`.
 pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stopped>> {
-    let rec = record::load_existing(repo, id)?;
+    let rec = crate::resolve::existing(repo, id)?;
     if rec.state.mode == Mode::Patch {
         return Err(Error::input(format!(
             "task '{id}' works in patch mode: it has no branch to sync"

@@ -260,7 +260,7 @@ fn live_records(repo: &Repo, ids: &[TaskId]) -> Result<Vec<Record>> {
     }
     let mut out: Vec<Record> = Vec::new();
     for id in ids {
-        let r = record::load_existing(repo, id)?;
+        let r = crate::resolve::existing(repo, id)?;
         if !r.state.status.is_live() || r.state.status == Status::Provisioning {
             return Err(crate::Error::input(format!(
                 "task '{id}' is {}: only live tasks can collide",

@@ -113,3 +113,18 @@ fn status_of_a_typo_suggests_the_nearest_id() {
     let far = repo.task_root(&["status", "payments"]).code(2);
     assert!(!far.stderr.contains("did you mean"), "{far}");
 }
+
+/// `sync` and `overlaps` of a typo'd id name the nearest id too.
+#[test]
+fn verbs_of_a_typo_suggest_the_nearest_id() {
+    let repo = TestRepo::new();
+    repo.start("auth-fix", &[]);
+    repo.start("docs", &[]);
+    for args in [&["sync", "auth-fx"][..], &["overlaps", "auth-fx", "docs"]] {
+        let run = repo.task_root(args).code(2);
+        assert!(
+            run.stderr.contains("did you mean 'auth-fix'?"),
+            "{args:?}: {run}"
+        );
+    }
+}
