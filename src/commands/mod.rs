@@ -187,6 +187,23 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             ctx.out.warn(warning);
         }
     }
+    // Hooks installed but no longer run (a hook manager replaced them): every command says so
+    // (`start`, `list` and `status` say it their own way).
+    if !matches!(
+        command,
+        Command::Hook(_)
+            | Command::Hooks(_)
+            | Command::Start(_)
+            | Command::List(_)
+            | Command::Status(_)
+            | Command::Completions(_)
+            | Command::Guard(_)
+            | Command::DeleteAside(_)
+    ) {
+        if let Some(state) = crate::hooks::bypassed(&ctx.repo) {
+            crate::output::enforcement::warn_unenforced(&ctx.out, &state, false);
+        }
+    }
     // A command that runs git or the user's commands, or writes into a worktree, refuses
     // while git config that makes git run commands differs from what the user trusted.
     if runs_git(command) {

@@ -180,6 +180,18 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     }
 }
 
+/// When the hooks were installed (`hooks install` ran and `uninstall` did not) but commits no
+/// longer run git-task's pre-commit hook (a hook manager replaced it, `core.hooksPath` changed
+/// since): the state to warn about. A few file reads, no process.
+pub fn bypassed(repo: &Repo) -> Option<Enforcement> {
+    let common = repo.common_dir();
+    let installed = common.join(install::DIRS_FILE).is_file() || main_own_dir(common).is_dir();
+    if !installed {
+        return None;
+    }
+    Some(enforcement(repo, None)).filter(|e| *e != Enforcement::Enforced)
+}
+
 /// Whether git-task's `reference-transaction` hook is installed where the main worktree's hooks
 /// are: moves of branches are then seen as they happen, and a branch a task starts from is
 /// watched (`ledger::moves`).

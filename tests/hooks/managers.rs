@@ -327,6 +327,19 @@ fn git_task_first_then_husky_warns_then_both_run() {
     let (log, fail) = (repo.base().join("hooks.log"), repo.base().join("fail"));
     repo.task_root(&["hooks", "install"]).ok();
     let path = husky_repo(&repo, &husky, &log, &fail);
+    // husky changed core.hooksPath: start refuses until the user trusts that (config_changed).
+    let run = repo
+        .task_root(&["start", "t", "--forbid", "src/store/**"])
+        .code(1);
+    assert!(run.stderr.contains("core.hooksPath"), "{run}");
+    // Every other command says the check is off, and how to turn it back on.
+    let run = repo.task_root(&["overlaps"]).ok();
+    assert!(
+        run.stderr.contains("do not run git-task's pre-commit hook")
+            && run.stderr.contains("git task hooks install"),
+        "{run}"
+    );
+    repo.task_root(&["trust", "--yes"]).ok();
     // husky moved the hooks: git-task says the contract is not checked at commit time.
     let run = repo
         .task_root(&["start", "t", "--forbid", "src/store/**"])

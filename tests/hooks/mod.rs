@@ -7,6 +7,7 @@ mod managers;
 mod patch_guard;
 mod refs;
 mod staged;
+mod survive;
 mod uninstall;
 pub(crate) mod tools;
 
