@@ -58,6 +58,7 @@
 
 pub mod app;
 pub mod attempt;
+pub mod audit;
 pub mod autocommit;
 pub mod changes;
 pub mod checkpoint;
@@ -70,6 +71,7 @@ pub mod confine;
 pub mod contract;
 pub mod copy;
 pub mod error;
+pub mod gate;
 pub mod git;
 pub mod guard;
 pub mod harness;

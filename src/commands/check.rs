@@ -33,7 +33,7 @@ struct CheckReport {
     checks: Option<Vec<Outcome>>,
     /// The task's base moved outside git-task since it started (`git task audit`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    warnings: Vec<super::audit::BaseMoved>,
+    warnings: Vec<crate::audit::BaseMoved>,
 }
 
 impl Report for CheckReport {
@@ -101,7 +101,7 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
     }
     let warnings = match crate::task::TaskId::parse(&verdict.task) {
         Ok(id) => match crate::record::load(&ctx.repo, &id) {
-            Ok(Some(record)) => super::audit::base_moved(&ctx.repo, [&record.state]),
+            Ok(Some(record)) => crate::audit::base_moved(&ctx.repo, [&record.state]),
             _ => Vec::new(),
         },
         Err(_) => Vec::new(),
@@ -113,7 +113,7 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
         warnings,
     };
     let done = emit(ctx, &report, if passed { Done::Ok } else { Done::Negative });
-    super::audit::warn(&ctx.out, &report.warnings);
+    super::warn_base_moved(&ctx.out, &report.warnings);
     done
 }
 

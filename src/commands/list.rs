@@ -119,7 +119,7 @@ struct ListReport {
     pool: Option<Vec<crate::pool::Entry>>,
     /// Bases of live tasks that moved outside git-task since the tasks started (`git task audit`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    warnings: Vec<super::audit::BaseMoved>,
+    warnings: Vec<crate::audit::BaseMoved>,
 }
 
 impl Report for ListReport {
@@ -243,7 +243,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     let (listed, cache) = summary::list(&ctx.repo, args.all, || Cache::load(common));
     let cache = cache.unwrap_or_else(|| Cache::load(common));
     let listed = listed?;
-    let moved = super::audit::base_moved(
+    let moved = crate::audit::base_moved(
         &ctx.repo,
         listed.iter().map(|(s, _)| s).filter(|s| s.status.is_live()),
     );
@@ -279,7 +279,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         },
         Done::Ok,
     );
-    super::audit::warn(&ctx.out, &moved);
+    super::warn_base_moved(&ctx.out, &moved);
     if live_worktrees {
         crate::output::enforcement::warn_unenforced(
             &ctx.out,

@@ -612,21 +612,21 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
     // A base moved outside git-task: looked at before the landing moves it (SPEC §11).
     let moved = match &remote {
         Some(_) => Vec::new(),
-        None => super::audit::before_merge(&ctx.repo, &ids, args.into.as_deref())?,
+        None => crate::audit::before_merge(&ctx.repo, &ids, args.into.as_deref())?,
     };
     let outcome = match &remote {
         Some(r) => crate::remote::merge::merge(&ctx.repo, &ctx.settings, &ids, &opts, r)?,
         None => merge::merge(&ctx.repo, &ctx.settings, &ids, &opts)?,
     };
     if !matches!(outcome, Outcome::Landed(_)) {
-        super::audit::warn(&ctx.out, &moved);
+        super::warn_base_moved(&ctx.out, &moved);
     }
     match outcome {
         Outcome::Landed(mut landed) => {
             // Said with the landing's own warnings (and in its JSON `warnings`).
             landed
                 .warnings
-                .extend(moved.iter().map(super::audit::warning_text));
+                .extend(moved.iter().map(super::base_moved_text));
             // The forecast is advice: failing to compute it does not undo a landed merge. It
             // looks at the branch here, so not after a landing on a remote.
             let now_conflicting = match &remote {
@@ -645,7 +645,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
                 },
                 Done::Ok,
             );
-            super::audit::hint(&ctx.out, &moved);
+            super::hint_base_moved(&ctx.out, &moved);
             done
         }
         Outcome::Refused(refusal) => {

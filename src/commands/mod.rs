@@ -305,3 +305,38 @@ pub fn emit<R: Report>(ctx: &Ctx, report: &R, done: Done) -> CmdResult {
         Err(e) => Err(crate::Error::repo("could not write the output", e)),
     }
 }
+
+/// The warning line of one [`BaseMoved`].
+pub fn base_moved_text(m: &crate::audit::BaseMoved) -> String {
+    let to: Vec<&str> = m
+        .commits
+        .iter()
+        .map(|c| {
+            c.as_deref()
+                .map_or("(deleted)", |c| crate::audit::short(Some(c)))
+        })
+        .collect();
+    format!(
+        "base_moved_unattributed: '{}' moved to {} outside git-task (not through a merge, nor seen by the hooks)",
+        crate::output::escape(&m.branch),
+        to.join(", ")
+    )
+}
+
+/// Prints the warnings of [`crate::audit::base_moved`] on stderr.
+pub fn warn_base_moved(out: &Out, moved: &[crate::audit::BaseMoved]) {
+    for m in moved {
+        out.warn(base_moved_text(m));
+    }
+    hint_base_moved(out, moved);
+}
+
+/// Prints where to see the moves of [`crate::audit::base_moved`] on stderr.
+pub fn hint_base_moved(out: &Out, moved: &[crate::audit::BaseMoved]) {
+    for m in moved {
+        out.hint(format_args!(
+            "see every move: git task audit {}",
+            crate::contract::judge::shell_quote(&m.branch)
+        ));
+    }
+}

@@ -313,7 +313,7 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     };
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
         Ok(Started::Created(record)) => {
-            super::audit::watch_base(&ctx.repo, &record.state);
+            crate::audit::watch_base(&ctx.repo, &record.state);
             let mut report = StartReport::new(&record, true);
             report.overlaps = crate::overlaps::contract_neighbours(&ctx.repo, &record)?;
             if let Ok(base) = ctx.repo.rev_parse_commit(&record.state.base_commit) {

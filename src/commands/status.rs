@@ -47,7 +47,7 @@ struct StatusReport {
     events: Vec<Entry>,
     /// Its base moved outside git-task since it started (`git task audit`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    warnings: Vec<super::audit::BaseMoved>,
+    warnings: Vec<crate::audit::BaseMoved>,
 }
 
 impl Report for StatusReport {
@@ -234,10 +234,10 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
         checkpoints: names("checkpoints")?,
         attempts: names("attempts")?,
         events,
-        warnings: super::audit::base_moved(&ctx.repo, [s]),
+        warnings: crate::audit::base_moved(&ctx.repo, [s]),
     };
     let done = emit(ctx, &report, Done::Ok);
-    super::audit::warn(&ctx.out, &report.warnings);
+    super::warn_base_moved(&ctx.out, &report.warnings);
     if s.mode == Mode::Worktree && s.status.is_live() {
         let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(&s.worktree));
         crate::output::enforcement::warn_unenforced(

@@ -280,7 +280,10 @@ fn json_reports_keep_their_documented_keys() {
     assert_keys(&remove["attempts"][0], &["ref", "commit", "what"]);
     super::support::lone_task_branch(&repo, "lonely");
     let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
-    assert_keys(&sweep, &["schema_version", "kind", "dry_run", "repairs"]);
+    assert_keys(
+        &sweep,
+        &["schema_version", "kind", "dry_run", "repairs", "tampered"],
+    );
     assert_keys(
         &sweep["repairs"][0],
         &["problem", "task", "action", "attempts"],
