@@ -18,7 +18,7 @@ pub fn short(id: Option<&str>) -> &str {
 
 /// A branch's short name (`main`).
 pub fn short_branch(name: &str) -> &str {
-    name.strip_prefix("refs/heads/").unwrap_or(name)
+    crate::git::refs::short_name(name)
 }
 
 /// The full ref name of a branch given as `main` or `refs/heads/main`.

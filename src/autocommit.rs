@@ -68,7 +68,7 @@ pub fn commit(
         if head.as_deref() != Some(record.state.branch.as_str()) {
             let on = match (head, w.state.head) {
                 (Some(name), _) => {
-                    format!("on '{}'", name.strip_prefix("refs/heads/").unwrap_or(&name))
+                    format!("on '{}'", crate::git::refs::short_name(&name))
                 }
                 (None, Some(commit)) => format!("detached at {}", &commit.to_string()[..12]),
                 (None, None) => "on no commit".to_owned(),

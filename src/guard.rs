@@ -427,7 +427,7 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
     let from_branch = repo
         .head_branch()?
         .as_deref()
-        .and_then(|b| b.strip_prefix("refs/heads/"))
+        .and_then(|b| crate::git::refs::branch_short(b))
         .and_then(|b| layout::id_from_branch(&settings.branch_prefix, b));
     // `strong`: git-task's own marks say this is the task's place, so a task that cannot be
     // found there refuses every edit rather than letting it through.

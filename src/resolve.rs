@@ -74,7 +74,7 @@ fn distance(a: &str, b: &str) -> usize {
 /// Returns the active task of the current worktree: the task whose branch is checked out here, else the marked one.
 pub fn active_task(repo: &Repo, settings: &Settings) -> Result<Option<TaskId>> {
     if let Some(branch) = repo.head_branch()? {
-        if let Some(short) = branch.strip_prefix("refs/heads/") {
+        if let Some(short) = crate::git::refs::branch_short(&branch) {
             if let Some(id) = layout::id_from_branch(&settings.branch_prefix, short) {
                 if repo.find_ref(&layout::record_ref(&id))?.is_some() {
                     return Ok(Some(id));

@@ -42,9 +42,7 @@ impl Report for AdoptReport {
                 "Adopted task '{}' from {} on branch {}",
                 self.task,
                 self.remote,
-                self.branch
-                    .strip_prefix("refs/heads/")
-                    .unwrap_or(&self.branch)
+                crate::git::refs::short_name(&self.branch)
             ));
         }
         out.line(&self.worktree)

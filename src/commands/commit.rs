@@ -47,10 +47,7 @@ impl Report for CommitReport {
                     "Committed {n} file{} of task '{}' on '{}'",
                     if n == 1 { "" } else { "s" },
                     self.task,
-                    self.branch
-                        .as_deref()
-                        .unwrap_or("HEAD")
-                        .trim_start_matches("refs/heads/")
+                    crate::git::refs::short_name(self.branch.as_deref().unwrap_or("HEAD"))
                 ));
                 out.line(c)
             }

@@ -122,7 +122,7 @@ fn foreign_refs(refused: &reference_transaction::Refused) -> crate::Error {
         .unwrap_or_else(|| "a task".to_owned());
     let own = owner
         .and_then(|o| o.branch.as_deref())
-        .map(|b| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned());
+        .map(|b| crate::git::refs::short_name(b).to_owned());
     let refs: Vec<String> = refused
         .refs
         .iter()

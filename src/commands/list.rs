@@ -129,7 +129,7 @@ impl Report for ListReport {
             out.line(format_args!(
                 "pool entry {} (base {}, {})",
                 e.name,
-                e.base.strip_prefix("refs/heads/").unwrap_or(&e.base),
+                crate::git::refs::short_name(&e.base),
                 crate::output::escape(&e.path.display().to_string())
             ))?;
         }

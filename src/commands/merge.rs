@@ -62,7 +62,7 @@ fn short_id(id: &str) -> &str {
 }
 
 fn short_ref(name: &str) -> &str {
-    name.strip_prefix("refs/heads/").unwrap_or(name)
+    crate::git::refs::short_name(name)
 }
 
 impl MergeReport {

@@ -96,7 +96,7 @@ impl Report for PoolReport {
                     out.line(format_args!(
                         "{}  {}  {}  {}",
                         e.name,
-                        e.base.strip_prefix("refs/heads/").unwrap_or(&e.base),
+                        crate::git::refs::short_name(&e.base),
                         short(&e.commit),
                         e.path.display()
                     ))?;

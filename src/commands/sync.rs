@@ -26,10 +26,7 @@ struct SyncReport {
 impl Report for SyncReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
         let s = &self.synced;
-        let base = s
-            .base_branch
-            .strip_prefix("refs/heads/")
-            .unwrap_or(&s.base_branch);
+        let base = crate::git::refs::short_name(&s.base_branch);
         let tip = &s.base[..12.min(s.base.len())];
         if !s.changed {
             return out.line(format_args!(

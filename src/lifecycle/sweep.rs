@@ -34,7 +34,7 @@ use crate::config::Settings;
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::objects;
-use crate::git::refs::{Update};
+use crate::git::refs::Update;
 use crate::git::{worktree, Repo};
 use crate::record::{self, event, Event};
 use crate::task::{layout, Mode, Status, TaskId};
@@ -274,7 +274,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
             Some(id.to_string()),
             format!(
                 "branch '{}' has no task record: saved its commits and deleted it",
-                name.trim_start_matches("refs/heads/")
+                crate::git::refs::short_name(&name)
             ),
         );
         run_repair(&mut repairs, plan, dry_run, |repair| {
@@ -297,7 +297,8 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
                 commit: commit.to_string(),
                 what: "commits of the branch".into(),
             });
-            crate::ledger::commit(repo,
+            crate::ledger::commit(
+                repo,
                 vec![Update::delete(
                     name.clone(),
                     tip,

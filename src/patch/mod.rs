@@ -94,7 +94,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         )));
     }
     if let Some(branch) = repo.head_branch()? {
-        let short = branch.strip_prefix("refs/heads/").unwrap_or(&branch);
+        let short = crate::git::refs::short_name(&branch);
         if let Some(owner) = layout::id_from_branch(&settings.branch_prefix, short) {
             if repo.find_ref(&layout::record_ref(&owner))?.is_some() {
                 return Err(Error::input(format!(

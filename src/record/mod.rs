@@ -238,7 +238,7 @@ fn checked_policy(state: &TaskState, bytes: Vec<u8>) -> Result<String> {
     let base = state
         .base_branch
         .as_deref()
-        .map(|b| b.trim_start_matches("refs/heads/").to_owned())
+        .map(|b| crate::git::refs::short_name(b).to_owned())
         .unwrap_or_else(|| state.base_commit.clone());
     let fix = format!(
         "the policy is fixed on '{base}' by a person: correct {POLICY_FILE} there and commit it, then start the task again"
@@ -469,7 +469,9 @@ pub fn note(repo: &Repo, id: &TaskId, event: Event) -> Result<()> {
 
 /// Deletes the record ref (only for a start that never finished).
 pub fn delete(repo: &Repo, id: &TaskId, tip: ObjectId) -> std::result::Result<(), RefError> {
-    crate::ledger::apply(repo, crate::ledger::Mover::GitTask,
+    crate::ledger::apply(
+        repo,
+        crate::ledger::Mover::GitTask,
         vec![Update {
             name: layout::record_ref(id),
             new: None,

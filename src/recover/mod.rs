@@ -160,7 +160,7 @@ fn describe(entry: &Entry) -> Recovered {
             action: format!(
                 "'{}' was being moved from {old} to {new} with '{}': finish or undo that move",
                 worktree.display(),
-                branch.trim_start_matches("refs/heads/")
+                crate::git::refs::short_name(branch)
             ),
             attempts: Vec::new(),
             error: None,
@@ -311,7 +311,7 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
             }
             let (old, new) = (oid(old)?, oid(new)?);
             let tip = repo.find_ref(branch)?;
-            let short = branch.trim_start_matches("refs/heads/");
+            let short = crate::git::refs::short_name(branch);
             let (from, to, what) = if tip == Some(new) {
                 (old, new, "finished")
             } else if tip == Some(old) {

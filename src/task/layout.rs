@@ -45,7 +45,10 @@ pub fn task_prefix(id: &TaskId) -> String {
 /// Returns the task's scratch directory, `<common>/git-task/scratch/<id>` (`git task
 /// scratch`): outside every worktree, removed with the task.
 pub fn scratch_dir(common_dir: &Path, id: &TaskId) -> PathBuf {
-    common_dir.join("git-task").join("scratch").join(id.as_str())
+    common_dir
+        .join("git-task")
+        .join("scratch")
+        .join(id.as_str())
 }
 
 /// Returns the short branch name, `<prefix><id>` (e.g. `task/auth-fix`).
@@ -82,7 +85,7 @@ pub fn remote_notes_ref(remote: &str) -> String {
 
 /// Returns the fetched copy of a branch (full name `refs/heads/<b>`): `refs/remotes/<remote>/<b>`.
 pub fn remote_branch_ref(remote: &str, branch: &str) -> String {
-    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    let short = crate::git::refs::short_name(branch);
     format!("refs/remotes/{remote}/{short}")
 }
 

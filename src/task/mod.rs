@@ -76,7 +76,9 @@ impl Status {
             "record_tampered: the record of '{id}' is not the one git-task last wrote"
         ))
         .with_code("record_tampered")
-        .hint(format!("see what changed: git log -p refs/tasks/{id}/record"))
+        .hint(format!(
+            "see what changed: git log -p refs/tasks/{id}/record"
+        ))
     }
 
     /// The status's name, as the record and the output spell it.
@@ -162,14 +164,12 @@ impl TaskState {
     pub fn base_branch_short(&self) -> Option<&str> {
         self.base_branch
             .as_deref()
-            .map(|b| b.strip_prefix("refs/heads/").unwrap_or(b))
+            .map(crate::git::refs::short_name)
     }
 
     /// Returns the task branch's short name (`task/x`).
     pub fn branch_short(&self) -> &str {
-        self.branch
-            .strip_prefix("refs/heads/")
-            .unwrap_or(&self.branch)
+        crate::git::refs::short_name(&self.branch)
     }
 
     /// The commit the task's changes are counted from: the record's base commit, else (an old
@@ -211,7 +211,7 @@ fn valid_id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Strin
 
 /// Whether `name` is a full branch name git accepts (`refs/heads/<valid>`).
 fn is_branch(name: &str) -> bool {
-    name.strip_prefix("refs/heads/")
+    crate::git::refs::branch_short(name)
         .is_some_and(|short| !short.is_empty() && !short.starts_with('-'))
         && crate::git::refs::is_valid_name(name)
 }

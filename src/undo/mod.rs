@@ -24,7 +24,7 @@ use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
 use crate::git::journal::Journal;
 use crate::git::objects::{self, TreeEdit};
-use crate::git::refs::{Update};
+use crate::git::refs::Update;
 use crate::git::EntryKind;
 use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, ObjectId, Repo};
 use crate::patch;
@@ -459,7 +459,7 @@ pub fn save_state(
 pub(super) fn check_head_movable(wt: &Repo, record: &Record, to: ObjectId) -> Result<()> {
     let now = wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
     if now != record.state.branch {
-        let short = |b: &str| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned();
+        let short = |b: &str| crate::git::refs::short_name(b).to_owned();
         return Err(Error::input(format!(
             "HEAD is on '{}', but task '{}' started on '{}'",
             short(&now),

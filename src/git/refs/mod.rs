@@ -114,6 +114,20 @@ impl From<RefError> for Error {
     }
 }
 
+/// Where branches live: the one place that spells `refs/heads/`.
+pub const HEADS: &str = "refs/heads/";
+
+/// The short name of a branch ref (`main` for `refs/heads/main`); `None` for a ref that is not
+/// a branch.
+pub fn branch_short(name: &str) -> Option<&str> {
+    name.strip_prefix(HEADS)
+}
+
+/// The short name of a branch ref, or the name as it is when it is not a branch's.
+pub fn short_name(name: &str) -> &str {
+    branch_short(name).unwrap_or(name)
+}
+
 /// Applies all `updates` as one transaction.
 pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefError> {
     if updates.is_empty() {

@@ -69,7 +69,7 @@ pub(super) fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<Base> {
             let commit = repo.find_ref(&branch)?.ok_or_else(|| {
                 Error::input(format!(
                     "branch '{}' has no commits yet",
-                    branch.trim_start_matches("refs/heads/")
+                    crate::git::refs::short_name(&branch)
                 ))
                 .hint("make a first commit, then start the task")
             })?;
