@@ -92,6 +92,31 @@ fn git(worktree: &Path) -> Command {
     cmd
 }
 
+/// The version (major, minor) of the `git` on `PATH`, read once per process with
+/// `git --version` and kept; `None` when there is no git or its answer cannot be read.
+/// Only `hooks install` and `hooks status` ask (never the hooks themselves).
+pub fn version() -> Option<(u32, u32)> {
+    static VERSION: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let out = Command::new("git")
+            .arg("--version")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        parse_version(&String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// Reads `git version 2.55.0` (or `2.39.5 (Apple Git-154)`, `2.54.0.rc1`) as (2, 55).
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.trim().strip_prefix("git version ")?;
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 fn run(mut cmd: Command, what: &str) -> Result<GitRun> {
     let out = cmd.output().map_err(|e| {
         let err = Error::repo(format!("could not run git to {what}"), e);
@@ -147,6 +172,55 @@ pub fn refresh_index(worktree: &Path) -> Result<()> {
         &format!("refresh the index of '{}'", worktree.display()),
     )?;
     Ok(())
+}
+
+/// Puts the worktree `worktree` (a merge gate checkout: git-task's own) exactly at `commit`:
+/// `git reset -q --hard <commit>` (HEAD, index and tracked files), then `git clean -ffdq`
+/// (every untracked file and directory that is not ignored, nested repositories too).
+/// Ignored files stay.
+pub fn reset_hard_and_clean(worktree: &Path, commit: ObjectId) -> Result<()> {
+    let what = format!("reset '{}'", worktree.display());
+    let mut cmd = git(worktree);
+    cmd.args(["reset", "-q", "--no-recurse-submodules", "--hard"])
+        .arg(commit.to_string());
+    let reset = run(cmd, &what)?;
+    if !reset.success {
+        return Err(Error::repo_msg(format!(
+            "could not reset '{}': {}",
+            worktree.display(),
+            reset.stderr.trim()
+        )));
+    }
+    let mut cmd = git(worktree);
+    cmd.args(["clean", "-ffdq"]);
+    let clean = run(cmd, &what)?;
+    if !clean.success {
+        return Err(Error::repo_msg(format!(
+            "could not delete the untracked files of '{}': {}",
+            worktree.display(),
+            clean.stderr.trim()
+        )));
+    }
+    Ok(())
+}
+
+/// The tree the index of `worktree` holds (`git write-tree`, which also brings the index's
+/// cached tree up to date).
+pub fn index_tree(worktree: &Path) -> Result<ObjectId> {
+    let mut cmd = git(worktree);
+    cmd.arg("write-tree");
+    let out = run(cmd, &format!("read the index of '{}'", worktree.display()))?;
+    if !out.success {
+        return Err(Error::repo_msg(format!(
+            "could not read the index of '{}': {}",
+            worktree.display(),
+            out.stderr.trim()
+        )));
+    }
+    out.stdout
+        .trim()
+        .parse()
+        .map_err(|e| Error::repo(format!("git write-tree printed '{}'", out.stdout.trim()), e))
 }
 
 /// Runs `git merge --no-ff --no-edit -m message commit` in `worktree`, leaving git's conflict state when it fails.
@@ -261,5 +335,19 @@ mod tests {
         assert_eq!(super::listed_paths(text), vec!["new.txt"]);
         let text = "error: Your local changes to the following files would be overwritten by merge:\n\tb.txt\n\tc/d.txt\nPlease commit\n";
         assert_eq!(super::listed_paths(text), vec!["b.txt", "c/d.txt"]);
+    }
+
+    #[test]
+    fn git_versions() {
+        assert_eq!(super::parse_version("git version 2.55.0\n"), Some((2, 55)));
+        assert_eq!(
+            super::parse_version("git version 2.39.5 (Apple Git-154)"),
+            Some((2, 39))
+        );
+        assert_eq!(
+            super::parse_version("git version 2.54.0.rc1"),
+            Some((2, 54))
+        );
+        assert_eq!(super::parse_version("hub version 2"), None);
     }
 }

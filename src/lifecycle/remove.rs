@@ -310,6 +310,10 @@ pub fn remove(
     if let Err(e) = remove_scratch(repo, id) {
         warnings.push(e.to_string());
     }
+    // The gate checkout its failed checks were kept in (`merge`).
+    if let Err(e) = crate::gate::clean(repo, Some(&record.state.id), false) {
+        warnings.push(e.to_string());
+    }
     Ok(Ok(Removed::Done(Box::new(RemoveDone {
         record,
         attempts,

@@ -444,6 +444,17 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
             });
         }
     }
+    // 6a. Gate checkouts a failed check left for inspection, or damaged (`merge`, issue 33).
+    for found in crate::gate::clean(repo, None, true)? {
+        let plan = repair(
+            "gate_checkout",
+            found.task.clone(),
+            format!("deleted the gate checkout '{}'", found.path.display()),
+        );
+        run_repair(&mut repairs, plan, dry_run, |_| {
+            crate::gate::clean_one(repo, &found.path)
+        });
+    }
     // 6b. The `.keep` of a pack whose command was killed before its refs named the pack.
     for keep in crate::git::pack::stale_keeps(repo, crate::recover::liveness::process_is_gone) {
         let plan = repair(

@@ -41,6 +41,7 @@ mod status;
 mod sweep;
 mod torture;
 
+mod gate;
 mod gate_attacks;
 mod gate_attacks2;
 mod merge;

@@ -1325,30 +1325,43 @@ fn attack_tree_twenty_thousand_levels_deep_crashes_nothing() {
 }
 
 /// Attack: the checks run by `merge` use a working directory an agent could predict and
-/// prepare. Must hold (guards the present behaviour): the checks' directory is made by git-task
-/// with mode 0700, outside every worktree, under a name that differs from one run to the next.
+/// prepare. Must hold: the checks' directory is made by git-task with mode 0700, outside every
+/// worktree, in a directory of git-task's own that is private too (since issue 33 the gate
+/// checkout under the common dir, the same one from run to run so that it stays warm: its name
+/// is predictable by design), and whatever was planted in it before a run is gone when the
+/// checks start (the check refuses to pass if it finds the planted file).
 #[test]
 fn attack_checks_directory_is_private_and_unpredictable() {
     let repo = TestRepo::new();
     let out = repo.base().join("check-dir");
-    let check = format!("stat -c %a . >> '{0}'; pwd >> '{0}'", out.display());
+    let check = format!(
+        "test ! -e planted.sh && stat -c %a . >> '{0}'; stat -c %a .. >> '{0}'; pwd >> '{0}'",
+        out.display()
+    );
     for round in 0..2 {
         let wt = repo.start("t1", &["--check", &check]);
         repo.write(&wt, "docs/x.md", &format!("{round}\n"));
         commit_all(&repo, &wt, "work");
+        if round == 1 {
+            // Prepared by someone who predicted the directory.
+            let dir = std::fs::read_to_string(&out).unwrap();
+            let dir = dir.lines().nth(2).unwrap().to_owned();
+            std::fs::write(Path::new(&dir).join("planted.sh"), "evil\n").unwrap();
+        }
         repo.task_root(&["merge", "t1"]).ok();
     }
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
-    assert_eq!(lines[0], "700", "{text}");
-    assert_eq!(lines[2], "700", "{text}");
-    assert_ne!(
-        lines[1], lines[3],
-        "the same checks directory twice: {text}"
-    );
-    for dir in [lines[1], lines[3]] {
-        assert!(!Path::new(dir).starts_with(repo.base()), "{dir}");
+    assert_eq!(lines.len(), 6, "{text}");
+    for i in [0, 1, 3, 4] {
+        assert_eq!(lines[i], "700", "{text}");
+    }
+    for dir in [lines[2], lines[5]] {
+        assert!(!Path::new(dir).starts_with(repo.base().join("repo.tasks")), "{dir}");
+        assert!(
+            Path::new(dir).starts_with(repo.root().join(".git/git-task/gate")),
+            "{dir}"
+        );
     }
 }
 

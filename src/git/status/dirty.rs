@@ -444,6 +444,25 @@ pub fn remember_index(
     let _ = remember(path, head_commit, ignores, index);
 }
 
+/// [`remember_index`] with the index on disk in `git_dir`, the private git dir of the worktree
+/// at `path` (which need not name it: the merge gate's checkout, just made clean). Best effort.
+pub fn remember_index_on_disk(
+    path: &Path,
+    git_dir: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+) {
+    let index = gix::index::File::at(
+        git_dir.join("index"),
+        gix::hash::Kind::Sha1,
+        false,
+        gix::index::decode::Options::default(),
+    );
+    if let Ok(index) = index {
+        let _ = remember_in(path, git_dir, head_commit, ignores, &index);
+    }
+}
+
 fn remember(
     path: &Path,
     head_commit: ObjectId,
@@ -451,6 +470,16 @@ fn remember(
     index: &gix::index::File,
 ) -> Option<()> {
     let git_dir = DotGit::read(path).git_dir?;
+    remember_in(path, &git_dir, head_commit, ignores, index)
+}
+
+fn remember_in(
+    path: &Path,
+    git_dir: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+    index: &gix::index::File,
+) -> Option<()> {
     let index_stat = stat_of(index.path())?;
     let dir = lstat::Root::open(path)?;
     let root = dir.itself()?.stat;

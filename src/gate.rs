@@ -1,0 +1,378 @@
+//! The merge gate's own checkouts (SPEC §7.5, issue 33): where `merge` runs a task's checks.
+//!
+//! A gate checkout is a worktree of the repository with a detached HEAD that git-task owns,
+//! under `<common dir>/git-task/gate/<n>`, its administrative directory beside it
+//! (`gate/<n>.git`, which names the common dir as a linked worktree's does, but is not listed
+//! among git's worktrees: `git worktree list` does not show it). Its `.git` file exists only
+//! while git-task brings it to a tree: the checks see a plain tree, no way into the
+//! repository. The `gate` directory is the user's alone (mode 0700). One
+//! merge uses one at a time: slot `n` is taken by an exclusive `flock` on `gate/<n>.lock`
+//! (released by the kernel when its holder exits, even by `kill -9`), so two concurrent merges
+//! never share one; the first free slot is taken, a new one made when all are busy.
+//!
+//! Before each run the checkout is brought to the landing commit:
+//!
+//! 1. when it looks untouched since the last run left it clean (the clean memo of
+//!    `git::status::dirty`: every tracked file's stat data and the mtime of every directory
+//!    holding one, so a file added anywhere a tracked file lives shows), only the paths that
+//!    differ between its HEAD and the landing commit are written (`git::checkout::twoway`);
+//! 2. otherwise (a check changed a tracked file or left an untracked one, a run was killed
+//!    half-way, the two-way checkout declined) `git reset --hard <commit>` and `git clean
+//!    -ffd` put every tracked file back and delete every untracked file that is not ignored;
+//! 3. either way the index is then verified against the landing tree (`git write-tree`):
+//!    a mismatch is repaired by step 2 and verified again.
+//!
+//! Ignored files (`target/`, `node_modules/`, caches) stay between runs, so checks start warm.
+//! They are the gate's own: seeded once, when the checkout is made, from the *main* worktree
+//! as the target's `.worktreeinclude` names them, never from a task's worktree (a task could
+//! plant tools there).
+//!
+//! After a failed run the checkout stays as the check left it, for inspection, until the next
+//! run on it; `gate/<n>.failed` names the task. `sweep` deletes such checkouts (and any that is
+//! damaged) when no merge holds them, and `remove` of the task deletes the one it failed in.
+
+use crate::error::{Error, Result};
+use crate::git::checkout::twoway;
+use crate::git::status::dirty::{self, Place, Quick};
+use crate::git::{objects, worktree, ObjectId, Repo};
+use std::path::{Path, PathBuf};
+
+/// Slots beyond this many are never made: a merge waits for its turn on the branch lock, so
+/// this many run at once only into as many different branches.
+const MAX_SLOTS: usize = 64;
+
+/// `<common dir>/git-task/gate`.
+pub fn dir(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("git-task").join("gate")
+}
+
+/// A gate checkout this process holds (its lock is let go when dropped).
+pub struct Slot {
+    path: PathBuf,
+    _lock: std::fs::File,
+}
+
+/// Makes `dir` the user's alone (mode 0700).
+pub fn make_private(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::repo(format!("could not make '{}' private", dir.display()), e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Tries to lock slot `n` of `gate` without waiting: the open lock file when it was free.
+fn try_slot(gate: &Path, n: usize) -> Result<Option<std::fs::File>> {
+    let path = gate.join(format!("{n}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::repo(format!("could not open '{}'", path.display()), e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::repo(
+            format!("could not lock '{}'", path.display()),
+            e,
+        )),
+    }
+}
+
+/// Takes the first free gate checkout (module docs); it is brought to a tree by [`Slot::prepare`].
+pub fn take(repo: &Repo) -> Result<Slot> {
+    let gate = dir(repo);
+    std::fs::create_dir_all(&gate)
+        .map_err(|e| Error::repo(format!("could not create '{}'", gate.display()), e))?;
+    make_private(&gate)?;
+    for n in 0..MAX_SLOTS {
+        if let Some(mut lock) = try_slot(&gate, n)? {
+            use std::io::{Seek, Write};
+            let _ = lock.set_len(0);
+            let _ = lock.rewind();
+            let _ = writeln!(lock, "{}", std::process::id());
+            return Ok(Slot {
+                path: gate.join(n.to_string()),
+                _lock: lock,
+            });
+        }
+    }
+    Err(Error::repo_msg(format!(
+        "all {MAX_SLOTS} gate checkouts under '{}' are in use",
+        gate.display()
+    ))
+    .hint("wait for the other merges to finish"))
+}
+
+/// The administrative directory of the gate checkout at `path` (`<n>.git` beside it), when
+/// it has one.
+fn admin_of(path: &Path) -> Option<PathBuf> {
+    let admin = path.with_extension("git");
+    admin.join("HEAD").is_file().then_some(admin)
+}
+
+/// Writes the `.git` file that makes `path` a worktree of `admin`, for git-task's own git
+/// commands; it is deleted again before any check runs ([`hide_dot_git`]).
+fn show_dot_git(path: &Path, admin: &Path) -> Result<()> {
+    let file = path.join(".git");
+    let text = format!("gitdir: {}\n", crate::git::canonical(admin).display());
+    std::fs::write(&file, text)
+        .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))
+}
+
+/// Deletes the checkout's `.git` file: the checks see a plain tree, as they would in a
+/// fresh checkout, and no way into the repository's administrative files.
+fn hide_dot_git(path: &Path) -> Result<()> {
+    let file = path.join(".git");
+    match std::fs::remove_file(&file) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::repo(
+            format!("could not delete '{}'", file.display()),
+            e,
+        )),
+    }
+}
+
+/// Whether the checkout at `path` is exactly as the last run left it clean at `head`.
+fn untouched(repo: &Repo, path: &Path, git_dir: &Path, head: ObjectId) -> bool {
+    let anchors = crate::git::status::lstat::Anchors::default();
+    let place = Place {
+        path,
+        git_dir: Some(git_dir),
+        anchors: &anchors,
+    };
+    let mut cache = objects::FlatCache::default();
+    matches!(
+        dirty::quick_check(
+            place,
+            head,
+            repo.ignore_files(),
+            None,
+            || objects::commit_tree(repo, head).ok(),
+            |t| objects::flatten_tree(repo, t, &mut cache).ok(),
+        ),
+        Quick::Clean(_)
+    )
+}
+
+impl Slot {
+    /// Where the checkout is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn failed_marker(&self) -> PathBuf {
+        self.path.with_extension("failed")
+    }
+
+    /// Brings the checkout to `commit` (whose tree is `tree`), clean but for its ignored files
+    /// (module docs); a checkout made now gets the ignored files the target's
+    /// `.worktreeinclude` at `seed_from` names, copied from the main worktree.
+    pub fn prepare(
+        &self,
+        repo: &Repo,
+        commit: ObjectId,
+        tree: ObjectId,
+        seed_from: ObjectId,
+    ) -> Result<()> {
+        let _ = std::fs::remove_file(self.failed_marker());
+        let path = &self.path;
+        let admin = path.with_extension("git");
+        let head = admin_of(path).and_then(|a| {
+            std::fs::read_to_string(a.join("HEAD"))
+                .ok()?
+                .trim()
+                .parse::<ObjectId>()
+                .ok()
+        });
+        match head {
+            Some(head) if path.is_dir() && objects::commit_tree(repo, head).is_ok() => {
+                make_private(path)?;
+                // Looked at before the `.git` file is written, as the last run left it.
+                let untouched = untouched(repo, path, &admin, head);
+                show_dot_git(path, &admin)?;
+                let moved =
+                    untouched && (head == commit || self.two_way(repo, &admin, head, commit)?);
+                if !moved {
+                    crate::git::cli::reset_hard_and_clean(path, commit)?;
+                }
+            }
+            _ => {
+                discard(repo, path)?;
+                self.create(repo, commit, seed_from)?;
+            }
+        }
+        if crate::git::cli::index_tree(path)? != tree {
+            crate::git::cli::reset_hard_and_clean(path, commit)?;
+            let now = crate::git::cli::index_tree(path)?;
+            if now != tree {
+                return Err(Error::repo_msg(format!(
+                    "the gate checkout '{}' holds tree {now}, not the landing tree {tree}",
+                    path.display()
+                ))
+                .hint("run 'git task sweep' to delete it"));
+            }
+        }
+        hide_dot_git(path)?;
+        // Remembered clean at `commit`, with the index as it is now: the next run needs only
+        // `lstat`s to know nothing changed.
+        dirty::remember_index_on_disk(path, &admin, commit, repo.ignore_files());
+        Ok(())
+    }
+
+    /// Moves the untouched checkout from `head` to `commit` by writing only the paths that
+    /// differ; `false` when the two-way checkout declined (nothing written).
+    fn two_way(&self, repo: &Repo, admin: &Path, head: ObjectId, commit: ObjectId) -> Result<bool> {
+        let changes = twoway::changes(repo, head, commit)?;
+        match twoway::update(repo, &self.path, &changes)? {
+            twoway::Update::Done => {}
+            twoway::Update::Declined(_) => return Ok(false),
+        }
+        let file = admin.join("HEAD");
+        crate::git::fs::write_atomically(&file, format!("{commit}\n").as_bytes())
+            .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))?;
+        Ok(true)
+    }
+
+    /// Makes the checkout at `commit` (module docs), seeded with the main worktree's ignored
+    /// files that the `.worktreeinclude` at `seed_from` names.
+    fn create(&self, repo: &Repo, commit: ObjectId, seed_from: ObjectId) -> Result<()> {
+        let path = &self.path;
+        let admin = path.with_extension("git");
+        let made = |what: &Path, e: std::io::Error| {
+            Error::repo(format!("could not create '{}'", what.display()), e)
+        };
+        std::fs::create_dir_all(path).map_err(|e| made(path, e))?;
+        make_private(path)?;
+        std::fs::create_dir_all(&admin).map_err(|e| made(&admin, e))?;
+        // `<common>/git-task/gate/<n>.git` names the common dir three levels up, as the
+        // administrative directory of a linked worktree does, without being listed among them.
+        for (file, text) in [
+            (admin.join("commondir"), "../../..\n".to_owned()),
+            (admin.join("HEAD"), format!("{commit}\n")),
+        ] {
+            std::fs::write(&file, text).map_err(|e| made(&file, e))?;
+        }
+        show_dot_git(path, &admin)?;
+        crate::git::cli::reset_hard_and_clean(path, commit)?;
+        let Some(include) = objects::read_blob_at(repo, seed_from, crate::copy::WORKTREE_INCLUDE)?
+        else {
+            return Ok(());
+        };
+        let globs = crate::copy::parse_include(&String::from_utf8_lossy(&include));
+        let main = repo.main_worktree()?;
+        if !globs.is_empty() && main.join(".git").exists() {
+            let main = worktree::open_at(&main)?;
+            crate::copy::copy_ignored(&main, path, Some(&globs), &mut |_, _| {})?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the checkout for inspection after task `task`'s checks failed in it: it stays
+    /// until the next run on it, `sweep`, or the task's `remove`.
+    pub fn keep_failed(self, task: &str) -> PathBuf {
+        let _ = std::fs::write(self.failed_marker(), format!("{task}\n"));
+        self.path.clone()
+    }
+}
+
+/// Deletes the gate checkout at `path`: its administrative directory, then its files.
+fn discard(repo: &Repo, path: &Path) -> Result<()> {
+    let admin = path.with_extension("git");
+    match std::fs::remove_dir_all(&admin) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not delete '{}'", admin.display()),
+                e,
+            ))
+        }
+    }
+    if std::fs::symlink_metadata(path).is_ok() {
+        worktree::move_dir_aside(repo.common_dir(), path)?.delete_now()?;
+    }
+    Ok(())
+}
+
+/// A gate checkout `sweep` or `remove` deleted (or would delete).
+#[derive(Clone, Debug)]
+pub struct Cleaned {
+    /// Where it was.
+    pub path: PathBuf,
+    /// The task whose checks failed in it, if that is why.
+    pub task: Option<String>,
+}
+
+/// Deletes the gate checkouts no merge holds that a failed run left (`task`: only those of
+/// that task) or that are damaged (no usable `.git`; with `task` set, never); with `dry_run`
+/// only lists them.
+pub fn clean(repo: &Repo, task: Option<&str>, dry_run: bool) -> Result<Vec<Cleaned>> {
+    let gate = dir(repo);
+    let Ok(entries) = std::fs::read_dir(&gate) else {
+        return Ok(Vec::new());
+    };
+    let mut slots: Vec<usize> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            let name = name.to_str()?;
+            let stem = name.split('.').next()?;
+            stem.parse().ok()
+        })
+        .collect();
+    slots.sort_unstable();
+    slots.dedup();
+    let mut out = Vec::new();
+    for n in slots {
+        let path = gate.join(n.to_string());
+        let failed = std::fs::read_to_string(path.with_extension("failed"))
+            .ok()
+            .map(|t| t.trim().to_owned());
+        let damaged = failed.is_none()
+            && std::fs::symlink_metadata(&path).is_ok()
+            && admin_of(&path).is_none();
+        let wanted = match task {
+            Some(t) => failed.as_deref() == Some(t),
+            None => failed.is_some() || damaged,
+        };
+        if !wanted {
+            continue;
+        }
+        // Held by a merge now: it is that merge's.
+        if try_slot(&gate, n)?.is_none() {
+            continue;
+        }
+        if !dry_run && !clean_one(repo, &path)? {
+            continue;
+        }
+        out.push(Cleaned { path, task: failed });
+    }
+    Ok(out)
+}
+
+/// Deletes the gate checkout at `path` (one [`clean`] found) unless a merge holds it now:
+/// `false` then.
+pub fn clean_one(repo: &Repo, path: &Path) -> Result<bool> {
+    let gate = dir(repo);
+    let Some(n) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return Ok(false);
+    };
+    let Some(_lock) = try_slot(&gate, n)? else {
+        return Ok(false);
+    };
+    discard(repo, path)?;
+    let _ = std::fs::remove_file(path.with_extension("failed"));
+    Ok(true)
+}

@@ -1,0 +1,196 @@
+//! The merge gate's own checkout (issue 33, SPEC §7.5): warm between runs, clean before each,
+//! never fed from a task worktree, one per concurrent merge, kept after a failure until the
+//! next run on it or `sweep`; nothing left under `$TMPDIR`.
+
+use super::support::{commit_all, rev};
+use crate::common::TestRepo;
+use std::path::{Path, PathBuf};
+
+fn gate_dir(repo: &TestRepo) -> PathBuf {
+    repo.root().join(".git/git-task/gate")
+}
+
+/// Starts `id` with `check`, makes one commit adding `file`, returns the worktree.
+fn task_with(repo: &TestRepo, id: &str, check: &str, file: &str) -> PathBuf {
+    let wt = repo.start(id, &["--check", check]);
+    repo.write(&wt, file, &format!("// {id}\n"));
+    commit_all(repo, &wt, &format!("Task {id}"));
+    wt
+}
+
+/// Runs `git task ARGS` in the main worktree with `TMPDIR` set to `tmp`.
+fn task_in_tmp(repo: &TestRepo, tmp: &Path, args: &[&str]) -> crate::common::Run {
+    let out = repo
+        .command(crate::common::bin(), repo.root())
+        .env("TMPDIR", tmp)
+        .args(args)
+        .output()
+        .unwrap();
+    crate::common::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The second run sees no untracked file and no changed tracked file of the first, keeps the
+/// ignored build state (seeded from the main worktree), never sees what a task worktree holds,
+/// and the checkout is private, not one of git's worktrees, and holds no `.git` while checks run.
+#[test]
+fn gate_checkout_is_clean_warm_and_never_fed_by_a_task() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", "cache/\nplanted\n");
+    repo.write(repo.root(), ".worktreeinclude", "cache/**\n");
+    commit_all(&repo, repo.root(), "ignore the cache");
+    repo.write(repo.root(), "cache/seed", "from main\n");
+    let check = "test \"$(cat cache/seed)\" = 'from main' && test ! -e leftover.txt \
+                 && test ! -e planted && test ! -e cache/from-task && test ! -e .git \
+                 && test \"$(cat README.md)\" = '# demo' \
+                 && touch leftover.txt && echo junk >> README.md && echo run >> cache/runs";
+    let tmp = repo.base().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (i, id) in ["a", "b", "c"].iter().enumerate() {
+        let wt = task_with(&repo, id, check, &format!("src/g{i}.rs"));
+        // The agent plants ignored files in its own worktree.
+        repo.write(&wt, "planted", "agent tool\n");
+        repo.write(&wt, "cache/from-task", "agent cache\n");
+        task_in_tmp(&repo, &tmp, &["merge", id]).ok();
+    }
+    let slot = gate_dir(&repo).join("0");
+    // Warm: the ignored state stayed through the three runs.
+    assert_eq!(repo.read(&slot, "cache/runs"), "run\nrun\nrun\n");
+    assert!(
+        !gate_dir(&repo).join("1").exists(),
+        "one checkout was enough"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(gate_dir(&repo))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+    let listed = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("git-task/gate"), "{listed}");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "nothing under TMPDIR"
+    );
+    for i in 0..3 {
+        assert_eq!(
+            repo.git(repo.root(), &["show", &format!("main:src/g{i}.rs")])
+                .lines()
+                .count(),
+            1
+        );
+    }
+    repo.fsck();
+}
+
+/// A failed check keeps its gate checkout, named in the hint, until the next run on it; sweep
+/// deletes what is left; nothing goes to `$TMPDIR`.
+#[test]
+fn failed_gate_checkout_stays_until_sweep() {
+    let repo = TestRepo::new();
+    let tmp = repo.base().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    task_with(
+        &repo,
+        "bad",
+        "echo evidence > evidence.txt; false",
+        "src/bad.rs",
+    );
+    let run = task_in_tmp(&repo, &tmp, &["merge", "bad"]).code(1);
+    let slot = gate_dir(&repo).join("0");
+    assert!(
+        run.stderr.contains(&slot.display().to_string()),
+        "the hint names the checkout: {run}"
+    );
+    assert_eq!(repo.read(&slot, "evidence.txt"), "evidence\n");
+    assert_eq!(repo.read(&slot, "src/bad.rs"), "// bad\n");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "nothing under TMPDIR"
+    );
+    let json = repo.task_root(&["sweep", "--json"]).ok().json();
+    assert!(json.to_string().contains("gate"), "{json}");
+    assert!(!slot.exists(), "sweep deleted the failed checkout");
+    assert!(!gate_dir(&repo).join("0.git").exists());
+    // The next merge makes a new one and lands.
+    task_with(&repo, "good", "test ! -e evidence.txt", "src/good.rs");
+    repo.task_root(&["merge", "good"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:src/good.rs"]),
+        "// good"
+    );
+    repo.fsck();
+}
+
+/// A failed checkout is cleaned by the next run on it, and by `remove` of its task.
+#[test]
+fn failed_gate_checkout_is_cleaned_by_the_next_run_and_by_remove() {
+    let repo = TestRepo::new();
+    task_with(
+        &repo,
+        "bad",
+        "echo evidence > evidence.txt; false",
+        "src/bad.rs",
+    );
+    repo.task_root(&["merge", "bad"]).code(1);
+    let slot = gate_dir(&repo).join("0");
+    assert!(slot.join("evidence.txt").exists());
+    task_with(
+        &repo,
+        "good",
+        "test ! -e evidence.txt && test ! -e src/bad.rs",
+        "src/good.rs",
+    );
+    repo.task_root(&["merge", "good"]).ok();
+    repo.task_root(&["merge", "bad"]).code(1);
+    assert!(slot.join("evidence.txt").exists());
+    repo.task_root(&["remove", "--force", "bad"]).ok();
+    assert!(
+        !slot.exists(),
+        "remove deleted the checkout its checks failed in"
+    );
+}
+
+/// Two merges at once (into two branches: merges into one branch take turns) never share a
+/// gate checkout.
+#[test]
+fn concurrent_merges_never_share_a_gate_checkout() {
+    let repo = TestRepo::new();
+    repo.git(repo.root(), &["branch", "other"]);
+    let out = repo.base().join("pwds");
+    let check = format!(
+        "test ! -e mine || exit 1; touch mine; pwd >> '{0}'; i=0; \
+         while [ \"$(wc -l < '{0}')\" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; rm mine",
+        out.display()
+    );
+    task_with(&repo, "x", &check, "src/x.rs");
+    // Landed apart: two landings at the same instant race on the notes ref (exit 128).
+    let later = format!("{check}; sleep 1.5");
+    let wt = repo.start("y", &["--base", "other", "--check", &later]);
+    repo.write(&wt, "src/y.rs", "// y\n");
+    commit_all(&repo, &wt, "Task y");
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let a = s.spawn(|| repo.task_root(&["merge", "x"]));
+        let b = s.spawn(|| repo.task_root(&["merge", "y"]));
+        vec![a.join().unwrap(), b.join().unwrap()]
+    });
+    for run in runs {
+        run.ok();
+    }
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_ne!(lines[0], lines[1], "one checkout for two merges: {text}");
+    assert_eq!(repo.git(repo.root(), &["show", "main:src/x.rs"]), "// x");
+    assert_eq!(repo.git(repo.root(), &["show", "other:src/y.rs"]), "// y");
+    let _ = rev(&repo, "main");
+    repo.fsck();
+}
