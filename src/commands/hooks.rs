@@ -199,6 +199,13 @@ impl Report for StatusReport {
                 self.status.layout
             ))?;
         }
+        if self.status.mechanism == "config" {
+            out.line(format_args!(
+                "mechanism        config (hook.git-task-*.command in the repository's config; git 2.54 or later runs them in every worktree)"
+            ))?;
+        } else {
+            out.line(format_args!("mechanism        hooks directory"))?;
+        }
         out.line(format_args!(
             "hooks directory  {}",
             crate::output::escape(&self.status.dir)
@@ -237,10 +244,7 @@ impl Report for StatusReport {
             (true, Some(abi)) => out.line(format_args!(
                 "exec --confine   available (Landlock ABI {abi})"
             )),
-            _ => out.line(format_args!(
-                "exec --confine   NOT available: {}",
-                c.detail
-            )),
+            _ => out.line(format_args!("exec --confine   NOT available: {}", c.detail)),
         }
     }
 }

@@ -78,6 +78,65 @@ pub fn add_local_value(repo: &Repo, section: &str, key: &str, value: &str) -> Re
     Ok(added)
 }
 
+/// Makes the section `[section "subsection"]` of the repository's config hold exactly
+/// `entries` (in order), creating it if needed; returns whether the file changed.
+pub fn set_local_subsection(
+    repo: &Repo,
+    section: &str,
+    subsection: &str,
+    entries: &[(&str, &str)],
+) -> Result<bool> {
+    let mut changed = false;
+    edit_file(&repo.common_dir().join("config"), |config| {
+        let same = config
+            .section(section, Some(subsection.into()))
+            .is_ok_and(|s| {
+                let body = s.body();
+                body.num_values() == entries.len()
+                    && entries.iter().all(|(k, _)| {
+                        let want: Vec<&str> = entries
+                            .iter()
+                            .filter(|(k2, _)| k2.eq_ignore_ascii_case(k))
+                            .map(|(_, v)| *v)
+                            .collect();
+                        body.values(k) == want
+                    })
+            });
+        if same {
+            return Ok(());
+        }
+        while config
+            .remove_section(section, Some(subsection.into()))
+            .is_some()
+        {}
+        let err = |e| Error::repo("could not edit the config", e);
+        let mut s = config
+            .section_mut_or_create_new(section, Some(subsection.into()))
+            .map_err(err)?;
+        for (k, v) in entries {
+            s.push(*k, Some(gix::bstr::BStr::new(*v))).map_err(err)?;
+        }
+        changed = true;
+        Ok(())
+    })?;
+    Ok(changed)
+}
+
+/// Removes every `[section "subsection"]` of the repository's config; returns whether one was there.
+pub fn remove_local_subsection(repo: &Repo, section: &str, subsection: &str) -> Result<bool> {
+    let mut removed = false;
+    edit_file(&repo.common_dir().join("config"), |config| {
+        while config
+            .remove_section(section, Some(subsection.into()))
+            .is_some()
+        {
+            removed = true;
+        }
+        Ok(())
+    })?;
+    Ok(removed)
+}
+
 /// Removes every `section.key` of the repository's config whose value is `value` (all of them when
 /// `value` is `None`), and the section if that leaves it empty; returns whether anything was removed.
 pub fn remove_local_value(

@@ -77,6 +77,9 @@ pub struct WorktreeStatus {
 pub struct Status {
     /// `shared`, `relative` or `disabled`.
     pub layout: &'static str,
+    /// What makes git run git-task's hooks: `config` (hooks defined in the repository's config,
+    /// git 2.54 or later) or `hooks_dir` (scripts in the hooks directories).
+    pub mechanism: &'static str,
     /// The user's `core.hooksPath`, if set.
     pub hooks_path: Option<String>,
     /// The hooks directory of the main worktree's shims: the shared one, or git-task's own.
@@ -127,6 +130,9 @@ fn layout_name(layout: &Layout) -> &'static str {
 /// Installs the shims (see the module docs for what is guaranteed).
 pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallAction>> {
     let layout = super::layout(repo);
+    if super::config_hooks::supported() {
+        return install_config(repo, opts, &layout);
+    }
     if layout == Layout::Disabled {
         return Err(Error::input(
             "core.hooksPath is /dev/null: git runs no hooks in this repository",
@@ -207,6 +213,64 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     })
 }
 
+/// On git >= 2.54: registers the hooks in the repository's config
+/// ([`super::config_hooks`]) and takes git-task's shims out of every hooks directory git reads
+/// (the shared ones an earlier install wrote to, per-worktree `core.hooksPath` pointers), so a
+/// commit runs the check once; linked worktrees keep the shims in their private `hooks/`,
+/// which only dulwich and gitui read.
+fn install_config(
+    repo: &Repo,
+    opts: &InstallOptions,
+    layout: &Layout,
+) -> Result<Outcome<InstallAction>> {
+    let mut dirs = remembered_dirs(repo);
+    dirs.push(repo.common_dir().join("hooks"));
+    if let Layout::Shared(dir) = layout {
+        dirs.push(dir.clone());
+    }
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs.iter().filter(|d| d.is_dir()) {
+        uninstall_in_dir(dir)?;
+    }
+    let record = repo.common_dir().join(DIRS_FILE);
+    if record.exists() {
+        std::fs::remove_file(&record)
+            .map_err(|e| Error::repo(format!("could not remove '{}'", record.display()), e))?;
+    }
+    let hooks = super::config_hooks::install(repo, &opts.settings)?;
+    let shared = Layout::Shared(repo.common_dir().join("hooks"));
+    let mut worktrees_out = Vec::new();
+    for wt in worktrees::all(repo)? {
+        let outcome = worktrees::install(repo, &wt, &shared, &opts.settings, opts.force)?;
+        if !wt.main {
+            worktrees_out.push(outcome);
+        }
+    }
+    let still_used = worktrees::all(repo)?
+        .iter()
+        .any(|wt| worktrees::config_file(&wt.git_dir).exists());
+    let worktree_config_changed =
+        if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) == Some(true) && !still_used {
+            let removed =
+                config::remove_local_value(repo, "extensions", "worktreeConfig", Some("true"))?;
+            config::remove_local_value(repo, "task", "hooksAddedWorktreeConfig", None)?;
+            removed
+        } else {
+            false
+        };
+    let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
+    crate::config::trusted::pin_if_absent(repo)?;
+    Ok(Outcome {
+        layout: layout_name(layout),
+        dir: super::config_hooks::dir(repo).display().to_string(),
+        hooks,
+        worktrees: worktrees_out,
+        notes_rewrite_ref_changed,
+        worktree_config_changed,
+    })
+}
+
 /// Removes the shims and puts chained hooks back (see the module docs).
 pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
     let layout = super::layout(repo);
@@ -259,6 +323,8 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
         std::fs::remove_file(&record)
             .map_err(|e| Error::repo(format!("could not remove '{}'", record.display()), e))?;
     }
+    // The hooks defined in config (git >= 2.54), whichever git runs uninstall.
+    hooks.extend(super::config_hooks::uninstall(repo)?);
     let notes_rewrite_ref_changed = remove_rewrite_ref(repo)?;
     // Another use of per-worktree config (a sparse task worktree) keeps the extension on.
     let still_used = worktrees::all(repo)?
@@ -288,10 +354,14 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     let layout = super::layout(repo);
     // What git runs in the main worktree: where its config.worktree points, if git-task set
     // that (it wins over the repository's core.hooksPath, changed since or not).
-    let dir =
-        super::pointed_own_dir(repo, repo.common_dir()).unwrap_or_else(|| main_dir(repo, &layout));
+    let configured = super::config_hooks::registered(repo, HookKind::PreCommit).is_some();
+    let dir = match configured {
+        true => super::config_hooks::dir(repo),
+        false => super::pointed_own_dir(repo, repo.common_dir())
+            .unwrap_or_else(|| main_dir(repo, &layout)),
+    };
     let rel = match &layout {
-        Layout::Relative(rel) => rel.clone(),
+        Layout::Relative(rel) if !configured => rel.clone(),
         _ => String::new(),
     };
     let main_settings = scripts::Settings {
@@ -318,6 +388,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
         .any(|v| v == NOTES_REF);
     Ok(Status {
         layout: layout_name(&layout),
+        mechanism: if configured { "config" } else { "hooks_dir" },
         hooks_path: super::user_hooks_path(repo),
         dir: dir.display().to_string(),
         hooks,

@@ -8,6 +8,7 @@
 //! `git task hook <name>`, whose handlers are `pre_commit`, `post_checkout` and
 //! `reference_transaction`.
 
+pub mod config_hooks;
 mod dir;
 pub mod env;
 pub mod install;
@@ -109,6 +110,16 @@ pub fn run_post_checkout(
     new_head: &str,
 ) -> crate::Result<Option<i32>> {
     let git_dir = worktrees::prepare(repo, worktree)?;
+    // git 2.54 runs the hooks defined in config first, then the hooks directory's.
+    let null = "0".repeat(new_head.len());
+    let configured = match config_hooks::registered(repo, scripts::HookKind::PostCheckout) {
+        Some(script) => Some(crate::checks::run_hook(
+            &script,
+            worktree,
+            &[&null, new_head, "1"],
+        )?),
+        None => None,
+    };
     let own = git_dir
         .as_deref()
         .map(|g| (g, own_dir(g, repo.common_dir())))
@@ -118,14 +129,17 @@ pub fn run_post_checkout(
         (Some(own), _) => own,
         (None, Layout::Relative(rel)) => worktree.join(rel),
         (None, Layout::Shared(dir)) => dir,
-        (None, Layout::Disabled) => return Ok(None),
+        (None, Layout::Disabled) => return Ok(configured),
     };
     let script = dir.join("post-checkout");
     if !is_executable(&script) {
-        return Ok(None);
+        return Ok(configured);
     }
-    let null = "0".repeat(new_head.len());
-    crate::checks::run_hook(&script, worktree, &[&null, new_head, "1"]).map(Some)
+    let status = crate::checks::run_hook(&script, worktree, &[&null, new_head, "1"])?;
+    Ok(Some(match configured {
+        Some(code) if code != 0 => code,
+        _ => status,
+    }))
 }
 
 /// Whether commits in a worktree run git-task's pre-commit hook: a cheap look at a few files,
@@ -149,6 +163,11 @@ pub enum Enforcement {
 /// Returns whether commits in the worktree whose private git dir is `git_dir` run the contract
 /// check; `None` answers for the repository as a whole (the main worktree's view).
 pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
+    // Hooks defined in config (git >= 2.54) run in every worktree, whatever the hooks
+    // directories hold.
+    if config_hooks::registered(repo, scripts::HookKind::PreCommit).is_some() {
+        return Enforcement::Enforced;
+    }
     // A worktree's own core.hooksPath that git-task set (relative layout) is what git runs,
     // whatever the repository's core.hooksPath says now.
     if let Some(dir) = pointed_own_dir(repo, git_dir.unwrap_or(repo.common_dir())) {
@@ -185,7 +204,9 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
 /// since): the state to warn about. A few file reads, no process.
 pub fn bypassed(repo: &Repo) -> Option<Enforcement> {
     let common = repo.common_dir();
-    let installed = common.join(install::DIRS_FILE).is_file() || main_own_dir(common).is_dir();
+    let installed = common.join(install::DIRS_FILE).is_file()
+        || main_own_dir(common).is_dir()
+        || config_hooks::dir(repo).is_dir();
     if !installed {
         return None;
     }
@@ -196,6 +217,9 @@ pub fn bypassed(repo: &Repo) -> Option<Enforcement> {
 /// are: moves of branches are then seen as they happen, and a branch a task starts from is
 /// watched (`ledger::moves`).
 pub fn sees_ref_moves(repo: &Repo) -> bool {
+    if config_hooks::registered(repo, scripts::HookKind::ReferenceTransaction).is_some() {
+        return true;
+    }
     let layout = layout(repo);
     if layout == Layout::Disabled {
         return false;

@@ -161,12 +161,12 @@ pub fn is_pristine_pass_through(text: &str) -> bool {
 }
 
 /// Quotes `s` for a POSIX shell, always with single quotes.
-fn sh_quote(s: &str) -> String {
+pub(super) fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// Undoes [`sh_quote`].
-fn sh_unquote(s: &str) -> Option<String> {
+pub(super) fn sh_unquote(s: &str) -> Option<String> {
     let inner = s.strip_prefix('\'')?.strip_suffix('\'')?;
     Some(inner.replace("'\\''", "'"))
 }

@@ -45,16 +45,30 @@ fn staged_violation(repo: &TestRepo) -> (PathBuf, PathBuf) {
     (wt, git_dir)
 }
 
+/// The pre-commit scripts of a task worktree whose private git dir is `git_dir`: its own
+/// (gitg's, dulwich's), and the one git runs, from the shared hooks directory or, on git 2.54
+/// and later, from config.
+fn scripts(repo: &TestRepo, git_dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![git_dir.join("hooks/pre-commit")];
+    out.extend(
+        [
+            repo.root().join(".git/hooks/pre-commit"),
+            repo.root().join(".git/git-task/config-hooks/pre-commit"),
+        ]
+        .into_iter()
+        .filter(|p| p.exists()),
+    );
+    assert_eq!(out.len(), 2, "{out:?}");
+    out
+}
+
 #[test]
 fn gitg_environment_in_a_task_worktree_is_blocked_with_the_report() {
     let repo = TestRepo::new();
     let (wt, git_dir) = staged_violation(&repo);
     let before = head(&repo, &wt);
-    // Where gitg looks (the worktree's private hooks/), and the shared directory git uses.
-    for script in [
-        git_dir.join("hooks/pre-commit"),
-        repo.root().join(".git/hooks/pre-commit"),
-    ] {
+    // Where gitg looks (the worktree's private hooks/), and where git runs them from.
+    for script in scripts(&repo, &git_dir) {
         let run = run_hook(&repo, &script, &wt, GITG);
         assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
     }
@@ -88,10 +102,7 @@ fn each_unusable_git_dir_is_replaced_by_the_worktree_here() {
         ("the common dir", common.display().to_string()),
         ("a worktree's top", wt.display().to_string()),
     ];
-    for script in [
-        git_dir.join("hooks/pre-commit"),
-        repo.root().join(".git/hooks/pre-commit"),
-    ] {
+    for script in scripts(&repo, &git_dir) {
         for (what, value) in &cases {
             let run = run_hook(
                 &repo,

@@ -2,14 +2,15 @@
 
 mod base_merge;
 mod clients;
+mod config_hooks;
 mod fail_closed;
 mod managers;
 mod patch_guard;
 mod refs;
 mod staged;
 mod survive;
-mod uninstall;
 pub(crate) mod tools;
+mod uninstall;
 
 use crate::common::{bin, Run, TestRepo};
 use std::path::{Path, PathBuf};

@@ -85,3 +85,51 @@ pub fn path_with_tools(tools: &[&Path]) -> std::ffi::OsString {
     }
     std::env::join_paths(dirs).unwrap()
 }
+
+/// The `bin` directory of a git that runs hooks defined in config (2.54 or later):
+/// `GIT_TASK_TEST_GIT` (a `git` program or its directory), else what
+/// `tests/tools/build-git.sh` builds into `target/git-2.55/`; when there is none, fails under
+/// `CI` and prints a visible skip notice otherwise (the caller then returns).
+pub fn git_with_config_hooks(test: &str) -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("GIT_TASK_TEST_GIT").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/git-2.55/bin")),
+    ];
+    let found = candidates.into_iter().flatten().find_map(|p| {
+        let dir = if p.is_dir() {
+            p
+        } else {
+            p.parent()?.to_path_buf()
+        };
+        let out = std::process::Command::new(dir.join("git"))
+            .arg("--version")
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v = text.trim().strip_prefix("git version ")?;
+        let mut parts = v.split('.');
+        let major: u32 = parts.next()?.parse().ok()?;
+        let minor: u32 = parts.next()?.parse().ok()?;
+        ((major, minor) >= (2, 54)).then_some(dir)
+    });
+    if found.is_none() {
+        let msg = format!(
+            "{test}: no git 2.54 or later; run tests/tools/build-git.sh (it builds git 2.55 into target/git-2.55/) or set GIT_TASK_TEST_GIT"
+        );
+        if std::env::var_os("CI").is_some() {
+            panic!("{msg}");
+        }
+        eprintln!("SKIP: {msg}");
+    }
+    found
+}
+
+/// `PATH` with `dir` first, then the test's own.
+pub fn path_with_first(dir: &Path, rest: &std::ffi::OsStr) -> std::ffi::OsString {
+    let mut dirs = vec![
+        dir.to_path_buf(),
+        crate::common::bin().parent().unwrap().to_path_buf(),
+    ];
+    dirs.extend(std::env::split_paths(rest));
+    std::env::join_paths(dirs).unwrap()
+}

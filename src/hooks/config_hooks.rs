@@ -1,0 +1,126 @@
+//! Hooks defined in config, on git 2.54 and later (SPEC §8).
+//!
+//! git 2.54 runs, for each event, every `hook.<name>.command` whose `hook.<name>.event` names
+//! it (through `sh`, with the hook's arguments and input, in the worktree's top), first, and
+//! then the hook of that name in the hooks directory; in every worktree, even with
+//! `core.hooksPath=/dev/null`; only `--no-verify`, `hook.<name>.enabled=false` and
+//! `hook.<event>.enabled=false` skip them. No hook manager owns or rewrites them.
+//!
+//! So on such a git `hooks install` registers `hook.git-task-pre-commit`,
+//! `hook.git-task-post-checkout` and `hook.git-task-reference-transaction` in the repository's
+//! config (never the user's global one), each running the same shim as the hooks directory
+//! would (the fast path stays: no process on a commit outside tasks), kept in
+//! `<common dir>/git-task/config-hooks/`, a directory git reads hooks from only through that
+//! config. It writes nothing into a hooks directory git reads (a shim left there by an earlier
+//! install goes, so a commit never runs the check twice).
+
+use super::dir::{read_text, write_executable, HookOutcome, InstallAction};
+use super::scripts::{self, HookKind};
+use crate::error::{Context, Result};
+use crate::git::{config, Repo};
+use std::path::PathBuf;
+
+/// The first git that runs hooks defined in config.
+pub const MIN_GIT: (u32, u32) = (2, 54);
+
+/// Whether the `git` on `PATH` runs hooks defined in config (asked once per process).
+pub fn supported() -> bool {
+    crate::git::cli::version().is_some_and(|v| v >= MIN_GIT)
+}
+
+/// Where the shims the config names are kept.
+pub fn dir(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("git-task").join("config-hooks")
+}
+
+/// The hook's name in config: `git-task-pre-commit`.
+pub fn name(kind: HookKind) -> String {
+    format!("git-task-{}", kind.name())
+}
+
+/// The shim git runs for `kind` through the repository's config, when it is registered, is
+/// git-task's and is not disabled (`hook.<name>.enabled` or `hook.<event>.enabled` false). A
+/// few config reads, no process.
+pub fn registered(repo: &Repo, kind: HookKind) -> Option<PathBuf> {
+    let name = name(kind);
+    let command = repo.config_string(&format!("hook.{name}.command"))?;
+    let events = repo.config_strings(&format!("hook.{name}.event"));
+    if !events.iter().any(|e| e == kind.name())
+        || repo.config_bool(&format!("hook.{name}.enabled")) == Some(false)
+        || repo.config_bool(&format!("hook.{}.enabled", kind.name())) == Some(false)
+    {
+        return None;
+    }
+    let path = PathBuf::from(scripts::sh_unquote(&command).unwrap_or(command));
+    read_text(&path)
+        .is_some_and(|t| scripts::is_ours(&t))
+        .then_some(path)
+}
+
+/// Writes the shims and registers them in the repository's config.
+pub fn install(
+    repo: &Repo,
+    settings: &scripts::Settings,
+) -> Result<Vec<HookOutcome<InstallAction>>> {
+    let dir = dir(repo);
+    std::fs::create_dir_all(&dir)
+        .context(|| format!("could not create the directory '{}'", dir.display()))?;
+    let settings = scripts::Settings {
+        chain: String::new(),
+        ..settings.clone()
+    };
+    let mut out = Vec::new();
+    for kind in HookKind::ALL {
+        let path = dir.join(kind.name());
+        let wanted = scripts::render(kind, &settings);
+        let existing = read_text(&path);
+        let mut action = match &existing {
+            None => InstallAction::Written,
+            Some(t) if *t == wanted && super::is_executable(&path) => InstallAction::Unchanged,
+            Some(_) => InstallAction::Updated,
+        };
+        if action != InstallAction::Unchanged {
+            write_executable(&path, wanted.as_bytes())?;
+        }
+        let command = scripts::sh_quote(&path.display().to_string());
+        let changed = config::set_local_subsection(
+            repo,
+            "hook",
+            &name(kind),
+            &[("command", command.as_str()), ("event", kind.name())],
+        )?;
+        if changed && action == InstallAction::Unchanged {
+            action = InstallAction::Updated;
+        }
+        out.push(HookOutcome {
+            name: kind.name(),
+            path: path.display().to_string(),
+            action,
+        });
+    }
+    Ok(out)
+}
+
+/// Removes the registrations and the shims; returns what was there.
+pub fn uninstall(repo: &Repo) -> Result<Vec<HookOutcome<super::dir::UninstallAction>>> {
+    let dir = dir(repo);
+    let mut out = Vec::new();
+    for kind in HookKind::ALL {
+        let registered = config::remove_local_subsection(repo, "hook", &name(kind))?;
+        let path = dir.join(kind.name());
+        let ours = read_text(&path).is_some_and(|t| scripts::is_ours(&t));
+        if ours {
+            std::fs::remove_file(&path)
+                .context(|| format!("could not remove '{}'", path.display()))?;
+        }
+        if registered || ours {
+            out.push(HookOutcome {
+                name: kind.name(),
+                path: path.display().to_string(),
+                action: super::dir::UninstallAction::Removed,
+            });
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
+    Ok(out)
+}
