@@ -51,7 +51,8 @@ pub fn registered(repo: &Repo, kind: HookKind) -> Option<PathBuf> {
     {
         return None;
     }
-    let path = PathBuf::from(scripts::sh_unquote(&command).unwrap_or(command));
+    let quoted = command.strip_prefix("exec ").unwrap_or(&command);
+    let path = PathBuf::from(scripts::sh_unquote(quoted).unwrap_or_else(|| quoted.to_owned()));
     read_text(&path)
         .is_some_and(|t| scripts::is_ours(&t))
         .then_some(path)
@@ -82,7 +83,10 @@ pub fn install(
         if action != InstallAction::Unchanged {
             write_executable(&path, wanted.as_bytes())?;
         }
-        let command = scripts::sh_quote(&path.display().to_string());
+        // `exec`: the shell git starts for a command in config gives way to the shim, whose
+        // parent is then git itself, as for a hook in a hooks directory (the
+        // reference-transaction hook looks at its parent: `git pack-refs`, a push's pusher).
+        let command = format!("exec {}", scripts::sh_quote(&path.display().to_string()));
         let changed = config::set_local_subsection(
             repo,
             "hook",
