@@ -11,14 +11,21 @@
 //! config (never the user's global one), each running the same shim as the hooks directory
 //! would (the fast path stays: no process on a commit outside tasks), kept in
 //! `<common dir>/git-task/config-hooks/`, a directory git reads hooks from only through that
-//! config. It writes nothing into a hooks directory git reads (a shim left there by an earlier
-//! install goes, so a commit never runs the check twice).
+//! config. The hooks-directory layout stays beside it, for the gits older than 2.54 that may
+//! commit in the same repository (an IDE's own git, a GUI's) and for clients that read no
+//! config: git runs the config copy first, which leaves word ([`WORD_FILE`]) for the copy in
+//! the hooks directory, which then steps aside, so a commit runs the check once.
 
 use super::dir::{read_text, write_executable, HookOutcome, InstallAction};
 use super::scripts::{self, HookKind};
 use crate::error::{Context, Result};
 use crate::git::{config, Repo};
 use std::path::PathBuf;
+
+/// The file in a worktree's git dir where the copy of a hook defined in config leaves word
+/// (`<git pid> <hook> [state]`) for the copy in the hooks directory that git runs next, which
+/// then steps aside: the work is done once.
+pub const WORD_FILE: &str = "git-task-config-hook";
 
 /// The first git that runs hooks defined in config.
 pub const MIN_GIT: (u32, u32) = (2, 54);

@@ -130,9 +130,6 @@ fn layout_name(layout: &Layout) -> &'static str {
 /// Installs the shims (see the module docs for what is guaranteed).
 pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallAction>> {
     let layout = super::layout(repo);
-    if super::config_hooks::supported() {
-        return install_config(repo, opts, &layout);
-    }
     if layout == Layout::Disabled {
         return Err(Error::input(
             "core.hooksPath is /dev/null: git runs no hooks in this repository",
@@ -199,6 +196,11 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
             opts.force,
         )?);
     }
+    // git 2.54 and later also run the hooks defined in config, in every worktree, whatever a
+    // hook manager does to the hooks directories; the copies there step aside for them.
+    if super::config_hooks::supported() {
+        super::config_hooks::install(repo, &opts.settings)?;
+    }
     let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
     // Pins the settings when nothing is pinned yet; once pinned, only `git task trust`
     // changes them (an agent may have set what is in git config now).
@@ -207,64 +209,6 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
         layout: layout_name(&layout),
         dir: dir.display().to_string(),
         hooks: main_hooks,
-        worktrees: worktrees_out,
-        notes_rewrite_ref_changed,
-        worktree_config_changed,
-    })
-}
-
-/// On git >= 2.54: registers the hooks in the repository's config
-/// ([`super::config_hooks`]) and takes git-task's shims out of every hooks directory git reads
-/// (the shared ones an earlier install wrote to, per-worktree `core.hooksPath` pointers), so a
-/// commit runs the check once; linked worktrees keep the shims in their private `hooks/`,
-/// which only dulwich and gitui read.
-fn install_config(
-    repo: &Repo,
-    opts: &InstallOptions,
-    layout: &Layout,
-) -> Result<Outcome<InstallAction>> {
-    let mut dirs = remembered_dirs(repo);
-    dirs.push(repo.common_dir().join("hooks"));
-    if let Layout::Shared(dir) = layout {
-        dirs.push(dir.clone());
-    }
-    dirs.sort();
-    dirs.dedup();
-    for dir in dirs.iter().filter(|d| d.is_dir()) {
-        uninstall_in_dir(dir)?;
-    }
-    let record = repo.common_dir().join(DIRS_FILE);
-    if record.exists() {
-        std::fs::remove_file(&record)
-            .map_err(|e| Error::repo(format!("could not remove '{}'", record.display()), e))?;
-    }
-    let hooks = super::config_hooks::install(repo, &opts.settings)?;
-    let shared = Layout::Shared(repo.common_dir().join("hooks"));
-    let mut worktrees_out = Vec::new();
-    for wt in worktrees::all(repo)? {
-        let outcome = worktrees::install(repo, &wt, &shared, &opts.settings, opts.force)?;
-        if !wt.main {
-            worktrees_out.push(outcome);
-        }
-    }
-    let still_used = worktrees::all(repo)?
-        .iter()
-        .any(|wt| worktrees::config_file(&wt.git_dir).exists());
-    let worktree_config_changed =
-        if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) == Some(true) && !still_used {
-            let removed =
-                config::remove_local_value(repo, "extensions", "worktreeConfig", Some("true"))?;
-            config::remove_local_value(repo, "task", "hooksAddedWorktreeConfig", None)?;
-            removed
-        } else {
-            false
-        };
-    let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
-    crate::config::trusted::pin_if_absent(repo)?;
-    Ok(Outcome {
-        layout: layout_name(layout),
-        dir: super::config_hooks::dir(repo).display().to_string(),
-        hooks,
         worktrees: worktrees_out,
         notes_rewrite_ref_changed,
         worktree_config_changed,
@@ -355,13 +299,12 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     // What git runs in the main worktree: where its config.worktree points, if git-task set
     // that (it wins over the repository's core.hooksPath, changed since or not).
     let configured = super::config_hooks::registered(repo, HookKind::PreCommit).is_some();
-    let dir = match configured {
-        true => super::config_hooks::dir(repo),
-        false => super::pointed_own_dir(repo, repo.common_dir())
-            .unwrap_or_else(|| main_dir(repo, &layout)),
-    };
+    // The hooks directory's copies stay beside the hooks defined in config (for older gits
+    // and clients that read no config): they are what is listed.
+    let dir =
+        super::pointed_own_dir(repo, repo.common_dir()).unwrap_or_else(|| main_dir(repo, &layout));
     let rel = match &layout {
-        Layout::Relative(rel) if !configured => rel.clone(),
+        Layout::Relative(rel) => rel.clone(),
         _ => String::new(),
     };
     let main_settings = scripts::Settings {

@@ -217,9 +217,15 @@ fn mark_task_worktree(wt: &Worktree, prefix: &str) -> Result<()> {
 
 /// Undoes [`install`] in `wt`: the pointer, the shims, the copied directory, the task mark.
 pub fn uninstall(repo: &Repo, wt: &Worktree) -> Result<()> {
-    let mark = wt.git_dir.join(super::reference_transaction::BRANCH_MARK);
-    if mark.exists() {
-        std::fs::remove_file(&mark).context(|| format!("could not remove '{}'", mark.display()))?;
+    for name in [
+        super::reference_transaction::BRANCH_MARK,
+        super::config_hooks::WORD_FILE,
+    ] {
+        let mark = wt.git_dir.join(name);
+        if mark.exists() {
+            std::fs::remove_file(&mark)
+                .context(|| format!("could not remove '{}'", mark.display()))?;
+        }
     }
     let own = super::own_dir(&wt.git_dir, repo.common_dir());
     config::remove_in_file(

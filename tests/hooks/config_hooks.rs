@@ -1,7 +1,8 @@
 //! Hooks defined in config on git 2.54 and later (issue 32, items 1, 2, 8), driven with the
 //! git `tests/tools/build-git.sh` builds (2.55): `hooks install` registers
-//! `hook.git-task-<event>` in the repository's config and writes nothing where git reads
-//! hooks; the check then runs once per commit, in every worktree, whatever a hook manager or
+//! `hook.git-task-<event>` in the repository's config beside the hooks-directory layout (kept
+//! for older gits and clients that read no config, whose copies step aside when git ran the
+//! config one); the check runs once per commit, in every worktree, whatever a hook manager or
 //! `core.hooksPath` does to the hooks directory; `uninstall` leaves nothing.
 
 use super::tools;
@@ -98,22 +99,16 @@ fn is_ours(path: &Path) -> bool {
 
 #[cfg(unix)]
 #[test]
-fn install_registers_config_hooks_and_writes_nothing_git_reads() {
+fn install_registers_config_hooks_beside_the_hooks_directory() {
     let Some(g) = Git55::new("install_registers_config_hooks") else {
         return;
     };
     let root = g.root();
     let config_before = std::fs::read(root.join(".git/config")).unwrap();
-    let j = g.task(&root, &["hooks", "install", "--json"]).ok().json();
-    assert!(
-        j["dir"]
-            .as_str()
-            .unwrap()
-            .ends_with("git-task/config-hooks"),
-        "{j}"
-    );
+    g.task(&root, &["hooks", "install"]).ok();
     for name in ["pre-commit", "post-checkout", "reference-transaction"] {
-        assert!(!root.join(".git/hooks").join(name).exists(), "{name}");
+        // The copy for older gits and clients that read no config.
+        assert!(is_ours(&root.join(".git/hooks").join(name)), "{name}");
         let key = format!("hook.git-task-{name}.event");
         assert_eq!(
             g.git(&root, &["config", "--local", &key])
@@ -149,8 +144,18 @@ fn install_registers_config_hooks_and_writes_nothing_git_reads() {
             .trim(),
     );
     assert!(is_ours(&private.join("hooks/pre-commit")));
-    assert_eq!(g.git(&wt, &["config", "core.hooksPath"]).code, 1);
     g.refuses_once(&wt, "t");
+    // The machine's older git (a GUI's, an IDE's) reads no config hooks: the hooks
+    // directory's copy judges its commits.
+    let old_git = g.repo.git_run(&wt, &["version"]);
+    if !old_git.stdout.contains("version 2.5") {
+        g.repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+        g.repo.git(&wt, &["add", "-A"]);
+        let run = g.repo.git_run(&wt, &["commit", "-q", "-m", "older git"]);
+        assert_eq!(run.code, 1, "{run}");
+        assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
+        super::restore_from_head(&g.repo, &wt, "src/store/mod.rs");
+    }
     // The main worktree's commits go through (no task there).
     g.repo.write(&root, "README.md", "main\n");
     g.git(&root, &["commit", "-q", "-am", "main"]).ok();
@@ -163,6 +168,8 @@ fn install_registers_config_hooks_and_writes_nothing_git_reads() {
     );
     assert!(!root.join(".git/git-task/config-hooks").exists());
     assert!(!is_ours(&private.join("hooks/pre-commit")));
+    assert!(!is_ours(&root.join(".git/hooks/pre-commit")));
+    assert!(!private.join("git-task-config-hook").exists());
     assert_eq!(g.git(&root, &["hook", "list", "pre-commit"]).code, 1);
 }
 
@@ -219,31 +226,28 @@ fn config_hooks_survive_managers_and_a_disabled_hooks_path() {
 
 #[cfg(unix)]
 #[test]
-fn an_install_made_by_an_older_git_moves_to_config_hooks() {
+fn an_install_made_by_an_older_git_gains_config_hooks_and_keeps_chaining() {
     let Some(g) = Git55::new("an_install_made_by_an_older_git") else {
         return;
     };
     let root = g.root();
-    // The user's own hook, chained by an install made with the machine's git (2.47).
+    // The user's own hook, chained by an install made with the machine's git.
     use std::os::unix::fs::PermissionsExt;
     let hook = root.join(".git/hooks/pre-commit");
-    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    let log = g.repo.base().join("users-hook.log");
+    let body = format!("#!/bin/sh\necho ran >> '{}'\n", log.display());
+    std::fs::write(&hook, &body).unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let old_git = g.repo.task_root(&["hooks", "install"]);
-    if old_git.code != 0 || !is_ours(&hook) {
-        eprintln!("SKIP: the machine's git runs config hooks too; nothing to move from");
-        return;
-    }
+    g.repo.task_root(&["hooks", "install"]).ok();
     g.task(&root, &["hooks", "install"]).ok();
-    // The shim is gone from the hooks directory, the user's hook is back where it was.
-    assert_eq!(
-        std::fs::read_to_string(&hook).unwrap(),
-        "#!/bin/sh\nexit 0\n"
-    );
-    assert!(!root.join(".git/hooks/pre-commit.git-task-chained").exists());
     g.task(&root, &["start", "t", "--forbid", "src/store/**"])
         .ok();
-    g.refuses_once(&g.repo.task_dir("t"), "t");
+    let wt = g.repo.task_dir("t");
+    g.refuses_once(&wt, "t");
+    // The user's hook ran once for that commit, through the hooks directory's copy.
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
+    g.task(&root, &["hooks", "uninstall"]).ok();
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), body);
 }
 
 #[cfg(unix)]
