@@ -2,7 +2,7 @@
 # bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
-#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,overlaps,guard,confine,install]
+#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,gate,overlaps,guard,confine,install]
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--timer hyperfine|python] [--keep-work]
 #
@@ -24,7 +24,7 @@ SIZES=10000,100000
 RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
-SCENARIOS=start,pool,remove,commit,list,status,patch,merge,overlaps,guard,install
+SCENARIOS=start,pool,remove,commit,list,status,patch,merge,gate,overlaps,guard,install
 # The user's own HOME, before setup_env replaces it: the install scenario's cargo needs its toolchain.
 REAL_HOME=${HOME:-}
 LIST_TASKS=1000
@@ -642,6 +642,53 @@ scenario_merge() {
     measure merge "$n" task git
 }
 
+# merge with a no-op check vs the same merge with --no-checks (SPEC §10: <= 1.5x at 100,000
+# files, issue 33): checks run in the gate checkout git-task keeps warm under
+# <common>/git-task/gate/, brought to each landing by a two-way checkout of the paths that
+# differ (here the 50 files of this task and the 50 of the one before, since main is reset
+# between runs). Both sides merge the same kind of task (started with --check true); only the
+# checks differ. Then a real check (a walk of the whole tree, `find . -type f | wc -l`) with the
+# gate checkout cold (deleted before the run: a full checkout) vs warm (kept from the run before).
+scenario_gate() {
+    local n=$1
+    row gate "$n" "merge --keep (50 files): check 'true' vs --no-checks" chk plain ratio 1.5 ""
+    row gate "$n" "merge --keep (50 files), check 'find . -type f': gate warm vs cold" warm cold reference "" "" \
+        "reference: the second run of a real check, in the warm gate checkout, against the first"
+    supports merge || skip "not supported by this build"
+    R=$W/r
+    fresh_copy "$n" "$R"
+    BASE=$(git -C "$R" rev-parse HEAD)
+    mapfile -t FILES < <(pick_files "$R" 50)
+    branch_work() { # WORKTREE TAG: change the 50 files there and commit
+        touch_files "$1" "$2" "${FILES[@]}"
+        git -C "$1" add -- "${FILES[@]}"
+        git -C "$1" commit -q -m "work $2"
+    }
+    reset_main() {
+        wait_gt_idle
+        git -C "$R" reset -q --hard "$BASE"
+        git -C "$R" update-ref -d refs/notes/tasks 2>/dev/null || true
+    }
+    started() { # ID CHECK
+        "$GT" -C "$R" -q start "$1" --check "$2"
+        branch_work "$W/r.tasks/$1" "$1"
+    }
+    prep_chk() { started "c-$1" true; }
+    cmd_chk() { echo "$GT -C $R merge --keep c-$1"; }
+    clean_chk() { reset_main; drop_task "$R" "c-$1"; }
+    prep_plain() { started "p-$1" true; }
+    cmd_plain() { echo "$GT -C $R merge --keep --no-checks p-$1"; }
+    clean_plain() { reset_main; drop_task "$R" "p-$1"; }
+    local walk='find . -type f | wc -l'
+    prep_warm() { started "w-$1" "$walk"; }
+    cmd_warm() { echo "$GT -C $R merge --keep w-$1"; }
+    clean_warm() { reset_main; drop_task "$R" "w-$1"; }
+    prep_cold() { started "k-$1" "$walk"; rm -rf "$R/.git/git-task/gate"; }
+    cmd_cold() { echo "$GT -C $R merge --keep k-$1"; }
+    clean_cold() { reset_main; drop_task "$R" "k-$1"; }
+    measure gate "$n" chk plain warm cold
+}
+
 # guard claude (SPEC §10: <= 10 ms per call at 100,000 files): Claude Code's PreToolUse input
 # for one Edit, on stdin, once for a path the contract allows (no output) and once for one it
 # refuses (the deny document). Read-only, so no prepare. The binary is run directly, as the
@@ -717,7 +764,7 @@ main() {
     write_meta
     say "git-task $GT; sizes $SIZES; runs $RUNS; warm-up $WARMUP; out $OUT"
     for size in ${SIZES//,/ }; do
-        for sc in start pool remove commit status patch merge overlaps guard confine; do
+        for sc in start pool remove commit status patch merge gate overlaps guard confine; do
             if want "$sc"; then run_scenario "$sc" "$size"; fi
         done
     done

@@ -19,8 +19,10 @@
 //! 2. otherwise (a check changed a tracked file or left an untracked one, a run was killed
 //!    half-way, the two-way checkout declined) `git reset --hard <commit>` and `git clean
 //!    -ffd` put every tracked file back and delete every untracked file that is not ignored;
-//! 3. either way the index is then verified against the landing tree (`git write-tree`):
-//!    a mismatch is repaired by step 2 and verified again.
+//! 3. either way the index is then verified against the landing tree: after step 1, each
+//!    changed path in the index just written (the rest is the previous run's verified index,
+//!    which the clean memo saw untouched); otherwise with `git write-tree`. A mismatch is
+//!    repaired by step 2 and verified again.
 //!
 //! Ignored files (`target/`, `node_modules/`, caches) stay between runs, so checks start warm.
 //! They are the gate's own: seeded once, when the checkout is made, from the *main* worktree
@@ -192,14 +194,24 @@ impl Slot {
                 .parse::<ObjectId>()
                 .ok()
         });
+        // Whether the index is known to hold `tree`: after the two-way move of an index that
+        // held the last run's verified tree untouched (the clean memo), every changed path is
+        // checked in the index just written; otherwise git says what tree it holds.
+        let mut verified = false;
         match head {
             Some(head) if path.is_dir() && objects::commit_tree(repo, head).is_ok() => {
                 make_private(path)?;
                 // Looked at before the `.git` file is written, as the last run left it.
                 let untouched = untouched(repo, path, &admin, head);
                 show_dot_git(path, &admin)?;
-                let moved =
-                    untouched && (head == commit || self.two_way(repo, &admin, head, commit)?);
+                let moved = untouched
+                    && match self.two_way(repo, &admin, head, commit)? {
+                        Some(in_index) => {
+                            verified = in_index;
+                            true
+                        }
+                        None => false,
+                    };
                 if !moved {
                     crate::git::cli::reset_hard_and_clean(path, commit)?;
                 }
@@ -209,7 +221,7 @@ impl Slot {
                 self.create(repo, commit, seed_from)?;
             }
         }
-        if crate::git::cli::index_tree(path)? != tree {
+        if !verified && crate::git::cli::index_tree(path)? != tree {
             crate::git::cli::reset_hard_and_clean(path, commit)?;
             let now = crate::git::cli::index_tree(path)?;
             if now != tree {
@@ -228,17 +240,30 @@ impl Slot {
     }
 
     /// Moves the untouched checkout from `head` to `commit` by writing only the paths that
-    /// differ; `false` when the two-way checkout declined (nothing written).
-    fn two_way(&self, repo: &Repo, admin: &Path, head: ObjectId, commit: ObjectId) -> Result<bool> {
+    /// differ: `Some(whether the index written holds every changed path as `commit` has it)`, or
+    /// `None` when the two-way checkout declined (nothing written).
+    fn two_way(
+        &self,
+        repo: &Repo,
+        admin: &Path,
+        head: ObjectId,
+        commit: ObjectId,
+    ) -> Result<Option<bool>> {
+        if head == commit {
+            return Ok(Some(true));
+        }
         let changes = twoway::changes(repo, head, commit)?;
-        match twoway::update(repo, &self.path, &changes)? {
+        let mut in_index = false;
+        match twoway::update_with(repo, &self.path, &changes, &mut |index| {
+            in_index = changes.in_index(index)
+        })? {
             twoway::Update::Done => {}
-            twoway::Update::Declined(_) => return Ok(false),
+            twoway::Update::Declined(_) => return Ok(None),
         }
         let file = admin.join("HEAD");
         crate::git::fs::write_atomically(&file, format!("{commit}\n").as_bytes())
             .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))?;
-        Ok(true)
+        Ok(Some(in_index))
     }
 
     /// Makes the checkout at `commit` (module docs), seeded with the main worktree's ignored

@@ -332,11 +332,11 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
     for p in &pending {
         crate::confine::settle(repo, &p.record.state.task_id())?;
     }
-    let gated = match gate(repo, &mut pending, &target, &checked_out, opts)? {
+    let keep = opts.keep || settings.keep_on_merge;
+    let gated = match gate(repo, &mut pending, &target, &checked_out, opts, keep)? {
         Ok(gated) => gated,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };
-    let keep = opts.keep || settings.keep_on_merge;
     land::land(
         repo,
         land::Landing {
@@ -400,6 +400,7 @@ fn gate(
     target: &str,
     checked_out: &[PathBuf],
     opts: &Options,
+    keep: bool,
 ) -> Result<std::result::Result<Gated, Refusal>> {
     // Merges into this branch by other git-task processes wait from here to the worktree update.
     let lock = BranchLock::acquire(repo, target, &mut |w| {
@@ -434,8 +435,13 @@ fn gate(
         }
         let current = tip_now()?;
         if current == old_tip && crate::claims::live(repo)? == claims {
-            // Work made in a task worktree while its checks ran would be deleted with it unlanded.
-            let ran = |p: &&Pending| p.checks.as_ref().is_some_and(|c| !c.commands.is_empty());
+            // Work made in a task worktree while its checks ran would be deleted with it
+            // unlanded; a worktree that stays loses nothing.
+            let ran = |p: &&Pending| {
+                p.checks.as_ref().is_some_and(|c| !c.commands.is_empty())
+                    && !keep
+                    && p.kept_because().is_none()
+            };
             for p in pending.iter().filter(ran) {
                 if let Some(w) = p.worktree.as_ref().filter(|w| w.exists()) {
                     if let Some(refusal) = select::task_worktree_refusal(repo, &p.record, w, p.tip)?

@@ -83,6 +83,20 @@ impl Changes {
         self.0.is_empty()
     }
 
+    /// Returns whether `index` holds every changed path exactly as the new commit has it
+    /// (same blob and mode, stage 0), and none that it deletes.
+    pub fn in_index(&self, index: &gix::index::File) -> bool {
+        self.0.iter().all(|c| {
+            let path = BStr::new(c.path.as_bytes());
+            let at = index.entry_by_path_and_stage(path, Stage::Unconflicted);
+            match (c.new, at) {
+                (None, None) => true,
+                (Some((kind, id)), Some(e)) => e.id == id && e.mode == mode_of(kind),
+                _ => false,
+            }
+        })
+    }
+
     /// Returns the paths the move adds (absent at the old commit).
     pub fn added(&self) -> impl Iterator<Item = &str> {
         self.0
