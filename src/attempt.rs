@@ -194,7 +194,9 @@ pub fn write(
     let mut n = crate::snapshot::next_number(repo, &layout::task_prefix(id), "attempts/")?;
     loop {
         let name = layout::attempt_ref(id, n);
-        match crate::ledger::apply(repo, crate::ledger::Mover::GitTask,
+        match crate::ledger::apply(
+            repo,
+            crate::ledger::Mover::GitTask,
             vec![Update::create(
                 name.clone(),
                 commit,
@@ -210,8 +212,7 @@ pub fn write(
 
 /// Returns the task's attic: where nested repositories are kept (`<common dir>/git-task/attic/<id>`).
 pub fn attic_dir(repo: &Repo, id: &TaskId) -> PathBuf {
-    repo.common_dir()
-        .join("git-task")
+    crate::git::state_dir(repo.common_dir())
         .join("attic")
         .join(id.as_str())
 }

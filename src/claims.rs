@@ -78,11 +78,11 @@ struct Stored {
 }
 
 fn mirror(repo: &Repo) -> std::path::PathBuf {
-    repo.common_dir().join("git-task").join("claims")
+    crate::git::state_dir(repo.common_dir()).join("claims")
 }
 
 fn lock_path(repo: &Repo) -> std::path::PathBuf {
-    repo.common_dir().join("git-task").join("claims.lock")
+    crate::git::state_dir(repo.common_dir()).join("claims.lock")
 }
 
 /// Reads the claims of the ref's commit `tip`: `Err` says why they cannot be read (a blob, a
@@ -174,7 +174,12 @@ pub fn problem(repo: &Repo) -> Result<Option<String>> {
 /// Writes [`CLAIMS_REF`] again from git-task's copy of the claims (`sweep`, after
 /// [`problem`] said it is wrong).
 pub fn restore_ref(repo: &Repo) -> Result<()> {
-    write(repo, "restore the claims ref from git-task's copy", |_| Ok(()), true)
+    write(
+        repo,
+        "restore the claims ref from git-task's copy",
+        |_| Ok(()),
+        true,
+    )
 }
 
 /// Adds `claim` to `claims`: the globs join those of the same task's same life.
@@ -513,11 +518,7 @@ fn of(record: &Record, claims: &[Claim]) -> Vec<String> {
 /// Applies `step` to the stored claims and writes the result with a compare-and-swap,
 /// reading again and retrying when another process changed them meanwhile. Nothing is
 /// written when `step` changes nothing.
-fn change<T>(
-    repo: &Repo,
-    what: &str,
-    step: impl FnMut(&mut Vec<Claim>) -> Result<T>,
-) -> Result<T> {
+fn change<T>(repo: &Repo, what: &str, step: impl FnMut(&mut Vec<Claim>) -> Result<T>) -> Result<T> {
     write(repo, what, step, false)
 }
 

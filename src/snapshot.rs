@@ -107,8 +107,7 @@ fn snapshot_objects(repo: &Repo, id: &TaskId, state: &WorktreeState) -> Result<O
 /// (SPEC §7.4, §11). A snapshot is listed before any ref can name it, so a kill leaves at most
 /// a line no ref names.
 fn made_file(repo: &Repo, id: &TaskId) -> std::path::PathBuf {
-    repo.common_dir()
-        .join("git-task")
+    crate::git::state_dir(repo.common_dir())
         .join("snapshots")
         .join(id.as_str())
 }

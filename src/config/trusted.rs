@@ -49,7 +49,7 @@ pub struct Snapshot {
 
 /// Where the snapshot lives.
 pub fn path(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join(FILE)
+    crate::git::state_dir(repo.common_dir()).join(FILE)
 }
 
 /// Reads the snapshot; `None` when there is none yet.
@@ -247,7 +247,7 @@ fn exec_values<'a>(entries: impl Iterator<Item = &'a Entry>, own: &[PathBuf]) ->
 /// of the main one's): those values are git-task's, not the user's, and are not compared.
 pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
     let common = crate::git::normalize(repo.common_dir());
-    let main_own = common.join("git-task").join("hooks");
+    let main_own = crate::git::state_dir(&common).join("hooks");
     let shared = crate::git::config::entries(repo, EXEC_SECTIONS);
     let git = exec_values(shared.iter().filter(|e| e.origin == Origin::Shared), &[]);
     let mut files = vec![(

@@ -33,7 +33,7 @@ pub fn private_dir(repo: &Repo, id: &TaskId) -> PathBuf {
 
 /// Where stores that could not be migrated whole are kept.
 fn unsettled_root(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join("unsettled")
+    crate::git::state_dir(repo.common_dir()).join("unsettled")
 }
 
 /// The name of a session's marker in its private store: `git-task-session.<pid>`, holding
@@ -114,7 +114,7 @@ pub fn settle(repo: &Repo, id: &TaskId) -> Result<Settled> {
 /// (its path), what was done.
 pub fn settle_all(repo: &Repo) -> Result<Vec<(PathBuf, Settled)>> {
     let mut out = Vec::new();
-    let scratch = repo.common_dir().join("git-task").join("scratch");
+    let scratch = crate::git::state_dir(repo.common_dir()).join("scratch");
     let mut dirs: Vec<PathBuf> = read_dir_paths(&scratch)
         .into_iter()
         .map(|d| d.join("objects"))
@@ -133,7 +133,7 @@ pub fn settle_all(repo: &Repo) -> Result<Vec<(PathBuf, Settled)>> {
     }
     // A line naming one of git-task's stores that is gone (deleted with its scratch dir by
     // hand, say) makes every git command complain: drop it.
-    let ours = repo.common_dir().join("git-task");
+    let ours = crate::git::state_dir(repo.common_dir());
     edit_alternates(repo, |lines| {
         lines.retain(|l| !Path::new(l).starts_with(&ours) || Path::new(l).exists())
     })?;

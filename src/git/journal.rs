@@ -95,7 +95,7 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// The directory holding the entries.
 pub fn journal_dir(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join("journal")
+    crate::git::state_dir(repo.common_dir()).join("journal")
 }
 
 impl Journal {

@@ -134,6 +134,13 @@ pub fn spawn_detached(mut cmd: std::process::Command) -> bool {
     cmd.spawn().is_ok()
 }
 
+/// `<common dir>/git-task`: where git-task keeps what git commands cannot reach (SPEC §4: the
+/// ledger, the pinned settings, the journal, caches, scratch directories). The one place
+/// that names it.
+pub fn state_dir(common_dir: &std::path::Path) -> std::path::PathBuf {
+    common_dir.join("git-task")
+}
+
 /// The all-zero object id (git's "no object").
 pub fn null_id() -> ObjectId {
     ObjectId::null(gix::hash::Kind::Sha1)

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 /// `<common dir>/git-task/ledger`.
 pub fn dir(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join("ledger")
+    crate::git::state_dir(repo.common_dir()).join("ledger")
 }
 
 /// Who moves a branch in a transaction git-task makes (for the ledger of base moves).

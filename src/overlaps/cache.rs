@@ -74,7 +74,7 @@ impl Cache {
     /// Reads the cache of the repository whose common git dir is `common_dir`; a missing or
     /// unreadable one is empty.
     pub fn load(common_dir: &std::path::Path) -> Cache {
-        let path = common_dir.join("git-task").join("overlaps");
+        let path = crate::git::state_dir(common_dir).join("overlaps");
         let old = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())

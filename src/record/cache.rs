@@ -25,7 +25,7 @@ pub struct StateCache {
 impl StateCache {
     /// Reads the file; a missing or unreadable one is an empty cache.
     pub fn load(repo: &Repo) -> StateCache {
-        let path = repo.common_dir().join("git-task").join("states");
+        let path = crate::git::state_dir(repo.common_dir()).join("states");
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         // A line is some 400 bytes.
         let mut lines =

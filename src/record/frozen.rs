@@ -21,8 +21,7 @@ use crate::task::{layout, TaskId, TaskState};
 use std::path::PathBuf;
 
 fn dir(repo: &Repo, id: &TaskId) -> PathBuf {
-    repo.common_dir()
-        .join("git-task")
+    crate::git::state_dir(repo.common_dir())
         .join("frozen")
         .join(id.as_str())
 }

@@ -8,7 +8,7 @@ use crate::attempt::{
 };
 use crate::config::Settings;
 use crate::error::Result;
-use crate::git::refs::{Update};
+use crate::git::refs::Update;
 use crate::git::{worktree, Repo};
 use crate::record::{self, Record};
 use crate::task::{layout, Mode, TaskId};
@@ -71,7 +71,7 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
 
 /// Returns the directory of the markers a running `start` keeps until its task is provisioned.
 fn starting_dir(repo: &Repo) -> PathBuf {
-    repo.common_dir().join("git-task").join("starting")
+    crate::git::state_dir(repo.common_dir()).join("starting")
 }
 
 /// A marker file `<common>/git-task/starting/<id>.<pid>` that exists while a `start` provisions a task.

@@ -45,8 +45,7 @@ pub fn task_prefix(id: &TaskId) -> String {
 /// Returns the task's scratch directory, `<common>/git-task/scratch/<id>` (`git task
 /// scratch`): outside every worktree, removed with the task.
 pub fn scratch_dir(common_dir: &Path, id: &TaskId) -> PathBuf {
-    common_dir
-        .join("git-task")
+    crate::git::state_dir(common_dir)
         .join("scratch")
         .join(id.as_str())
 }

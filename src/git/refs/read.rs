@@ -127,7 +127,7 @@ impl RefStats {
     /// Reads the file of the repository whose common git dir is `common_dir` (empty when
     /// missing or unreadable).
     pub fn load(common_dir: &Path) -> RefStats {
-        let path = common_dir.join("git-task").join("refs");
+        let path = crate::git::state_dir(common_dir).join("refs");
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         // A line is some 90 bytes.
         let mut known =

@@ -67,7 +67,7 @@ impl Memos {
     /// Reads the file of the repository whose common git dir is `common_dir`; a missing or
     /// unreadable one is empty.
     pub fn load(common_dir: &Path) -> Memos {
-        let path = common_dir.join("git-task").join("clean");
+        let path = crate::git::state_dir(common_dir).join("clean");
         let bytes = std::fs::read(&path).unwrap_or_default();
         // A line is some 300 bytes.
         let mut lines =

@@ -104,7 +104,7 @@ pub fn move_dir_aside(common_dir: &Path, path: &Path) -> Result<Aside> {
 
 /// `<common dir>/git-task/asides`: the notes of directories moved aside.
 pub fn asides_dir(common_dir: &Path) -> PathBuf {
-    common_dir.join("git-task").join("asides")
+    crate::git::state_dir(common_dir).join("asides")
 }
 
 fn aside_note(common_dir: &Path, aside: &Path) -> PathBuf {
