@@ -44,8 +44,8 @@ impl Report for DropReport {
                     self.worktree
                 ));
                 out.hint(format_args!(
-                    "undo its changes with 'git task revert {}', or keep them",
-                    self.task
+                    "undo its changes with 'git task revert {}', or keep them; 'git task remove {}' then forgets the task",
+                    self.task, self.task
                 ));
             } else {
                 out.hint(format_args!(

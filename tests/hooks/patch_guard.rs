@@ -45,6 +45,10 @@ fn the_refusals_name_the_command_that_lifts_the_guard_and_drop_lifts_it() {
     let run = repo.task_root(&["drop", "p"]).ok();
     assert!(run.stderr.contains("no longer guards"), "{run}");
     assert!(run.stderr.contains("git task revert p"), "{run}");
+    assert!(
+        run.stderr.contains("'git task remove p' then forgets"),
+        "{run}"
+    );
     assert!(!root.join(".git/git-task-active").exists());
     let run = repo.git_run(&root, &["commit", "-q", "-m", "the user's own"]);
     assert_eq!(run.code, 0, "{run}");
@@ -122,4 +126,29 @@ fn a_merged_patch_task_guards_nothing() {
     let run = repo.git_run(&root, &["commit", "-q", "-m", "free"]);
     assert_eq!(run.code, 0, "{run}");
     repo.git(&root, &["branch", "mine"]);
+}
+
+#[test]
+fn a_removed_patch_task_guards_nothing() {
+    let repo = TestRepo::new();
+    patch_task(&repo);
+    let root = repo.root().to_path_buf();
+    stage_forbidden(&repo, "// the task's\n");
+    assert_eq!(
+        repo.git_run(&root, &["commit", "-q", "-m", "guarded"]).code,
+        1
+    );
+    repo.task_root(&["remove", "p"]).ok();
+    let run = repo.git_run(&root, &["commit", "-q", "-m", "the user's own"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.stderr.contains("warning"), "{run}");
+    repo.git(&root, &["branch", "mine"]);
+    // A mark an older git-task left after remove: not obeyed, and drop clears it.
+    std::fs::write(root.join(".git/git-task-active"), "p\n").unwrap();
+    repo.write(&root, "src/store/mod.rs", "// again\n");
+    let run = repo.git_run(&root, &["commit", "-q", "-am", "again"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stderr.contains("git task drop p"), "{run}");
+    repo.task_root(&["drop", "p"]).ok();
+    assert!(!root.join(".git/git-task-active").exists());
 }
