@@ -198,7 +198,8 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     }
     // git 2.54 and later also run the hooks defined in config, in every worktree, whatever a
     // hook manager does to the hooks directories; the copies there step aside for them.
-    if super::config_hooks::supported() {
+    // An older git keeps them up to date once a newer one registered them.
+    if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir() {
         super::config_hooks::install(repo, &opts.settings)?;
     }
     let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;

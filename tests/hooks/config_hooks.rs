@@ -293,3 +293,25 @@ fn the_hook_path_never_asks_git_for_its_version() {
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("--version"), "{calls}");
 }
+
+#[cfg(unix)]
+#[test]
+fn an_install_by_an_older_git_keeps_the_config_hooks() {
+    let Some(g) = Git55::new("an_install_by_an_older_git_keeps_the_config_hooks") else {
+        return;
+    };
+    let root = g.root();
+    g.task(&root, &["hooks", "install"]).ok();
+    // The machine's git (older) installs again: the registrations stay, up to date.
+    g.repo.task_root(&["hooks", "install"]).ok();
+    let list = g.git(&root, &["hook", "list", "pre-commit"]).ok();
+    assert!(list.stdout.contains("git-task-pre-commit"), "{list}");
+    let status = g.task(&root, &["hooks", "status", "--json"]).ok().json();
+    assert_eq!(status["mechanism"], "config", "{status}");
+    g.task(&root, &["start", "t", "--forbid", "src/store/**"])
+        .ok();
+    g.refuses_once(&g.repo.task_dir("t"), "t");
+    // And an uninstall by the older git removes them.
+    g.repo.task_root(&["hooks", "uninstall"]).ok();
+    assert_eq!(g.git(&root, &["hook", "list", "pre-commit"]).code, 1);
+}
