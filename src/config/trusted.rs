@@ -168,6 +168,7 @@ const EXEC_SECTIONS: &[&str] = &[
     "credential",
     "gpg",
     "remote",
+    "hook",
 ];
 
 /// The canonical name of an exec-capable git setting, `None` for any other key.
@@ -212,6 +213,15 @@ pub fn exec_key(section: &str, subsection: Option<&str>, name: &str) -> Option<S
         ("gpg", Some(sub), "program") => Some(format!("gpg.{sub}.program")),
         ("remote", Some(sub), "uploadpack" | "receivepack") => {
             Some(format!("remote.{sub}.{name_lower}"))
+        }
+        // Hooks defined in config (git >= 2.54) run on every commit: a new one is the agent's
+        // command. git-task's own (`hook.git-task-*`, written by `hooks install`) are not, but
+        // turning one off (`enabled = false`) is a change like any other.
+        ("hook", Some(sub), "enabled") => Some(format!("hook.{sub}.enabled")),
+        ("hook", Some(sub), "command" | "event")
+            if !sub.to_ascii_lowercase().starts_with("git-task-") =>
+        {
+            Some(format!("hook.{sub}.{name_lower}"))
         }
         _ => None,
     }

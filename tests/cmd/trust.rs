@@ -304,6 +304,32 @@ fn a_key_in_a_task_worktrees_config_is_a_change() {
     config_changed(&run, "core.fsmonitor");
 }
 
+/// A hook defined in config (git >= 2.54 runs it on every commit) is the agent's command, and
+/// turning off git-task's own config hook is a change too; git-task's own hook sections, as
+/// `hooks install` writes them, are not.
+#[test]
+fn hooks_defined_in_config_are_commands() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    // git-task's own sections are not a change.
+    repo.git(
+        repo.root(),
+        &["config", "hook.git-task-pre-commit.command", "exec /x/shim"],
+    );
+    repo.task_root(&["sync", "t1", "--json"]).ok();
+    agent_config(&repo, &wt, &["hook.evil.command", "touch /tmp/never"]);
+    config_changed(
+        &repo.task_root(&["sync", "t1", "--json"]),
+        "hook.evil.command",
+    );
+    repo.task_root(&["trust", "--yes"]).ok();
+    agent_config(&repo, &wt, &["hook.git-task-pre-commit.enabled", "false"]);
+    config_changed(
+        &repo.task_root(&["sync", "t1", "--json"]),
+        "hook.git-task-pre-commit.enabled",
+    );
+}
+
 /// `hooks install` pins when nothing is pinned yet, and never re-pins what an agent set since.
 #[test]
 fn hooks_install_pins_only_when_nothing_is_pinned() {
