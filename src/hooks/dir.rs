@@ -351,11 +351,9 @@ pub(super) fn shared_enforcement(dir: &Path) -> Enforcement {
     Enforcement::NotInstalled
 }
 
-/// The settings of the installed shims (what a new worktree gets), `None` when not installed.
+/// The settings of the shims installed in the hooks directory (what a new worktree gets),
+/// `None` when not installed there.
 pub(super) fn installed_settings(repo: &Repo, layout: &Layout) -> Option<scripts::Settings> {
-    if let Some(path) = super::config_hooks::registered(repo, HookKind::PreCommit) {
-        return read_text(&path).and_then(|t| scripts::parse(&t));
-    }
     let dir = main_dir(repo, layout);
     let path = dir.join("pre-commit");
     let text = read_text(&path)

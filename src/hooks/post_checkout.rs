@@ -50,7 +50,7 @@ pub fn run(repo: &Repo, settings: &Settings, branch_checkout: bool) -> Result<Ou
     let mark = resolve::read_mark_file(&git_dir);
     let head = repo.head_branch()?;
     let task_branch = head.as_deref().and_then(|full| {
-        let short = full.strip_prefix("refs/heads/")?;
+        let short = crate::git::refs::branch_short(full)?;
         layout::id_from_branch(&settings.branch_prefix, short).map(|id| (id, full.to_owned()))
     });
     let left = |mark: Option<resolve::Mark>| -> Result<Outcome> {

@@ -218,7 +218,7 @@ fn allowed(repo: &Repo, owner: &Owner, u: &RefUpdate) -> bool {
         owner
             .branch
             .as_deref()
-            .and_then(|b| b.strip_prefix("refs/heads/")),
+            .and_then(|b| crate::git::refs::branch_short(b)),
     ) {
         if rest.split_once('/').is_some_and(|(_, b)| b == short) {
             return true;
@@ -299,7 +299,7 @@ fn look(repo: &Repo, settings: &Settings, git_dir: &Path) -> Here {
         head = repo.head_branch().ok().flatten();
     }
     let task_of = |branch: &str| {
-        let short = branch.strip_prefix("refs/heads/")?;
+        let short = crate::git::refs::branch_short(branch)?;
         let id = layout::id_from_branch(&settings.branch_prefix, short)?;
         repo.find_ref(&layout::record_ref(&id))
             .ok()

@@ -205,7 +205,7 @@ fn mark_task_worktree(wt: &Worktree, prefix: &str) -> Result<()> {
     match branch {
         Some(b)
             if !prefix.is_empty()
-                && b.strip_prefix("refs/heads/")
+                && crate::git::refs::branch_short(b)
                     .and_then(|short| short.strip_prefix(prefix))
                     .is_some_and(|id| crate::task::TaskId::parse(id).is_ok()) =>
         {
@@ -342,7 +342,11 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
         return Ok(None);
     };
     let layout = super::layout(repo);
-    let Some(settings) = super::dir::installed_settings(repo, &layout) else {
+    // The config hooks' shims first (git >= 2.54), else the hooks directory's.
+    let registered = super::config_hooks::registered(repo, super::scripts::HookKind::PreCommit)
+        .and_then(|path| super::dir::read_text(&path))
+        .and_then(|t| super::scripts::parse(&t));
+    let Some(settings) = registered.or_else(|| super::dir::installed_settings(repo, &layout)) else {
         return Ok(Some(git_dir));
     };
     let wt = Worktree {
