@@ -194,3 +194,36 @@ fn concurrent_merges_never_share_a_gate_checkout() {
     let _ = rev(&repo, "main");
     repo.fsck();
 }
+
+/// A merge killed (SIGKILL) at any moment of its gate run leaves a gate checkout the next merge
+/// can use: it lands, and its check sees neither the killed run's untracked file nor a tracked
+/// file the killed run changed.
+#[test]
+fn gate_checkout_survives_kill_9_at_any_moment() {
+    let repo = TestRepo::new();
+    let check = "test ! -e leftover.txt && test \"$(cat README.md)\" = '# demo' \
+                 && touch leftover.txt && echo junk >> README.md && sleep 0.3";
+    for round in 0..6u64 {
+        let id = format!("k{round}");
+        task_with(&repo, &id, check, &format!("src/k{round}.rs"));
+        let mut child = repo
+            .command(crate::common::bin(), repo.root())
+            .args(["merge", &id])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(40 + round * 60));
+        let _ = child.kill();
+        let _ = child.wait();
+        repo.task_root(&["sweep"]);
+        // Landed by the killed merge, or now.
+        let run = repo.task_root(&["merge", &id]);
+        assert_eq!(run.code, 0, "round {round}: {run}");
+        assert_eq!(
+            repo.git(repo.root(), &["show", &format!("main:src/k{round}.rs")]),
+            format!("// {id}")
+        );
+    }
+    repo.fsck();
+}
