@@ -134,14 +134,7 @@ fn usable(value: &str) -> bool {
 
 /// The git dir the `.git` in `dir` is (a directory) or names (a file: `gitdir: <path>`).
 fn own_git_dir(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    let meta = std::fs::metadata(&dot_git).ok()?;
-    if meta.is_dir() {
-        return Some(dot_git);
-    }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
-    let named = text.lines().next()?.strip_prefix("gitdir: ")?;
-    Some(dir.join(named))
+    crate::git::fs::git_dir_at(dir)
 }
 
 /// Whether two paths name the same directory (both must exist).

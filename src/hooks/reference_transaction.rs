@@ -377,18 +377,8 @@ fn parent_of(pid: u32) -> Option<u32> {
 fn git_dir_above(dir: &Path) -> Option<PathBuf> {
     let mut at = Some(dir);
     while let Some(d) = at {
-        let dot = d.join(".git");
-        if dot.is_dir() {
-            return Some(crate::git::normalize(&dot));
-        }
-        if let Ok(text) = std::fs::read_to_string(&dot) {
-            let named = text.lines().next()?.strip_prefix("gitdir: ")?;
-            let named = Path::new(named);
-            return Some(crate::git::normalize(&if named.is_absolute() {
-                named.to_path_buf()
-            } else {
-                d.join(named)
-            }));
+        if d.join(".git").exists() {
+            return crate::git::fs::git_dir_at(d);
         }
         at = d.parent();
     }

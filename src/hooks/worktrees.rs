@@ -88,14 +88,7 @@ pub fn all(repo: &Repo) -> Result<Vec<Worktree>> {
 
 /// Returns the private git dir a linked worktree's `.git` file names, `None` for a main worktree.
 pub fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(worktree.join(".git")).ok()?;
-    let dir = text.lines().next()?.strip_prefix("gitdir: ")?;
-    let dir = Path::new(dir);
-    Some(crate::git::normalize(&if dir.is_absolute() {
-        dir.to_path_buf()
-    } else {
-        worktree.join(dir)
-    }))
+    crate::git::fs::dot_git_target(worktree)
 }
 
 /// The `config.worktree` of the worktree whose private git dir is `git_dir`.
@@ -346,7 +339,8 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
     let registered = super::config_hooks::registered(repo, super::scripts::HookKind::PreCommit)
         .and_then(|path| super::dir::read_text(&path))
         .and_then(|t| super::scripts::parse(&t));
-    let Some(settings) = registered.or_else(|| super::dir::installed_settings(repo, &layout)) else {
+    let Some(settings) = registered.or_else(|| super::dir::installed_settings(repo, &layout))
+    else {
         return Ok(Some(git_dir));
     };
     let wt = Worktree {

@@ -829,7 +829,7 @@ impl DotGit {
     pub fn read(path: &Path) -> DotGit {
         let dot_git = path.join(".git");
         let (exists, git_dir) = match read_small(&dot_git) {
-            Ok(text) => (true, gitdir_line(path, &text)),
+            Ok(text) => (true, crate::git::fs::gitdir_line(path, &text)),
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => (true, Some(dot_git)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (false, None),
             Err(_) => (dot_git.exists(), None),
@@ -880,24 +880,6 @@ impl DotGit {
     pub fn git_dir(&self) -> Option<&Path> {
         self.git_dir.as_deref()
     }
-}
-
-/// The directory a `.git` file's `gitdir: ` line names, relative ones against the worktree at
-/// `path`; as git reads it (`read_gitfile_gently`: that exact prefix, line ends trimmed).
-fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
-    let text = std::str::from_utf8(text).ok()?;
-    let dir = text
-        .strip_prefix("gitdir: ")?
-        .trim_end_matches(['\n', '\r']);
-    if dir.is_empty() {
-        return None;
-    }
-    let dir = PathBuf::from(dir);
-    Some(if dir.is_relative() {
-        crate::git::normalize(&path.join(dir))
-    } else {
-        dir
-    })
 }
 
 #[cfg(test)]
