@@ -77,14 +77,13 @@ fn try_slot(gate: &Path, n: usize) -> Result<Option<std::fs::File>> {
         .truncate(false)
         .open(&path)
         .map_err(|e| Error::repo(format!("could not open '{}'", path.display()), e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::repo(
-            format!("could not lock '{}'", path.display()),
-            e,
-        )),
-    }
+    // Released by the kernel when the file is closed, or its process dies.
+    #[cfg(unix)]
+    let free =
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok();
+    #[cfg(not(unix))]
+    let free = true;
+    Ok(free.then_some(file))
 }
 
 /// Takes the first free gate checkout (module docs); it is brought to a tree by [`Slot::prepare`].
