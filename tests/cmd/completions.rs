@@ -51,11 +51,7 @@ fn run_shell(repo: &TestRepo, dir: &Path, program: &str, args: &[&str]) -> Run {
         .args(args)
         .output()
         .expect("the shell runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// The candidates, sorted (the shell sorts them for display).

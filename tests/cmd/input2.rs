@@ -218,11 +218,7 @@ fn sh(repo: &TestRepo, dir: &Path, command: &str) -> Run {
         .args(["-c", command])
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// The commands of a report's `hint:` lines that are indented: the repair commands.

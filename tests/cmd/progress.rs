@@ -24,11 +24,7 @@ fn on_a_terminal(repo: &TestRepo, args: &str) -> Option<Run> {
         .args(["-qec", &command, "/dev/null"])
         .output()
         .unwrap();
-    Some(Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
+    Some(Run::of(out))
 }
 
 #[test]

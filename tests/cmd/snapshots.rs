@@ -122,11 +122,7 @@ impl Snap {
             };
         }
         let out = cmd.output().expect("the process runs");
-        let run = Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        };
+        let run = Run::of(out);
         let dir = (dir != self.repo.root()).then(|| dir.to_path_buf());
         let args = args.iter().map(|a| (*a).to_owned()).collect();
         self.records.push(Record {
@@ -288,7 +284,10 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         // Escape codes made visible (the colour test).
         ("\x1b", "^["),
         // What this kernel offers `exec --confine` (`hooks status`) depends on the machine.
-        (r"exec --confine   (available|NOT available)[^\n]*", "exec --confine   [CONFINE]"),
+        (
+            r"exec --confine   (available|NOT available)[^\n]*",
+            "exec --confine   [CONFINE]",
+        ),
         (r#""confine": \{[^}]*\}"#, r#""confine": "[CONFINE]""#),
     ]
     .into_iter()

@@ -96,11 +96,7 @@ pub fn task_command(repo: &TestRepo, dir: &Path, args: &[&str]) -> std::process:
 /// Captures a finished child.
 pub fn collect(child: std::process::Child) -> Run {
     let out = child.wait_with_output().expect("the child runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// Waits (polling, with a generous limit that only guards against a hang) until `path` exists.

@@ -121,11 +121,7 @@ impl Torture {
 
     fn task(&self, dir: &Path, args: &[&str]) -> Run {
         let out = self.cmd(dir, args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(out)
     }
 
     /// Picks `n` distinct tracked files.

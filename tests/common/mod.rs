@@ -13,6 +13,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// What a finished process printed and how it ended (`-1`: killed by a signal).
+    pub fn of(out: std::process::Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     /// Asserts exit 0.
     #[track_caller]
     pub fn ok(self) -> Self {

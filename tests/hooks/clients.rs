@@ -20,11 +20,7 @@ fn dulwich_commit(repo: &TestRepo, python: &Path, wt: &Path, message: &str) -> R
         ])
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 fn dulwich_is_judged(repo: &TestRepo, python: &Path, wt: &Path) {
@@ -127,11 +123,7 @@ fn on_pty(repo: &TestRepo, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> R
         cmd.env(k, v);
     }
     let out = cmd.arg("-c").arg(script).args(args).output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// Removes SGR sequences (`ESC [ ... m`).

@@ -33,11 +33,7 @@ impl Git55 {
             .args(args)
             .output()
             .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(out)
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> Run {
@@ -52,11 +48,7 @@ impl Git55 {
             .args(args)
             .output()
             .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(out)
     }
 
     fn root(&self) -> PathBuf {

@@ -22,11 +22,7 @@ fn run_hook(repo: &TestRepo, script: &Path, wt: &Path, env: &[(&str, &str)]) -> 
         cmd.env(k, v);
     }
     let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// gitg's environment in a linked worktree.
@@ -169,11 +165,7 @@ fn git_task_hook_resolves_the_worktree_itself() {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let run = Run::of(out);
     assert_refused(&repo, &wt, &run, &before, "src/store/mod.rs", "forbidden");
 }
 

@@ -18,11 +18,7 @@ fn sh(repo: &TestRepo, dir: &Path, path: &OsString, script: &str) -> Run {
         .args(["-c", script])
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// Runs git with `path` as `PATH` (so that hooks find the managers' programs).
@@ -33,11 +29,7 @@ fn git(repo: &TestRepo, dir: &Path, path: &OsString, args: &[&str]) -> Run {
         .args(args)
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 /// A hook body that logs `<tag> <cwd>` and fails while the file `fail` exists.

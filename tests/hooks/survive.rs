@@ -17,11 +17,7 @@ fn sh(repo: &TestRepo, path: &OsString, script: &str) -> Run {
         .args(["-c", script])
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 fn git(repo: &TestRepo, dir: &Path, path: &OsString, args: &[&str]) -> Run {
@@ -31,11 +27,7 @@ fn git(repo: &TestRepo, dir: &Path, path: &OsString, args: &[&str]) -> Run {
         .args(args)
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 fn lefthook_yml(log: &Path, name: &str) -> String {

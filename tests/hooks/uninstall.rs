@@ -16,11 +16,7 @@ fn sh(repo: &TestRepo, path: &OsString, script: &str) -> Run {
         .args(["-c", script])
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 fn is_ours(path: &Path) -> bool {
