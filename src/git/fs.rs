@@ -165,6 +165,41 @@ pub fn key_hash(key: &[u8]) -> u64 {
     foldhash::fast::FixedState::default().hash_one(key)
 }
 
+/// The directory a `.git` file's `gitdir: ` line names, relative ones against the worktree at
+/// `path`; as git reads it (`read_gitfile_gently`: that exact prefix, line ends trimmed).
+pub fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
+    let text = std::str::from_utf8(text).ok()?;
+    let dir = text
+        .strip_prefix("gitdir: ")?
+        .trim_end_matches(['\n', '\r']);
+    if dir.is_empty() {
+        return None;
+    }
+    let dir = PathBuf::from(dir);
+    Some(if dir.is_relative() {
+        normalize(&path.join(dir))
+    } else {
+        dir
+    })
+}
+
+/// The git dir of the worktree at `dir`: its `.git` directory, or the directory its `.git`
+/// file names (the one parser of `.git` files: [`gitdir_line`]).
+pub fn git_dir_at(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    if std::fs::metadata(&dot_git).ok()?.is_dir() {
+        return Some(normalize(&dot_git));
+    }
+    dot_git_target(dir)
+}
+
+/// The directory the `.git` file of the worktree at `dir` names; `None` when it has no such
+/// file (a `.git` directory, or nothing).
+pub fn dot_git_target(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read(dir.join(".git")).ok()?;
+    gitdir_line(dir, &text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,39 +238,4 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"#!/bin/sh\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
-}
-
-/// The directory a `.git` file's `gitdir: ` line names, relative ones against the worktree at
-/// `path`; as git reads it (`read_gitfile_gently`: that exact prefix, line ends trimmed).
-pub fn gitdir_line(path: &Path, text: &[u8]) -> Option<PathBuf> {
-    let text = std::str::from_utf8(text).ok()?;
-    let dir = text
-        .strip_prefix("gitdir: ")?
-        .trim_end_matches(['\n', '\r']);
-    if dir.is_empty() {
-        return None;
-    }
-    let dir = PathBuf::from(dir);
-    Some(if dir.is_relative() {
-        normalize(&path.join(dir))
-    } else {
-        dir
-    })
-}
-
-/// The git dir of the worktree at `dir`: its `.git` directory, or the directory its `.git`
-/// file names (the one parser of `.git` files: [`gitdir_line`]).
-pub fn git_dir_at(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    if std::fs::metadata(&dot_git).ok()?.is_dir() {
-        return Some(normalize(&dot_git));
-    }
-    dot_git_target(dir)
-}
-
-/// The directory the `.git` file of the worktree at `dir` names; `None` when it has no such
-/// file (a `.git` directory, or nothing).
-pub fn dot_git_target(dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read(dir.join(".git")).ok()?;
-    gitdir_line(dir, &text)
 }

@@ -145,8 +145,12 @@ struct Walk<'a> {
     index: &'a gix::index::State,
     out: Vec<ChangedPath>,
     /// Subdirectories still to compare: (prefix, HEAD's tree, cached tree, index entries).
-    pending: Vec<(Vec<u8>, Option<ObjectId>, Option<&'a CacheTree>, Range<usize>)>,
+    pending: Vec<Pending<'a>>,
 }
+
+/// A subdirectory still to compare: its prefix, HEAD's tree of it, its cached tree, and the
+/// range of index entries below it.
+type Pending<'a> = (Vec<u8>, Option<ObjectId>, Option<&'a CacheTree>, Range<usize>);
 
 /// One item of a directory: a file (no `/` after the name) or a subdirectory.
 enum Item<'t> {
