@@ -86,6 +86,52 @@ fn try_slot(gate: &Path, n: usize) -> Result<Option<std::fs::File>> {
     Ok(free.then_some(file))
 }
 
+/// What a look at a slot's checkout, made ahead, found: whether it was as the last run left
+/// it clean at `head`.
+#[derive(Clone, Copy, Debug)]
+pub struct Looked {
+    head: ObjectId,
+    untouched: bool,
+}
+
+/// A slot taken ahead of its run, with the look at its checkout (an `lstat` of every file, the
+/// gate's one cost that grows with the tree) running meanwhile in another thread.
+pub struct Ahead {
+    slot: Slot,
+    look: Option<(ObjectId, std::thread::JoinHandle<bool>)>,
+}
+
+impl Ahead {
+    /// The slot, and what the look found (waiting for it).
+    pub fn finish(self) -> (Slot, Option<Looked>) {
+        let looked = self.look.and_then(|(head, handle)| {
+            let untouched = handle.join().ok()?;
+            Some(Looked { head, untouched })
+        });
+        (self.slot, looked)
+    }
+}
+
+/// Takes a slot ([`take`]) and starts looking at its checkout in another thread, so that the
+/// look costs nothing while the caller computes the landing; [`Ahead::finish`] gives both.
+pub fn take_ahead(repo: &Repo) -> Result<Ahead> {
+    let slot = take(repo)?;
+    let admin = slot.path.with_extension("git");
+    let head = admin_of(&slot.path)
+        .and_then(|a| std::fs::read_to_string(a.join("HEAD")).ok())
+        .and_then(|t| t.trim().parse::<ObjectId>().ok())
+        .filter(|_| slot.path.is_dir());
+    let look = head.map(|head| {
+        let handle = repo.for_thread();
+        let path = slot.path.clone();
+        (
+            head,
+            std::thread::spawn(move || untouched(&handle, &path, &admin, head)),
+        )
+    });
+    Ok(Ahead { slot, look })
+}
+
 /// Takes the first free gate checkout (module docs); it is brought to a tree by [`Slot::prepare`].
 pub fn take(repo: &Repo) -> Result<Slot> {
     let gate = dir(repo);
@@ -182,6 +228,7 @@ impl Slot {
         commit: ObjectId,
         tree: ObjectId,
         seed_from: ObjectId,
+        looked: Option<Looked>,
     ) -> Result<()> {
         let _ = std::fs::remove_file(self.failed_marker());
         let path = &self.path;
@@ -201,7 +248,10 @@ impl Slot {
             Some(head) if path.is_dir() && objects::commit_tree(repo, head).is_ok() => {
                 make_private(path)?;
                 // Looked at before the `.git` file is written, as the last run left it.
-                let untouched = untouched(repo, path, &admin, head);
+                let untouched = match looked {
+                    Some(l) if l.head == head => l.untouched,
+                    _ => untouched(repo, path, &admin, head),
+                };
                 show_dot_git(path, &admin)?;
                 let moved = untouched
                     && match self.two_way(repo, &admin, head, commit)? {

@@ -15,6 +15,7 @@ pub(super) fn check_all(
     pending: &mut [Pending],
     onto: ObjectId,
     opts: &Options,
+    ahead: &mut Option<crate::gate::Ahead>,
 ) -> Result<Option<Refusal>> {
     // The commit whose tree lands once this task (and those before it) landed.
     let mut commit = onto;
@@ -27,7 +28,8 @@ pub(super) fn check_all(
             Some(t) => t,
             None => objects::commit_tree(repo, commit)?,
         };
-        let (run, checkout) = run_checks_on_landing(repo, &p.record, commit, tree, onto, opts)?;
+        let (run, checkout) =
+            run_checks_on_landing(repo, &p.record, commit, tree, onto, opts, ahead)?;
         if !run.passed {
             // A failure is recorded now, with the passes of the tasks before it; a pass is
             // otherwise recorded with the merge, in its transaction.
@@ -73,14 +75,18 @@ pub(super) fn run_checks_on_landing(
     tree: ObjectId,
     onto: ObjectId,
     opts: &Options,
+    ahead: &mut Option<crate::gate::Ahead>,
 ) -> Result<(Run, Option<PathBuf>)> {
     let frozen = rec.frozen_checks();
     if opts.no_checks || frozen.commands.is_empty() {
         return Ok((Run::not_run(opts.no_checks), None));
     }
     // A checkout of git-task's own, in a directory private to the user (0700).
-    let slot = crate::gate::take(repo)?;
-    slot.prepare(repo, commit, tree, onto)?;
+    let (slot, looked) = match ahead.take() {
+        Some(ahead) => ahead.finish(),
+        None => (crate::gate::take(repo)?, None),
+    };
+    slot.prepare(repo, commit, tree, onto, looked)?;
     let how = How {
         stream: opts.stream_checks,
         keep_going: false,
@@ -89,4 +95,13 @@ pub(super) fn run_checks_on_landing(
     // Kept for inspection after a failure.
     let kept = (!run.passed).then(|| slot.keep_failed(&rec.state.id));
     Ok((run, kept))
+}
+
+/// Whether any of `pending` will run checks: then a gate checkout is taken ahead (and looked at
+/// while the landing is computed).
+pub(super) fn will_run(pending: &[Pending], opts: &Options) -> bool {
+    !opts.no_checks
+        && pending
+            .iter()
+            .any(|p| !p.record.frozen_checks().commands.is_empty())
 }

@@ -418,6 +418,12 @@ fn gate(
     };
     // The merges that held the lock before this one moved the target.
     let mut old_tip = tip_now()?;
+    // The gate checkout is taken now and looked at while the landing is computed.
+    let mut ahead = if check::will_run(pending, opts) {
+        Some(crate::gate::take_ahead(repo)?)
+    } else {
+        None
+    };
     let mut rounds = 0;
     loop {
         // Claims are judged with the landing; one made while the checks ran must bind it too.
@@ -430,7 +436,7 @@ fn gate(
                 Ok(plan) => plan,
                 Err(refusal) => return Ok(Err(refusal)),
             };
-        if let Some(refusal) = check::check_all(repo, pending, old_tip, opts)? {
+        if let Some(refusal) = check::check_all(repo, pending, old_tip, opts, &mut ahead)? {
             return Ok(Err(refusal));
         }
         let current = tip_now()?;

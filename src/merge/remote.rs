@@ -100,7 +100,7 @@ pub fn plan_onto(
             Ok(plan) => plan,
             Err(refusal) => return Ok(Plan::Answer(Outcome::Refused(refusal))),
         };
-    if let Some(refusal) = check::check_all(repo, &mut pending, old_tip, opts)? {
+    if let Some(refusal) = check::check_all(repo, &mut pending, old_tip, opts, &mut None)? {
         return Ok(Plan::Answer(Outcome::Refused(refusal)));
     }
     // A claim made while the checks ran binds the landing too: judged again (the landing's
