@@ -429,7 +429,11 @@ mod tests {
         )
         .unwrap();
         assert!(o.ok());
-        assert!(o.output.len() <= KEEP_HEAD + KEEP_TAIL + 100, "{}", o.output.len());
+        assert!(
+            o.output.len() <= KEEP_HEAD + KEEP_TAIL + 100,
+            "{}",
+            o.output.len()
+        );
         assert!(o.output.starts_with("first\n"));
         assert!(o.output.ends_with("last\n"));
         assert!(o.output.contains("bytes of output left out here]"));

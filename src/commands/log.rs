@@ -153,6 +153,9 @@ mod tests {
     #[test]
     fn formats_utc_times() {
         assert_eq!(crate::output::format_time(0), "1970-01-01 00:00:00");
-        assert_eq!(crate::output::format_time(1_798_761_600), "2027-01-01 00:00:00");
+        assert_eq!(
+            crate::output::format_time(1_798_761_600),
+            "2027-01-01 00:00:00"
+        );
     }
 }

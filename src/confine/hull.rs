@@ -43,7 +43,10 @@ fn fixed_path(rule: &str) -> Option<Vec<String>> {
         return None;
     }
     let parts: Vec<String> = body.split('/').map(str::to_owned).collect();
-    if parts.iter().any(|p| is_wild(p) || p.is_empty() || p == "." || p == "..") {
+    if parts
+        .iter()
+        .any(|p| is_wild(p) || p.is_empty() || p == "." || p == "..")
+    {
         return None;
     }
     Some(parts)

@@ -94,8 +94,9 @@ pub fn support() -> Support {
 
 /// The refusal of a required fence this kernel cannot enforce (exit 2).
 pub fn unsupported(support: &Support) -> Error {
-    Error::input(format!("cannot confine: {}", support.detail))
-        .hint("'--confine=best-effort' runs the command unconfined where the kernel cannot confine it")
+    Error::input(format!("cannot confine: {}", support.detail)).hint(
+        "'--confine=best-effort' runs the command unconfined where the kernel cannot confine it",
+    )
 }
 
 /// What a confined process may change beneath one path.
@@ -256,7 +257,9 @@ pub fn prepare(repo: &Repo, req: &Request) -> Result<Plan> {
         warnings.push(forged_warning(&settled));
     }
     if let Some(why) = &settled.kept {
-        warnings.push(format!("the previous session's object store was kept: {why}"));
+        warnings.push(format!(
+            "the previous session's object store was kept: {why}"
+        ));
     }
     // This process becomes the command: nothing would release the `.keep` of the pack the
     // settling wrote (its objects are named by the task branch already).

@@ -258,8 +258,8 @@ fn protected(contract: &Effective, path: &str) -> Option<String> {
         return Some(rule);
     }
     let name = path.rsplit('/').next().unwrap_or(path);
-    let steers = name.eq_ignore_ascii_case(GITATTRIBUTES)
-        || path.eq_ignore_ascii_case(WORKTREEINCLUDE);
+    let steers =
+        name.eq_ignore_ascii_case(GITATTRIBUTES) || path.eq_ignore_ascii_case(WORKTREEINCLUDE);
     if steers && !named_exactly(contract, path) {
         return Some(format!(
             "{name} changes how other paths are checked out or copied: only a contract that names '{path}' exactly in allowed may change it"
@@ -672,12 +672,19 @@ mod tests {
             );
         }
         // A nested .worktreeinclude steers nothing.
-        assert_eq!(reasons(&any, &[ch("a/.worktreeinclude", ChangeKind::Added)]), vec![]);
+        assert_eq!(
+            reasons(&any, &[ch("a/.worktreeinclude", ChangeKind::Added)]),
+            vec![]
+        );
         let named = eff(
             "version = 1\nallowed = [\"src/**\", \"src/.gitattributes\", \"/.worktreeinclude\"]\n",
         );
         for p in ["src/.gitattributes", ".worktreeinclude"] {
-            assert_eq!(reasons(&named, &[ch(p, ChangeKind::Modified)]), vec![], "{p}");
+            assert_eq!(
+                reasons(&named, &[ch(p, ChangeKind::Modified)]),
+                vec![],
+                "{p}"
+            );
         }
         assert_eq!(
             reasons(&named, &[ch("src/x/.gitattributes", ChangeKind::Added)]),

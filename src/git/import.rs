@@ -41,11 +41,18 @@ pub fn import(repo: &Repo, dir: &Path, done: &mut HashSet<ObjectId>) -> Result<I
         alloc_limit_bytes: Some(4 << 30),
         ..Default::default()
     };
-    let from = gix::odb::at_opts(dir, repo.inner.object_hash(), None, options)
-        .map_err(|e| Error::repo(format!("could not open the object store '{}'", dir.display()), e))?;
-    let ids = from
-        .iter()
-        .map_err(|e| Error::repo_msg(format!("could not list the objects of '{}': {e}", dir.display())))?;
+    let from = gix::odb::at_opts(dir, repo.inner.object_hash(), None, options).map_err(|e| {
+        Error::repo(
+            format!("could not open the object store '{}'", dir.display()),
+            e,
+        )
+    })?;
+    let ids = from.iter().map_err(|e| {
+        Error::repo_msg(format!(
+            "could not list the objects of '{}': {e}",
+            dir.display()
+        ))
+    })?;
     let mut pending: Vec<ObjectId> = Vec::new();
     for id in ids {
         match id {

@@ -33,7 +33,9 @@ pub fn write_blob_from(repo: &Repo, size: u64, from: &mut dyn std::io::Read) -> 
             if self.left == 0 || buf.is_empty() {
                 return Ok(0);
             }
-            let max = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+            let max = buf
+                .len()
+                .min(usize::try_from(self.left).unwrap_or(usize::MAX));
             let n = self.from.read(&mut buf[..max])?;
             if n == 0 {
                 return Err(std::io::Error::new(

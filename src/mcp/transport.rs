@@ -190,7 +190,8 @@ fn classify(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Value> 
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
         _ => Value::Null,
     };
-    let notification = !object.contains_key("id") && object.get("method").is_some_and(Value::is_string);
+    let notification =
+        !object.contains_key("id") && object.get("method").is_some_and(Value::is_string);
     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
         Ok(message) => Ok(Some(message)),
         // Nobody waits for an answer to a notification: one this version cannot read is

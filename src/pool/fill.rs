@@ -4,7 +4,7 @@
 
 use super::{configured_size, discard_dir, entries, entry_path, ref_name, Entry};
 use crate::error::{Error, Result};
-use crate::git::refs::{Update};
+use crate::git::refs::Update;
 use crate::git::{worktree, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 
@@ -65,7 +65,8 @@ fn fill_one(repo: &Repo, worktree_dir: &Path, base: &str) -> Result<Entry> {
         return Err(e);
     }
     let ref_name = ref_name(base, &name);
-    crate::ledger::commit(repo,
+    crate::ledger::commit(
+        repo,
         vec![Update::create(
             ref_name.clone(),
             tip,

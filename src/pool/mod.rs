@@ -161,7 +161,9 @@ fn claim(repo: &Repo, entry: &Entry) -> Result<bool> {
         .commit
         .parse()
         .map_err(|e| Error::repo(format!("bad pool ref '{}'", entry.ref_name), e))?;
-    match crate::ledger::apply(repo, crate::ledger::Mover::GitTask,
+    match crate::ledger::apply(
+        repo,
+        crate::ledger::Mover::GitTask,
         vec![Update::delete(
             entry.ref_name.clone(),
             id,
@@ -270,7 +272,8 @@ fn save_used(repo: &Repo, path: &Path, admin: &Path) -> Result<Option<String>> {
     if repo.find_ref(&saved)?.is_some() {
         saved = format!("{saved}-{nanos}");
     }
-    crate::ledger::commit(repo,
+    crate::ledger::commit(
+        repo,
         vec![Update::create(
             saved.clone(),
             commit,

@@ -123,7 +123,10 @@ fn a_big_file_is_checkpointed_byte_for_byte() {
     let want = repo.git(&wt, &["hash-object", "data/big.txt"]);
     repo.task(&wt, &["checkpoint", "-m", "big"]).ok();
     assert_eq!(
-        repo.git(&wt, &["rev-parse", "refs/tasks/big/checkpoints/1:data/big.txt"]),
+        repo.git(
+            &wt,
+            &["rev-parse", "refs/tasks/big/checkpoints/1:data/big.txt"]
+        ),
         want
     );
     repo.task_root(&["start", "--mode", "patch", "pbig"]).ok();

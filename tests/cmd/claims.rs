@@ -287,13 +287,22 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
     repo.task_root(&["claim", "owner", "src/db/**"]).ok();
     repo.write(&other, "src/db/schema.sql", "x\n");
     // From the other task's worktree: delete the ref.
-    repo.git(&other, &["-c", NO_HOOKS, "update-ref", "-d", "refs/tasks/_claims"]);
+    repo.git(
+        &other,
+        &["-c", NO_HOOKS, "update-ref", "-d", "refs/tasks/_claims"],
+    );
     let refused = commit(&repo, &other, "ref deleted").code(1);
     assert!(refused.stderr.contains("claimed_by"), "{}", refused.stderr);
     // Rewind it to before the claim.
     repo.git(
         &other,
-        &["-c", NO_HOOKS, "update-ref", "refs/tasks/_claims", &before_claim],
+        &[
+            "-c",
+            NO_HOOKS,
+            "update-ref",
+            "refs/tasks/_claims",
+            &before_claim,
+        ],
     );
     commit(&repo, &other, "ref rewound").code(1);
     // Point it at an empty claims file made with plumbing.
@@ -306,7 +315,13 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
     let commit_id = repo.git(&other, &["commit-tree", tree.trim(), "-m", "no claims"]);
     repo.git(
         &other,
-        &["-c", NO_HOOKS, "update-ref", "refs/tasks/_claims", commit_id.trim()],
+        &[
+            "-c",
+            NO_HOOKS,
+            "update-ref",
+            "refs/tasks/_claims",
+            commit_id.trim(),
+        ],
     );
     commit(&repo, &other, "ref forged").code(1);
     // Past the hook, the gate refuses too.
@@ -340,7 +355,13 @@ fn deleting_or_rewriting_the_claims_ref_frees_nothing() {
     );
     repo.git(
         &other,
-        &["-c", NO_HOOKS, "update-ref", "refs/tasks/owner/record", dropped.trim()],
+        &[
+            "-c",
+            NO_HOOKS,
+            "update-ref",
+            "refs/tasks/owner/record",
+            dropped.trim(),
+        ],
     );
     assert_eq!(record_status(&repo, "owner"), "dropped");
     let j = repo
@@ -394,7 +415,13 @@ fn a_claims_ref_rewritten_to_claim_more_blocks_nothing_and_sweep_writes_it_back(
     let forged = repo.git(&other, &["commit-tree", tree.trim(), "-m", "claims"]);
     repo.git(
         &other,
-        &["-c", NO_HOOKS, "update-ref", "refs/tasks/_claims", forged.trim()],
+        &[
+            "-c",
+            NO_HOOKS,
+            "update-ref",
+            "refs/tasks/_claims",
+            forged.trim(),
+        ],
     );
     repo.write(&other, "src/api/a.rs", "fn a() { 1 }\n");
     commit(&repo, &other, "not claimed").ok();

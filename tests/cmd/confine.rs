@@ -2,8 +2,8 @@
 //! kernel. Where the kernel has no Landlock the tests fail when `CI` is set (the CI machine
 //! must have it) and print `SKIP:` otherwise; they never pass silently.
 
-use crate::common::{bin, TestRepo};
 use super::support::wait_for;
+use crate::common::{bin, TestRepo};
 use std::path::{Path, PathBuf};
 
 /// Whether this kernel can confine (`hooks status --json`); `SKIP:` or a failure if not.
@@ -13,7 +13,10 @@ fn kernel_confines(repo: &TestRepo) -> bool {
     if status["confine"]["available"] == true {
         return true;
     }
-    let why = status["confine"]["detail"].as_str().unwrap_or("?").to_owned();
+    let why = status["confine"]["detail"]
+        .as_str()
+        .unwrap_or("?")
+        .to_owned();
     if std::env::var_os("CI").is_some() {
         panic!("this CI machine's kernel cannot confine: {why}");
     }
@@ -67,7 +70,10 @@ fn a_confined_shell_commits_on_its_branch_and_writes_nothing_else() {
     script += "echo 'pub fn changed() {}' >> src/lib.rs\n";
     script += "git commit -q -am inside && echo COMMITTED\n";
     script += "echo t > \"$TMPDIR/t\" && echo 'WROTE tmpdir'\n";
-    script += &format!("echo s > '{}/s' && echo 'WROTE scratch'\n", scratch.display());
+    script += &format!(
+        "echo s > '{}/s' && echo 'WROTE scratch'\n",
+        scratch.display()
+    );
     script += "git config x.y z 2>/dev/null || echo 'FAILED config'\n";
     script += "git update-ref refs/heads/main HEAD 2>/dev/null || echo 'FAILED update-ref'\n";
     script += "git update-ref refs/tasks/fb/record HEAD 2>/dev/null || echo 'FAILED record'\n";
@@ -134,7 +140,10 @@ fn a_confined_shell_commits_on_its_branch_and_writes_nothing_else() {
     // The session's objects were written to its private store, read by everyone through
     // the shared store's alternates.
     let alternates = std::fs::read_to_string(c.join("objects/info/alternates")).unwrap();
-    assert!(alternates.contains("git-task/scratch/fa/objects"), "{alternates}");
+    assert!(
+        alternates.contains("git-task/scratch/fa/objects"),
+        "{alternates}"
+    );
     repo.fsck();
 }
 
@@ -259,7 +268,10 @@ fn sweep_settles_a_finished_session_and_a_forged_object_is_left_out() {
     repo.task_root(&["sweep"]).ok();
     assert!(!private.exists(), "the store was settled");
     let alternates = std::fs::read_to_string(c.join("objects/info/alternates")).unwrap_or_default();
-    assert!(alternates.trim().is_empty(), "no alternates line left: {alternates}");
+    assert!(
+        alternates.trim().is_empty(),
+        "no alternates line left: {alternates}"
+    );
     repo.git(repo.root(), &["cat-file", "-e", &tip]);
     assert!(
         repo.git_run(repo.root(), &["cat-file", "-e", fake]).code != 0,
@@ -290,12 +302,19 @@ fn the_next_session_settles_the_previous_one() {
         &repo,
         "nx",
         None,
-        &format!("test -e '{}' && echo STILL || echo MOVED", private.join(&first[..2]).join(&first[2..]).display()),
+        &format!(
+            "test -e '{}' && echo STILL || echo MOVED",
+            private.join(&first[..2]).join(&first[2..]).display()
+        ),
     )
     .ok();
     assert_lines(&run.stdout, &["MOVED"]);
     let lines = std::fs::read_to_string(c.join("objects/info/alternates")).unwrap();
-    assert_eq!(lines.lines().count(), 1, "one line, not one per session: {lines}");
+    assert_eq!(
+        lines.lines().count(),
+        1,
+        "one line, not one per session: {lines}"
+    );
     repo.task_root(&["remove", "nx", "--force"]).ok();
     assert!(!private.exists());
     let alternates = std::fs::read_to_string(c.join("objects/info/alternates")).unwrap_or_default();
@@ -363,7 +382,10 @@ fn sweep_drops_the_line_of_a_store_deleted_by_hand() {
     confined(&repo, "gone", None, "true").ok();
     let c = common(&repo);
     std::fs::remove_dir_all(c.join("git-task/scratch/gone/objects")).unwrap();
-    assert!(repo.git_run(repo.root(), &["status"]).stderr.contains("alternates"));
+    assert!(repo
+        .git_run(repo.root(), &["status"])
+        .stderr
+        .contains("alternates"));
     repo.task_root(&["sweep"]).ok();
     let alternates = std::fs::read_to_string(c.join("objects/info/alternates")).unwrap_or_default();
     assert!(alternates.trim().is_empty(), "{alternates}");
@@ -381,9 +403,13 @@ fn confine_writable_paths_are_writable_and_only_they() {
     let home = repo.base().join("home");
     std::fs::create_dir_all(home.join(".agent-state")).unwrap();
     std::fs::create_dir_all(home.join(".other")).unwrap();
-    repo.git(repo.root(), &["config", "task.confineWritable", "~/.agent-state"]);
+    repo.git(
+        repo.root(),
+        &["config", "task.confineWritable", "~/.agent-state"],
+    );
     repo.start("cw", &[]);
-    let script = probe("state", &home.join(".agent-state/x")) + &probe("other", &home.join(".other/x"));
+    let script =
+        probe("state", &home.join(".agent-state/x")) + &probe("other", &home.join(".other/x"));
     let run = confined(&repo, "cw", None, &script).ok();
     assert_lines(&run.stdout, &["WROTE state", "DENIED other"]);
 }

@@ -352,7 +352,11 @@ fn the_user_ignore_file_in_the_config_home_never_hides_work() {
     let mut git = repo.command("git", &wt);
     git.env("XDG_CONFIG_HOME", &config_home);
     let out = git.args(["status", "--porcelain"]).output().unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), "", "git ignores it");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        "",
+        "git ignores it"
+    );
     let mut cmd = repo.command(crate::common::bin(), repo.root());
     cmd.env("XDG_CONFIG_HOME", &config_home);
     let out = cmd.args(["list", "--json"]).output().unwrap();

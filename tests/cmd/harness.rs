@@ -226,8 +226,13 @@ fn wrong_input_is_refused() {
 fn create_refuses_a_worktree_outside_the_tasks_directory() {
     let repo = TestRepo::new();
     let elsewhere = repo.base().join("elsewhere");
-    repo.task_root(&["start", "feature-auth", "--path", elsewhere.to_str().unwrap()])
-        .ok();
+    repo.task_root(&[
+        "start",
+        "feature-auth",
+        "--path",
+        elsewhere.to_str().unwrap(),
+    ])
+    .ok();
     let run = hook(
         &repo,
         repo.root(),

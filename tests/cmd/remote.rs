@@ -808,5 +808,8 @@ fn a_setup_command_in_a_remote_record_never_runs() {
     );
 
     repo.task(&two, &["adopt", "t1"]).ok();
-    assert!(!marker.exists(), "adopt ran the remote record's setup command");
+    assert!(
+        !marker.exists(),
+        "adopt ran the remote record's setup command"
+    );
 }

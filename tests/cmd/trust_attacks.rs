@@ -1357,7 +1357,10 @@ fn attack_checks_directory_is_private_and_unpredictable() {
         assert_eq!(lines[i], "700", "{text}");
     }
     for dir in [lines[2], lines[5]] {
-        assert!(!Path::new(dir).starts_with(repo.base().join("repo.tasks")), "{dir}");
+        assert!(
+            !Path::new(dir).starts_with(repo.base().join("repo.tasks")),
+            "{dir}"
+        );
         assert!(
             Path::new(dir).starts_with(repo.root().join(".git/git-task/gate")),
             "{dir}"

@@ -150,7 +150,12 @@ struct Walk<'a> {
 
 /// A subdirectory still to compare: its prefix, HEAD's tree of it, its cached tree, and the
 /// range of index entries below it.
-type Pending<'a> = (Vec<u8>, Option<ObjectId>, Option<&'a CacheTree>, Range<usize>);
+type Pending<'a> = (
+    Vec<u8>,
+    Option<ObjectId>,
+    Option<&'a CacheTree>,
+    Range<usize>,
+);
 
 /// One item of a directory: a file (no `/` after the name) or a subdirectory.
 enum Item<'t> {

@@ -268,8 +268,7 @@ pub fn hash_file_bytes(
     };
     if meta.len() > objects::STREAM_BLOB_ABOVE {
         // A big file is never held whole in memory: it streams into the object database.
-        let mut file =
-            std::fs::File::open(&full).context(|| format!("could not read '{path}'"))?;
+        let mut file = std::fs::File::open(&full).context(|| format!("could not read '{path}'"))?;
         return Ok(Some((
             kind,
             objects::write_blob_from(repo, meta.len(), &mut file)?,

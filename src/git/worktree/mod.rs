@@ -14,8 +14,8 @@ pub mod pool;
 mod remove;
 pub mod submodules;
 pub use remove::{
-    delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
-    leftover_removals, move_aside, move_dir_aside, asides_dir, remove, remove_admin, Aside,
+    asides_dir, delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
+    leftover_removals, move_aside, move_dir_aside, remove, remove_admin, Aside,
 };
 
 /// One linked worktree as git records it.
