@@ -225,7 +225,7 @@ pub fn full_branch(name: &str) -> String {
 }
 
 pub(super) fn short(name: &str) -> &str {
-    name.strip_prefix("refs/heads/").unwrap_or(name)
+    crate::git::refs::short_name(name)
 }
 
 /// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists and is not a live

@@ -103,7 +103,7 @@ pub fn entries(repo: &Repo, worktree_dir: &Path) -> Result<Vec<Entry>> {
 fn ref_name(base: &str, name: &str) -> String {
     format!(
         "{REF_PREFIX}{}/{name}",
-        base.strip_prefix("refs/heads/").unwrap_or(base)
+        crate::git::refs::short_name(base)
     )
 }
 
@@ -125,7 +125,7 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
         })?,
     };
     if !crate::git::refs::is_valid_name(&full) || repo.find_ref(&full)?.is_none() {
-        let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
+        let short = crate::git::refs::short_name(&full);
         if base.is_none() {
             return Err(Error::input(format!("branch '{short}' has no commits yet"))
                 .hint("make a first commit, then fill the pool"));
