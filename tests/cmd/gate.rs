@@ -26,11 +26,7 @@ fn task_in_tmp(repo: &TestRepo, tmp: &Path, args: &[&str]) -> crate::common::Run
         .args(args)
         .output()
         .unwrap();
-    crate::common::Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    crate::common::Run::of(out)
 }
 
 /// The second run sees no untracked file and no changed tracked file of the first, keeps the
