@@ -301,6 +301,8 @@ fn json_reports_keep_their_documented_keys() {
             "command",
             "code",
             "output",
+            "timed_out",
+            "timeout",
         ],
     );
     for v in [&start, &list, &status, &log, &remove, &sweep, &failed] {
