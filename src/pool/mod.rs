@@ -101,10 +101,7 @@ pub fn entries(repo: &Repo, worktree_dir: &Path) -> Result<Vec<Entry>> {
 
 /// The ref of a new entry `name` for `base` (`refs/heads/...`).
 fn ref_name(base: &str, name: &str) -> String {
-    format!(
-        "{REF_PREFIX}{}/{name}",
-        crate::git::refs::short_name(base)
-    )
+    format!("{REF_PREFIX}{}/{name}", crate::git::refs::short_name(base))
 }
 
 /// `task.poolSize` (0 when unset or not a number).
