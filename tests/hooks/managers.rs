@@ -10,26 +10,12 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Runs `sh -c script` in `dir` with `path` as `PATH`.
 fn sh(repo: &TestRepo, dir: &Path, path: &OsString, script: &str) -> Run {
-    let out = repo
-        .command("sh", dir)
-        .env("PATH", path)
-        .args(["-c", script])
-        .output()
-        .unwrap();
-    Run::of(out)
+    super::tools::run_with_path(repo, "sh", dir, path, &["-c", script])
 }
 
-/// Runs git with `path` as `PATH` (so that hooks find the managers' programs).
 fn git(repo: &TestRepo, dir: &Path, path: &OsString, args: &[&str]) -> Run {
-    let out = repo
-        .command("git", dir)
-        .env("PATH", path)
-        .args(args)
-        .output()
-        .unwrap();
-    Run::of(out)
+    super::tools::run_with_path(repo, "git", dir, path, args)
 }
 
 /// A hook body that logs `<tag> <cwd>` and fails while the file `fail` exists.

@@ -11,23 +11,11 @@ use std::ffi::OsString;
 use std::path::Path;
 
 fn sh(repo: &TestRepo, path: &OsString, script: &str) -> Run {
-    let out = repo
-        .command("sh", repo.root())
-        .env("PATH", path)
-        .args(["-c", script])
-        .output()
-        .unwrap();
-    Run::of(out)
+    super::tools::run_with_path(repo, "sh", repo.root(), path, &["-c", script])
 }
 
 fn git(repo: &TestRepo, dir: &Path, path: &OsString, args: &[&str]) -> Run {
-    let out = repo
-        .command("git", dir)
-        .env("PATH", path)
-        .args(args)
-        .output()
-        .unwrap();
-    Run::of(out)
+    super::tools::run_with_path(repo, "git", dir, path, args)
 }
 
 fn lefthook_yml(log: &Path, name: &str) -> String {

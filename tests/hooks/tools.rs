@@ -133,3 +133,21 @@ pub fn path_with_first(dir: &Path, rest: &std::ffi::OsStr) -> std::ffi::OsString
     dirs.extend(std::env::split_paths(rest));
     std::env::join_paths(dirs).unwrap()
 }
+
+/// Runs `program args` in `dir` with `path` as `PATH` (so that hooks find the managers'
+/// programs), as a hook manager's user would.
+pub fn run_with_path(
+    repo: &crate::common::TestRepo,
+    program: &str,
+    dir: &Path,
+    path: &std::ffi::OsString,
+    args: &[&str],
+) -> crate::common::Run {
+    let out = repo
+        .command(program, dir)
+        .env("PATH", path)
+        .args(args)
+        .output()
+        .unwrap();
+    crate::common::Run::of(out)
+}

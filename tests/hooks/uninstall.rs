@@ -10,13 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 fn sh(repo: &TestRepo, path: &OsString, script: &str) -> Run {
-    let out = repo
-        .command("sh", repo.root())
-        .env("PATH", path)
-        .args(["-c", script])
-        .output()
-        .unwrap();
-    Run::of(out)
+    super::tools::run_with_path(repo, "sh", repo.root(), path, &["-c", script])
 }
 
 fn is_ours(path: &Path) -> bool {
