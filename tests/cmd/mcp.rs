@@ -121,14 +121,14 @@ fn inspector_cli_script_passes() {
 }
 
 /// A session with `git task mcp`: JSON-RPC lines in, answers by id.
-struct Session {
-    child: std::process::Child,
-    lines: std::sync::mpsc::Receiver<String>,
-    next: u64,
+pub(super) struct Session {
+    pub(super) child: std::process::Child,
+    pub(super) lines: std::sync::mpsc::Receiver<String>,
+    pub(super) next: u64,
 }
 
 impl Session {
-    fn open(repo: &TestRepo, dir: &Path) -> Session {
+    pub(super) fn open(repo: &TestRepo, dir: &Path) -> Session {
         Session::spawn(&mut task_command(repo, dir, &["mcp"]))
     }
 
@@ -163,9 +163,34 @@ impl Session {
     }
 
     fn send(&mut self, message: Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// Writes one line to the server as it is (a malformed request too).
+    pub(super) fn send_line(&mut self, line: &str) {
         let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
+        writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Every line the server writes until the answer to request `id`, that answer last (every
+    /// stdout line must be JSON-RPC).
+    pub(super) fn until(&mut self, id: u64) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .unwrap_or_else(|_| panic!("no answer to request {id}; seen: {seen:?}"));
+            let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("stdout carried a line that is not JSON-RPC ({e}): {line}")
+            });
+            let done = msg["id"] == id;
+            seen.push(msg);
+            if done {
+                return seen;
+            }
+        }
     }
 
     /// Sends a request and waits for its answer (every stdout line must be JSON-RPC).
@@ -173,22 +198,11 @@ impl Session {
         let id = self.next;
         self.next += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(120))
-                .expect("an answer from the server");
-            let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
-                panic!("stdout carried a line that is not JSON-RPC ({e}): {line}")
-            });
-            if msg["id"] == id {
-                return msg;
-            }
-        }
+        self.until(id).pop().unwrap()
     }
 
     /// Calls a tool; returns (isError, the first content parsed as JSON, the whole result).
-    fn call(&mut self, tool: &str, args: Value) -> (bool, Value, Value) {
+    pub(super) fn call(&mut self, tool: &str, args: Value) -> (bool, Value, Value) {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": args}));
         let result = answer["result"].clone();
         assert!(
@@ -200,7 +214,7 @@ impl Session {
         (result["isError"] == true, doc, result)
     }
 
-    fn close(mut self) -> i32 {
+    pub(super) fn close(mut self) -> i32 {
         drop(self.child.stdin.take());
         self.child.wait().unwrap().code().unwrap_or(-1)
     }

@@ -13,7 +13,7 @@
 use super::support::{all_refs, collect, commit_all, rev, task_command, write_script};
 use crate::common::{Run, TestRepo};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -1405,98 +1405,7 @@ fn attack_record_with_a_bad_id_makes_no_command_panic() {
 // ---------------------------------------------------------------------------------------------
 // Inputs from outside the repository: MCP clients and remotes.
 
-/// A session with `git task mcp`: JSON-RPC lines in, answers by id.
-struct Session {
-    child: std::process::Child,
-    lines: std::sync::mpsc::Receiver<String>,
-    next: u64,
-}
-
-impl Session {
-    fn open(repo: &TestRepo, dir: &Path) -> Session {
-        let mut child = task_command(repo, dir, &["mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut s = Session {
-            child,
-            lines,
-            next: 1,
-        };
-        let init = s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "git-task", "{init}");
-        s.send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-        s
-    }
-
-    fn send_line(&mut self, line: &str) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Every line the server writes until the answer to request `id`, that answer last.
-    fn until(&mut self, id: u64) -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(120))
-                .unwrap_or_else(|_| panic!("no answer to request {id}; seen: {seen:?}"));
-            let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
-                panic!("stdout carried a line that is not JSON-RPC ({e}): {line}")
-            });
-            let done = msg["id"] == id;
-            seen.push(msg);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send_line(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        );
-        self.until(id).pop().unwrap()
-    }
-
-    /// Calls a tool; returns (isError, the first content parsed as JSON).
-    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
-        let answer = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        let result = answer["result"].clone();
-        assert!(
-            result.is_object(),
-            "a protocol error instead of a tool result: {answer}"
-        );
-        let text = result["content"][0]["text"].as_str().unwrap_or_default();
-        (
-            result["isError"] == true,
-            serde_json::from_str(text).unwrap_or(Value::Null),
-        )
-    }
-
-    fn close(mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
+use super::mcp::Session;
 
 /// Attack: an MCP client (the agent) calls `start` with a `path` of its choosing outside the
 /// tasks directory (here `<tmp>/home/.config/autostart/evil`, standing for
@@ -1507,11 +1416,11 @@ fn attack_mcp_start_with_a_path_outside_the_tasks_directory_is_refused() {
     let repo = TestRepo::new();
     let autostart = repo.base().join("home/.config/autostart");
     let mut s = Session::open(&repo, repo.root());
-    let (err, doc) = s.call(
+    let (err, doc, _) = s.call(
         "start",
         json!({"id": "evil", "path": autostart.join("evil").display().to_string()}),
     );
-    s.close();
+    let _ = s.close();
     assert!(err, "an MCP start wrote outside the tasks directory: {doc}");
     assert_eq!(doc["error"], "input", "{doc}");
     assert_eq!(doc["exit_code"], 2, "{doc}");
@@ -1582,11 +1491,11 @@ fn attack_mcp_acts_only_on_the_repository_it_was_started_in() {
     let other = TestRepo::new();
     let before = all_refs(&other);
     let mut s = Session::open(&repo, repo.root());
-    let (err, doc) = s.call(
+    let (err, doc, _) = s.call(
         "start",
         json!({"id": "x", "repo": other.root().display().to_string()}),
     );
-    s.close();
+    let _ = s.close();
     assert!(err, "an MCP call acted on another repository: {doc}");
     assert_eq!(all_refs(&other), before);
     assert!(!other.task_dir("x").exists());
@@ -1951,7 +1860,7 @@ fn root_cause_inputs_mcp_arguments_stay_inside_the_repository() {
     .enumerate()
     {
         let id = format!("p{n}");
-        let (err, doc) = s.call(
+        let (err, doc, _) = s.call(
             "start",
             json!({"id": id, "path": path.display().to_string()}),
         );
@@ -1964,10 +1873,10 @@ fn root_cause_inputs_mcp_arguments_stay_inside_the_repository() {
         assert!(!path.exists(), "{} was created", path.display());
     }
     let before = all_refs(&other);
-    let (err, doc) = s.call("list", json!({"repo": other.root().display().to_string()}));
+    let (err, doc, _) = s.call("list", json!({"repo": other.root().display().to_string()}));
     assert!(err, "list acted on another repository: {doc}");
     assert_eq!(all_refs(&other), before);
-    s.close();
+    let _ = s.close();
     assert!(repo.refs("refs/tasks/").is_empty());
 }
 
