@@ -141,8 +141,6 @@ pub struct Target {
 pub struct Input {
     /// The session's working directory (`cwd`), when sent.
     pub cwd: Option<PathBuf>,
-    /// The tool being called.
-    pub tool: String,
     /// The paths it would write.
     pub targets: Vec<Target>,
 }
@@ -251,7 +249,7 @@ pub fn parse(harness: Harness, text: &str) -> Result<Input> {
             ))
         }
     };
-    Ok(Input { cwd, tool, targets })
+    Ok(Input { cwd, targets })
 }
 
 /// The paths an `apply_patch` patch touches (Codex's grammar: `*** Add File:`, `*** Update
@@ -668,6 +666,7 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
                 kind: ChangeKind::Modified,
                 link_target: Some(Link::Outside(real.display().to_string())),
                 unsafe_path,
+                content: None,
             };
             let landing = printable(&real.display().to_string()).into_owned();
             refusals.extend(judge_at(&mut places, l, change, &mut named)?.into_iter().map(
@@ -729,6 +728,7 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
             kind,
             link_target: None,
             unsafe_path,
+            content: None,
         };
         refusals.extend(
             judge_at(&mut places, p, change, &mut named)?

@@ -57,42 +57,107 @@
 //! | agent-harness pre-write hooks (`guard claude\|codex\|gemini`): one path judged before it is written | `guard.rs`, `commands/guard.rs` |
 
 pub mod app;
-pub mod attempt;
-pub mod audit;
-pub mod autocommit;
-pub mod changes;
-pub mod checkpoint;
-pub mod checks;
-pub mod claims;
+pub(crate) mod attempt;
+pub(crate) mod audit;
+pub(crate) mod autocommit;
+pub(crate) mod changes;
+pub(crate) mod checkpoint;
+pub(crate) mod checks;
+pub(crate) mod claims;
 pub mod cli;
-pub mod commands;
-pub mod config;
-pub mod confine;
-pub mod contract;
-pub mod copy;
-pub mod error;
-pub mod gate;
-pub mod git;
-pub mod guard;
-pub mod harness;
-pub mod hooks;
-pub mod ledger;
-pub mod lifecycle;
-pub mod mcp;
-pub mod merge;
-pub mod output;
-pub mod overlaps;
-pub mod patch;
-pub mod pool;
-pub mod record;
-pub mod recover;
-pub mod remote;
-pub mod resolve;
-pub mod snapshot;
-pub mod sync;
-pub mod task;
-pub mod undo;
-pub mod work;
+pub(crate) mod commands;
+pub(crate) mod config;
+pub(crate) mod confine;
+pub(crate) mod contract;
+pub(crate) mod copy;
+pub(crate) mod error;
+pub(crate) mod gate;
+pub(crate) mod git;
+pub(crate) mod guard;
+pub(crate) mod harness;
+pub(crate) mod hooks;
+pub(crate) mod ledger;
+pub(crate) mod lifecycle;
+pub(crate) mod mcp;
+pub(crate) mod merge;
+pub(crate) mod output;
+pub(crate) mod overlaps;
+pub(crate) mod patch;
+pub(crate) mod pool;
+pub(crate) mod record;
+pub(crate) mod recover;
+pub(crate) mod remote;
+pub(crate) mod resolve;
+pub(crate) mod snapshot;
+pub(crate) mod sync;
+pub(crate) mod task;
+pub(crate) mod undo;
+pub(crate) mod work;
 
 pub use app::run;
 pub use error::{Error, Result};
+
+/// What the integration tests (`tests/`) reach inside the crate, named item by item: every
+/// other module is `pub(crate)`, so rustc reports any item nothing uses.
+#[doc(hidden)]
+pub mod testing {
+    pub mod git {
+        pub use crate::git::{ObjectId, Repo};
+        pub mod diff {
+            pub use crate::git::diff::ChangeKind;
+        }
+        pub mod index {
+            pub use crate::git::index::{cachetree, file, staged};
+        }
+        pub mod objects {
+            pub use crate::git::objects::{commit_parents, commit_tree};
+        }
+        pub mod refs {
+            pub mod read {
+                pub use crate::git::refs::read::RefReader;
+            }
+        }
+        pub mod status {
+            pub mod dirty {
+                pub use crate::git::status::dirty::{quick_check, DotGit, Place, Quick};
+            }
+        }
+        pub mod worktree {
+            pub use crate::git::worktree::list;
+        }
+    }
+    pub mod changes {
+        pub use crate::changes::read_staged;
+    }
+    pub mod commands {
+        pub use crate::commands::JSON_SCHEMAS;
+        pub mod schema {
+            pub use crate::commands::schema::documents;
+        }
+    }
+    pub mod config {
+        pub use crate::config::Settings;
+    }
+    pub mod contract {
+        pub mod overlap {
+            pub use crate::contract::overlap::{intersect, Overlap, PathSet};
+        }
+    }
+    pub mod patch {
+        pub use crate::patch::{accept, Accepted};
+    }
+    pub mod record {
+        pub use crate::record::{load_existing, read_at};
+    }
+    pub mod recover {
+        pub mod abandoned {
+            pub use crate::recover::abandoned::roll_back_abandoned;
+        }
+        pub mod liveness {
+            pub use crate::recover::liveness::provisioning_is_abandoned;
+        }
+    }
+    pub mod task {
+        pub use crate::task::{Status, TaskId};
+    }
+}

@@ -9,9 +9,7 @@
 //! `list` and `undo` read it; nothing here starts, accepts or rolls back a task.
 
 use crate::error::{Error, Result};
-pub use crate::git::status::state::{
-    hash_file, hash_file_bytes, read, read_to_keep, WorktreeState,
-};
+pub use crate::git::status::state::{hash_file, read, read_to_keep, WorktreeState};
 use crate::git::EntryKind;
 use crate::git::{diff, objects, pack, worktree, ObjectId, Repo};
 use crate::record::Record;

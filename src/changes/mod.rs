@@ -6,20 +6,12 @@ use crate::contract::judge::Link;
 use crate::contract::judge::RepairContext;
 use crate::contract::{self, BranchFile, Change, Effective, Verdict};
 use crate::error::Result;
-use crate::git::diff::{self, ChangedPath};
+use crate::git::diff::{self, ChangeKind, ChangedPath};
 pub use crate::git::index::staged::{read_staged, Staged};
 use crate::git::objects::{self, Tree};
 use crate::git::{EntryKind, ObjectId, Repo};
 use crate::record::Record;
 use crate::task::Mode;
-
-/// Turns tree changes into judge input, resolving symlink targets to repository paths.
-///
-/// Whether a link's target is a directory is not known here (it is taken as one that may be):
-/// prefer [`to_judged_in`] with the tree the changes lead to.
-pub fn to_judged(repo: &Repo, changes: &[ChangedPath]) -> Result<Vec<Change>> {
-    to_judged_in(repo, changes, None)
-}
 
 /// Turns tree changes into judge input; a symlink's target is resolved in `tree` (the tree the
 /// changes lead to), through the symlinks met on the way, and told a directory from a file
@@ -88,6 +80,11 @@ fn judged_with(
             kind: c.kind,
             link_target,
             unsafe_path: c.unsafe_path,
+            content: match c.kind {
+                ChangeKind::Deleted => c.old.map(|(_, id)| id),
+                ChangeKind::Added => c.new.map(|(_, id)| id),
+                ChangeKind::Modified => None,
+            },
         });
     }
     Ok(out)
@@ -472,30 +469,6 @@ fn own_changes(
         }
     }
     Ok(own)
-}
-
-/// Judges a commit that git-task itself is about to make for task `record` (`commit`, `checkpoint`):
-/// the change from `parent_tree` to `tree`, with `tree`'s `.task-contract.toml` as the branch level.
-///
-/// gix runs no hooks, so git-task's own commits call this in process where
-/// `git commit` would have run the pre-commit hook (SPEC §8). The result is
-/// the same verdict the hook gives for the same change.
-pub fn judge_commit(
-    repo: &Repo,
-    record: &Record,
-    parent_tree: ObjectId,
-    tree: ObjectId,
-) -> Result<Verdict> {
-    let changed = diff::tree_to_tree(repo, parent_tree, tree)?;
-    let judged = to_judged_in(repo, &changed, Some(tree))?;
-    let branch = branch_file_in_tree(repo, record, tree)?;
-    let contract = effective(repo, record, &branch)?;
-    let ctx = RepairContext {
-        source: "HEAD".into(),
-        staged: true,
-        root: worktree_root(record),
-    };
-    Ok(contract::judge(&contract, &judged, &ctx))
 }
 
 /// Judges the whole task: everything since the base, committed or not, untracked files included.

@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, args: &HookArgs) -> CmdResult {
 /// githooks(5) pre-commit: a non-zero exit aborts the commit. The report goes to stderr.
 fn pre_commit(ctx: &Ctx) -> CmdResult {
     match pre_commit::run(&ctx.repo, &ctx.settings)? {
-        pre_commit::Outcome::NoTask | pre_commit::Outcome::Clean(_) => Ok(Done::Ok),
+        pre_commit::Outcome::NoTask | pre_commit::Outcome::Clean => Ok(Done::Ok),
         pre_commit::Outcome::Finished { task, status } => {
             ctx.out.warn(format_args!(
                 "task '{task}' is {status}; this commit is not checked against its contract"

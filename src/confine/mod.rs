@@ -22,7 +22,7 @@ mod hull;
 mod kernel;
 mod store;
 
-pub use hull::{hull, Hull};
+pub use hull::hull;
 pub use store::{settle, settle_all, Settled};
 
 use crate::error::{Error, Result};

@@ -22,6 +22,9 @@ pub struct Change {
     pub link_target: Option<Link>,
     /// A component of the raw path is one git refuses (SPEC §5 path safety).
     pub unsafe_path: bool,
+    /// The content it had (a deletion) or has (an addition): a deletion and an addition of the
+    /// same content are a rename, which a repair puts back as a whole.
+    pub content: Option<crate::git::ObjectId>,
 }
 
 /// Where a symlink points, resolved lexically from its own directory (SPEC §5).
@@ -36,12 +39,14 @@ pub enum Link {
 
 impl Change {
     /// A change of an ordinary file (no symlink), its path taken as safe.
+    #[cfg(test)]
     pub fn file(path: impl Into<String>, kind: ChangeKind) -> Change {
         Change {
             path: path.into(),
             kind,
             link_target: None,
             unsafe_path: false,
+            content: None,
         }
     }
 }
@@ -131,6 +136,13 @@ pub struct Verdict {
     pub repair: String,
     /// How many paths were judged (the contract file not counted).
     pub checked: usize,
+    /// What to run next with git-task (`hint: …` lines): put the offending paths back
+    /// (`revert`, which saves the work first), then commit. Empty when the contract holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
+    /// The same steps as `git task mcp` tool calls (`revert` with `paths`, then `commit`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next: Vec<crate::error::Call>,
 }
 
 impl Verdict {
@@ -170,6 +182,7 @@ pub fn judge(contract: &Effective, changes: &[Change], repair: &RepairContext) -
     } else {
         repair_text(contract, &violations, changes, repair)
     };
+    let (hints, next) = next_steps(&contract.task, &violations, changes);
     Verdict {
         kind: if violations.is_empty() {
             "contract_ok"
@@ -180,7 +193,85 @@ pub fn judge(contract: &Effective, changes: &[Change], repair: &RepairContext) -
         violations,
         repair,
         checked: judged.len(),
+        hints,
+        next,
     }
+}
+
+/// The deleted path and the added one a rename made of it (the same content), in `changes`.
+fn renames(changes: &[Change]) -> Vec<(&str, &str)> {
+    let mut taken = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for gone in changes.iter().filter(|c| c.kind == ChangeKind::Deleted) {
+        let Some(content) = gone.content else {
+            continue;
+        };
+        if let Some(new) = changes.iter().find(|c| {
+            c.kind == ChangeKind::Added && c.content == Some(content) && !taken.contains(&c.path)
+        }) {
+            taken.insert(new.path.clone());
+            out.push((gone.path.as_str(), new.path.as_str()));
+        }
+    }
+    out
+}
+
+/// The paths a repair puts back: each offending path, and the other name of a rename one of
+/// them is part of.
+fn offending_paths(violations: &[Violation], changes: &[Change]) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    let renames = renames(changes);
+    for v in violations {
+        if matches!(
+            v.reason,
+            Reason::TooManyFiles | Reason::ContractTampered | Reason::UnsafePath
+        ) {
+            continue;
+        }
+        let mut push = |p: &str| {
+            if !paths.iter().any(|q| q == p) {
+                paths.push(p.to_owned());
+            }
+        };
+        push(&v.file);
+        for (old, new) in &renames {
+            if *old == v.file {
+                push(new);
+            } else if *new == v.file {
+                push(old);
+            }
+        }
+    }
+    paths
+}
+
+/// The git-task steps out of a violation: `revert` the offending paths (saving the work
+/// first), then `commit`; in words and as MCP tool calls.
+fn next_steps(
+    task: &str,
+    violations: &[Violation],
+    changes: &[Change],
+) -> (Vec<String>, Vec<crate::error::Call>) {
+    let paths = offending_paths(violations, changes);
+    if paths.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let options: Vec<String> = paths
+        .iter()
+        .map(|p| format!("--path {}", shell_quote(p)))
+        .collect();
+    let hints = vec![
+        format!(
+            "or put them back with git-task, which saves the work as an attempt first: git task revert {task} {}",
+            options.join(" ")
+        ),
+        format!("then commit that: git task commit {task}"),
+    ];
+    let next = vec![
+        crate::error::Call::on("revert", task).arg("paths", paths),
+        crate::error::Call::on("commit", task),
+    ];
+    (hints, next)
 }
 
 fn judge_path(contract: &Effective, change: &Change) -> Option<Violation> {
@@ -436,17 +527,39 @@ fn repair_text(
     };
     let mut restore = Vec::new();
     let mut added = Vec::new();
+    // A rename is put back as a whole: the old name restored, the new one gone.
+    let mut renamed = Vec::new();
+    let pairs = renames(changes);
     for v in violations {
         match v.reason {
             Reason::TooManyFiles | Reason::ContractTampered | Reason::UnsafePath => {}
-            _ => match kind_of(&v.file) {
-                Some(ChangeKind::Added) => added.push(shell_quote(&v.file)),
-                _ => restore.push(shell_quote(&v.file)),
-            },
+            _ => {
+                if let Some(pair) = pairs
+                    .iter()
+                    .find(|(old, new)| *old == v.file || *new == v.file)
+                {
+                    if !renamed.contains(pair) {
+                        renamed.push(*pair);
+                    }
+                    continue;
+                }
+                match kind_of(&v.file) {
+                    Some(ChangeKind::Added) => added.push(shell_quote(&v.file)),
+                    _ => restore.push(shell_quote(&v.file)),
+                }
+            }
         }
     }
-    if !restore.is_empty() || !added.is_empty() {
+    if !restore.is_empty() || !added.is_empty() || !renamed.is_empty() {
         lines.push("Put the offending files back with:".into());
+    }
+    for (old, new) in &renamed {
+        lines.push(format!(
+            "  {git} add -- {new} && {git} restore --source={} --staged --worktree -- {old} {new}   # undoes the rename of {old} to {new}",
+            ctx.source,
+            new = shell_quote(new),
+            old = shell_quote(old),
+        ));
     }
     if !restore.is_empty() {
         lines.push(format!(

@@ -63,9 +63,6 @@ pub struct RefChange {
     pub old: Option<String>,
     /// The value after (`None`: deleted).
     pub new: Option<String>,
-    /// It may also be absent before (`Expect::AbsentOrIs`).
-    #[serde(default)]
-    pub or_absent: bool,
     /// Its old value did not matter (`Expect::Any`): not finished by recovery, which cannot
     /// tell whether another writer moved it since.
     #[serde(default)]

@@ -47,7 +47,7 @@ pub(crate) use fs::read_small;
 pub use fs::{absolute, canonical, cwd_inside, is_executable, leave_if_inside, normalize};
 /// Byte strings: repository paths are bytes, not UTF-8 (`BString`, `BStr`, `ByteSlice`).
 pub mod bstr {
-    pub use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
+    pub use gix::bstr::{BStr, BString, ByteSlice};
 }
 
 /// Repository paths (git's bytes, `/`-separated) and paths on disk.
@@ -62,6 +62,7 @@ pub mod path {
     }
 
     /// A path on disk (a link's target) as git stores it.
+    #[cfg(not(unix))]
     pub fn to_repo(path: &Path) -> Result<std::borrow::Cow<'_, BStr>> {
         gix::path::into_bstr(path)
             .map_err(|e| Error::repo(format!("bad path '{}'", path.display()), e))

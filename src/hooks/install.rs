@@ -41,11 +41,8 @@
 //! The config files are edited in process ([`crate::git::config`]). No git
 //! process is started.
 
-pub use super::dir::{
-    chained_path, HookOutcome, HookStatus, InstallAction, State, UninstallAction, CHAINED_SUFFIX,
-    LEGACY_SUFFIX, OLD_SUFFIX,
-};
 use super::dir::{install_in_dir, main_dir, read_text, status_in_dir, uninstall_in_dir};
+pub use super::dir::{HookOutcome, HookStatus, InstallAction, State, UninstallAction};
 use super::scripts::{self, HookKind};
 use super::worktrees::{self, WorktreeOutcome};
 use super::{Enforcement, Layout};
@@ -158,21 +155,45 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
                 uninstall_in_dir(&theirs)?;
             }
         }
-        if repo.config_bool("extensions.worktreeConfig") != Some(true) {
-            config::add_local_value(repo, "extensions", "worktreeConfig", "true")?;
-            config::add_local_value(repo, "task", "hooksAddedWorktreeConfig", "true")?;
-            worktree_config_changed = true;
-        }
+    }
+    // Linked worktrees (and, with a relative core.hooksPath, every worktree) point their own
+    // core.hooksPath at git-task's directory of that worktree (see worktrees::points).
+    // git 2.54 and later also run the hooks defined in config, in every worktree, whatever a
+    // hook manager does to the hooks directories; the copies there step aside for them.
+    // An older git keeps them up to date once a newer one registered them.
+    if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir() {
+        super::config_hooks::install(repo, &opts.settings)?;
+    }
+    let point = match &layout {
+        Layout::Relative(_) => true,
+        Layout::Shared(_) => worktrees::can_point(repo) && !worktrees::config_hooks_run(repo),
+        Layout::Disabled => false,
+    };
+    if point && repo.config_bool("extensions.worktreeConfig") != Some(true) {
+        config::add_local_value(repo, "extensions", "worktreeConfig", "true")?;
+        config::add_local_value(repo, "task", "hooksAddedWorktreeConfig", "true")?;
+        worktree_config_changed = true;
     }
     let dir = main_dir(repo, &layout);
     let shared = matches!(layout, Layout::Shared(_));
     let hooks = if shared {
-        let hooks = install_in_dir(&dir, &opts.settings, opts.force, false)?;
+        let hooks = install_in_dir(&dir, &opts.settings, opts.force)?;
         remember_dir(repo, &dir)?;
         hooks
     } else {
         Vec::new()
     };
+    // dulwich (and gitg) run the main worktree's hooks from `.git/hooks` whatever
+    // core.hooksPath says; git never looks there while it is set, so a copy there runs once.
+    let default_dir = repo.common_dir().join("hooks");
+    if !repo.is_bare() && crate::git::absolute(&dir) != crate::git::absolute(&default_dir) {
+        let settings = scripts::Settings {
+            chain: String::new(),
+            ..opts.settings.clone()
+        };
+        install_in_dir(&default_dir, &settings, opts.force)?;
+        remember_dir(repo, &default_dir)?;
+    }
     let mut worktrees_out = Vec::new();
     let mut main_hooks = hooks;
     for wt in worktrees::all(repo)? {
@@ -195,12 +216,6 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
             &opts.settings,
             opts.force,
         )?);
-    }
-    // git 2.54 and later also run the hooks defined in config, in every worktree, whatever a
-    // hook manager does to the hooks directories; the copies there step aside for them.
-    // An older git keeps them up to date once a newer one registered them.
-    if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir() {
-        super::config_hooks::install(repo, &opts.settings)?;
     }
     let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
     // Pins the settings when nothing is pinned yet; once pinned, only `git task trust`
@@ -323,7 +338,13 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
             path: wt.path.display().to_string(),
             dir: own.display().to_string(),
             enforcement: super::enforcement(repo, Some(&wt.git_dir)),
-            hooks: status_in_dir(&own, &main_settings)?,
+            hooks: status_in_dir(
+                &own,
+                &scripts::Settings {
+                    chain: worktrees::chain(&layout, worktrees::points(repo, &wt, &layout)),
+                    ..settings.clone()
+                },
+            )?,
         });
     }
     let notes_rewrite_ref = repo
@@ -345,7 +366,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
 /// one absolute path a line: `uninstall` cleans each, wherever `core.hooksPath` points now.
 pub const DIRS_FILE: &str = "git-task/hooks-dirs";
 
-fn remembered_dirs(repo: &Repo) -> Vec<std::path::PathBuf> {
+pub(super) fn remembered_dirs(repo: &Repo) -> Vec<std::path::PathBuf> {
     std::fs::read_to_string(repo.common_dir().join(DIRS_FILE))
         .unwrap_or_default()
         .lines()

@@ -48,7 +48,7 @@ pub enum Outcome {
         status: Status,
     },
     /// The staged changes keep the contract.
-    Clean(Verdict),
+    Clean,
     /// The staged changes break the contract: the commit must be refused.
     Violation {
         /// The report.
@@ -67,8 +67,6 @@ pub enum Outcome {
 pub struct Reverted {
     /// The attempt ref holding the offending changes.
     pub attempt: String,
-    /// Its commit.
-    pub commit: ObjectId,
     /// The paths put back to HEAD (or removed, when HEAD has no such file).
     pub paths: Vec<String>,
 }
@@ -87,20 +85,20 @@ pub fn run(repo: &Repo, settings: &Settings) -> Result<Outcome> {
     let patch = record.state.mode == crate::task::Mode::Patch;
     if patch && !super::patch::guards(record.state.status) {
         return Ok(Outcome::Unguarded {
-            task: record.state.id.clone(),
+            task: record.state.id.to_string(),
             status: record.state.status,
         });
     }
     if !record.state.status.is_live() {
         return Ok(Outcome::Finished {
-            task: record.state.id.clone(),
+            task: record.state.id.to_string(),
             status: record.state.status,
         });
     }
     let staged = changes::read_staged(repo)?;
     let verdict = changes::judge_staged(repo, &record, &staged)?;
     if verdict.is_clean() {
-        return Ok(Outcome::Clean(verdict));
+        return Ok(Outcome::Clean);
     }
     let details = Event::Violation(event::Violation::Staged {
         source: "pre-commit".into(),
@@ -180,7 +178,7 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
     let attempt_tree = objects::edit_tree(repo, index_tree, &disk_edits)?;
     let mut attempt_parents = parents.clone();
     attempt_parents.push(index_commit);
-    let (attempt, commit) = crate::attempt::write(
+    let (attempt, _) = crate::attempt::write(
         repo,
         &id,
         attempt_tree,
@@ -197,11 +195,7 @@ fn revert(repo: &Repo, record: &Record, staged: &Staged, verdict: &Verdict) -> R
     for (path, entry) in &restore {
         restore_file(repo, &workdir, path, *entry)?;
     }
-    Ok(Reverted {
-        attempt,
-        commit,
-        paths,
-    })
+    Ok(Reverted { attempt, paths })
 }
 
 fn head_entry(

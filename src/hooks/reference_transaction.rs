@@ -69,8 +69,6 @@ pub fn parse(input: &str) -> Vec<RefUpdate> {
 /// The worktree a transaction comes from.
 #[derive(Clone, Debug)]
 pub struct Here {
-    /// Its private git dir.
-    pub git_dir: PathBuf,
     /// Its top directory, when known.
     pub worktree: Option<PathBuf>,
     /// The task whose worktree it is, with its own branch, if it is one.
@@ -343,11 +341,7 @@ fn look(repo: &Repo, settings: &Settings, git_dir: &Path) -> Here {
                 branch: mark.branch.or(head.clone()),
             })
     };
-    Here {
-        git_dir: git_dir.to_path_buf(),
-        worktree,
-        task,
-    }
+    Here { worktree, task }
 }
 
 /// For a push into this repository (receive-pack runs the hook): the private git dir of the

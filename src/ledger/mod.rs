@@ -45,7 +45,7 @@ pub fn apply(repo: &Repo, mover: Mover, updates: Vec<Update>) -> Result<(), RefE
             (
                 u.name.clone(),
                 match u.expect {
-                    refs::Expect::Is(o) | refs::Expect::AbsentOrIs(o) => Some(o.to_string()),
+                    refs::Expect::Is(o) => Some(o.to_string()),
                     refs::Expect::Absent | refs::Expect::Any => None,
                 },
                 u.new.map(|n| n.to_string()),

@@ -31,8 +31,6 @@ pub enum Removed {
 /// A finished removal.
 #[derive(Debug)]
 pub struct RemoveDone {
-    /// The record after the `removed` event.
-    pub record: Record,
     /// Attempts holding what would otherwise be lost.
     pub attempts: Vec<SavedAttempt>,
     /// Where the repositories nested in the worktree were moved to, if any.
@@ -142,7 +140,6 @@ pub fn remove(
         // A start that died: undo it the way sweep would, saving any work.
         return match crate::recover::abandoned::roll_back_abandoned(repo, settings, &record)? {
             Some(attempts) => Ok(Ok(Removed::Done(Box::new(RemoveDone {
-                record,
                 attempts,
                 attic: None,
                 ignored: Ignored::default(),
@@ -315,7 +312,6 @@ pub fn remove(
         warnings.push(e.to_string());
     }
     Ok(Ok(Removed::Done(Box::new(RemoveDone {
-        record,
         attempts,
         attic,
         ignored,
@@ -424,7 +420,6 @@ fn remove_patch(repo: &Repo, record: Record) -> Result<Removed> {
         warnings.push(e.to_string());
     }
     Ok(Removed::Done(Box::new(RemoveDone {
-        record,
         attempts,
         attic: None,
         ignored: Ignored::default(),

@@ -51,8 +51,6 @@ impl Summary {
 /// How hard to look at the worktree for uncommitted changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dirty {
-    /// Do not look.
-    Skip,
     /// Staged, modified, deleted and untracked files: from stat data when possible, else a full status.
     Quick,
 }
@@ -172,7 +170,6 @@ fn summarize_known(
     }
     let mut memo = None;
     let dirty = match dirty {
-        Dirty::Skip => None,
         _ if !look => None,
         Dirty::Quick if patch.is_some() => patch.as_ref().map(|(state, _)| state.is_dirty()),
         Dirty::Quick => match head {
@@ -378,10 +375,12 @@ fn list_one(
     let Some(tip) = tip else {
         return Ok(None);
     };
-    let (state, read) = match cache.get(tip) {
+    let (mut state, read) = match cache.get(tip) {
         Some(state) => (state, false),
         None => (crate::record::read_state(repo, tip)?, true),
     };
+    // This machine's worktree, never the one of the machine that wrote the last event.
+    crate::record::place::resolve(repo, &mut state);
     let (summary, known, known_changed) =
         if !all && matches!(state.status, Status::Merged | Status::Removed) {
             (None, None, false)

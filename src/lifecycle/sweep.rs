@@ -112,8 +112,10 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
         repairs.push(repair(r.problem, None, r.action));
     }
     // 0c. Objects of confined sessions that ended, into the shared store (`exec --confine`).
+    // 0d. Ledger entries a killed transaction left pending (`ledger::records`).
     if !dry_run {
         crate::confine::settle_all(repo)?;
+        crate::ledger::records::settle(repo)?;
     }
     let linked = worktree::list(repo)?;
     let mut ids = record::all_ids(repo)?;
@@ -147,7 +149,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
         if crate::recover::liveness::provisioning_is_abandoned(&r.state) {
             let plan = repair(
                 "unfinished_start",
-                Some(r.state.id.clone()),
+                Some(r.state.id.to_string()),
                 "rolled back the start: deleted its worktree, branch, base ref and record".into(),
             );
             run_repair(&mut repairs, plan, dry_run, |repair| {
@@ -175,22 +177,26 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
         }
         let path = PathBuf::from(&s.worktree);
         let id = s.task_id();
-        if let Some(tip) = record::read_state(repo, r.tip)
-            .ok()
-            .filter(|stored| stored.worktree != s.worktree)
-        {
+        // This machine's worktree as last written here (`record::place`; the record's own path
+        // may be another machine's, which no event here ever moves).
+        let known = record::place::get(repo, s.id.as_str()).or_else(|| {
+            record::read_state(repo, r.tip)
+                .ok()
+                .map(|stored| stored.worktree)
+        });
+        if let Some(known) = known.filter(|known| *known != s.worktree) {
             // `record::load` found the branch checked out elsewhere: record where it is now.
             let plan = repair(
                 "worktree_moved",
-                Some(s.id.clone()),
+                Some(s.id.to_string()),
                 format!(
-                    "worktree '{}' was moved to '{}': recorded the new path",
-                    tip.worktree, s.worktree
+                    "worktree '{known}' was moved to '{}': recorded the new path",
+                    s.worktree
                 ),
             );
             run_repair(&mut repairs, plan, dry_run, |_| {
                 let moved = Event::Moved(event::Moved {
-                    from: tip.worktree.clone(),
+                    from: known.clone(),
                     to: s.worktree.clone(),
                 });
                 record::append(repo, r, moved, s, Vec::new())?;
@@ -210,7 +216,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
         }
         let plan = repair(
             "worktree_vanished",
-            Some(s.id.clone()),
+            Some(s.id.to_string()),
             format!(
                 "worktree '{}' is gone: pruned it, deleted branch '{}', marked the task removed",
                 path.display(),

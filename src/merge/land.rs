@@ -53,7 +53,7 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
         landing
             .pending
             .iter()
-            .map(|p| p.record.state.id.clone())
+            .map(|p| p.record.state.id.to_string())
             .collect(),
     );
     match crate::ledger::apply(repo, mover, updates.clone()) {
@@ -289,7 +289,7 @@ pub(super) fn reverse(updates: &[Update]) -> Vec<Update> {
         .iter()
         .map(|u| {
             let back = match u.expect {
-                Expect::Is(old) | Expect::AbsentOrIs(old) => Some(old),
+                Expect::Is(old) => Some(old),
                 Expect::Absent | Expect::Any => None,
             };
             let expect = match u.new {

@@ -65,15 +65,15 @@ mod land;
 mod landing;
 mod lock;
 mod message;
+pub mod queue;
 pub mod remote;
 mod select;
 mod target;
 
 use lock::BranchLock;
 pub use lock::Waiting;
-pub use message::squash_message;
-pub use select::full_branch;
-pub use target::{checked_out_at, refuse_overwrite};
+pub use select::resolve_branch;
+pub use target::checked_out_at;
 
 /// A trial merge (the overlap forecast): the task at `task_tip` merged onto the commit `onto`
 /// exactly as `merge` would squash it onto `target`, with `merger` (give it a repository that
@@ -311,6 +311,28 @@ const MERGE_OBJECT_CACHE: usize = 8 << 20;
 
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
 pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
+    merge_with(repo, settings, ids, opts, false)
+}
+
+/// [`merge`] as the landing queue does it (`queue.rs`): the same gate, but the tasks' checks
+/// run once, on the tree that lands once all of them landed (`check::check_combined`), and a
+/// failure records no `checks` event (the queue bisects the batch and records what it ejects).
+pub fn merge_batch(
+    repo: &Repo,
+    settings: &Settings,
+    ids: &[TaskId],
+    opts: &Options,
+) -> Result<Outcome> {
+    merge_with(repo, settings, ids, opts, true)
+}
+
+fn merge_with(
+    repo: &Repo,
+    settings: &Settings,
+    ids: &[TaskId],
+    opts: &Options,
+    combined: bool,
+) -> Result<Outcome> {
     // The gate reads the task's and the target's trees several times (judge, plan, checkout).
     let repo = &repo.with_object_cache(MERGE_OBJECT_CACHE);
     if let Some(outcome) = accept_patch_task(repo, ids, opts)? {
@@ -333,7 +355,15 @@ pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -
         crate::confine::settle(repo, &p.record.state.task_id())?;
     }
     let keep = opts.keep || settings.keep_on_merge;
-    let gated = match gate(repo, &mut pending, &target, &checked_out, opts, keep)? {
+    let gated = match gate(
+        repo,
+        &mut pending,
+        &target,
+        &checked_out,
+        opts,
+        keep,
+        combined,
+    )? {
         Ok(gated) => gated,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };
@@ -401,6 +431,7 @@ fn gate(
     checked_out: &[PathBuf],
     opts: &Options,
     keep: bool,
+    combined: bool,
 ) -> Result<std::result::Result<Gated, Refusal>> {
     // Merges into this branch by other git-task processes wait from here to the worktree update.
     let lock = BranchLock::acquire(repo, target, &mut |w| {
@@ -436,7 +467,12 @@ fn gate(
                 Ok(plan) => plan,
                 Err(refusal) => return Ok(Err(refusal)),
             };
-        if let Some(refusal) = check::check_all(repo, pending, old_tip, opts, &mut ahead)? {
+        let refusal = if combined {
+            check::check_combined(repo, pending, old_tip, opts, &mut ahead)?
+        } else {
+            check::check_all(repo, pending, old_tip, opts, &mut ahead)?
+        };
+        if let Some(refusal) = refusal {
             return Ok(Err(refusal));
         }
         let current = tip_now()?;
@@ -477,7 +513,7 @@ fn gate(
 
 #[cfg(test)]
 mod tests {
-    use super::message::with_trailer;
+    use super::message::{squash_message, with_trailer};
     use super::*;
     use crate::git::refs::{Expect, Update};
 

@@ -10,7 +10,7 @@ pub mod table;
 pub mod violation;
 
 pub use escape::{escape, escape_keep_lines};
-pub use style::{use_color, use_color_env, Palette};
+pub use style::{use_color_env, Palette};
 
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -81,6 +81,9 @@ pub struct Failure {
     pub message: String,
     /// What to run next (`hint: …` on the command line).
     pub hints: Vec<String>,
+    /// The next steps as `git task mcp` tool calls, where a tool does them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub next: Vec<crate::error::Call>,
 }
 
 impl Failure {
@@ -92,7 +95,67 @@ impl Failure {
             exit_code: err.exit_code(),
             message: err.to_string(),
             hints: err.hints().to_vec(),
+            next: err.next_calls().to_vec(),
         }
+    }
+}
+
+/// A refusal (a negative verdict, exit 1) as JSON: the report's own fields, then what to do
+/// next, in words (`hints`, the `hint:` lines of the command line) and as MCP tool calls
+/// (`next`), so a person, a script and an agent that has only the MCP tools each get from the
+/// refusal to a landed task.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "{T}")]
+pub struct Refusal<T> {
+    /// The report.
+    #[serde(flatten)]
+    pub report: T,
+    /// What to run next, in order (`hint: …` on the command line).
+    pub hints: Vec<String>,
+    /// The same steps as `git task mcp` tool calls, in order, where a tool does them (a step
+    /// only a shell can take, such as resolving a conflict in an editor, has none).
+    pub next: Vec<crate::error::Call>,
+}
+
+/// A refusal's human form on stderr, built beside its `hints`: `error:` lines, `hint:` lines
+/// (each also kept as a hint), and text as it is.
+pub struct Said<'p> {
+    palette: &'p Palette,
+    /// The text for people.
+    pub text: String,
+    /// The hints, in order.
+    pub hints: Vec<String>,
+}
+
+impl<'p> Said<'p> {
+    /// Nothing said yet.
+    pub fn new(palette: &'p Palette) -> Self {
+        Said {
+            palette,
+            text: String::new(),
+            hints: Vec::new(),
+        }
+    }
+
+    /// An `error:` line.
+    pub fn error(&mut self, text: &str) {
+        use owo_colors::OwoColorize;
+        self.text
+            .push_str(&format!("{} {text}\n", "error:".style(self.palette.error)));
+    }
+
+    /// A `hint:` line, kept as a hint.
+    pub fn hint(&mut self, text: impl Into<String>) {
+        use owo_colors::OwoColorize;
+        let text = text.into();
+        self.text
+            .push_str(&format!("{} {text}\n", "hint:".style(self.palette.hint)));
+        self.hints.push(text);
+    }
+
+    /// Text as it is (a check's output, the list of paths).
+    pub fn raw(&mut self, text: &str) {
+        self.text.push_str(text);
     }
 }
 

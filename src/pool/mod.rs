@@ -32,8 +32,8 @@
 
 mod fill;
 mod repair;
-pub use fill::{after_start, detach, fill, filler, known_safe_trees, spawn_fill, Filled};
-pub use repair::{repair, Repaired};
+pub use fill::{after_start, detach, fill, filler, known_safe_trees, spawn_fill};
+pub use repair::repair;
 
 use crate::error::{Error, Result};
 use crate::git::checkout::twoway;

@@ -9,7 +9,7 @@
 use crate::contract::file::ContractFile;
 use crate::error::{Context, Error, Result};
 use crate::git::objects::{self, TreeEdit};
-use crate::git::refs::{Expect, RefError, Update};
+use crate::git::refs::{RefError, Update};
 use crate::git::EntryKind;
 use crate::git::{ObjectId, Repo};
 use crate::task::{layout, TaskId, TaskState};
@@ -18,6 +18,7 @@ pub mod cache;
 pub mod event;
 pub mod follow;
 pub mod frozen;
+pub mod place;
 
 pub use event::{Entry, Event};
 
@@ -74,6 +75,8 @@ pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
         }
         .error());
     }
+    // This machine's worktree, never the one of the machine that wrote the last event.
+    place::resolve(repo, &mut record.state);
     follow_moved_worktree(repo, &mut record.state);
     Ok(Some(record))
 }
@@ -176,6 +179,8 @@ fn event_commit(
     event: &Event,
 ) -> Result<ObjectId> {
     let (contract_text, policy_text) = frozen;
+    // Every event written here names this machine's worktree: it is noted as this machine's.
+    place::note(repo, state);
     let state_blob = objects::write_blob(
         repo,
         toml::to_string(state)
@@ -465,20 +470,6 @@ pub fn note(repo: &Repo, id: &TaskId, event: Event) -> Result<()> {
         })
     })?
     .into_value(id)
-}
-
-/// Deletes the record ref (only for a start that never finished).
-pub fn delete(repo: &Repo, id: &TaskId, tip: ObjectId) -> std::result::Result<(), RefError> {
-    crate::ledger::apply(
-        repo,
-        crate::ledger::Mover::GitTask,
-        vec![Update {
-            name: layout::record_ref(id),
-            new: None,
-            expect: Expect::Is(tip),
-            message: String::new(),
-        }],
-    )
 }
 
 /// Returns the events of the record, oldest first.

@@ -218,7 +218,7 @@ fn finish_ref_update(repo: &Repo, updates: &[RefChange]) -> Result<Vec<String>> 
             begun |= old != new;
             continue;
         }
-        let at_old = now == old || (u.or_absent && now.is_none());
+        let at_old = now == old;
         if u.any || !at_old {
             continue;
         }

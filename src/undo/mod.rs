@@ -18,7 +18,7 @@
 //! saves, writes and moves HEAD are one flow, read top to bottom.
 
 mod reset;
-pub use reset::{reset_patch, ResetDone};
+pub use reset::reset_patch;
 
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};

@@ -96,11 +96,11 @@ fn same_ignore_files_here_and_in_git_task(repo: &TestRepo) {
 /// The quick look at the worktree `wt`, whose HEAD is `head` (with tree `tree`, if known).
 fn quick_look(
     wt: &std::path::Path,
-    repo: &git_task::git::Repo,
-    head: git_task::git::ObjectId,
-    tree: Option<git_task::git::ObjectId>,
-) -> git_task::git::status::dirty::Quick {
-    use git_task::git::status::dirty::{quick_check, DotGit, Place};
+    repo: &git_task::testing::git::Repo,
+    head: git_task::testing::git::ObjectId,
+    tree: Option<git_task::testing::git::ObjectId>,
+) -> git_task::testing::git::status::dirty::Quick {
+    use git_task::testing::git::status::dirty::{quick_check, DotGit, Place};
     let dot_git = DotGit::read(wt);
     let place = Place {
         path: wt,
@@ -114,11 +114,11 @@ fn quick_look(
 /// a change made afterwards is still seen.
 #[test]
 fn a_fresh_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::status::dirty::Quick;
+    use git_task::testing::git::status::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("fresh", &[]);
-    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let git_repo = git_task::testing::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let look = || quick_look(&wt, &git_repo, head, None);
     assert!(
@@ -140,16 +140,16 @@ fn a_fresh_worktree_is_known_clean_from_stat_data() {
 /// directory changed; a file that stops being tracked while it stays on disk is untracked, and seen.
 #[test]
 fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
-    use git_task::git::status::dirty::Quick;
+    use git_task::testing::git::status::dirty::Quick;
     let repo = TestRepo::new();
     same_ignore_files_here_and_in_git_task(&repo);
     let wt = repo.start("c", &[]);
     let before = repo.read(&wt, "src/lib.rs");
     repo.write(&wt, "src/lib.rs", &format!("{before}// more\n"));
     repo.git(&wt, &["commit", "-q", "-am", "edit in place"]);
-    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let git_repo = git_task::testing::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
-    let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
+    let tree = git_task::testing::git::objects::commit_tree(&git_repo, head).unwrap();
     let look = || quick_look(&wt, &git_repo, head, Some(tree));
     assert!(
         matches!(look(), Quick::Clean(_)),
@@ -157,9 +157,9 @@ fn a_commit_keeps_the_quick_look_and_an_untracked_file_is_seen() {
     );
     repo.git(&wt, &["rm", "-q", "--cached", "README.md"]);
     repo.git(&wt, &["commit", "-q", "-m", "untrack README"]);
-    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let git_repo = git_task::testing::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
-    let tree = git_task::git::objects::commit_tree(&git_repo, head).unwrap();
+    let tree = git_task::testing::git::objects::commit_tree(&git_repo, head).unwrap();
     assert!(matches!(
         quick_look(&wt, &git_repo, head, Some(tree)),
         Quick::NeedsFull(_)

@@ -241,8 +241,8 @@ fn the_cheap_ref_reader_agrees_with_git() {
         &["symbolic-ref", "refs/heads/alias", "refs/heads/shadowed"],
     );
     repo.git(root, &["update-ref", "refs/worktree/mine", &head]);
-    let git_repo = git_task::git::Repo::discover(root).unwrap();
-    let reader = git_task::git::refs::read::RefReader::new(&git_repo);
+    let git_repo = git_task::testing::git::Repo::discover(root).unwrap();
+    let reader = git_task::testing::git::refs::read::RefReader::new(&git_repo);
     for name in [
         "refs/tasks/p/record",
         "refs/tasks/l/record",

@@ -2,7 +2,7 @@
 //! speed, measured by hand and never asserted (SPEC §10: no timed tests):
 //! `cargo test --release --test cli overlaps_globs -- --ignored --nocapture`.
 
-use git_task::contract::overlap::{intersect, Overlap, PathSet};
+use git_task::testing::contract::overlap::{intersect, Overlap, PathSet};
 use std::time::{Duration, Instant};
 
 fn rules(list: &[&str]) -> Vec<String> {

@@ -338,12 +338,12 @@ fn accepting_a_patch_task_keeps_the_work() {
     repo.write(&root, "src/lib.rs", "pub fn changed() {}\n");
     let before = picture(&repo, &root);
 
-    let git_repo = git_task::git::Repo::discover(&root).unwrap();
-    let id = git_task::task::TaskId::parse("acc").unwrap();
-    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
-    match git_task::patch::accept(&git_repo, &record, true).unwrap() {
-        git_task::patch::Accepted::Done { record, .. } => {
-            assert_eq!(record.state.status, git_task::task::Status::Merged)
+    let git_repo = git_task::testing::git::Repo::discover(&root).unwrap();
+    let id = git_task::testing::task::TaskId::parse("acc").unwrap();
+    let record = git_task::testing::record::load_existing(&git_repo, &id).unwrap();
+    match git_task::testing::patch::accept(&git_repo, &record, true).unwrap() {
+        git_task::testing::patch::Accepted::Done { record, .. } => {
+            assert_eq!(record.state.status, git_task::testing::task::Status::Merged)
         }
         _ => panic!("not accepted"),
     }
@@ -369,12 +369,12 @@ fn accepting_refuses_a_violation() {
     ])
     .ok();
     repo.write(&root, "src/store/mod.rs", "// touched\n");
-    let git_repo = git_task::git::Repo::discover(&root).unwrap();
-    let id = git_task::task::TaskId::parse("bad").unwrap();
-    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
+    let git_repo = git_task::testing::git::Repo::discover(&root).unwrap();
+    let id = git_task::testing::task::TaskId::parse("bad").unwrap();
+    let record = git_task::testing::record::load_existing(&git_repo, &id).unwrap();
     assert!(matches!(
-        git_task::patch::accept(&git_repo, &record, true).unwrap(),
-        git_task::patch::Accepted::Violation(_)
+        git_task::testing::patch::accept(&git_repo, &record, true).unwrap(),
+        git_task::testing::patch::Accepted::Violation(_)
     ));
     assert_eq!(repo.refs("refs/tasks/bad/snapshot").len(), 1);
 }
@@ -414,19 +414,19 @@ fn accepting_runs_the_frozen_checks() {
         "test -f must-exist.txt",
     ])
     .ok();
-    let git_repo = git_task::git::Repo::discover(&root).unwrap();
-    let id = git_task::task::TaskId::parse("chk").unwrap();
-    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
-    match git_task::patch::accept(&git_repo, &record, true).unwrap() {
-        git_task::patch::Accepted::ChecksFailed(outcomes) => assert_eq!(outcomes.len(), 1),
+    let git_repo = git_task::testing::git::Repo::discover(&root).unwrap();
+    let id = git_task::testing::task::TaskId::parse("chk").unwrap();
+    let record = git_task::testing::record::load_existing(&git_repo, &id).unwrap();
+    match git_task::testing::patch::accept(&git_repo, &record, true).unwrap() {
+        git_task::testing::patch::Accepted::ChecksFailed(outcomes) => assert_eq!(outcomes.len(), 1),
         _ => panic!("the failing check did not block"),
     }
     assert_eq!(repo.refs("refs/tasks/chk/snapshot").len(), 1);
     repo.write(&root, "must-exist.txt", "now it does\n");
-    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
+    let record = git_task::testing::record::load_existing(&git_repo, &id).unwrap();
     assert!(matches!(
-        git_task::patch::accept(&git_repo, &record, true).unwrap(),
-        git_task::patch::Accepted::Done { .. }
+        git_task::testing::patch::accept(&git_repo, &record, true).unwrap(),
+        git_task::testing::patch::Accepted::Done { .. }
     ));
     let log = repo.task_root(&["log", "chk", "--json"]).ok().stdout;
     assert!(
@@ -434,10 +434,10 @@ fn accepting_runs_the_frozen_checks() {
         "{log}"
     );
     // Accepting again is a no-op.
-    let record = git_task::record::load_existing(&git_repo, &id).unwrap();
+    let record = git_task::testing::record::load_existing(&git_repo, &id).unwrap();
     assert!(matches!(
-        git_task::patch::accept(&git_repo, &record, true).unwrap(),
-        git_task::patch::Accepted::Already(_)
+        git_task::testing::patch::accept(&git_repo, &record, true).unwrap(),
+        git_task::testing::patch::Accepted::Already(_)
     ));
 }
 

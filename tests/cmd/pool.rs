@@ -368,7 +368,7 @@ fn a_pool_larger_than_64_is_refused() {
 /// first quick look needs no full status, and a change made afterwards is still seen.
 #[test]
 fn a_pooled_worktree_is_known_clean_from_stat_data() {
-    use git_task::git::status::dirty::{quick_check, DotGit, Place, Quick};
+    use git_task::testing::git::status::dirty::{quick_check, DotGit, Place, Quick};
     let repo = TestRepo::new();
     let excludes = repo.base().join("excludes");
     repo.git(
@@ -379,7 +379,7 @@ fn a_pooled_worktree_is_known_clean_from_stat_data() {
     move_main(&repo);
     let wt = repo.start("p", &[]);
     assert!(pool_entries(&repo).is_empty(), "the entry was taken");
-    let git_repo = git_task::git::Repo::discover(&wt).unwrap();
+    let git_repo = git_task::testing::git::Repo::discover(&wt).unwrap();
     let head = git_repo.head_commit().unwrap().unwrap();
     let look = || {
         let dot_git = DotGit::read(&wt);

@@ -25,7 +25,7 @@ fn text(doc: &Value) -> String {
 fn schema_files_are_what_the_types_generate() {
     let bless = std::env::var_os("GIT_TASK_BLESS").is_some_and(|v| v == "1");
     let dir = schema_dir();
-    let docs = git_task::commands::schema::documents();
+    let docs = git_task::testing::commands::schema::documents();
     let mut stale = Vec::new();
     for (path, doc) in &docs {
         let file = dir.join(path);
@@ -75,7 +75,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn every_schema_is_a_valid_json_schema() {
-    let docs = git_task::commands::schema::documents();
+    let docs = git_task::testing::commands::schema::documents();
     assert!(docs.len() > 20, "{}", docs.len());
     for (path, doc) in docs {
         if let Err(e) = jsonschema::meta::validate(&doc) {
@@ -346,7 +346,7 @@ fn every_command_has_a_schema() {
     // Commands whose output is not a JSON document: `exec` passes its child's output on,
     // `completions` prints a script; an MCP server and harness hooks speak their own protocols.
     let without = ["exec", "completions", "mcp", "harness", "guard"];
-    let with: BTreeSet<&str> = git_task::commands::JSON_SCHEMAS
+    let with: BTreeSet<&str> = git_task::testing::commands::JSON_SCHEMAS
         .iter()
         .map(|(name, _, _)| *name)
         .collect();

@@ -994,8 +994,8 @@ fn the_worktree_listing_and_dot_git_files_agree_with_git() {
         repo.root(),
         &["worktree", "add", "-q", "--detach", "../plain"],
     );
-    let git_repo = git_task::git::Repo::discover(repo.root()).unwrap();
-    let ours: Vec<(PathBuf, Option<String>)> = git_task::git::worktree::list(&git_repo)
+    let git_repo = git_task::testing::git::Repo::discover(repo.root()).unwrap();
+    let ours: Vec<(PathBuf, Option<String>)> = git_task::testing::git::worktree::list(&git_repo)
         .unwrap()
         .into_iter()
         .map(|l| (l.path.canonicalize().unwrap(), l.branch))
@@ -1023,7 +1023,7 @@ fn the_worktree_listing_and_dot_git_files_agree_with_git() {
         repo.root().to_path_buf(),
     ] {
         let want = PathBuf::from(repo.git(&dir, &["rev-parse", "--absolute-git-dir"]));
-        let dot_git = git_task::git::status::dirty::DotGit::read(&dir);
+        let dot_git = git_task::testing::git::status::dirty::DotGit::read(&dir);
         assert_eq!(
             dot_git.git_dir().map(|p| p.canonicalize().unwrap()),
             Some(want.canonicalize().unwrap()),

@@ -410,24 +410,26 @@ fn sweep_leaves_the_users_own_prefixed_branches_alone() {
 fn a_start_that_finished_meanwhile_is_not_rolled_back() {
     let repo = crate::common::TestRepo::new();
     let wt = repo.start("done", &[]);
-    let git_repo = git_task::git::Repo::discover(repo.root()).unwrap();
-    let settings = git_task::config::Settings::load(&git_repo).unwrap();
-    let id = git_task::task::TaskId::parse("done").unwrap();
-    let now = git_task::record::load_existing(&git_repo, &id).unwrap();
+    let git_repo = git_task::testing::git::Repo::discover(repo.root()).unwrap();
+    let settings = git_task::testing::config::Settings::load(&git_repo).unwrap();
+    let id = git_task::testing::task::TaskId::parse("done").unwrap();
+    let now = git_task::testing::record::load_existing(&git_repo, &id).unwrap();
     // What a reader saw while the start was provisioning: its `started` event, by a process now gone.
-    let started = git_task::git::objects::commit_parents(&git_repo, now.tip).unwrap()[0];
-    let mut seen = git_task::record::read_at(&git_repo, started).unwrap();
-    assert_eq!(seen.state.status, git_task::task::Status::Provisioning);
+    let started = git_task::testing::git::objects::commit_parents(&git_repo, now.tip).unwrap()[0];
+    let mut seen = git_task::testing::record::read_at(&git_repo, started).unwrap();
+    assert_eq!(
+        seen.state.status,
+        git_task::testing::task::Status::Provisioning
+    );
     let gone = std::process::Command::new("true").spawn().unwrap();
     seen.state.pid = gone.id();
     let mut gone = gone;
     gone.wait().unwrap();
-    assert!(git_task::recover::liveness::provisioning_is_abandoned(
-        &seen.state
-    ));
+    assert!(git_task::testing::recover::liveness::provisioning_is_abandoned(&seen.state));
 
     let rolled =
-        git_task::recover::abandoned::roll_back_abandoned(&git_repo, &settings, &seen).unwrap();
+        git_task::testing::recover::abandoned::roll_back_abandoned(&git_repo, &settings, &seen)
+            .unwrap();
     assert!(rolled.is_none(), "a finished start was rolled back");
     assert!(wt.join("README.md").exists());
     assert_eq!(

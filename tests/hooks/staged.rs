@@ -1,8 +1,8 @@
 //! The staged-changes walk against git as the oracle: `git diff --cached --name-status --no-renames`.
 
 use crate::common::TestRepo;
-use git_task::git::index::{cachetree, file, staged};
-use git_task::git::Repo;
+use git_task::testing::git::index::{cachetree, file, staged};
+use git_task::testing::git::Repo;
 use std::path::Path;
 
 /// `git diff --cached` as (status letter, path) pairs, sorted by path (a type change counts as a modification).
@@ -32,7 +32,7 @@ fn ours(dir: &Path) -> (Rows, Rows) {
     let head = repo
         .head_commit()
         .unwrap()
-        .map(|c| git_task::git::objects::commit_tree(&repo, c).unwrap());
+        .map(|c| git_task::testing::git::objects::commit_tree(&repo, c).unwrap());
     let index = file::open_index(&repo, &repo.index_path()).unwrap();
     let rows = |state: &gix::index::State| -> Vec<(char, String)> {
         staged::changes(&repo, state, head)
@@ -76,7 +76,7 @@ fn assert_matches_git(repo: &TestRepo, dir: &Path, what: &str) {
 /// What the hook uses: the cached root tree when valid, else the walk.
 fn read_staged(dir: &Path) -> Vec<(char, String)> {
     let repo = Repo::discover(dir).unwrap();
-    let staged = git_task::changes::read_staged(&repo).unwrap();
+    let staged = git_task::testing::changes::read_staged(&repo).unwrap();
     staged
         .changes
         .into_iter()
@@ -96,11 +96,11 @@ fn cached_root(dir: &Path) -> Option<String> {
         .map(|t| t.to_string())
 }
 
-fn letter(kind: git_task::git::diff::ChangeKind) -> char {
+fn letter(kind: git_task::testing::git::diff::ChangeKind) -> char {
     match kind {
-        git_task::git::diff::ChangeKind::Added => 'A',
-        git_task::git::diff::ChangeKind::Modified => 'M',
-        git_task::git::diff::ChangeKind::Deleted => 'D',
+        git_task::testing::git::diff::ChangeKind::Added => 'A',
+        git_task::testing::git::diff::ChangeKind::Modified => 'M',
+        git_task::testing::git::diff::ChangeKind::Deleted => 'D',
     }
 }
 

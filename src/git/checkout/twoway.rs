@@ -78,11 +78,6 @@ impl Changes {
         self.0.len()
     }
 
-    /// Returns whether no path differs.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Returns whether `index` holds every changed path exactly as the new commit has it
     /// (same blob and mode, stage 0), and none that it deletes.
     pub fn in_index(&self, index: &gix::index::File) -> bool {

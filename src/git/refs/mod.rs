@@ -7,9 +7,12 @@
 //! concurrent invocations can never both win (SPEC §4). Several changes given
 //! together land all or nothing.
 
+pub mod branch;
 pub mod note;
 pub mod read;
 pub mod stamp;
+
+pub use branch::BranchName;
 
 use crate::error::{Error, Result};
 use crate::git::{ObjectId, Repo};
@@ -23,8 +26,6 @@ pub enum Expect {
     Absent,
     /// The ref must point at this id.
     Is(ObjectId),
-    /// The ref may be absent or point at this id.
-    AbsentOrIs(ObjectId),
     /// No expectation (only for refs no other process owns).
     Any,
 }
@@ -80,14 +81,13 @@ impl Update {
     /// The change as the crash journal keeps it.
     fn journaled(&self) -> crate::git::journal::RefChange {
         let old = match self.expect {
-            Expect::Is(id) | Expect::AbsentOrIs(id) => Some(id.to_string()),
+            Expect::Is(id) => Some(id.to_string()),
             Expect::Absent | Expect::Any => None,
         };
         crate::git::journal::RefChange {
             name: self.name.clone(),
             old,
             new: self.new.map(|id| id.to_string()),
-            or_absent: matches!(self.expect, Expect::AbsentOrIs(_)),
             any: matches!(self.expect, Expect::Any),
             message: self.message.clone(),
         }
@@ -160,7 +160,6 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         let expected = match u.expect {
             Expect::Absent => PreviousValue::MustNotExist,
             Expect::Is(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
-            Expect::AbsentOrIs(id) => PreviousValue::ExistingMustMatch(Target::Object(id)),
             Expect::Any => PreviousValue::Any,
         };
         let change = match u.new {

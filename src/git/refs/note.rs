@@ -1,7 +1,7 @@
 //! Notes under a notes ref, prepared as a commit so that the ref move can join
 //! a larger transaction (a merge lands its commits, notes and records at once).
 
-use crate::error::{Context, Error, Result};
+use crate::error::{Error, Result};
 use crate::git::refs::{Expect, Update};
 use crate::git::{objects, ObjectId, Repo};
 
@@ -48,22 +48,6 @@ pub fn prepare(
         expect,
         message: message.to_owned(),
     }))
-}
-
-/// Returns the note attached to `object` under `notes_ref`, if any.
-pub fn read(repo: &Repo, notes_ref: &str, object: ObjectId) -> Result<Option<String>> {
-    let mut notes = repo
-        .inner
-        .notes()
-        .context(|| "could not read notes".into())?
-        .with_refs([notes_ref])
-        .context(|| format!("could not read notes under '{notes_ref}'"))?;
-    let found = notes
-        .get(object)
-        .context(|| format!("could not read the note of {object}"))?;
-    Ok(found
-        .first()
-        .map(|n| String::from_utf8_lossy(&n.blob.data).into_owned()))
 }
 
 /// Merges the notes commit `theirs` into `ours` as `git notes merge -s cat_sort_uniq` does, and

@@ -14,8 +14,8 @@ pub mod pool;
 mod remove;
 pub mod submodules;
 pub use remove::{
-    asides_dir, delete_dir_shared, delete_moved_aside, deletion_in_progress, is_leftover_removal,
-    leftover_removals, move_aside, move_dir_aside, remove, remove_admin, Aside,
+    delete_dir_shared, delete_moved_aside, leftover_removals, move_aside, move_dir_aside, remove,
+    remove_admin, Aside,
 };
 
 /// One linked worktree as git records it.
@@ -462,41 +462,4 @@ pub fn sparse_patterns(globs: &[String]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Writes the files of `tree` into the empty directory `dir`: a plain checkout with no git
-/// administration (the merge gate runs checks there, on exactly the tree that would land).
-pub fn checkout_tree(repo: &Repo, tree: ObjectId, dir: &Path) -> Result<()> {
-    let mut index = repo
-        .inner
-        .index_from_tree(&tree)
-        .context(|| format!("could not build an index of tree {tree}"))?;
-    let mut options = repo
-        .inner
-        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
-        .context(|| "could not prepare the checkout".into())?;
-    options.destination_is_initially_empty = true;
-    let objects = repo
-        .inner
-        .objects
-        .clone()
-        .into_arc()
-        .context(|| "could not open the object database".into())?;
-    let outcome = gix::worktree::state::checkout(
-        &mut index,
-        dir,
-        objects,
-        &gix::progress::Discard,
-        &gix::progress::Discard,
-        &gix::interrupt::IS_INTERRUPTED,
-        options,
-    )
-    .context(|| format!("could not check out tree {tree} into '{}'", dir.display()))?;
-    if let Some((path, e)) = outcome.errors.first().map(|e| (&e.path, &e.error)) {
-        return Err(Error::repo_msg(format!(
-            "could not check out '{path}' into '{}': {e}",
-            dir.display()
-        )));
-    }
-    Ok(())
 }

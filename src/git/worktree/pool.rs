@@ -26,12 +26,6 @@ use crate::error::{Context, Error, Result};
 use crate::git::{ObjectId, Repo};
 use std::path::{Path, PathBuf};
 
-/// Where an adopted worktree ended up.
-pub struct Adopted {
-    /// Its new administrative directory.
-    pub git_dir: PathBuf,
-}
-
 /// Makes the pool worktree at `from` (administrative directory `admin`, files and
 /// index already at `commit`) the worktree of `branch` at `to` (which must not exist,
 /// or be an empty directory).
@@ -42,7 +36,7 @@ pub fn adopt(
     to: &Path,
     branch: &str,
     commit: ObjectId,
-) -> Result<Adopted> {
+) -> Result<()> {
     // 1. HEAD names the branch.
     let head = admin.join("HEAD");
     crate::git::fs::write_atomically(&head, format!("ref: {branch}\n").as_bytes())
@@ -111,7 +105,7 @@ pub fn adopt(
             },
         ))
         .context(|| "could not start the worktree's HEAD reflog".into())?;
-    Ok(Adopted { git_dir })
+    Ok(())
 }
 
 /// Whether the repository writes relative paths into worktree links (`worktree.useRelativePaths`):

@@ -44,11 +44,6 @@ impl Aside {
         }
     }
 
-    /// Returns where the worktree's files were moved to, until their delete starts.
-    pub fn path(&self) -> Option<&Path> {
-        self.0.as_ref().map(|(aside, _)| aside.as_path())
-    }
-
     /// Deletes the moved-aside files now, before returning: for a rollback, which
     /// must leave nothing behind when it reports that everything was removed.
     pub fn delete_now(mut self) -> Result<()> {
