@@ -438,3 +438,32 @@ fn a_start_that_finished_meanwhile_is_not_rolled_back() {
     );
     repo.fsck();
 }
+
+/// A transaction killed between its pending note and its ref move leaves a pending file in the
+/// ledger: `sweep` settles it (a pending tip the record reached becomes the ledger's tip; one it
+/// never reached is dropped), and the record still verifies.
+#[test]
+fn sweep_settles_pending_ledger_entries() {
+    let repo = TestRepo::new();
+    repo.start("led", &[]);
+    let dir = repo.root().join(".git/git-task/ledger/records");
+    let tip = rev(&repo, "refs/tasks/led/record");
+    let base = rev(&repo, "HEAD");
+    // One pending tip the record is at (the ledger's own file rolled back to a stale value),
+    // one it never reached.
+    std::fs::write(dir.join(format!("led.pending-{tip}")), "").unwrap();
+    std::fs::write(dir.join(format!("led.pending-{base}")), "").unwrap();
+    std::fs::write(dir.join("led"), format!("{base}\n")).unwrap();
+    repo.task_root(&["sweep"]).ok();
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".pending-"))
+        .collect();
+    assert!(left.is_empty(), "pending files left: {left:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("led")).unwrap().trim(),
+        tip
+    );
+    repo.task_root(&["status", "led"]).ok();
+}
