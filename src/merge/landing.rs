@@ -44,9 +44,9 @@ fn judged_landing(
         let id = p.record.state.task_id();
         let landing = match opts.strategy {
             Strategy::Squash | Strategy::Merge => land_whole(repo, &id, cur, p.tip, target, opts)?,
-            Strategy::Rebase => replay(repo, cur, p.tip, target)?,
+            Strategy::Rebase => replay(repo, &id, cur, p.tip, target)?,
         };
-        let commits = match landing {
+        let mut commits = match landing {
             Ok(commits) => commits,
             Err(paths) => {
                 return Ok(Err(Refusal::Conflict {
@@ -65,21 +65,22 @@ fn judged_landing(
             Some(c) => objects::commit_tree(repo, *c)?,
             None => cur_tree,
         };
-        let mut steps = vec![(cur_tree, new_tree)];
-        if opts.strategy == Strategy::Rebase {
-            let mut before = cur_tree;
-            for c in &commits {
-                let after = objects::commit_tree(repo, *c)?;
-                steps.push((before, after));
-                before = after;
-            }
+        let root = changes::worktree_root(&p.record);
+        let verdict =
+            changes::judge_change(repo, &contract, cur_tree, new_tree, &source, root.clone())?;
+        if !verdict.is_clean() {
+            return Ok(Err(Refusal::Violation(verdict)));
         }
-        for (before, after) in steps {
-            let root = changes::worktree_root(&p.record);
-            let verdict = changes::judge_change(repo, &contract, before, after, &source, root)?;
-            if !verdict.is_clean() {
-                return Ok(Err(Refusal::Violation(verdict)));
-            }
+        // With `--rebase`, each replayed commit is judged on its own change too; a commit whose
+        // change a later commit of the task repaired lands together with its repair.
+        if opts.strategy == Strategy::Rebase {
+            let judge = &mut |before, after| {
+                changes::judge_change(repo, &contract, before, after, &source, root.clone())
+            };
+            commits = match by_clean_ranges(repo, cur, &commits, judge)? {
+                Ok(commits) => commits,
+                Err(verdict) => return Ok(Err(Refusal::Violation(verdict))),
+            };
         }
         // A merge commit makes the task's whole history reachable from the target: each commit
         // of it is judged on its own change, as each replayed commit is with `--rebase`.
@@ -214,14 +215,127 @@ pub(super) fn whole_tree(
     )?))
 }
 
-/// Replays the task's own commits onto `onto`, skipping merges and commits that change nothing but the contract file.
+/// The replayed commits `commits` (chained onto `onto`), each judged on its own change by
+/// `judge`: a commit whose change breaks the contract lands together with the commits after it
+/// up to the first one whose net result since it keeps the contract (the task's own repair),
+/// as one commit of that net result; a range whose net result is nothing (the task undid it)
+/// lands no commit. `Err`: the verdict of a commit no later commit repairs, with the mode that
+/// lands the net result named.
+fn by_clean_ranges(
+    repo: &Repo,
+    onto: ObjectId,
+    commits: &[ObjectId],
+    judge: &mut dyn FnMut(ObjectId, ObjectId) -> Result<crate::contract::Verdict>,
+) -> Result<std::result::Result<Vec<ObjectId>, crate::contract::Verdict>> {
+    let trees = commits
+        .iter()
+        .map(|c| objects::commit_tree(repo, *c))
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(commits.len());
+    let mut parent = onto;
+    let mut parent_tree = objects::commit_tree(repo, onto)?;
+    let mut rewritten = false;
+    let mut i = 0;
+    while i < commits.len() {
+        let first = judge(parent_tree, trees[i])?;
+        let mut j = i;
+        let mut verdict = first.clone();
+        while !verdict.is_clean() && j + 1 < commits.len() {
+            j += 1;
+            verdict = judge(parent_tree, trees[j])?;
+        }
+        if !verdict.is_clean() {
+            let mut first = first;
+            let short = &commits[i].to_string()[..12];
+            for v in &mut first.violations {
+                v.rule = format!("{} (in replayed commit {short})", v.rule);
+            }
+            first.repair = format!(
+                "{}\nWith --rebase every commit of the task lands on its own, and no later commit puts this back: merge with --squash (one commit of the task's net change, which keeps the contract), or rewrite the branch so that no commit holds the change.",
+                first.repair
+            );
+            return Ok(Err(first));
+        }
+        if j == i && !rewritten {
+            out.push(commits[i]);
+            parent = commits[i];
+        } else if trees[j] != parent_tree {
+            rewritten = true;
+            let infos = commits[i..=j]
+                .iter()
+                .map(|c| gmerge::commit_info(repo, *c))
+                .collect::<Result<Vec<_>>>()?;
+            let message = infos
+                .iter()
+                .map(|c| c.message.trim_end())
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            parent = gmerge::write_commit(
+                repo,
+                trees[j],
+                &[parent],
+                &format!("{message}\n"),
+                Some(&infos[0].author),
+            )?;
+            out.push(parent);
+        } else {
+            // The range changes nothing in the end: the task undid it.
+            rewritten = true;
+        }
+        parent_tree = trees[j];
+        i = j + 1;
+    }
+    Ok(Ok(out))
+}
+
+/// Replays the task's own commits onto `onto`, skipping merges and commits that change nothing
+/// but the contract file. When a commit meets a conflict that a merge of the base into the task
+/// (a `sync`) resolved later, the task's net result up to its last such merge lands as one
+/// commit (the resolution included), and the commits after it are replayed on it.
 pub(super) fn replay(
     repo: &Repo,
+    id: &TaskId,
     onto: ObjectId,
     task_tip: ObjectId,
     target: &str,
 ) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
     let line = gmerge::first_parent_line(repo, onto, task_tip)?;
+    let conflicts = match replay_line(repo, onto, &line, target)? {
+        Ok(made) => return Ok(Ok(made)),
+        Err(conflicts) => conflicts,
+    };
+    let Some(last) = line.iter().rposition(|c| c.parents.len() > 1) else {
+        return Ok(Err(conflicts));
+    };
+    let merge = &mut engine(|a, o, t, labels| gmerge::merge_trees(repo, a, o, t, labels));
+    let tree = match whole_tree(repo, merge, id, onto, line[last].id, target)? {
+        Ok(tree) => tree,
+        Err(_) => return Ok(Err(conflicts)),
+    };
+    let mut made = Vec::new();
+    let mut cur = onto;
+    if tree != objects::commit_tree(repo, onto)? {
+        let own = own_commits(repo, onto, line[last].id)?;
+        let message = squash_message(id, &own, None);
+        cur = gmerge::write_commit(repo, tree, &[onto], &message, None)?;
+        made.push(cur);
+    }
+    match replay_line(repo, cur, &line[last + 1..], target)? {
+        Ok(rest) => {
+            made.extend(rest);
+            Ok(Ok(made))
+        }
+        Err(conflicts) => Ok(Err(conflicts)),
+    }
+}
+
+/// Replays the single-parent commits of `line` onto `onto`, one by one (see [`replay`]).
+fn replay_line(
+    repo: &Repo,
+    onto: ObjectId,
+    line: &[CommitInfo],
+    target: &str,
+) -> Result<std::result::Result<Vec<ObjectId>, Vec<String>>> {
     let mut cur = onto;
     let mut cur_tree = objects::commit_tree(repo, onto)?;
     let keep_contract = gmerge::root_entry(repo, cur_tree, CONTRACT_FILE)?;

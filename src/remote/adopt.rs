@@ -123,6 +123,19 @@ pub fn adopt(
         }
         Relation::Same(_) | Relation::Ahead { .. } | Relation::LocalOnly(_) => {}
     }
+    // The record as fetched names the other machine's worktree: this machine's is where it
+    // will be made (`record::place`), never that one, even if the worktree is never made.
+    if record::place::get(repo, id.as_str()).is_none() {
+        if let Ok(state) = record::read_state(repo, theirs) {
+            record::place::note(
+                repo,
+                &crate::task::TaskState {
+                    worktree: place.display().to_string(),
+                    ..state
+                },
+            );
+        }
+    }
     crate::ledger::apply(repo, crate::ledger::Mover::GitTask, updates).map_err(Error::from)?;
     let rec = record::load_existing(repo, id)?;
     if !rec.state.status.is_live() {

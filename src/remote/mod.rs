@@ -15,8 +15,8 @@
 //!   events are taken in. A remote `merged` or `removed` never ends a task that is live here
 //!   unless it is proven ([`proven_end`]): the landing it names is on the fetched target and
 //!   the branch here holds nothing beyond what landed; otherwise it is reported and the record
-//!   here stays as it is. A remote record never moves this machine's worktree: a different
-//!   path in it is followed by a `moved` event back to the one here.
+//!   here stays as it is. A remote record never moves this machine's worktree: the path in it
+//!   is the other machine's, and this machine's is kept beside the refs (`record::place`).
 //! * **Notes are merged, never overwritten** (`git notes merge -s cat_sort_uniq` semantics,
 //!   `git::refs::note::merge`), before anything is pushed on top of them.
 //! * **Every push is atomic with a lease per ref** (`git push --atomic --force-with-lease`):
@@ -394,11 +394,23 @@ pub fn reconcile_why(
             state.mode.as_str().to_owned(),
             mine.state.mode.as_str().to_owned(),
         ),
-        ("branch", state.branch.clone(), mine.state.branch.clone()),
+        (
+            "branch",
+            state.branch.to_string(),
+            mine.state.branch.to_string(),
+        ),
         (
             "base branch",
-            state.base_branch.clone().unwrap_or_default(),
-            mine.state.base_branch.clone().unwrap_or_default(),
+            state
+                .base_branch
+                .as_ref()
+                .map(String::from)
+                .unwrap_or_default(),
+            mine.state
+                .base_branch
+                .as_ref()
+                .map(String::from)
+                .unwrap_or_default(),
         ),
         // A setup command is run by `reset` and `adopt`: never one the remote chose.
         (
@@ -437,35 +449,16 @@ pub fn reconcile_why(
             ));
         }
     }
+    // The remote's record carries the worktree of the machine that wrote it: this machine's
+    // stays on file (`record::place`), and no event is written to move it back.
+    record::place::keep(repo, &mine.state);
     let update = if behind {
-        let here = &mine.state.worktree;
-        if mine.state.mode == Mode::Worktree && !here.is_empty() && state.worktree != *here {
-            // Another machine's worktree: this one's is kept (a `moved` back to it).
-            let kept = TaskState {
-                worktree: here.clone(),
-                ..state.clone()
-            };
-            let at_theirs = record::Record {
-                state: state.clone(),
-                tip: r,
-                ..mine.clone()
-            };
-            let moved = Event::Moved(event::Moved {
-                from: state.worktree.clone(),
-                to: here.clone(),
-            });
-            let (mut update, _) = record::prepare_append(repo, &at_theirs, &moved, &kept)?;
-            update.expect = refs::Expect::Is(local);
-            update.message = format!("git-task: fetch {id} from {remote}");
-            update
-        } else {
-            Update::update(
-                &name,
-                local,
-                r,
-                format!("git-task: fetch {id} from {remote}"),
-            )
-        }
+        Update::update(
+            &name,
+            local,
+            r,
+            format!("git-task: fetch {id} from {remote}"),
+        )
     } else {
         // The remote's own events ended the task: this machine's are kept as history after
         // them, with the remote's status and everything else as it is here.

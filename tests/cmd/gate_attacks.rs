@@ -350,7 +350,9 @@ fn policy_cannot_be_dropped_by_a_task() {
 }
 
 /// `--rebase` judges each replayed commit: a commit that adds a forbidden file and a later one
-/// that deletes it would put the file into the target's history.
+/// that deletes it would put the file into the target's history. Replayed one by one it is
+/// refused; the commit and the one that undid it land only as their net result (issue 34), so
+/// no commit the target reaches ever holds the file.
 #[test]
 fn rebase_judges_every_replayed_commit() {
     let repo = TestRepo::new();
@@ -358,19 +360,28 @@ fn rebase_judges_every_replayed_commit() {
     let wt = repo.start("t1", &["--forbid", "secrets/**"]);
     repo.write(&wt, "secrets/key", "k\n");
     commit_all(&repo, &wt, "add secret");
-    repo.git(&wt, &["rm", "-q", "secrets/key"]);
-    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
-    commit_all(&repo, &wt, "hide it");
+    repo.write(&wt, "src/store/mod.rs", "pub fn store() { 1 }\n");
+    commit_all(&repo, &wt, "store");
+    // Never undone: refused, nothing lands.
     let json = repo
         .task_root(&["merge", "t1", "--rebase", "--json"])
         .code(1)
         .json();
     assert_refused_unchanged(&repo, &json, "contract_violation", &before);
     assert_eq!(json["violations"][0]["file"], "secrets/key");
-    // The squash lands only the net change, which keeps the contract.
-    repo.task_root(&["merge", "t1", "--json"]).ok();
+    repo.git(&wt, &["rm", "-q", "secrets/key"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "hide it");
+    repo.task_root(&["merge", "t1", "--rebase", "--json"]).ok();
+    let landed = repo.git(repo.root(), &["rev-list", &format!("{before}..main")]);
+    assert!(!landed.is_empty());
+    for commit in landed.lines() {
+        let files = repo.git(repo.root(), &["ls-tree", "-r", "--name-only", commit]);
+        assert!(!files.contains("secrets/key"), "{commit}: {files}");
+    }
     let files = repo.git(repo.root(), &["ls-tree", "-r", "--name-only", "main"]);
     assert!(!files.contains("secrets/key"), "{files}");
+    assert!(files.contains("src/lib.rs"), "{files}");
 }
 
 /// An evil merge commit in the task's history (a merge whose tree adds a forbidden change of its

@@ -1231,3 +1231,130 @@ fn both_sides_moved(start_args: &[&str]) -> (TestRepo, std::collections::BTreeSe
     let before = super::support::pack_everything(&repo);
     (repo, before)
 }
+
+/// The paths the commits `from..to` of the main worktree change, each commit's own diff.
+fn touched_between(repo: &TestRepo, from: &str, to: &str) -> Vec<String> {
+    let range = format!("{from}..{to}");
+    let out = repo.git(
+        repo.root(),
+        &["log", "--format=", "--name-only", "--no-merges", &range],
+    );
+    out.lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A commit that broke the contract, repaired by the tool's own `revert` and `commit`: the
+/// net result of the commit and its repair keeps the contract, so `--rebase` lands it (the
+/// repaired range as one commit, the rest as they are), and no commit that lands touches the
+/// path the repair put back.
+#[test]
+fn rebase_lands_after_a_repair_commit_undid_a_violation() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &["--allow", "src/**"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    repo.write(&wt, "README.md", "# not allowed\n");
+    commit_all(&repo, &wt, "Edit lib and README");
+    repo.write(&wt, "src/store/mod.rs", "pub fn store() { 2 }\n");
+    commit_all(&repo, &wt, "Edit store");
+    let refused = repo.task_root(&["merge", "t1", "--rebase"]).code(1);
+    assert!(refused.stderr.contains("README.md"), "{refused}");
+    repo.task_root(&["revert", "t1", "--path", "README.md"])
+        .ok();
+    repo.task_root(&["commit", "t1", "-m", "Put README back"])
+        .ok();
+    let before = rev(&repo, "main");
+
+    let merged = repo
+        .task_root(&["merge", "t1", "--rebase", "--json"])
+        .ok()
+        .json();
+    assert_eq!(merged["tasks"][0]["task"], "t1", "{merged}");
+    assert_eq!(repo.read(repo.root(), "README.md"), "# demo\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 1 }\n");
+    assert_eq!(
+        repo.read(repo.root(), "src/store/mod.rs"),
+        "pub fn store() { 2 }\n"
+    );
+    let touched = touched_between(&repo, &before, "main");
+    assert!(!touched.contains(&"README.md".to_owned()), "{touched:?}");
+    assert!(touched.contains(&"src/lib.rs".to_owned()), "{touched:?}");
+    // The commits up to the repair land as one, their messages kept.
+    let messages = repo.git(
+        repo.root(),
+        &["log", "--format=%B", &format!("{before}..main")],
+    );
+    for subject in ["Edit lib and README", "Edit store", "Put README back"] {
+        assert!(messages.contains(subject), "{messages}");
+    }
+    repo.fsck();
+}
+
+/// A commit whose whole effect a later commit of the task undid is not replayed at all.
+#[test]
+fn rebase_skips_a_commit_a_later_commit_undid() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &["--allow", "src/**"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "Edit lib");
+    repo.write(&wt, "README.md", "# not allowed\n");
+    commit_all(&repo, &wt, "Edit README");
+    repo.write(&wt, "README.md", "# demo\n");
+    commit_all(&repo, &wt, "Undo README");
+    let before = rev(&repo, "main");
+
+    repo.task_root(&["merge", "t1", "--rebase"]).ok();
+    let subjects = repo.git(
+        repo.root(),
+        &["log", "--format=%s", &format!("{before}..main")],
+    );
+    assert_eq!(subjects, "Edit lib");
+    assert_eq!(touched_between(&repo, &before, "main"), ["src/lib.rs"]);
+    repo.fsck();
+}
+
+/// After a `sync` whose conflict was resolved in the task, `--rebase` lands (or names the
+/// modes that do), never sends the user back to `sync`, which has nothing left to do.
+#[test]
+fn rebase_after_a_resolved_sync_conflict_lands_without_a_loop() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# task\n");
+    commit_all(&repo, &wt, "Task README");
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "Main README");
+    repo.task_root(&["sync", "t1"]).code(1);
+    repo.write(&wt, "README.md", "# both\n");
+    commit_all(&repo, &wt, "Resolve");
+    repo.task_root(&["sync", "t1"]).ok();
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 3 }\n");
+    commit_all(&repo, &wt, "After the sync");
+    let sync = repo.task_root(&["sync", "t1", "--json"]).ok().json();
+    assert_eq!(sync["changed"], false, "{sync}");
+    let before = rev(&repo, "main");
+
+    let run = repo.task_root(&["merge", "t1", "--rebase", "--json"]);
+    if run.code != 0 {
+        let json = run.json();
+        let text = json.to_string();
+        assert!(!text.contains("git task sync"), "{run}");
+        assert!(text.contains("--squash"), "{run}");
+        repo.task_root(&["merge", "t1", "--squash"]).ok();
+    } else {
+        let subjects = repo.git(
+            repo.root(),
+            &["log", "--format=%s", &format!("{before}..main")],
+        );
+        assert!(subjects.starts_with("After the sync"), "{subjects}");
+        // No merge commit of the base lands with --rebase: a line of single-parent commits.
+        let merges = repo.git(
+            repo.root(),
+            &["rev-list", "--merges", &format!("{before}..main")],
+        );
+        assert!(merges.is_empty(), "{merges}");
+    }
+    assert_eq!(repo.read(repo.root(), "README.md"), "# both\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 3 }\n");
+    repo.fsck();
+}

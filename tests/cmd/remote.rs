@@ -712,8 +712,8 @@ fn forge_remote_record(repo: &TestRepo, dir: &Path, id: &str, key: &str, value: 
     );
 }
 
-/// A remote record is untrusted input: a worktree path in it never becomes this machine's (a
-/// `moved` event puts this one's back), and a `merged` it cannot prove (no landing on the
+/// A remote record is untrusted input: a worktree path in it never becomes this machine's
+/// (this machine's is kept beside the refs), and a `merged` it cannot prove (no landing on the
 /// remote's target) never ends the live task here: `push` reports it (`record: refused`) and
 /// the record here stays as it was.
 #[test]
@@ -732,7 +732,8 @@ fn a_remote_record_never_moves_this_machines_worktree_nor_ends_its_task() {
         repo.task(&one, &["path", "t1"]).ok().out(),
         wt.display().to_string()
     );
-    assert_eq!(events_in(&repo, &one, "t1").last().unwrap(), "moved");
+    // The path is this machine's, kept beside the refs: no event moves it back.
+    assert!(!events_in(&repo, &one, "t1").contains(&"moved".to_owned()));
 
     let before = repo.git(&one, &["rev-parse", "refs/tasks/t1/record"]);
     forge_remote_record(&repo, &one, "t1", "status", "\"merged\"");
@@ -812,4 +813,69 @@ fn a_setup_command_in_a_remote_record_never_runs() {
         !marker.exists(),
         "adopt ran the remote record's setup command"
     );
+}
+
+/// A task's worktree path is per machine: after the other machine adopted it and pushed, this
+/// machine's `path`, `list`, `status` and `exec` still name its own worktree (never the other
+/// one, which on this shared disk exists too), no `moved` event goes back and forth between
+/// them, pushes settle (a second round sends nothing), and `sweep` proposes no event.
+#[test]
+fn a_worktree_path_never_travels_between_machines() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    let wt1 = task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt2, "t1/more.txt", "more\n");
+    commit_all(&repo, &wt2, "more on t1");
+    repo.task(&two, &["push", "t1"]).ok();
+    repo.task(&one, &["fetch"]).ok();
+    repo.task(&one, &["push", "t1"]).ok();
+
+    for (dir, wt) in [(&one, &wt1), (&two, &wt2)] {
+        let want = wt.display().to_string();
+        assert_eq!(repo.task(dir, &["path", "t1"]).ok().out(), want);
+        let list = repo.task(dir, &["list", "--json"]).ok().json();
+        assert_eq!(list["tasks"][0]["path"], want.as_str(), "{list}");
+        let status = repo.task(dir, &["status", "t1", "--json"]).ok().json();
+        assert_eq!(status["worktree"], want.as_str(), "{status}");
+        let exec = repo.task(dir, &["exec", "t1", "--", "pwd"]).ok();
+        assert_eq!(exec.out(), want);
+        let swept = repo
+            .task(dir, &["sweep", "--dry-run", "--json"])
+            .ok()
+            .json();
+        assert_eq!(swept["repairs"], serde_json::json!([]), "{swept}");
+    }
+    // Both machines push again, twice: the records settle, nothing is moved.
+    for _ in 0..2 {
+        repo.task(&two, &["push", "t1"]).ok();
+        repo.task(&one, &["push", "t1"]).ok();
+    }
+    let settled = remote_events(&repo, "t1");
+    let again = repo.task(&two, &["push", "t1", "--json"]).ok().json();
+    assert_eq!(
+        again["tasks"][0]["pushed"],
+        serde_json::json!([]),
+        "{again}"
+    );
+    assert_eq!(remote_events(&repo, "t1"), settled);
+    for dir in [&one, &two] {
+        assert!(
+            !events_in(&repo, dir, "t1").contains(&"moved".to_owned()),
+            "{:?}",
+            events_in(&repo, dir, "t1")
+        );
+    }
+    assert_eq!(
+        repo.task(&one, &["path", "t1"]).ok().out(),
+        wt1.display().to_string()
+    );
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
 }

@@ -6,6 +6,7 @@
 //! (merged blobs, trees, commits); until a ref points at them they are
 //! unreachable and harmless.
 
+pub mod pending;
 pub mod threeway;
 
 use crate::error::{Context, Error, Result};
