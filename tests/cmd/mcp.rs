@@ -397,7 +397,8 @@ fn tools_list_has_schemas_and_annotations() {
     );
     for (name, tool) in &tools {
         let a = &tool["annotations"];
-        let destructive = ["revert", "remove", "merge", "reset", "drop"].contains(&name.as_str());
+        let destructive =
+            ["revert", "remove", "merge", "reset", "drop", "queue"].contains(&name.as_str());
         let read_only = [
             "list", "status", "check", "changes", "diff", "log", "overlaps",
         ]
@@ -463,3 +464,4 @@ fn start_takes_a_base_of_this_repository_only_and_the_server_serves_one_reposito
     assert_eq!(doc["exit_code"], 2, "{doc}");
     assert_eq!(s.close(), 0);
 }
+            "queue",

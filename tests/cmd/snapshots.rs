@@ -272,6 +272,9 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         ),
         (r"\.git-task-\d+\.tmp", ".git-task-[PID].tmp"),
         (r"\.removing-\d+-\d+", ".removing-[PID]-[NANOS]"),
+        // gix's "not a repository" names the ceiling the tests set (`GIT_CEILING_DIRECTORIES`:
+        // their temporary directories live inside the checkout's `target/`).
+        (r" within ceiling height of \d+", ""),
         // Dates and times: `2026-11-24 00:40:06`, RFC 3339, with an optional zone.
         (
             r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?( ?(Z|[+-]\d{2}:?\d{2}))?",

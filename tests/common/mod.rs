@@ -70,6 +70,17 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_git-task"))
 }
 
+/// A fresh temporary directory under Cargo's private one for integration tests
+/// (`target/tmp`), never the system's: nothing a test or the binary leaves goes there.
+pub fn temp_dir() -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(root).expect("target/tmp");
+    tempfile::Builder::new()
+        .prefix("t")
+        .tempdir_in(root)
+        .expect("a temporary directory")
+}
+
 /// A throwaway repository in a temporary directory, with its own HOME and git config.
 pub struct TestRepo {
     tmp: tempfile::TempDir,
@@ -91,13 +102,14 @@ impl TestRepo {
 
     /// Creates `repo/` with `git init` and no commit.
     pub fn empty() -> Self {
-        let tmp = tempfile::tempdir().expect("a temporary directory");
+        let tmp = temp_dir();
         // Canonical path: macOS /var vs /private/var, and paths git prints.
         let base = tmp.path().canonicalize().expect("canonical temp dir");
         let home = base.join("home");
         let root = base.join("repo");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(base.join("tmp")).unwrap();
         std::fs::write(
             home.join(".gitconfig"),
             "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n",
@@ -152,7 +164,12 @@ impl TestRepo {
             .env("TZ", "UTC")
             .env("LC_ALL", "C")
             .env("NO_COLOR", "1")
-            .env("TERM", "dumb");
+            .env("TERM", "dumb")
+            // What a child leaves in its temporary directory goes with the test's own.
+            .env("TMPDIR", self.base().join("tmp"))
+            // The temporary directories live under the checkout's `target/`: git must not
+            // find the checkout's own repository above them.
+            .env("GIT_CEILING_DIRECTORIES", env!("CARGO_TARGET_TMPDIR"));
         cmd
     }
 
