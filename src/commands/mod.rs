@@ -23,6 +23,7 @@ pub mod overlaps;
 pub mod path;
 pub mod pool;
 pub mod push;
+pub mod queue;
 pub mod release;
 pub mod remove;
 pub mod reset;
@@ -79,6 +80,7 @@ pub enum Command {
     Release(release::ReleaseArgs),
     Trust(trust::TrustArgs),
     Audit(audit::AuditArgs),
+    Queue(queue::QueueArgs),
 }
 
 /// The JSON Schemas of one command's `--json` output, one per shape it prints.
@@ -136,6 +138,11 @@ pub const JSON_SCHEMAS: &[(&str, &str, Schemas)] = &[
     ("release", "git task release --json", release::json_schemas),
     ("trust", "git task trust --json", trust::json_schemas),
     ("audit", "git task audit --json", audit::json_schemas),
+    (
+        "queue",
+        "git task queue add|status|remove|run --json",
+        queue::json_schemas,
+    ),
     (
         "error",
         "the error of any git task command with --json (its exit code: 1, 2 or 128)",
@@ -223,6 +230,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::Sync(_)
             | Command::Push(_)
             | Command::Adopt(_)
+            | Command::Queue(_)
     ) {
         crate::recover::quick(&ctx.repo);
         crate::recover::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
@@ -248,6 +256,7 @@ fn runs_git(command: &Command) -> bool {
         | Command::Adopt(_) => true,
         Command::Check(args) => args.run,
         Command::Pool(args) => matches!(args.action, pool::PoolAction::Fill { .. }),
+        Command::Queue(args) => matches!(args.action, queue::QueueAction::Run { .. }),
         _ => false,
     }
 }
@@ -294,6 +303,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Release(args) => release::run(ctx, args),
         Command::Trust(args) => trust::run(ctx, args),
         Command::Audit(args) => audit::run(ctx, args),
+        Command::Queue(args) => queue::run(ctx, args),
     }
 }
 

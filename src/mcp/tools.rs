@@ -327,6 +327,31 @@ struct ResetArgs {
     onto: Option<String>,
 }
 
+/// Arguments of `queue`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct QueueArgs {
+    /// "add" (queue 'ids' to land, in order), "status", "remove" (take 'ids' out) or "run" (land the queue now: batches of ready tasks, each judged and checked as merge does; a failing batch is bisected and its culprit ejected)
+    action: QueueVerb,
+    /// Tasks to add or remove
+    #[serde(default)]
+    ids: Vec<String>,
+    /// The target branch (default: the tasks' base branch; for status and run, every branch that has a queue)
+    into: Option<String>,
+    /// run: at most this many tasks per landing and per check run
+    batch: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+enum QueueVerb {
+    Add,
+    Status,
+    Remove,
+    Run,
+}
+
 /// Every tool, in the order `tools/list` gives them.
 pub fn all() -> Vec<ToolDef> {
     use Effect::*;
@@ -494,6 +519,47 @@ pub fn all() -> Vec<ToolDef> {
                     line = line.id(Some(id))?;
                 }
                 line.done()
+            },
+        },
+        ToolDef {
+            name: "queue",
+            title: "The local landing queue",
+            description: "A persistent landing queue per target branch: 'add' queues tasks (idempotent), 'status' shows the queues, 'remove' takes a task out, 'run' lands the queue now: ready tasks in order, batched into one landing and one check run, each landing judged and checked exactly as merge does on the branch's tip; a batch whose checks fail is bisected, the others land and the culprit is ejected with its check output (a 'queue_ejected' event in its log). A run that ejected a task is a tool error whose content is the report. Returns the JSON of 'git task queue <action> --json'.",
+            effect: Destructive,
+            idempotent: false,
+            schema: schema_of::<QueueArgs>,
+            argv: |v| {
+                let a: QueueArgs = parse("queue", v)?;
+                let mut out = Vec::new();
+                match a.action {
+                    QueueVerb::Add | QueueVerb::Remove => {
+                        let verb = if matches!(a.action, QueueVerb::Add) { "add" } else { "remove" };
+                        if a.ids.is_empty() {
+                            return Err(Error::input(format!("'queue' with action '{verb}' needs 'ids'")));
+                        }
+                        if matches!(a.action, QueueVerb::Remove) && a.ids.len() > 1 {
+                            return Err(Error::input("'queue' with action 'remove' takes one id"));
+                        }
+                        let mut line = Line::new("queue");
+                        line.0.push(verb.to_owned());
+                        line = line.opt("into", a.into);
+                        for id in &a.ids {
+                            line = line.id(Some(id))?;
+                        }
+                        out.extend(line.done()?);
+                    }
+                    QueueVerb::Status => {
+                        let mut line = Line::new("queue");
+                        line.0.push("status".into());
+                        out.extend(line.opt("into", a.into).done()?);
+                    }
+                    QueueVerb::Run => {
+                        let mut line = Line::new("queue");
+                        line.0.push("run".into());
+                        out.extend(line.opt("into", a.into).opt("batch", a.batch).done()?);
+                    }
+                }
+                Ok(out)
             },
         },
         ToolDef {

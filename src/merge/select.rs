@@ -228,6 +228,11 @@ pub(super) fn short(name: &str) -> &str {
     crate::git::refs::short_name(name)
 }
 
+/// Resolves a branch named as `--into` is (`queue add --into`): its full name, or bad input.
+pub fn resolve_branch(repo: &Repo, settings: &Settings, name: &str) -> Result<String> {
+    resolve_into(repo, settings, name, &|n| repo.find_ref(n))
+}
+
 /// Resolves `--into`: a branch (`main` or `refs/heads/main`) that exists and is not a live
 /// task's own branch (whose contract would not judge what lands there); anything else is bad input.
 fn resolve_into(

@@ -1,0 +1,643 @@
+//! The queue's runner (`queue run`): lands the queue of a branch, batch by batch, every landing
+//! through [`crate::merge::merge_batch`]; bisects a batch whose checks fail (module docs of
+//! `queue`).
+
+use super::store::{self, Failing, Journal};
+use super::{details, event_update, Done, Queue, EJECTED, LANDED};
+use crate::config::Settings;
+use crate::error::{Error, Result};
+use crate::git::{ObjectId, Repo};
+use crate::merge::{Landed, Options, Outcome, Refusal};
+use crate::record;
+use crate::task::{Mode, Status, TaskId};
+use serde_json::Value;
+
+/// What `queue run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The branch whose queue to land (`None`: every branch that has one).
+    pub into: Option<String>,
+    /// At most this many tasks per landing (and per check run).
+    pub batch: usize,
+    /// At most this many check runs at once.
+    pub jobs: usize,
+    /// Keep watching for tasks added to the queue instead of stopping when it is empty.
+    pub follow: bool,
+    /// Stream the checks' output to stderr as they run (a terminal is watching).
+    pub stream_checks: bool,
+}
+
+/// What the runner is doing, told as it happens (the command shows it).
+#[derive(Clone, Debug)]
+pub enum Step<'a> {
+    /// A landing of these tasks is being computed, judged and checked.
+    Trying { into: &'a str, tasks: &'a [String] },
+    /// These tasks landed.
+    Landed {
+        into: &'a str,
+        tasks: &'a [LandedTask],
+    },
+    /// This task was ejected.
+    Ejected {
+        into: &'a str,
+        task: &'a EjectedTask,
+    },
+}
+
+/// A task the runner landed.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct LandedTask {
+    /// The task id.
+    pub task: String,
+    /// The commit that carries it on the branch (`null` if it changed nothing).
+    pub commit: Option<String>,
+}
+
+/// A task the runner ejected from the queue.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct EjectedTask {
+    /// The task id.
+    pub task: String,
+    /// Why, as a kind: `checks_failed`, `merge_conflict`, `contract_violation`,
+    /// `uncommitted_work`, `worktree_not_on_branch`, `record_tampered`, `unsafe_path`,
+    /// `merged_elsewhere`, `removed`, `no_branch`, `patch_mode`, `missing`.
+    pub kind: String,
+    /// Why, in words.
+    pub reason: String,
+    /// `checks_failed`: the checks of the landing that failed with it, as `merge --json` shows them.
+    pub checks: Option<Value>,
+    /// `checks_failed`: the gate checkout they ran in, kept for inspection until its next run.
+    pub checkout: Option<String>,
+}
+
+/// What `queue run` did to one branch's queue.
+#[derive(Clone, Debug, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct RunReport {
+    /// The target branch (full ref name).
+    pub into: String,
+    /// The tasks landed, in order.
+    pub landed: Vec<LandedTask>,
+    /// The tasks ejected, in order.
+    pub ejected: Vec<EjectedTask>,
+    /// How many times checks ran (each on one landing tree).
+    pub check_runs: usize,
+    /// The tasks still queued.
+    pub remaining: Vec<String>,
+    /// Another runner holds this queue (its pid): this one did nothing to it.
+    pub busy: Option<String>,
+}
+
+/// `queue run`: lands the queue of `opts.into` (else of every branch that has one).
+pub fn run(
+    repo: &Repo,
+    settings: &Settings,
+    opts: &RunOptions,
+    on_step: &mut dyn FnMut(Step<'_>),
+) -> Result<Vec<RunReport>> {
+    if opts.batch == 0 {
+        return Err(Error::input("--batch must be at least 1"));
+    }
+    if opts.jobs == 0 {
+        return Err(Error::input("--jobs must be at least 1"));
+    }
+    let targets = match &opts.into {
+        Some(b) => vec![crate::merge::resolve_branch(repo, settings, b)?],
+        None => store::targets(repo)?,
+    };
+    let mut reports = Vec::new();
+    for target in targets {
+        let mut runner = Runner {
+            repo,
+            settings,
+            opts,
+            report: RunReport {
+                into: target.clone(),
+                ..RunReport::default()
+            },
+            target,
+            on_step: &mut *on_step,
+        };
+        runner.run()?;
+        reports.push(runner.report);
+    }
+    Ok(reports)
+}
+
+/// What one landing attempt came to.
+enum Attempt {
+    Landed(Landed),
+    /// The batch's checks failed: nothing landed.
+    Failed {
+        checks: Value,
+        checkout: Option<String>,
+    },
+    /// A task of the batch cannot land (its own fault, not the checks'): nothing landed.
+    Eject(EjectedTask),
+}
+
+struct Runner<'a> {
+    repo: &'a Repo,
+    settings: &'a Settings,
+    opts: &'a RunOptions,
+    target: String,
+    report: RunReport,
+    on_step: &'a mut dyn FnMut(Step<'_>),
+}
+
+impl Runner<'_> {
+    fn run(&mut self) -> Result<()> {
+        let _lock = match store::try_run_lock(self.repo, &self.target)? {
+            Ok(lock) => lock,
+            Err(pid) => {
+                self.report.busy = Some(pid);
+                self.report.remaining = self.queued_ids()?;
+                return Ok(());
+            }
+        };
+        // What a killed runner knew of a failed batch.
+        let mut known = store::read_journal(self.repo, &self.target).and_then(|j| j.failing);
+        loop {
+            let ready = self.reconcile()?;
+            if ready.is_empty() {
+                if self.opts.follow {
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                    continue;
+                }
+                break;
+            }
+            let batch: Vec<String> = ready.into_iter().take(self.opts.batch).collect();
+            let resume = known.take().filter(|f| {
+                batch.starts_with(&f.tasks)
+                    && self.tip().ok().flatten().map(|t| t.to_string()) == Some(f.tip.clone())
+            });
+            self.settle(batch, resume)?;
+        }
+        store::write_journal(self.repo, &self.target, None)?;
+        self.report.remaining = self.queued_ids()?;
+        Ok(())
+    }
+
+    fn queued_ids(&self) -> Result<Vec<String>> {
+        Ok(store::read(self.repo, &self.target)?
+            .queue
+            .queued
+            .into_iter()
+            .map(|i| i.task)
+            .collect())
+    }
+
+    fn tip(&self) -> Result<Option<ObjectId>> {
+        self.repo.find_ref(&self.target)
+    }
+
+    fn journal(&self, trying: &[String], failing: Option<Failing>) -> Result<()> {
+        store::write_journal(
+            self.repo,
+            &self.target,
+            Some(&Journal {
+                pid: std::process::id(),
+                trying: trying.to_vec(),
+                failing,
+            }),
+        )
+    }
+
+    /// Settles the queue's waiting tasks that need no landing (merged by a runner killed before
+    /// it recorded them, removed, ...) and returns the ready ones, in order.
+    fn reconcile(&mut self) -> Result<Vec<String>> {
+        let queue = store::read(self.repo, &self.target)?.queue;
+        let mut ready = Vec::new();
+        for item in queue.queued {
+            let Ok(id) = TaskId::parse(&item.task) else {
+                self.eject_quietly(&item.task, "missing", "not a task id")?;
+                continue;
+            };
+            let rec = match record::load(self.repo, &id) {
+                Ok(Some(rec)) => rec,
+                Ok(None) => {
+                    self.eject_quietly(&item.task, "missing", "the task has no record")?;
+                    continue;
+                }
+                Err(e) if e.code() == "record_tampered" => {
+                    let why = e.to_string();
+                    self.eject_quietly(&item.task, "record_tampered", &why)?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let eject = |kind: &str, reason: String| EjectedTask {
+                task: item.task.clone(),
+                kind: kind.to_owned(),
+                reason,
+                checks: None,
+                checkout: None,
+            };
+            match rec.state.status {
+                Status::Merged => {
+                    // Landed by a runner (or a merge) that did not get to record it: the merge
+                    // repeated finishes its clean-up and says where it landed.
+                    let opts = Options {
+                        into: Some(self.target.clone()),
+                        ..Options::default()
+                    };
+                    let outcome =
+                        crate::merge::merge(self.repo, self.settings, &[id.clone()], &opts)?;
+                    match outcome {
+                        Outcome::Landed(landed)
+                            if landed.tasks.iter().all(|t| t.into == self.target) =>
+                        {
+                            let tasks: Vec<LandedTask> = landed
+                                .tasks
+                                .iter()
+                                .map(|t| LandedTask {
+                                    task: t.task.clone(),
+                                    commit: t.commit.clone(),
+                                })
+                                .collect();
+                            self.record_landed(&tasks, 0)?;
+                        }
+                        _ => self.eject(eject(
+                            "merged_elsewhere",
+                            format!("task '{id}' was merged, not onto this branch"),
+                        ))?,
+                    }
+                }
+                Status::Removed => self.eject(eject(
+                    "removed",
+                    format!("task '{id}' was removed; there is nothing left to land"),
+                ))?,
+                Status::Tampered => {
+                    self.eject_quietly(&item.task, "record_tampered", "its record is tampered")?
+                }
+                // Not ready yet: it waits.
+                Status::Provisioning => {}
+                Status::Active | Status::Dropped => {
+                    if rec.state.mode == Mode::Patch {
+                        self.eject(eject(
+                            "patch_mode",
+                            format!("task '{id}' works in patch mode; accept it with 'git task merge {id}'"),
+                        ))?;
+                    } else if self.repo.find_ref(&rec.state.branch)?.is_none() {
+                        self.eject(eject(
+                            "no_branch",
+                            format!("task '{id}' has no branch '{}'", rec.state.branch_short()),
+                        ))?;
+                    } else {
+                        ready.push(item.task);
+                    }
+                }
+            }
+        }
+        Ok(ready)
+    }
+
+    /// Lands `batch` (ready tasks, in order), bisecting when its checks fail; `known`: what a
+    /// killed runner journaled of a failing prefix of it.
+    fn settle(&mut self, mut rest: Vec<String>, mut known: Option<Failing>) -> Result<()> {
+        'outer: while !rest.is_empty() {
+            // `rest[..hi]` fails its checks on the tip `expect` (with `checks`).
+            let (mut hi, mut checks, mut checkout, mut expect) = match known.take() {
+                Some(f) => (f.tasks.len(), f.checks, f.checkout, f.tip),
+                None => match self.attempt(&rest)? {
+                    Attempt::Landed(landed) => {
+                        self.landed(&landed)?;
+                        return Ok(());
+                    }
+                    Attempt::Eject(e) => {
+                        rest.retain(|t| *t != e.task);
+                        self.eject(e)?;
+                        continue 'outer;
+                    }
+                    Attempt::Failed { checks, checkout } => {
+                        let tip = self.tip_text()?;
+                        (rest.len(), checks, checkout, tip)
+                    }
+                },
+            };
+            // Find the first failing prefix by halving; each half that passes lands at once.
+            loop {
+                self.journal(
+                    &[],
+                    Some(Failing {
+                        tasks: rest[..hi].to_vec(),
+                        tip: expect.clone(),
+                        checks: checks.clone(),
+                        checkout: checkout.clone(),
+                    }),
+                )?;
+                // The branch moved under the runner (not by it): what it knew is stale.
+                if self.tip_text()? != expect {
+                    continue 'outer;
+                }
+                if hi == 1 {
+                    let task = rest.remove(0);
+                    let reason = failed_reason(&checks, &task);
+                    self.eject(EjectedTask {
+                        task,
+                        kind: "checks_failed".into(),
+                        reason,
+                        checks: Some(checks),
+                        checkout,
+                    })?;
+                    self.journal(&[], None)?;
+                    continue 'outer;
+                }
+                let mid = hi / 2;
+                let half: Vec<String> = rest[..mid].to_vec();
+                match self.attempt(&half)? {
+                    Attempt::Landed(landed) => {
+                        let moved_by_us = landed.old_tip.as_deref() == Some(expect.as_str());
+                        self.landed(&landed)?;
+                        rest.drain(..mid);
+                        hi -= mid;
+                        if !moved_by_us {
+                            continue 'outer;
+                        }
+                        expect = landed.new_tip.clone().unwrap_or_else(|| expect.clone());
+                    }
+                    Attempt::Failed {
+                        checks: c,
+                        checkout: co,
+                    } => {
+                        hi = mid;
+                        checks = c;
+                        checkout = co;
+                        expect = self.tip_text()?;
+                    }
+                    Attempt::Eject(e) => {
+                        rest.retain(|t| *t != e.task);
+                        self.eject(e)?;
+                        continue 'outer;
+                    }
+                }
+            }
+        }
+        self.journal(&[], None)
+    }
+
+    fn tip_text(&self) -> Result<String> {
+        Ok(self.tip()?.map(|t| t.to_string()).unwrap_or_default())
+    }
+
+    /// One landing of `tasks` through the merge gate: all land, or none does.
+    fn attempt(&mut self, tasks: &[String]) -> Result<Attempt> {
+        (self.on_step)(Step::Trying {
+            into: &self.target,
+            tasks,
+        });
+        self.journal(tasks, None)?;
+        let ids = tasks
+            .iter()
+            .map(|t| TaskId::parse(t).map_err(Error::input))
+            .collect::<Result<Vec<_>>>()?;
+        let opts = Options {
+            into: Some(self.target.clone()),
+            stream_checks: self.opts.stream_checks,
+            ..Options::default()
+        };
+        let outcome = crate::merge::merge_batch(self.repo, self.settings, &ids, &opts)?;
+        let eject = |task: String, kind: &str, reason: String| {
+            Ok(Attempt::Eject(EjectedTask {
+                task,
+                kind: kind.to_owned(),
+                reason,
+                checks: None,
+                checkout: None,
+            }))
+        };
+        match outcome {
+            Outcome::Landed(landed) => {
+                if landed
+                    .tasks
+                    .iter()
+                    .any(|t| t.checks.as_ref().is_some_and(|c| !c.commands.is_empty()))
+                {
+                    self.report.check_runs += 1;
+                }
+                Ok(Attempt::Landed(landed))
+            }
+            Outcome::Accepted { task, .. } => eject(
+                task.clone(),
+                "patch_mode",
+                format!("task '{task}' works in patch mode"),
+            ),
+            Outcome::Refused(refusal) => match refusal {
+                Refusal::ChecksFailed {
+                    checks, checkout, ..
+                } => {
+                    self.report.check_runs += 1;
+                    Ok(Attempt::Failed {
+                        checks: serde_json::to_value(&checks).unwrap_or_default(),
+                        checkout,
+                    })
+                }
+                Refusal::Violation(v) => {
+                    let what: Vec<String> = v
+                        .violations
+                        .iter()
+                        .map(|x| format!("{} ({})", x.file, x.rule))
+                        .collect();
+                    let reason = format!("the landing breaks the contract: {}", what.join(", "));
+                    eject(v.task, "contract_violation", reason)
+                }
+                Refusal::UncommittedWork { task, worktree, .. } => {
+                    let reason = format!("task '{task}' has uncommitted work in '{worktree}'");
+                    eject(task, "uncommitted_work", reason)
+                }
+                Refusal::NotOnBranch {
+                    task,
+                    branch,
+                    head,
+                    ..
+                } => {
+                    let reason = format!(
+                        "the worktree of task '{task}' is not on its branch '{branch}' but on {head}"
+                    );
+                    eject(task, "worktree_not_on_branch", reason)
+                }
+                Refusal::RecordTampered { task, why, .. } => eject(task, "record_tampered", why),
+                Refusal::UnsafeHistory { task, commit, path } => {
+                    let reason = format!("commit {commit} holds the path '{path}', which git would never write");
+                    eject(task, "unsafe_path", reason)
+                }
+                Refusal::Conflict { task, paths, .. } => {
+                    let reason = format!(
+                        "task '{task}' conflicts with the branch: {}; bring the branch in with 'git task sync {task}'",
+                        paths.join(", ")
+                    );
+                    eject(task, "merge_conflict", reason)
+                }
+                Refusal::TargetDirty {
+                    into,
+                    worktree,
+                    paths,
+                    ..
+                } => Err(Error::negative(format!(
+                    "landing would overwrite local changes in '{worktree}', where '{}' is checked out{}; nothing was landed",
+                    crate::git::refs::short_name(&into),
+                    if paths.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", paths.join(", "))
+                    }
+                ))
+                .hint("commit or stash them there, then run 'git task queue run' again")),
+                Refusal::RemoteMoved { into, .. } => Err(Error::repo_msg(format!(
+                    "'{}' kept moving; nothing was landed",
+                    crate::git::refs::short_name(&into)
+                ))
+                .hint("run 'git task queue run' again")),
+            },
+        }
+    }
+
+    /// A landing went through: records `landed` on each task and takes them out of the queue.
+    fn landed(&mut self, landed: &Landed) -> Result<()> {
+        let tasks: Vec<LandedTask> = landed
+            .tasks
+            .iter()
+            .map(|t| LandedTask {
+                task: t.task.clone(),
+                commit: t.commit.clone(),
+            })
+            .collect();
+        let batch = tasks.len();
+        self.record_landed(&tasks, batch)
+    }
+
+    fn record_landed(&mut self, tasks: &[LandedTask], batch: usize) -> Result<()> {
+        let target = self.target.clone();
+        let repo = self.repo;
+        let now = crate::task::now();
+        let names: Vec<&str> = tasks.iter().map(|t| t.task.as_str()).collect();
+        let what = format!(
+            "landed {} on {}",
+            names.join(" "),
+            crate::git::refs::short_name(&target)
+        );
+        store::update(repo, &target, &what, |q: &mut Queue| {
+            let mut updates = Vec::new();
+            for t in tasks {
+                if !q.take(&t.task) {
+                    // Recorded already (or taken out by hand meanwhile).
+                    continue;
+                }
+                Queue::remember(
+                    &mut q.landed,
+                    Done {
+                        task: t.task.clone(),
+                        time: now,
+                        commit: t.commit.clone(),
+                        kind: None,
+                        reason: None,
+                    },
+                );
+                let id = TaskId::parse(&t.task).map_err(Error::input)?;
+                let mut d = vec![
+                    ("into", Value::from(target.clone())),
+                    ("commit", t.commit.clone().map_or(Value::Null, Value::from)),
+                ];
+                if batch > 0 {
+                    d.push(("batch", Value::from(batch)));
+                }
+                updates.push(event_update(repo, &id, LANDED, details(&d))?);
+            }
+            Ok((updates, ()))
+        })?;
+        self.report.landed.extend(tasks.iter().cloned());
+        (self.on_step)(Step::Landed {
+            into: &self.target,
+            tasks,
+        });
+        Ok(())
+    }
+
+    /// Takes `e.task` out of the queue with a `queue_ejected` event on its record.
+    fn eject(&mut self, e: EjectedTask) -> Result<()> {
+        self.eject_with(e, true)
+    }
+
+    /// Takes a task whose record cannot take an event out of the queue.
+    fn eject_quietly(&mut self, task: &str, kind: &str, reason: &str) -> Result<()> {
+        self.eject_with(
+            EjectedTask {
+                task: task.to_owned(),
+                kind: kind.to_owned(),
+                reason: reason.to_owned(),
+                checks: None,
+                checkout: None,
+            },
+            false,
+        )
+    }
+
+    fn eject_with(&mut self, e: EjectedTask, event: bool) -> Result<()> {
+        let target = self.target.clone();
+        let repo = self.repo;
+        let now = crate::task::now();
+        let what = format!(
+            "eject {} from the queue for {}",
+            e.task,
+            crate::git::refs::short_name(&target)
+        );
+        store::update(repo, &target, &what, |q: &mut Queue| {
+            if !q.take(&e.task) {
+                return Ok((Vec::new(), ()));
+            }
+            Queue::remember(
+                &mut q.ejected,
+                Done {
+                    task: e.task.clone(),
+                    time: now,
+                    commit: None,
+                    kind: Some(e.kind.clone()),
+                    reason: Some(e.reason.clone()),
+                },
+            );
+            let mut updates = Vec::new();
+            if event {
+                if let Ok(id) = TaskId::parse(&e.task) {
+                    let mut d = vec![
+                        ("into", Value::from(target.clone())),
+                        ("kind", Value::from(e.kind.clone())),
+                        ("reason", Value::from(e.reason.clone())),
+                    ];
+                    if let Some(c) = &e.checks {
+                        d.push(("checks", c.clone()));
+                    }
+                    updates.push(event_update(repo, &id, EJECTED, details(&d))?);
+                }
+            }
+            Ok((updates, ()))
+        })?;
+        (self.on_step)(Step::Ejected {
+            into: &self.target,
+            task: &e,
+        });
+        self.report.ejected.push(e);
+        Ok(())
+    }
+}
+
+/// The reason of a task ejected because the checks of a landing with it failed.
+fn failed_reason(checks: &Value, task: &str) -> String {
+    let last = checks
+        .get("commands")
+        .and_then(Value::as_array)
+        .and_then(|c| c.last());
+    let command = last
+        .and_then(|c| c.get("command"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let how = match last {
+        Some(c) if c.get("timed_out").and_then(Value::as_bool) == Some(true) => {
+            "timed out".to_owned()
+        }
+        Some(c) => match c.get("code").and_then(Value::as_i64) {
+            Some(code) => format!("failed (exit {code})"),
+            None => "failed (by a signal)".to_owned(),
+        },
+        None => "failed".to_owned(),
+    };
+    format!("check '{command}' {how} once task '{task}' was in the landing; the tasks before it landed without it")
+}

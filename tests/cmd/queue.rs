@@ -1,0 +1,338 @@
+//! `git task queue`: the local landing queue (issue 33). Every landing goes through the merge
+//! gate; git is the oracle (the branch's log, `git fsck`, `git for-each-ref refs/tasks`). Check
+//! runs are counted by a check that appends a line to a file outside the repository.
+
+use super::support::{all_refs, commit_all, events, rev, task_command};
+use crate::common::TestRepo;
+use std::path::{Path, PathBuf};
+
+/// A repository with `n` ready tasks `t01`..: each adds `src/tNN.txt`, and every task's check
+/// appends a line to `runs` (outside the repository) and fails when the file of task `bad` is
+/// in the tree it runs on.
+fn queue_repo(n: usize, bad: Option<usize>, sleep: &str) -> (TestRepo, PathBuf, Vec<String>) {
+    let repo = TestRepo::new();
+    let runs = repo.base().join("runs");
+    let bad_file = match bad {
+        Some(b) => format!("src/t{b:02}.txt"),
+        None => "src/none.txt".to_owned(),
+    };
+    let check = format!(
+        "echo run >> '{}'; {sleep} test ! -e {bad_file}",
+        runs.display()
+    );
+    let mut ids = Vec::new();
+    for i in 1..=n {
+        let id = format!("t{i:02}");
+        let wt = repo.start(&id, &["--allow", "src/**", "--check", &check]);
+        repo.write(&wt, &format!("src/{id}.txt"), &format!("{id}\n"));
+        commit_all(&repo, &wt, &format!("add {id}"));
+        ids.push(id);
+    }
+    (repo, runs, ids)
+}
+
+fn check_runs(runs: &Path) -> usize {
+    std::fs::read_to_string(runs)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// The `Task-Id` trailers of the commits on `main` since the first, oldest first.
+fn landed_order(repo: &TestRepo) -> Vec<String> {
+    repo.git(
+        repo.root(),
+        &[
+            "log",
+            "--reverse",
+            "--format=%(trailers:key=Task-Id,valueonly)",
+            "main",
+        ],
+    )
+    .lines()
+    .map(str::trim)
+    .filter(|l| !l.is_empty())
+    .map(str::to_owned)
+    .collect()
+}
+
+/// Asserts `doc`, printed by `git task queue ... --json`, matches `schema/queue.json`.
+#[track_caller]
+fn valid(doc: serde_json::Value) -> serde_json::Value {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema/queue.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} (at '{}')", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}\n{doc:#}", errors.join("\n"));
+    doc
+}
+
+fn add(repo: &TestRepo, ids: &[String]) {
+    let mut args = vec!["queue", "add"];
+    args.extend(ids.iter().map(String::as_str));
+    repo.task_root(&args).ok();
+}
+
+fn count(events: &[String], name: &str) -> usize {
+    events.iter().filter(|e| *e == name).count()
+}
+
+/// Sixteen ready tasks with a check land in order with one check run; each record says
+/// `queued` then `landed`; the queue is empty and the repository is sound.
+#[test]
+fn sixteen_good_tasks_land_in_order_with_one_check_run() {
+    let (repo, runs, ids) = queue_repo(16, None, "");
+    add(&repo, &ids);
+    let status = valid(repo.task_root(&["queue", "status", "--json"]).ok().json());
+    assert_eq!(status["queues"][0]["into"], "refs/heads/main");
+    assert_eq!(status["queues"][0]["queued"].as_array().unwrap().len(), 16);
+
+    let json = valid(repo.task_root(&["queue", "run", "--json"]).ok().json());
+    let q = &json["queues"][0];
+    assert_eq!(q["landed"].as_array().unwrap().len(), 16, "{json}");
+    assert_eq!(q["ejected"], serde_json::json!([]));
+    assert!(q["check_runs"].as_u64().unwrap() <= 2, "{json}");
+    assert!(check_runs(&runs) <= 2, "{} check runs", check_runs(&runs));
+    assert_eq!(landed_order(&repo), ids);
+    for id in &ids {
+        let e = events(&repo, id);
+        assert_eq!(count(&e, "queued"), 1, "{id}: {e:?}");
+        assert_eq!(count(&e, "landed"), 1, "{id}: {e:?}");
+        assert_eq!(count(&e, "merged"), 1, "{id}: {e:?}");
+    }
+    assert_eq!(repo.refs("refs/heads"), vec!["refs/heads/main"]);
+    let status = repo.task_root(&["queue", "status", "--json"]).ok().json();
+    assert_eq!(status["queues"][0]["queued"], serde_json::json!([]));
+    assert_eq!(status["queues"][0]["landed"].as_array().unwrap().len(), 16);
+    repo.fsck();
+    assert_eq!(repo.porcelain(repo.root()), "");
+}
+
+/// One bad task among sixteen: the fifteen others land in order, the bad one is ejected with
+/// its check output and a `queue_ejected` event, in at most ten check runs; no batch whose
+/// checks failed landed (the bad file never reaches `main`).
+#[test]
+fn one_bad_task_is_ejected_and_the_others_land() {
+    let (repo, runs, ids) = queue_repo(16, Some(7), "");
+    add(&repo, &ids);
+    let run = repo.task_root(&["queue", "run", "--json"]).code(1);
+    let json = valid(run.json());
+    let q = &json["queues"][0];
+    assert_eq!(q["landed"].as_array().unwrap().len(), 15, "{json}");
+    assert_eq!(q["ejected"][0]["task"], "t07");
+    assert_eq!(q["ejected"][0]["kind"], "checks_failed");
+    assert_eq!(q["ejected"][0]["checks"]["passed"], false);
+    assert!(check_runs(&runs) <= 10, "{} check runs", check_runs(&runs));
+    assert_eq!(
+        q["check_runs"].as_u64().unwrap() as usize,
+        check_runs(&runs)
+    );
+    let good: Vec<String> = ids.iter().filter(|i| *i != "t07").cloned().collect();
+    assert_eq!(landed_order(&repo), good);
+    let files = repo.git(repo.root(), &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!files.contains("t07"), "{files}");
+    // The culprit is still a live task, with its branch, and says why it left the queue.
+    assert_eq!(
+        repo.refs("refs/heads"),
+        vec!["refs/heads/main", "refs/heads/task/t07"]
+    );
+    let e = events(&repo, "t07");
+    assert_eq!(e.last().map(String::as_str), Some("queue_ejected"), "{e:?}");
+    let log = repo.task_root(&["log", "t07", "--json"]).ok().json();
+    let last = log["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["event"], "queue_ejected", "{log}");
+    assert_eq!(last["details"]["kind"], "checks_failed", "{log}");
+    assert_eq!(last["details"]["checks"]["passed"], false, "{log}");
+    let status = valid(repo.task_root(&["queue", "status", "--json"]).ok().json());
+    assert_eq!(status["queues"][0]["queued"], serde_json::json!([]));
+    assert_eq!(status["queues"][0]["ejected"][0]["task"], "t07");
+    // Human form: the check's failure and how to queue it again.
+    let (repo2, _, ids2) = queue_repo(2, Some(2), "");
+    add(&repo2, &ids2);
+    let run = repo2.task_root(&["queue", "run"]).code(1);
+    assert!(run.stderr.contains("ejected 't02'"), "{run}");
+    assert!(run.stderr.contains("git task queue add t02"), "{run}");
+    repo.fsck();
+}
+
+/// The runner killed (SIGKILL) during its first, second or third check run: the next
+/// `queue run` resumes and finishes; every good task lands once, in order, the bad one is
+/// ejected, and the repository is sound.
+#[test]
+fn runner_killed_mid_run_is_resumed_by_the_next_run() {
+    for kill_at in 1..=3 {
+        let (repo, runs, ids) = queue_repo(8, Some(3), "sleep 0.3;");
+        add(&repo, &ids);
+        let mut child = task_command(&repo, repo.root(), &["queue", "run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while check_runs(&runs) < kill_at {
+            assert!(start.elapsed().as_secs() < 120, "no check run {kill_at}");
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        std::thread::sleep(std::time::Duration::from_millis(400));
+
+        let run = repo.task_root(&["queue", "run", "--json"]).code(1);
+        let json = run.json();
+        assert_eq!(
+            json["queues"][0]["remaining"],
+            serde_json::json!([]),
+            "{json}"
+        );
+        let good: Vec<String> = ids.iter().filter(|i| *i != "t03").cloned().collect();
+        assert_eq!(landed_order(&repo), good, "kill at run {kill_at}");
+        for id in &good {
+            let e = events(&repo, id);
+            assert_eq!(count(&e, "landed"), 1, "{id}: {e:?}");
+            assert_eq!(count(&e, "merged"), 1, "{id}: {e:?}");
+        }
+        assert_eq!(count(&events(&repo, "t03"), "queue_ejected"), 1);
+        let refs = repo.refs("refs/tasks");
+        assert!(
+            refs.contains(&"refs/tasks/_queue/main".to_owned()),
+            "{refs:?}"
+        );
+        assert_eq!(
+            repo.refs("refs/heads"),
+            vec!["refs/heads/main", "refs/heads/task/t03"]
+        );
+        repo.fsck();
+        assert_eq!(repo.porcelain(repo.root()), "");
+        // sweep finds nothing of the queue's to break.
+        repo.task_root(&["sweep"]).ok();
+        let status = repo.task_root(&["queue", "status", "--json"]).ok().json();
+        assert_eq!(status["queues"][0]["queued"], serde_json::json!([]));
+    }
+}
+
+/// Adding a queued task again changes nothing: the queue ref does not move and the record
+/// says `queued` once.
+#[test]
+fn add_is_idempotent() {
+    let (repo, _, ids) = queue_repo(2, None, "");
+    add(&repo, &ids[..1]);
+    let tip = rev(&repo, "refs/tasks/_queue/main");
+    let json = valid(
+        repo.task_root(&["queue", "add", "t01", "--json"])
+            .ok()
+            .json(),
+    );
+    assert_eq!(json["added"], serde_json::json!([]));
+    assert_eq!(json["already"], serde_json::json!(["t01"]));
+    assert_eq!(rev(&repo, "refs/tasks/_queue/main"), tip);
+    // Adding it with another keeps its place.
+    let json = repo
+        .task_root(&["queue", "add", "t02", "t01", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["added"], serde_json::json!(["t02"]));
+    let order: Vec<&str> = json["queued"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["t01", "t02"]);
+    assert_eq!(count(&events(&repo, "t01"), "queued"), 1);
+    repo.fsck();
+}
+
+/// `queue remove` takes a task out (an `unqueued` event); the run lands only what is left.
+#[test]
+fn remove_takes_a_task_out() {
+    let (repo, _, ids) = queue_repo(2, None, "");
+    add(&repo, &ids);
+    let json = valid(
+        repo.task_root(&["queue", "remove", "t01", "--json"])
+            .ok()
+            .json(),
+    );
+    assert_eq!(json["from"], "refs/heads/main");
+    assert_eq!(
+        events(&repo, "t01").last().map(String::as_str),
+        Some("unqueued")
+    );
+    // Removing it again: it is in no queue, nothing changes.
+    let tip = rev(&repo, "refs/tasks/_queue/main");
+    let json = repo
+        .task_root(&["queue", "remove", "t01", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["from"], serde_json::Value::Null);
+    assert_eq!(rev(&repo, "refs/tasks/_queue/main"), tip);
+    repo.task_root(&["queue", "run"]).ok();
+    assert_eq!(landed_order(&repo), ["t02"]);
+    assert_eq!(
+        repo.refs("refs/heads"),
+        vec!["refs/heads/main", "refs/heads/task/t01"]
+    );
+}
+
+/// Bad input exits 2 and writes nothing: an unknown task, a bad or missing branch, a tag,
+/// a bad id, a batch of zero.
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let (repo, _, _) = queue_repo(1, None, "");
+    repo.git(repo.root(), &["tag", "v1"]);
+    let before = all_refs(&repo);
+    for args in [
+        &["queue", "add", "nosuch"][..],
+        &["queue", "add", "t01", "nosuch"],
+        &["queue", "add", "t01", "--into", "nobranch"],
+        &["queue", "add", "t01", "--into", "refs/tags/v1"],
+        &["queue", "add", "t01", "--into", "bad..name"],
+        &["queue", "add", "t01", "--into", "task/t01"],
+        &["queue", "add", "../x"],
+        &["queue", "add", "t01", "t01"],
+        &["queue", "add"],
+        &["queue", "remove", "nosuch"],
+        &["queue", "status", "--into", "nobranch"],
+        &["queue", "run", "--into", "nobranch"],
+        &["queue", "run", "--batch", "0"],
+        &["queue", "run", "--jobs", "0"],
+    ] {
+        let run = repo.task_root(args).code(2);
+        assert!(run.stderr.contains("error:"), "{args:?}: {run}");
+        assert_eq!(all_refs(&repo), before, "{args:?} wrote a ref");
+    }
+    assert!(!repo
+        .root()
+        .join(".git/git-task/queue")
+        .join("main.journal")
+        .exists());
+}
+
+/// A task that cannot land for a reason of its own (a conflict with the branch) is ejected
+/// without a check run, with a `queue_ejected` event; the others land with one run.
+#[test]
+fn a_conflicting_task_is_ejected_without_a_check_run() {
+    let (repo, runs, ids) = queue_repo(3, None, "");
+    let wt = super::support::path_of(&repo, "t02");
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
+    commit_all(&repo, &wt, "t02 changes lib");
+    repo.write(repo.root(), "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, repo.root(), "main changes lib");
+    add(&repo, &ids);
+    let json = repo.task_root(&["queue", "run", "--json"]).code(1).json();
+    let q = &json["queues"][0];
+    assert_eq!(q["ejected"][0]["task"], "t02", "{json}");
+    assert_eq!(q["ejected"][0]["kind"], "merge_conflict", "{json}");
+    assert_eq!(landed_order(&repo), ["t01", "t03"]);
+    assert_eq!(check_runs(&runs), 1);
+    assert_eq!(
+        events(&repo, "t02").last().map(String::as_str),
+        Some("queue_ejected")
+    );
+    repo.fsck();
+}
