@@ -20,6 +20,9 @@ struct FetchReport {
     tasks: Vec<RemoteTask>,
     /// Remote records that were not taken (a record is untrusted input), and why.
     skipped: Vec<Skipped>,
+    /// Tasks live here that another machine merged: this machine's work saved as attempts,
+    /// then its worktree and branch removed (or why they were left).
+    merged_elsewhere: Vec<crate::remote::ended::MergedElsewhere>,
 }
 
 impl Report for FetchReport {
@@ -36,6 +39,25 @@ impl Report for FetchReport {
                 s.task, s.why
             ));
         }
+        for m in &self.merged_elsewhere {
+            match &m.left {
+                None => {
+                    let saved: Vec<&str> = m.attempts.iter().map(|a| a.name.as_str()).collect();
+                    out.note(format_args!(
+                        "'{}' was merged on another machine: removed its worktree and branch here{}",
+                        m.task,
+                        match saved.is_empty() {
+                            true => String::new(),
+                            false => format!(", its work saved as {}", saved.join(", ")),
+                        }
+                    ));
+                }
+                Some(why) => out.warn(format_args!(
+                    "'{}' says it was merged on '{}', but its worktree and branch here were left: {why}",
+                    m.task, m.remote
+                )),
+            }
+        }
         for t in self.tasks.iter().filter(|t| t.here == "none") {
             out.note(format_args!(
                 "'{}' is not here yet: git task adopt {} --remote {}",
@@ -48,7 +70,7 @@ impl Report for FetchReport {
 
 pub fn run(ctx: &Ctx, args: &FetchArgs) -> CmdResult {
     let remote = crate::remote::resolve(&ctx.repo, args.remote.as_deref())?;
-    let (tasks, skipped) =
+    let (tasks, skipped, merged_elsewhere) =
         crate::remote::fetch_tasks(&ctx.repo, &ctx.settings.branch_prefix, &remote)?;
     emit(
         ctx,
@@ -57,6 +79,7 @@ pub fn run(ctx: &Ctx, args: &FetchArgs) -> CmdResult {
             remote,
             tasks,
             skipped,
+            merged_elsewhere,
         },
         Done::Ok,
     )

@@ -34,6 +34,9 @@ pub fn merge(
         fetch(repo, remote)?;
         for id in ids {
             crate::record::load_existing(repo, id)?;
+            // Merged by another machine meanwhile: this machine's work is saved and its
+            // worktree and branch go, before the record takes the ending in.
+            super::ended::settle(repo, remote, id)?;
             reconcile(repo, remote, id)?;
         }
         merge_notes(repo, remote)?;

@@ -31,6 +31,7 @@
 //! | `merge --remote` | `merge.rs` |
 
 pub mod adopt;
+pub mod ended;
 pub mod merge;
 pub mod push;
 
@@ -88,14 +89,32 @@ pub fn fetch(repo: &Repo, remote: &str) -> Result<()> {
 }
 
 /// `git task fetch`: [`fetch`], then the remote's tasks as [`list_checked`] reads them, with
-/// the records that were skipped.
+/// the records that were skipped; and for each task live here that another machine merged,
+/// this machine's work saved and its worktree and branch removed ([`ended::settle`]), the
+/// record then reconciled.
 pub fn fetch_tasks(
     repo: &Repo,
     prefix: &str,
     remote: &str,
-) -> Result<(Vec<RemoteTask>, Vec<Skipped>)> {
+) -> Result<(Vec<RemoteTask>, Vec<Skipped>, Vec<ended::MergedElsewhere>)> {
     fetch(repo, remote)?;
-    list_checked(repo, prefix, remote)
+    let (tasks, skipped) = list_checked(repo, prefix, remote)?;
+    let mut merged = Vec::new();
+    for t in &tasks {
+        if t.here == "none" || t.state.status != Status::Merged {
+            continue;
+        }
+        let Ok(id) = TaskId::parse(&t.id) else {
+            continue;
+        };
+        if let Some(done) = ended::settle(repo, remote, &id)? {
+            if done.left.is_none() {
+                reconcile(repo, remote, &id)?;
+            }
+            merged.push(done);
+        }
+    }
+    Ok((tasks, skipped, merged))
 }
 
 /// A remote record that was not taken, and why (reported; the others go on).

@@ -879,3 +879,135 @@ fn a_worktree_path_never_travels_between_machines() {
         fsck(&repo, dir);
     }
 }
+
+/// A task merged on another machine leaves no invisible work here: this machine's commits that
+/// did not land and its uncommitted work are saved as attempts, then its worktree and branch
+/// go; `fetch` says so, and the record here says merged. `merge --remote` of a task the other
+/// machine merged does the same.
+#[test]
+fn a_task_merged_elsewhere_saves_the_work_here_and_removes_the_worktree() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    for id in ["t1", "t2"] {
+        task_with_work(&repo, &one, id, &[]);
+        repo.task(&one, &["push", id]).ok();
+        repo.task(&two, &["adopt", id]).ok();
+    }
+    let wt2 = |id: &str| repo.base().join("two.tasks").join(id);
+    // Machine two goes on: a commit it never pushed, and uncommitted work.
+    for id in ["t1", "t2"] {
+        repo.write(&wt2(id), &format!("{id}/local.txt"), "not pushed\n");
+        commit_all(&repo, &wt2(id), "local only");
+        repo.write(&wt2(id), &format!("{id}/wip.txt"), "uncommitted\n");
+    }
+    let local_tip = repo.git(&two, &["rev-parse", "task/t1"]);
+    repo.task(&one, &["merge", "t1", "t2", "--remote", "origin"])
+        .ok();
+
+    let fetched = repo.task(&two, &["fetch", "--json"]).ok().json();
+    let merged: Vec<&str> = fetched["merged_elsewhere"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no merged_elsewhere: {fetched}"))
+        .iter()
+        .map(|m| m["task"].as_str().unwrap())
+        .collect();
+    assert!(
+        merged.contains(&"t1") && merged.contains(&"t2"),
+        "{fetched}"
+    );
+    for (id, attempts) in [("t1", 2), ("t2", 2)] {
+        assert!(!wt2(id).exists(), "{id}'s worktree is still there");
+        assert!(repo
+            .git(&two, &["for-each-ref", &format!("refs/heads/task/{id}")])
+            .is_empty());
+        let saved = repo.git(
+            &two,
+            &[
+                "for-each-ref",
+                "--format=%(refname)",
+                &format!("refs/tasks/{id}/attempts/"),
+            ],
+        );
+        assert_eq!(saved.lines().count(), attempts, "{id}: {saved}");
+        let status = repo.task(&two, &["status", id, "--json"]).ok().json();
+        assert_eq!(status["status"], "merged", "{status}");
+    }
+    // The work is in the attempts: the commit that never landed and the uncommitted file.
+    let saved: Vec<String> = repo
+        .git(
+            &two,
+            &[
+                "for-each-ref",
+                "--format=%(objectname)",
+                "refs/tasks/t1/attempts/",
+            ],
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        saved.iter().any(|a| repo
+            .git_run(&two, &["merge-base", "--is-ancestor", &local_tip, a])
+            .code
+            == 0),
+        "{saved:?}"
+    );
+    assert!(
+        saved.iter().any(|a| repo
+            .git_run(&two, &["cat-file", "-e", &format!("{a}:t1/wip.txt")])
+            .code
+            == 0),
+        "{saved:?}"
+    );
+    for dir in [&one, &two, &bare] {
+        fsck(&repo, dir);
+    }
+    assert!(repo.git(&two, &["worktree", "list"]).lines().count() == 1);
+}
+
+/// `merge --remote` of a task another machine already merged saves this machine's work first
+/// and removes its worktree and branch, rather than leaving them behind a merged record.
+#[test]
+fn merge_remote_of_a_task_merged_elsewhere_cleans_up_here() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt2, "t1/wip.txt", "uncommitted\n");
+    repo.task(&one, &["merge", "t1", "--remote", "origin"]).ok();
+
+    let again = repo
+        .task(&two, &["merge", "t1", "--remote", "origin", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["tasks"][0]["already_merged"], true, "{again}");
+    assert!(!wt2.exists());
+    assert!(repo
+        .git(&two, &["for-each-ref", "refs/heads/task"])
+        .is_empty());
+    let saved = repo.git(
+        &two,
+        &[
+            "for-each-ref",
+            "--format=%(objectname)",
+            "refs/tasks/t1/attempts/",
+        ],
+    );
+    let attempt = saved
+        .lines()
+        .next()
+        .unwrap_or_else(|| panic!("no attempt saved"));
+    assert_eq!(
+        repo.git(&two, &["show", &format!("{attempt}:t1/wip.txt")]),
+        "uncommitted"
+    );
+    fsck(&repo, &two);
+}
