@@ -423,7 +423,7 @@ fn nothing_changes_the_process_environment() {
 /// `install.sh` installs binary and man page under PREFIX, is idempotent, warns about PATH, and uninstalls.
 #[test]
 fn install_script_installs_is_idempotent_and_uninstalls() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::common::temp_dir();
     let prefix = tmp.path().join("prefix");
     let run = |args: &[&str]| {
         let out = Command::new("sh")
@@ -538,7 +538,7 @@ fn install_script_links_statically_on_glibc_linux() {
     );
     for c in cases {
         let host = c.host;
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = crate::common::temp_dir();
         let fake = tmp.path().join("fake-bin");
         std::fs::create_dir(&fake).unwrap();
         let log = tmp.path().join("cargo.log");

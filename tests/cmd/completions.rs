@@ -200,7 +200,7 @@ fn fish_completes_task_ids() {
 
 #[test]
 fn install_sh_installs_and_uninstalls_the_completions() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::common::temp_dir();
     let prefix = tmp.path().join("prefix");
     let run = |args: &[&str]| {
         let out = std::process::Command::new("sh")

@@ -175,7 +175,7 @@ fn a_hook_that_finds_no_repository_refuses_with_a_message() {
     let (_wt, git_dir) = staged_violation(&repo);
     // Run from a directory outside any repository, with gitg's environment: nothing tells
     // which branch this commit is on, so the hook refuses rather than allow.
-    let nowhere = tempfile::tempdir().unwrap();
+    let nowhere = crate::common::temp_dir();
     let run = run_hook(
         &repo,
         &git_dir.join("hooks/pre-commit"),
