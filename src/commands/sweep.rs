@@ -58,7 +58,13 @@ impl Report for SweepReport {
 
 /// Exit 0 when everything found was repaired, 1 when something could not be (each is reported).
 pub fn run(ctx: &Ctx, args: &SweepArgs) -> CmdResult {
-    let sweep::Swept { repairs, tampered } = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
+    let sweep::Swept {
+        mut repairs,
+        tampered,
+    } = sweep::sweep(&ctx.repo, &ctx.settings, args.dry_run)?;
+    // Tasks another machine merged (the records fetched last): their work here saved, their
+    // worktree and branch removed.
+    repairs.extend(crate::remote::ended::sweep(&ctx.repo, args.dry_run)?);
     let tampered: Vec<String> = tampered.iter().map(|t| t.to_string()).collect();
     let failed = repairs.iter().any(|r| r.error.is_some());
     emit(

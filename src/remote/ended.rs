@@ -154,3 +154,72 @@ pub fn settle(repo: &Repo, remote: &str, id: &TaskId) -> Result<Option<MergedEls
     }
     Ok(Some(done))
 }
+
+/// `sweep`'s part (no network: the records fetched last): every task live here in worktree
+/// mode whose fetched record on some remote says another machine merged it is settled
+/// ([`settle`]) and its record reconciled; with `dry_run`, only planned. One repair each;
+/// one that cannot be made carries why (the others still run).
+pub fn sweep(repo: &Repo, dry_run: bool) -> Result<Vec<crate::lifecycle::sweep::Repair>> {
+    let mut found: Vec<(String, TaskId)> = Vec::new();
+    for (name, _) in repo.refs_under("refs/remotes/")? {
+        let Some(rest) = name.strip_prefix("refs/remotes/") else {
+            continue;
+        };
+        let Some((remote, task)) = rest.split_once("/tasks/") else {
+            continue;
+        };
+        let Some(id) = task
+            .strip_suffix("/record")
+            .and_then(|t| TaskId::parse(t).ok())
+        else {
+            continue;
+        };
+        found.push((remote.to_owned(), id));
+    }
+    let mut repairs = Vec::new();
+    for (remote, id) in found {
+        let Ok(Some(rec)) = crate::record::load(repo, &id) else {
+            continue;
+        };
+        if rec.state.mode != Mode::Worktree || !rec.state.status.is_live() {
+            continue;
+        }
+        let Some(theirs) = repo.find_ref(&layout::remote_record_ref(&remote, &id))? else {
+            continue;
+        };
+        let merged = !contains(repo, rec.tip, theirs)
+            && check_remote(repo, &Here::nothing(), None, &id, theirs, None)
+                .is_ok_and(|s| s.status == Status::Merged);
+        if !merged {
+            continue;
+        }
+        let mut repair = crate::lifecycle::sweep::Repair {
+            problem: "merged_elsewhere",
+            task: Some(id.to_string()),
+            action: format!(
+                "task '{id}' was merged on another machine ('{remote}'): saved its work here as attempts, deleted its worktree and branch, took the merge into its record"
+            ),
+            attempts: Vec::new(),
+            error: None,
+        };
+        if !dry_run {
+            match settle(repo, &remote, &id) {
+                Ok(Some(done)) => {
+                    repair.attempts = done.attempts;
+                    match done.left {
+                        Some(why) => repair.error = Some(why),
+                        None => {
+                            if let Err(e) = super::reconcile(repo, &remote, &id) {
+                                repair.error = Some(e.to_string());
+                            }
+                        }
+                    }
+                }
+                Ok(None) => continue,
+                Err(e) => repair.error = Some(e.to_string()),
+            }
+        }
+        repairs.push(repair);
+    }
+    Ok(repairs)
+}

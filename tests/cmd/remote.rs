@@ -1011,3 +1011,70 @@ fn merge_remote_of_a_task_merged_elsewhere_cleans_up_here() {
     );
     fsck(&repo, &two);
 }
+
+/// `sweep` does the same from the records fetched last (no network): a task another machine
+/// merged has this machine's work saved and its worktree and branch removed (`--dry-run` only
+/// plans it), and `list` then shows it merged instead of a live task whose worktree is stale.
+#[test]
+fn sweep_settles_a_task_merged_elsewhere_and_list_shows_it() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt2, "t1/wip.txt", "uncommitted\n");
+    repo.task(&one, &["merge", "t1", "--remote", "origin"]).ok();
+    // The records come in with git itself, as `git task fetch` brings them.
+    repo.git(
+        &two,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/tasks/*:refs/remotes/origin/tasks/*",
+        ],
+    );
+    let planned = repo
+        .task(&two, &["sweep", "--dry-run", "--json"])
+        .ok()
+        .json();
+    let problems: Vec<&str> = planned["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["problem"].as_str().unwrap())
+        .collect();
+    assert_eq!(problems, ["merged_elsewhere"], "{planned}");
+    assert!(wt2.exists());
+
+    let swept = repo.task(&two, &["sweep", "--json"]).ok().json();
+    assert_eq!(
+        swept["repairs"][0]["problem"], "merged_elsewhere",
+        "{swept}"
+    );
+    let attempt = swept["repairs"][0]["attempts"][0]["commit"]
+        .as_str()
+        .unwrap_or_else(|| panic!("nothing saved: {swept}"))
+        .to_owned();
+    assert_eq!(
+        repo.git(&two, &["show", &format!("{attempt}:t1/wip.txt")]),
+        "uncommitted"
+    );
+    assert!(!wt2.exists());
+    assert!(repo
+        .git(&two, &["for-each-ref", "refs/heads/task"])
+        .is_empty());
+    let list = repo.task(&two, &["list", "--json"]).ok().json();
+    assert_eq!(list["tasks"], serde_json::json!([]), "{list}");
+    let all = repo.task(&two, &["list", "--all", "--json"]).ok().json();
+    assert_eq!(all["tasks"][0]["status"], "merged", "{all}");
+    // Nothing more to do.
+    let again = repo.task(&two, &["sweep", "--json"]).ok().json();
+    assert_eq!(again["repairs"], serde_json::json!([]), "{again}");
+    fsck(&repo, &two);
+}
