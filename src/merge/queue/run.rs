@@ -240,8 +240,12 @@ impl Runner<'_> {
                         into: Some(self.target.clone()),
                         ..Options::default()
                     };
-                    let outcome =
-                        crate::merge::merge(self.repo, self.settings, &[id.clone()], &opts)?;
+                    let outcome = crate::merge::merge(
+                        self.repo,
+                        self.settings,
+                        std::slice::from_ref(&id),
+                        &opts,
+                    )?;
                     match outcome {
                         Outcome::Landed(landed)
                             if landed.tasks.iter().all(|t| t.into == self.target) =>
@@ -639,5 +643,5 @@ fn failed_reason(checks: &Value, task: &str) -> String {
         },
         None => "failed".to_owned(),
     };
-    format!("check '{command}' {how} once task '{task}' was in the landing; the tasks before it landed without it")
+    format!("check '{command}' {how} on the branch with task '{task}' landed on it")
 }
