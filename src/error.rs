@@ -28,11 +28,46 @@ impl Kind {
     }
 }
 
+/// A next step as a call of a `git task mcp` tool: the tool (the command of the same name) and
+/// its arguments (the command's options, `_` for `-`; `paths` for `--path`). What a hint says
+/// in words, for an agent that has only the MCP tools.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct Call {
+    /// The tool: `revert`, `commit`, `merge`, `sync`, `list`, ...
+    pub tool: &'static str,
+    /// Its arguments, as its input schema names them (`tools/list`).
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Call {
+    /// A call of `tool` on task `id` (no other argument).
+    pub fn on(tool: &'static str, id: &str) -> Call {
+        Call::new(tool).arg("id", id)
+    }
+
+    /// A call of `tool` without arguments.
+    pub fn new(tool: &'static str) -> Call {
+        Call {
+            tool,
+            arguments: serde_json::Map::new(),
+        }
+    }
+
+    /// Adds an argument.
+    #[must_use]
+    pub fn arg(mut self, name: &str, value: impl Into<serde_json::Value>) -> Call {
+        self.arguments.insert(name.to_owned(), value.into());
+        self
+    }
+}
+
 /// A failure with a message, hints saying what to run next, and an optional cause.
 pub struct Error {
     kind: Kind,
     message: String,
     hints: Vec<String>,
+    /// The hints' steps as MCP tool calls, where a tool does them.
+    next: Vec<Call>,
     /// The report kind scripts see in `--json` (`record_tampered`), when not plain `error`.
     code: Option<&'static str>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
@@ -48,6 +83,7 @@ impl Error {
             kind: Kind::Input,
             message: message.into(),
             hints: Vec::new(),
+            next: Vec::new(),
             code: None,
             source: None,
         }
@@ -62,6 +98,7 @@ impl Error {
             kind: Kind::Repo,
             message: message.into(),
             hints: Vec::new(),
+            next: Vec::new(),
             code: None,
             source: Some(source.into()),
         }
@@ -73,6 +110,7 @@ impl Error {
             kind: Kind::Repo,
             message: message.into(),
             hints: Vec::new(),
+            next: Vec::new(),
             code: None,
             source: None,
         }
@@ -84,6 +122,7 @@ impl Error {
             kind: Kind::Negative,
             message: message.into(),
             hints: Vec::new(),
+            next: Vec::new(),
             code: None,
             source: None,
         }
@@ -94,6 +133,18 @@ impl Error {
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
         self
+    }
+
+    /// Adds a next step as an MCP tool call (say it in words with [`Error::hint`] too).
+    #[must_use]
+    pub fn next(mut self, call: Call) -> Self {
+        self.next.push(call);
+        self
+    }
+
+    /// Returns the next steps as MCP tool calls, in order.
+    pub fn next_calls(&self) -> &[Call] {
+        &self.next
     }
 
     /// Names the report kind scripts see in `--json` for this failure (`record_tampered`,

@@ -5,8 +5,9 @@
 //! fails the creation). Edge glue, like `mcp`: the input becomes `start` or `remove`, run in
 //! process through [`crate::mcp::call`].
 //!
-//! - create: `start <name>` (the name made a valid task id; `source_ref`, when sent, is the
-//!   base). The contract: `task.harnessAllow`/`task.harnessForbid` when set, else the
+//! - create: `start <name>` (a name that is no task id as it is, too long or not ASCII, is made
+//!   one with a short stable hash of the name as a suffix, so two names never make one task;
+//!   `source_ref`, when sent, is the base). The contract: `task.harnessAllow`/`task.harnessForbid` when set, else the
 //!   `.task-contract.toml` at the root of the checkout the hook runs in, else none (any path
 //!   not forbidden by the policy). Starting an existing task returns its worktree.
 //!   A task whose worktree lies outside the tasks directory (`task.worktreeDir`, default
@@ -113,8 +114,9 @@ fn create_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
         argv.push(format!("--base={base}"));
     }
     argv.extend(contract_args(dir)?);
-    if let Some(id) = input.name.as_deref().and_then(task_id) {
-        argv.push(id);
+    if let Some(name) = input.name.as_deref().filter(|n| !n.is_empty()) {
+        let repo = crate::git::Repo::discover(dir)?;
+        argv.push(task_id(name, &name_hash(&repo, name)));
     }
     let outcome = call::run_in(dir, &command(&argv)?);
     let worktree = json_field(&outcome.stdout, "worktree");
@@ -200,9 +202,20 @@ fn contract_args(dir: &Path) -> Result<Vec<String>, Error> {
     })
 }
 
-/// A worktree name made a valid task id: other characters become '-'; `None` if nothing is left
-/// (then `start` generates a name).
-fn task_id(name: &str) -> Option<String> {
+/// The short stable hash a changed name is told apart by: the first 8 hex digits of the name's
+/// git blob id (`printf %s NAME | git hash-object --stdin`).
+fn name_hash(repo: &crate::git::Repo, name: &str) -> String {
+    crate::git::objects::hash_blob(repo, name.as_bytes()).to_string()[..8].to_owned()
+}
+
+/// A worktree name made a valid task id: a name that is one is taken as it is; any other
+/// (other characters become '-', longer than 64 characters, `..`, a trailing `.lock`) gets
+/// `-<hash>` (see [`name_hash`]) so that two different names never make one task, and a name
+/// with nothing usable left becomes `wt-<hash>`.
+fn task_id(name: &str, hash: &str) -> String {
+    if crate::task::TaskId::parse(name).is_ok_and(|t| t.as_str() == name) {
+        return name.to_owned();
+    }
     let mut id: String = name
         .chars()
         .map(|c| {
@@ -219,18 +232,22 @@ fn task_id(name: &str) -> Option<String> {
     let mut id = id
         .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
         .to_owned();
-    id.truncate(64);
+    // Room for the suffix within 64 characters.
+    id.truncate(64 - 1 - hash.len());
     loop {
         let before = id.len();
         if let Some(stem) = id.strip_suffix(".lock") {
             id = stem.to_owned();
         }
-        id = id.trim_end_matches('.').to_owned();
+        id = id.trim_end_matches(['.', '-']).to_owned();
         if id.len() == before {
             break;
         }
     }
-    crate::task::TaskId::parse(&id).ok().map(|t| t.to_string())
+    if id.is_empty() {
+        return format!("wt-{hash}");
+    }
+    format!("{id}-{hash}")
 }
 
 /// The id of the task whose worktree is `path`, from `list --json --all`; a live task first.

@@ -80,6 +80,12 @@ impl Report for CheckReport {
                 }
             }
         }
+        // A failed check's way on (a violation's is part of its report above).
+        if self.verdict.is_clean() {
+            for hint in &self.verdict.hints {
+                out.hint(hint);
+            }
+        }
         Ok(())
     }
 }
@@ -98,6 +104,15 @@ pub fn run(ctx: &Ctx, args: &CheckArgs) -> CmdResult {
     if verdict.is_clean() && !passed {
         // The contract holds but a check failed: the same kind a merge refuses with.
         verdict.kind = "checks_failed";
+        let task = verdict.task.clone();
+        verdict.hints = vec![
+            format!("fix what the check says in the task's worktree (cd \"$(git task path {task})\"), then commit it: git task commit {task}"),
+            format!("then run the checks again: git task check {task} --run"),
+        ];
+        verdict.next = vec![
+            crate::error::Call::on("commit", &task),
+            crate::error::Call::on("check", &task).arg("run", true),
+        ];
     }
     let warnings = match crate::task::TaskId::parse(&verdict.task) {
         Ok(id) => match crate::record::load(&ctx.repo, &id) {

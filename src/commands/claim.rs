@@ -45,6 +45,10 @@ pub(super) struct Refused {
     pub task: String,
     #[serde(flatten)]
     pub conflict: Conflict,
+    /// What to do next (`hint: …` lines).
+    pub hints: Vec<String>,
+    /// The next steps as `git task mcp` tool calls (none: a claim has no tool).
+    pub next: Vec<crate::error::Call>,
 }
 
 impl Report for Refused {
@@ -59,10 +63,9 @@ impl Report for Refused {
                 None => String::new(),
             }
         ))?;
-        out.hint(format_args!(
-            "wait until '{}' is merged or dropped, or ask for it: git task release {} GLOB..",
-            c.claimed_by, c.claimed_by
-        ));
+        for hint in &self.hints {
+            out.hint(hint);
+        }
         Ok(())
     }
 }
@@ -74,7 +77,7 @@ pub fn run(ctx: &Ctx, args: &ClaimArgs) -> CmdResult {
             ctx,
             &Claimed {
                 kind: "claim",
-                task: record.state.id,
+                task: record.state.id.into(),
                 claims,
             },
             Done::Ok,
@@ -83,7 +86,12 @@ pub fn run(ctx: &Ctx, args: &ClaimArgs) -> CmdResult {
             ctx,
             &Refused {
                 kind: "claimed_by",
-                task: record.state.id,
+                task: record.state.id.into(),
+                hints: vec![format!(
+                    "wait until '{}' is merged or dropped, or ask for it: git task release {} GLOB..",
+                    conflict.claimed_by, conflict.claimed_by
+                )],
+                next: Vec::new(),
                 conflict,
             },
             Done::Negative,

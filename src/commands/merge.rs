@@ -7,8 +7,9 @@ use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
 use crate::contract::judge::shell_quote;
 use crate::contract::Verdict;
+use crate::error::Call;
 use crate::merge::{self, Landed, Options, Outcome, Refusal, Strategy};
-use crate::output::{escape, Out, Palette, Report};
+use crate::output::{escape, Out, Palette, Refusal as WithNext, Report, Said};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
 
@@ -181,7 +182,7 @@ impl schemars::JsonSchema for Refused {
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        RefusedJson::json_schema(generator)
+        WithNext::<RefusedJson>::json_schema(generator)
     }
 }
 
@@ -241,11 +242,17 @@ enum RefusedJson {
         paths: Vec<String>,
         detail: String,
     },
+    /// `--remote`: the remote's branch moved during every try.
+    RemoteMoved {
+        into: String,
+        remote: String,
+        tries: u32,
+    },
 }
 
 /// The JSON value of a refusal (keys sorted, as `serde_json::Value` keeps them).
-fn to_value(refused: impl Into<RefusedJson>) -> serde_json::Value {
-    serde_json::to_value(refused.into()).unwrap_or_default()
+fn to_value(refused: WithNext<RefusedJson>) -> serde_json::Value {
+    serde_json::to_value(refused).unwrap_or_default()
 }
 
 impl From<Verdict> for RefusedJson {
@@ -261,53 +268,58 @@ impl Report for Refused {
     }
 }
 
-fn error_line(p: &Palette, text: &str) -> String {
-    format!("{} {text}\n", "error:".style(p.error))
+/// A refusal's JSON: its report, its `hints` and its `next` calls.
+fn refusal_value(
+    report: impl Into<RefusedJson>,
+    hints: Vec<String>,
+    next: Vec<Call>,
+) -> serde_json::Value {
+    to_value(WithNext {
+        report: report.into(),
+        hints,
+        next,
+    })
 }
 
-fn hint_line(p: &Palette, text: &str) -> String {
-    format!("{} {text}\n", "hint:".style(p.hint))
+/// `merge` of `task` again, as the tool call.
+fn merge_again(task: &str) -> Call {
+    Call::new("merge").arg("ids", vec![task.to_owned()])
 }
 
 fn refused(p: &Palette, refusal: Refusal) -> Refused {
-    match refusal {
-        Refusal::Violation(verdict) => {
-            let mut text = crate::output::violation::render(&verdict, p);
-            text.push_str(&hint_line(p, "nothing was merged"));
-            Refused {
-                value: to_value(verdict),
-                text,
-            }
+    let mut said = Said::new(p);
+    let (value, text) = match refusal {
+        Refusal::Violation(mut verdict) => {
+            said.raw(&crate::output::violation::render(&verdict, p));
+            said.hint("nothing was merged");
+            let again = format!("then merge again: git task merge {}", verdict.task);
+            said.hint(again.as_str());
+            verdict.hints.push(again);
+            verdict.next.push(merge_again(&verdict.task));
+            let (hints, next) = (verdict.hints.clone(), verdict.next.clone());
+            (refusal_value(verdict, hints, next), said.text)
         }
         Refusal::UncommittedWork {
             task,
             worktree,
             paths,
         } => {
-            let mut text = error_line(
-                p,
-                &format!(
-                    "task '{task}' has uncommitted work in '{worktree}': {}; only its branch tip lands, so nothing was merged",
-                    list(&paths)
-                ),
-            );
-            text.push_str(&hint_line(
-                p,
-                &format!(
-                    "commit it first: git task commit {task}   (or: git -C {} commit)",
-                    shell_quote(&worktree)
-                ),
+            said.error(&format!(
+                "task '{task}' has uncommitted work in '{worktree}': {}; only its branch tip lands, so nothing was merged",
+                list(&paths)
             ));
-            text.push_str(&hint_line(
-                p,
-                &format!("then merge again: git task merge {task}"),
+            said.hint(format!(
+                "commit it first: git task commit {task}   (or: git -C {} commit)",
+                shell_quote(&worktree)
             ));
-            let value = to_value(RefusedJson::UncommittedWork {
+            said.hint(format!("then merge again: git task merge {task}"));
+            let next = vec![Call::on("commit", &task), merge_again(&task)];
+            let report = RefusedJson::UncommittedWork {
                 task,
                 worktree,
                 paths,
-            });
-            Refused { value, text }
+            };
+            (refusal_value(report, said.hints, next), said.text)
         }
         Refusal::NotOnBranch {
             task,
@@ -315,35 +327,27 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             branch,
             head,
         } => {
-            let mut text = error_line(
-                p,
-                &format!(
-                    "the worktree of task '{task}' ('{worktree}') is not on its branch '{branch}' but on {}; nothing was merged",
-                    escape(&head)
-                ),
-            );
-            text.push_str(&hint_line(
-                p,
-                &format!(
-                    "return it to the branch: git -C {} switch {}",
-                    shell_quote(&worktree),
-                    shell_quote(&branch)
-                ),
+            said.error(&format!(
+                "the worktree of task '{task}' ('{worktree}') is not on its branch '{branch}' but on {}; nothing was merged",
+                escape(&head)
             ));
-            text.push_str(&hint_line(
-                p,
-                &format!("then merge again: git task merge {task}"),
+            said.hint(format!(
+                "return it to the branch: git -C {} switch {}",
+                shell_quote(&worktree),
+                shell_quote(&branch)
             ));
-            let value = to_value(RefusedJson::WorktreeNotOnBranch {
+            said.hint(format!("then merge again: git task merge {task}"));
+            let report = RefusedJson::WorktreeNotOnBranch {
                 task,
                 worktree,
                 branch,
                 head,
-            });
-            Refused { value, text }
+            };
+            // Switching a worktree back is git's, not a tool's.
+            (refusal_value(report, said.hints, Vec::new()), said.text)
         }
         Refusal::RecordTampered { task, why, allowed } => {
-            let mut text = error_line(p, &format!("{}; nothing was merged", escape(&why)));
+            said.error(&format!("{}; nothing was merged", escape(&why)));
             let shown = match &allowed {
                 Some(globs) if globs.is_empty() => "any path not forbidden".to_owned(),
                 Some(globs) => globs
@@ -353,38 +357,34 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                     .join(", "),
                 None => "(it could not be found)".to_owned(),
             };
-            text.push_str(&hint_line(
-                p,
-                &format!(
-                    "the contract frozen at start allows: {shown}; the record of '{task}' (refs/tasks/{task}/record) was moved or rewritten by hand"
-                ),
+            said.hint(format!(
+                "the contract frozen at start allows: {shown}; the record of '{task}' (refs/tasks/{task}/record) was moved or rewritten by hand"
             ));
-            text.push_str(&hint_line(
-                p,
-                &format!("see what happened with: git log -g refs/tasks/{task}/record"),
+            said.hint(format!(
+                "see what happened with: git log -g refs/tasks/{task}/record"
             ));
-            let value = to_value(RefusedJson::RecordTampered {
+            let report = RefusedJson::RecordTampered {
                 task,
                 reason: why,
                 allowed,
-            });
-            Refused { value, text }
+            };
+            (refusal_value(report, said.hints, Vec::new()), said.text)
         }
         Refusal::UnsafeHistory { task, commit, path } => {
-            let mut text = error_line(
-                p,
-                &format!(
-                    "unsafe_path: commit {} of task '{task}' holds the path '{}', which git would never write; nothing was merged",
-                    short_id(&commit),
-                    escape(&path)
-                ),
-            );
-            text.push_str(&hint_line(
-                p,
+            said.error(&format!(
+                "unsafe_path: commit {} of task '{task}' holds the path '{}', which git would never write; nothing was merged",
+                short_id(&commit),
+                escape(&path)
+            ));
+            said.hint(
                 "rewrite the task's history without that path (reset the branch to a commit before it and redo the work), then merge again",
+            );
+            said.hint(format!(
+                "or start the task over from its base, saving the work as an attempt first: git task reset {task}"
             ));
             let repair = format!("Commit {commit} adds '{path}', a path git would never write; rewrite the task's history without it (e.g. reset the branch to a commit before it and redo the work), then merge again.");
-            let value = to_value(RefusedJson::UnsafeHistory {
+            let next = vec![Call::on("reset", &task)];
+            let report = RefusedJson::UnsafeHistory {
                 task,
                 commit,
                 violations: vec![crate::contract::Violation {
@@ -393,19 +393,18 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                     rule: "git's verify_path".into(),
                 }],
                 repair,
-            });
-            Refused { value, text }
+            };
+            (refusal_value(report, said.hints, next), said.text)
         }
         Refusal::ChecksFailed {
             task,
             checks,
             checkout,
         } => {
-            let mut text = String::new();
             if let Some(last) = checks.commands.last() {
-                text.push_str(&last.output);
+                said.raw(&last.output);
                 if !last.output.is_empty() && !last.output.ends_with('\n') {
-                    text.push('\n');
+                    said.raw("\n");
                 }
                 let how = if last.timed_out {
                     "timed out".to_owned()
@@ -417,74 +416,95 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                             .unwrap_or_else(|| "by a signal".into())
                     )
                 };
-                text.push_str(&error_line(
-                    p,
-                    &format!(
-                        "check '{}' of task '{task}' {how}; nothing was merged",
-                        last.command
-                    ),
+                said.error(&format!(
+                    "check '{}' of task '{task}' {how}; nothing was merged",
+                    last.command
                 ));
             }
             if let Some(dir) = &checkout {
-                text.push_str(&hint_line(
-                    p,
-                    &format!("the checks ran on the tree that would land, checked out in '{dir}' (kept for inspection)"),
-                ));
+                said.hint(format!("the checks ran on the tree that would land, checked out in '{dir}' (kept for inspection)"));
             }
-            text.push_str(&hint_line(p, &format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit, and merge again")));
-            let value = to_value(RefusedJson::ChecksFailed {
+            said.hint(format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit (git task commit {task}), and merge again (git task merge {task})"));
+            // After the fix (the agent's own edit): commit it, then merge again.
+            let next = vec![Call::on("commit", &task), merge_again(&task)];
+            let report = RefusedJson::ChecksFailed {
                 task,
                 checks,
                 checkout,
-            });
-            Refused { value, text }
+            };
+            (refusal_value(report, said.hints, next), said.text)
         }
-        Refusal::Conflict { task, into, paths } => {
-            let mut text = error_line(
-                p,
-                &format!(
-                    "task '{task}' conflicts with '{}'; nothing was merged. Conflicting paths:",
-                    short_ref(&into)
-                ),
-            );
-            for path in &paths {
-                text.push_str(&format!("  {}\n", escape(path)));
-            }
-            let hint = format!("git task sync {task}");
-            text.push_str(&hint_line(
-                p,
-                &format!(
-                    "bring '{}' into the task and resolve there: {hint}",
-                    short_ref(&into)
-                ),
+        Refusal::Conflict {
+            task,
+            into,
+            paths,
+            lands_with,
+        } if !lands_with.is_empty() => {
+            said.error(&format!(
+                "replaying the commits of task '{task}' one by one on '{}' conflicts; nothing was merged. Conflicting paths:",
+                short_ref(&into)
             ));
-            let value = to_value(RefusedJson::MergeConflict {
+            for path in &paths {
+                said.raw(&format!("  {}\n", escape(path)));
+            }
+            let modes: Vec<String> = lands_with.iter().map(|m| format!("--{m}")).collect();
+            let hint = format!("git task merge {task} --{}", lands_with[0]);
+            said.hint(format!(
+                "the task's net change lands without a conflict with {}: {hint}",
+                modes.join(" or ")
+            ));
+            let next = vec![merge_again(&task).arg("strategy", lands_with[0])];
+            let report = RefusedJson::MergeConflict {
                 task,
                 into,
                 paths,
                 hint,
-            });
-            Refused { value, text }
+            };
+            (refusal_value(report, said.hints, next), said.text)
+        }
+        Refusal::Conflict {
+            task, into, paths, ..
+        } => {
+            said.error(&format!(
+                "task '{task}' conflicts with '{}'; nothing was merged. Conflicting paths:",
+                short_ref(&into)
+            ));
+            for path in &paths {
+                said.raw(&format!("  {}\n", escape(path)));
+            }
+            let hint = format!("git task sync {task}");
+            said.hint(format!(
+                "bring '{}' into the task and resolve there: {hint}",
+                short_ref(&into)
+            ));
+            said.hint(format!("then merge again: git task merge {task}"));
+            let next = vec![Call::on("sync", &task)];
+            let report = RefusedJson::MergeConflict {
+                task,
+                into,
+                paths,
+                hint,
+            };
+            (refusal_value(report, said.hints, next), said.text)
         }
         Refusal::RemoteMoved {
             into,
             remote,
             tries,
         } => {
-            let mut text = error_line(
-                p,
-                &format!(
-                    "'{}' on '{remote}' moved during each of {tries} tries; nothing was merged",
-                    short_ref(&into)
-                ),
-            );
-            text.push_str(&hint_line(
-                p,
-                "each landing was judged on the tip fetched, and another push landed first",
+            said.error(&format!(
+                "'{}' on '{remote}' moved during each of {tries} tries; nothing was merged",
+                short_ref(&into)
             ));
-            text.push_str(&hint_line(p, "run the merge again"));
-            let value = serde_json::json!({ "kind": "remote_moved", "into": into, "remote": remote, "tries": tries });
-            Refused { value, text }
+            said.hint("each landing was judged on the tip fetched, and another push landed first");
+            said.hint("run the merge again");
+            let report = RefusedJson::RemoteMoved {
+                into,
+                remote,
+                tries,
+            };
+            // The merge tool lands locally only: no call lands on a remote.
+            (refusal_value(report, said.hints, Vec::new()), said.text)
         }
         Refusal::TargetDirty {
             into,
@@ -492,9 +512,9 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
             paths,
             detail,
         } => {
-            let mut text = if paths.is_empty() {
+            if paths.is_empty() {
                 // Not a file in the way (e.g. an unfinished merge there): pass on what git said.
-                let said: Vec<&str> = detail
+                let shown: Vec<&str> = detail
                     .lines()
                     .map(|l| {
                         l.trim_start_matches("error: ")
@@ -503,37 +523,29 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                     })
                     .filter(|l| !l.is_empty())
                     .collect();
-                error_line(
-                    p,
-                    &format!(
-                        "cannot update '{worktree}', where '{}' is checked out: {}; nothing was merged",
-                        short_ref(&into),
-                        escape(&said.join("; "))
-                    ),
-                )
+                said.error(&format!(
+                    "cannot update '{worktree}', where '{}' is checked out: {}; nothing was merged",
+                    short_ref(&into),
+                    escape(&shown.join("; "))
+                ));
             } else {
-                error_line(
-                    p,
-                    &format!(
-                        "merging would overwrite local changes in '{worktree}', where '{}' is checked out: {}; nothing was merged",
-                        short_ref(&into),
-                        list(&paths)
-                    ),
-                )
-            };
-            text.push_str(&hint_line(
-                p,
-                &format!("commit or stash the changes there (git -C {worktree} stash -u), or finish what is in progress, then merge again"),
-            ));
-            let value = to_value(RefusedJson::TargetDirty {
+                said.error(&format!(
+                    "merging would overwrite local changes in '{worktree}', where '{}' is checked out: {}; nothing was merged",
+                    short_ref(&into),
+                    list(&paths)
+                ));
+            }
+            said.hint(format!("commit or stash the changes there (git -C {worktree} stash -u), or finish what is in progress, then merge again"));
+            let report = RefusedJson::TargetDirty {
                 into,
                 worktree,
                 paths,
                 detail,
-            });
-            Refused { value, text }
+            };
+            (refusal_value(report, said.hints, Vec::new()), said.text)
         }
-    }
+    };
+    Refused { value, text }
 }
 
 fn list(paths: &[String]) -> String {
@@ -665,6 +677,8 @@ fn report_accepted(ctx: &Ctx, task: String, accepted: crate::patch::Accepted) ->
                 task,
                 already: false,
                 checks,
+                hints: Vec::new(),
+                next: Vec::new(),
             },
             Done::Ok,
         ),
@@ -675,6 +689,8 @@ fn report_accepted(ctx: &Ctx, task: String, accepted: crate::patch::Accepted) ->
                 task,
                 already: true,
                 checks: Vec::new(),
+                hints: Vec::new(),
+                next: Vec::new(),
             },
             Done::Ok,
         ),
@@ -687,6 +703,8 @@ fn report_accepted(ctx: &Ctx, task: String, accepted: crate::patch::Accepted) ->
             ctx,
             &AcceptReport {
                 kind: "checks_failed",
+                hints: vec![format!("fix it, then run 'git task merge {task}' again")],
+                next: vec![merge_again(&task)],
                 task,
                 already: false,
                 checks,
@@ -704,6 +722,12 @@ struct AcceptReport {
     task: String,
     already: bool,
     checks: Vec<crate::checks::Outcome>,
+    /// What to run next when the checks failed (`hint: …` lines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hints: Vec<String>,
+    /// The same steps as `git task mcp` tool calls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    next: Vec<Call>,
 }
 
 impl Report for AcceptReport {
@@ -716,10 +740,7 @@ impl Report for AcceptReport {
                         "check '{}' failed; task '{}' was not accepted",
                         c.command, self.task
                     ))
-                    .hint(format!(
-                        "fix it, then run 'git task merge {}' again",
-                        self.task
-                    )),
+                    .hint(self.hints.first().cloned().unwrap_or_default()),
                 );
             }
             return Ok(());

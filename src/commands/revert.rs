@@ -81,20 +81,27 @@ struct ConflictReport {
     task: String,
     checkpoint: u32,
     conflicts: Vec<String>,
+    /// What to do next (`hint: …` lines).
+    hints: Vec<String>,
+    /// The next steps as `git task mcp` tool calls.
+    next: Vec<crate::error::Call>,
 }
 
 impl Report for ConflictReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        out.error(
-            &crate::Error::negative(format!(
-                "cannot undo checkpoint {} of '{}': later work changed the same lines in {}",
-                self.checkpoint,
-                self.task,
-                self.conflicts.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ")
-            ))
-            .hint(format!("nothing was changed; go back to the checkpoint before it instead: git task revert {} --to {}", self.task, self.checkpoint.saturating_sub(1).max(1)))
-            .hint(format!("or put single files back: git task revert {} --path <file>", self.task)),
-        );
+        out.error(&crate::Error::negative(format!(
+            "cannot undo checkpoint {} of '{}': later work changed the same lines in {}",
+            self.checkpoint,
+            self.task,
+            self.conflicts
+                .iter()
+                .map(|p| format!("'{p}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+        for hint in &self.hints {
+            out.hint(hint);
+        }
         Ok(())
     }
 }
@@ -118,18 +125,28 @@ pub fn run(ctx: &Ctx, args: &RevertArgs) -> CmdResult {
                 kind: "revert",
                 still_guards: record.state.mode == crate::task::Mode::Patch
                     && crate::hooks::patch::guards(record.state.status),
-                task: record.state.id,
+                task: record.state.id.into(),
                 done,
             },
             Done::Ok,
         ),
         Outcome::Conflict(conflicts) => emit(
             ctx,
-            &ConflictReport {
-                kind: "revert_conflict",
-                task: record.state.id,
-                checkpoint: args.checkpoint.unwrap_or_default(),
-                conflicts,
+            &{
+                let task = record.state.id.to_string();
+                let checkpoint = args.checkpoint.unwrap_or_default();
+                let before = checkpoint.saturating_sub(1).max(1);
+                ConflictReport {
+                    kind: "revert_conflict",
+                    hints: vec![
+                        format!("nothing was changed; go back to the checkpoint before it instead: git task revert {task} --to {before}"),
+                        format!("or put single files back: git task revert {task} --path <file>"),
+                    ],
+                    next: vec![crate::error::Call::on("revert", &task).arg("to", before)],
+                    task,
+                    checkpoint,
+                    conflicts,
+                }
             },
             Done::Negative,
         ),

@@ -106,7 +106,7 @@ impl StartReport {
         let s = &record.state;
         StartReport {
             kind: "start",
-            task: s.id.clone(),
+            task: s.id.to_string(),
             created,
             mode: s.mode,
             status: s.status,
@@ -228,6 +228,10 @@ struct SetupFailedReport {
     /// The seconds it was given.
     timeout: u64,
     output: String,
+    /// What to do next (`hint: …` lines).
+    hints: Vec<String>,
+    /// The next steps as `git task mcp` tool calls: none, no tool runs a setup command.
+    next: Vec<crate::error::Call>,
 }
 
 impl Report for SetupFailedReport {
@@ -249,13 +253,14 @@ impl Report for SetupFailedReport {
             .code
             .map(|c| c.to_string())
             .unwrap_or_else(|| "a signal".into());
-        out.error(
-            &crate::Error::negative(format!(
-                "setup command '{}' failed (exit {code}); task '{}' was not created",
-                self.command, self.task
-            ))
-            .hint("fix the setup command and start the task again"),
-        );
+        let mut err = crate::Error::negative(format!(
+            "setup command '{}' failed (exit {code}); task '{}' was not created",
+            self.command, self.task
+        ));
+        for hint in &self.hints {
+            err = err.hint(hint.clone());
+        }
+        out.error(&err);
         Ok(())
     }
 }
@@ -373,6 +378,19 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
             &SetupFailedReport {
                 kind: "setup_failed",
                 task: failed.id.to_string(),
+                hints: if failed.outcome.timed_out {
+                    setup_timed_out(
+                        &failed.outcome.command,
+                        failed.id.as_str(),
+                        failed.timeout,
+                        "was not created",
+                    )
+                    .hints()
+                    .to_vec()
+                } else {
+                    vec!["fix the setup command and start the task again".to_owned()]
+                },
+                next: Vec::new(),
                 command: failed.outcome.command,
                 code: failed.outcome.code,
                 timed_out: failed.outcome.timed_out,

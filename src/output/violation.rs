@@ -62,6 +62,13 @@ pub fn render(verdict: &Verdict, palette: &Palette) -> String {
             super::escape(line)
         ));
     }
+    for hint in &verdict.hints {
+        out.push_str(&format!(
+            "{} {}\n",
+            "hint:".style(palette.hint),
+            super::escape(hint)
+        ));
+    }
     out
 }
 

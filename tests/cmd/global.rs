@@ -303,6 +303,8 @@ fn json_reports_keep_their_documented_keys() {
             "output",
             "timed_out",
             "timeout",
+            "hints",
+            "next",
         ],
     );
     for v in [&start, &list, &status, &log, &remove, &sweep, &failed] {

@@ -110,10 +110,78 @@ fn create_takes_the_documented_fields_and_makes_an_id_of_the_name() {
         serde_json::from_str(&input("worktree-create.json", repo.root(), None)).unwrap();
     odd["name"] = Value::String("feat/auth login..lock".into());
     let run = hook(&repo, repo.root(), "create", &odd.to_string()).ok();
-    assert_eq!(
-        run.out(),
-        repo.task_dir("feat-auth-login").display().to_string()
+    let id = format!("feat-auth-login-{}", hash(&repo, "feat/auth login..lock"));
+    assert_eq!(run.out(), repo.task_dir(&id).display().to_string());
+}
+
+/// The first 8 hex digits of `name`'s blob id, as git computes it.
+fn hash(repo: &TestRepo, name: &str) -> String {
+    let file = repo.base().join("name-to-hash");
+    std::fs::write(&file, name).unwrap();
+    repo.git(repo.root(), &["hash-object", "--", file.to_str().unwrap()])[..8].to_owned()
+}
+
+/// A name that had to be changed (other characters, over 64 characters, not ASCII) gets a short
+/// stable hash suffix: names that differ never make one task, the same name always makes the
+/// same one, and a name that is a task id as it is stays as it is.
+#[test]
+fn changed_names_get_a_stable_hash_suffix_and_never_collide() {
+    let repo = TestRepo::new();
+    let create = |name: &str| -> String {
+        hook(&repo, repo.root(), "create", &named(&repo, name))
+            .ok()
+            .out()
+            .to_owned()
+    };
+    let id_of = |path: &str| {
+        Path::new(path)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let long_a = format!("{}-a", "x".repeat(70));
+    let long_b = format!("{}-b", "x".repeat(70));
+    let names = [
+        "feat-auth",
+        "feat/auth",
+        "feat auth",
+        "café",
+        "cafè",
+        "日本語",
+        "中文",
+        long_a.as_str(),
+        long_b.as_str(),
+    ];
+    let mut ids = Vec::new();
+    for name in names {
+        let path = create(name);
+        let id = id_of(&path);
+        assert!(id.len() <= 64 && id.is_ascii(), "{name}: {id}");
+        // The same name again: the same task, nothing new.
+        assert_eq!(create(name), path, "{name}");
+        ids.push(id);
+    }
+    assert_eq!(ids[0], "feat-auth");
+    assert_eq!(ids[1], format!("feat-auth-{}", hash(&repo, "feat/auth")));
+    assert_eq!(ids[2], format!("feat-auth-{}", hash(&repo, "feat auth")));
+    assert_eq!(ids[5], format!("wt-{}", hash(&repo, "日本語")));
+    assert!(
+        ids[7].starts_with("xxxxxxxx") && ids[7].len() == 64,
+        "{}",
+        ids[7]
     );
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), names.len(), "{ids:?}");
+    // git agrees: one task branch per name.
+    for id in &ids {
+        assert_eq!(
+            repo.refs(&format!("refs/heads/task/{id}")),
+            vec![format!("refs/heads/task/{id}")]
+        );
+    }
 }
 
 /// The contract of a harness-made task: `task.harnessAllow`/`task.harnessForbid` when set, else

@@ -90,6 +90,84 @@ fn python_sdk_drives_a_task_life_cycle_and_a_refused_merge() {
     assert!(!error["hints"].as_array().unwrap().is_empty(), "{error}");
 }
 
+/// An agent with only the MCP tools (the official Python SDK, `tests/tools/mcp_agent_loop.py`)
+/// gets from each refused merge to a landed task by doing what the refusal says: its `next`
+/// tool calls (and, for a conflict, resolving the markers), never the same refusal twice.
+/// Uncommitted work partly outside the contract, a committed change outside it, and a conflict
+/// with the base each land; git sees the task's work on main and nothing from outside the fence.
+#[test]
+fn python_sdk_agent_follows_each_refusal_to_a_landed_task() {
+    let Some(python) = python_with_mcp("python_sdk_agent_follows_each_refusal_to_a_landed_task")
+    else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let mut cmd = repo.command(&python, repo.root());
+    cmd.arg(script("mcp_agent_loop.py"))
+        .arg(bin())
+        .arg(repo.root());
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the agent got stuck:\n{stderr}");
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let tools = |task: &str| -> Vec<String> {
+        seen[task]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let kind = s["kind"].as_str().unwrap_or_default();
+                match s["error"].as_bool().unwrap() {
+                    true => format!("{}!{kind}", s["tool"].as_str().unwrap()),
+                    false => s["tool"].as_str().unwrap().to_owned(),
+                }
+            })
+            .collect()
+    };
+    // The refusals the agent met and the calls they named.
+    let dirty = tools("dirty");
+    assert_eq!(
+        dirty.first().map(String::as_str),
+        Some("merge!uncommitted_work"),
+        "{dirty:?}"
+    );
+    assert!(dirty.iter().any(|t| t == "revert"), "{dirty:?}");
+    assert_eq!(dirty.last().map(String::as_str), Some("merge"), "{dirty:?}");
+    let fenced = tools("fenced");
+    assert_eq!(fenced[0], "merge!contract_violation", "{fenced:?}");
+    assert_eq!(fenced[1], "revert", "{fenced:?}");
+    assert_eq!(
+        seen["fenced"][1]["arguments"],
+        json!({"id": "fenced", "paths": ["README.md"]})
+    );
+    assert_eq!(
+        fenced.last().map(String::as_str),
+        Some("merge"),
+        "{fenced:?}"
+    );
+    let clash = tools("clash");
+    assert_eq!(clash[0], "merge!merge_conflict", "{clash:?}");
+    assert_eq!(clash[1], "sync!sync_conflict", "{clash:?}");
+    assert_eq!(clash.last().map(String::as_str), Some("merge"), "{clash:?}");
+
+    // git is the oracle: every task's work is on main, nothing from outside the fence is.
+    let show = |path: &str| repo.git(repo.root(), &["show", &format!("main:{path}")]);
+    assert_eq!(show("src/dirty.rs"), "pub fn dirty() {}");
+    assert_eq!(show("src/fenced.rs"), "pub fn fenced() {}");
+    let lib = show("src/lib.rs");
+    assert!(
+        lib.contains("from_the_task") && lib.contains("from_main") && !lib.contains("<<<<<<<"),
+        "{lib}"
+    );
+    assert_eq!(show("README.md"), "# demo");
+    for task in ["dirty", "fenced", "clash"] {
+        let status = repo.task_root(&["status", "--json", task]).ok().json();
+        assert_eq!(status["status"], "merged", "{task}: {status}");
+    }
+    repo.fsck();
+}
+
 /// The official inspector's CLI (`tests/tools/mcp-inspector.sh`, named by the README) lists
 /// the tools without a schema warning, starts a task, lists it and reads a tool error.
 #[test]
@@ -217,6 +295,17 @@ impl Session {
     pub(super) fn close(mut self) -> i32 {
         drop(self.child.stdin.take());
         self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+
+    /// Closes the session; returns its exit code and what the server wrote on its stderr.
+    fn close_with_stderr(mut self) -> (i32, String) {
+        use std::io::Read;
+        drop(self.child.stdin.take());
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_string(&mut stderr).unwrap();
+        }
+        (self.child.wait().unwrap().code().unwrap_or(-1), stderr)
     }
 }
 
@@ -387,6 +476,7 @@ fn tools_list_has_schemas_and_annotations() {
             "log",
             "merge",
             "overlaps",
+            "queue",
             "remove",
             "reset",
             "revert",
@@ -419,6 +509,41 @@ fn tools_list_has_schemas_and_annotations() {
     }
     assert_eq!(tools["remove"]["inputSchema"]["required"], json!(["id"]));
     assert_eq!(s.close(), 0);
+}
+
+/// What a command writes on stderr (warnings, notes, an error's hints) comes back in its tool
+/// result, after the JSON, as the man page says; the server's own stderr stays empty, and a
+/// refusal's next step is a tool call in the result.
+#[test]
+fn command_stderr_is_in_the_result_and_not_on_the_servers_stderr() {
+    let repo = TestRepo::new();
+    let mut s = Session::open(&repo, repo.root());
+    // A warning (the hooks are not installed) on a success.
+    let (err, _, result) = s.call("start", json!({"id": "w", "allow": ["src/**"]}));
+    assert!(!err);
+    assert!(
+        result["content"][1]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("warning: ")),
+        "{result}"
+    );
+    // A refusal: its hints and its next step, as tool calls, in the result.
+    repo.write(&repo.task_dir("w"), "src/lib.rs", "pub fn w() {}\n");
+    let (err, doc, _) = s.call("merge", json!({"ids": ["w"]}));
+    assert!(err);
+    assert_eq!(doc["kind"], "uncommitted_work", "{doc}");
+    assert!(!doc["hints"].as_array().unwrap().is_empty(), "{doc}");
+    assert_eq!(
+        doc["next"][0],
+        json!({"tool": "commit", "arguments": {"id": "w"}})
+    );
+    // An error, with its hints.
+    let (err, doc, _) = s.call("status", json!({"id": "nope"}));
+    assert!(err);
+    assert!(!doc["hints"].as_array().unwrap().is_empty(), "{doc}");
+    let (code, stderr) = s.close_with_stderr();
+    assert_eq!(code, 0);
+    assert_eq!(stderr, "", "the server wrote on its own stderr");
 }
 
 /// `git task -C DIR mcp` serves DIR by default, like every command's `-C`.
@@ -464,4 +589,3 @@ fn start_takes_a_base_of_this_repository_only_and_the_server_serves_one_reposito
     assert_eq!(doc["exit_code"], 2, "{doc}");
     assert_eq!(s.close(), 0);
 }
-            "queue",

@@ -55,5 +55,6 @@ mod guard;
 mod harness;
 mod input2;
 mod mcp;
+mod next_steps;
 mod trust;
 mod trust_attacks;

@@ -326,7 +326,7 @@ fn a_document_that_breaks_its_schema_is_caught() {
     let doc = serde_json::json!({ "schema_version": 1, "kind": "path", "task": "a", "path": "/x", "exists": true });
     assert_eq!(errors("path", &doc), Vec::<String>::new());
     // In a flattened, tagged enum too (the refusals of a merge).
-    let doc = serde_json::json!({ "schema_version": 1, "kind": "merge_conflict", "task": "a", "into": "refs/heads/main", "paths": [], "hint": "h" });
+    let doc = serde_json::json!({ "schema_version": 1, "kind": "merge_conflict", "task": "a", "into": "refs/heads/main", "paths": [], "hint": "h", "hints": ["h"], "next": [{"tool": "sync", "arguments": {"id": "a"}}] });
     assert_eq!(errors("merge", &doc), Vec::<String>::new());
     let mut bad = doc.clone();
     bad["detail"] = "x".into();
