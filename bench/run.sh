@@ -2,7 +2,7 @@
 # bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
-#                     [--scenarios start,pool,remove,commit,list,status,patch,merge,gate,overlaps,guard,confine,install]
+#                     [--scenarios start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,confine,install]
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--timer hyperfine|python] [--keep-work]
 #
@@ -24,7 +24,7 @@ SIZES=10000,100000
 RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
-SCENARIOS=start,pool,remove,commit,list,status,patch,merge,gate,overlaps,guard,install
+SCENARIOS=start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,install
 # The user's own HOME, before setup_env replaces it: the install scenario's cargo needs its toolchain.
 REAL_HOME=${HOME:-}
 LIST_TASKS=1000
@@ -420,20 +420,48 @@ scenario_remove() {
 # `exit 0` each, or none. So the
 # commits differ only in the hook, as SPEC §10 compares them ("the same commit with an empty
 # hook"); separate copies of the repository added their own spread to the figure.
+# The hooks are swapped where git runs them for the task worktree: git-task points a linked
+# worktree's core.hooksPath at its own directory of that worktree (`git rev-parse --git-path
+# hooks` there).
 scenario_commit() {
-    local n=$1
+    commit_scenario "$1" dir
+}
+
+# The same commit on git 2.54 or later (the hook suites' git 2.55, built by
+# tests/tools/build-git.sh into target/git-2.55, or BENCH_CONFIG_GIT), where `hooks install`
+# registers hooks defined in config: git-task's as installed (the config hooks, and the copies
+# in the hooks directory, which step aside) against an empty config hook per event (`exit 0`,
+# registered the same way) and nothing in the hooks directory.
+scenario_confighooks() {
+    commit_scenario "$1" config
+}
+
+commit_scenario() {
+    local n=$1 mode=$2
     # A 100,000-file commit varies by a fifth from run to run (it writes a 10 MB index),
     # several times the hook's own cost: at least 25 runs.
     local RUNS=$((RUNS < 25 ? 25 : RUNS))
+    local key=commit label="commit 5 files: git-task hooks vs empty hooks" sides=(hooks empty none)
+    if [[ $mode == config ]]; then
+        key=confighooks label="commit 5 files, git 2.55: git-task config hooks vs empty config hooks"
+        sides=(hooks empty)
+    fi
     # SPEC §10 sets the hook's target at 100,000 files; smaller sizes are shown for reference.
     if ((n >= 100000)); then
-        row commit "$n" "commit 5 files: git-task hooks vs empty hooks" hooks empty ratio 1.05 ""
+        row "$key" "$n" "$label" hooks empty ratio 1.05 ""
     else
-        row commit "$n" "commit 5 files: git-task hooks vs empty hooks" hooks empty reference "" "" \
+        row "$key" "$n" "$label" hooks empty reference "" "" \
             "SPEC §10 sets this target (1.05x) at 100,000 files"
     fi
-    row commit "$n" "commit 5 files: git-task hooks vs no hook" hooks none reference "" ""
-    row commit "$n" "commit 5 files: empty hooks vs no hook" empty none reference "" ""
+    if [[ $mode == dir ]]; then
+        row commit "$n" "commit 5 files: git-task hooks vs no hook" hooks none reference "" ""
+        row commit "$n" "commit 5 files: empty hooks vs no hook" empty none reference "" ""
+    else
+        local config_git=${BENCH_CONFIG_GIT:-$TOP/target/git-2.55/bin}
+        [[ -x $config_git/git ]] || skip "no git 2.54 or later: run tests/tools/build-git.sh"
+        export PATH=$config_git:$PATH
+        git version
+    fi
     supports hooks || skip "not supported by this build"
     fresh_copy "$n" "$W/r"
     "$GT" -C "$W/r" start ct
@@ -443,34 +471,55 @@ scenario_commit() {
         exit 1
     }
     cat "$W/install.out"
-    # Both hooks a commit runs that git-task installs: pre-commit and reference-transaction
-    # (which git runs for each ref transaction of the commit, in each state).
-    local hooks=$W/r/.git/hooks name
-    for name in pre-commit reference-transaction; do
-        if [[ -f $hooks/$name ]]; then cp -p "$hooks/$name" "$W/$name.hooks"; fi
-        printf '#!/bin/sh\nexit 0\n' >"$W/$name.empty"
-        chmod +x "$W/$name.empty"
-    done
     local wt=$W/r.tasks/ct
+    # Both hooks a commit runs that git-task installs: pre-commit and reference-transaction
+    # (which git runs for each ref transaction of the commit, in each state). SLOTS get the
+    # empty hook, DROPS go in the empty variant.
+    local hooks slots=() drops=() name
+    hooks=$(git -C "$wt" rev-parse --path-format=absolute --git-path hooks)
+    for name in pre-commit reference-transaction; do
+        if [[ $mode == dir ]]; then
+            slots+=("$hooks/$name")
+        else
+            [[ -n $(git -C "$wt" config "hook.git-task-$name.command") ]] ||
+                { echo "error: hooks install registered no config hook" >&2; exit 1; }
+            slots+=("$W/r/.git/git-task/config-hooks/$name")
+            drops+=("$hooks/$name")
+        fi
+    done
+    local i=0 f
+    for f in "${slots[@]}" "${drops[@]}"; do
+        if [[ -f $f ]]; then cp -p "$f" "$W/slot$i.hooks"; fi
+        printf '#!/bin/sh\nexit 0\n' >"$W/slot$i.empty"
+        chmod +x "$W/slot$i.empty"
+        i=$((i + 1))
+    done
     START=$(git -C "$wt" rev-parse HEAD)
     mapfile -t FILES < <(pick_files "$W/r" 5)
+    SLOTS=("${slots[@]}")
+    DROPS=("${drops[@]}")
     commit_prep() { # VARIANT RUN: reset the task worktree to its start, stage 5 changed files, set the hooks
-        rm -f "$hooks/pre-commit" "$hooks/reference-transaction"
+        local f i=0
+        for f in "${SLOTS[@]}" "${DROPS[@]}"; do rm -f "$f"; done
         git -C "$wt" reset -q --hard "$START"
         touch_files "$wt" "commit $2 $1" "${FILES[@]}"
         git -C "$wt" add -- "${FILES[@]}"
-        local name
-        for name in pre-commit reference-transaction; do
-            if [[ $1 != none && -f $W/$name.$1 ]]; then cp -p "$W/$name.$1" "$hooks/$name"; fi
+        for f in "${SLOTS[@]}"; do
+            if [[ $1 != none && -f $W/slot$i.$1 ]]; then cp -p "$W/slot$i.$1" "$f"; fi
+            i=$((i + 1))
+        done
+        for f in "${DROPS[@]}"; do
+            if [[ $1 == hooks && -f $W/slot$i.hooks ]]; then cp -p "$W/slot$i.hooks" "$f"; fi
+            i=$((i + 1))
         done
     }
     local v
-    for v in hooks empty none; do
+    for v in "${sides[@]}"; do
         eval "prep_$v() { commit_prep $v \"\$1\"; }
               cmd_$v() { echo \"git -C $wt commit -q -m bench-$v-\$1\"; }
               clean_$v() { :; }"
     done
-    measure commit "$n" hooks empty none
+    measure "$key" "$n" "${sides[@]}"
 }
 
 # list with LIST_TASKS real tasks (worktrees) in a small repository of LIST_FILES files.
@@ -764,7 +813,7 @@ main() {
     write_meta
     say "git-task $GT; sizes $SIZES; runs $RUNS; warm-up $WARMUP; out $OUT"
     for size in ${SIZES//,/ }; do
-        for sc in start pool remove commit status patch merge gate overlaps guard confine; do
+        for sc in start pool remove commit confighooks status patch merge gate overlaps guard confine; do
             if want "$sc"; then run_scenario "$sc" "$size"; fi
         done
     done

@@ -104,14 +104,13 @@ pub(super) fn main_dir(repo: &Repo, layout: &Layout) -> PathBuf {
     }
 }
 
-/// Installs the shims into one directory. In a shared directory (`own` false) a foreign hook
-/// is chained; git-task's own directory of a worktree holds nothing foreign, and one found
-/// there is refused.
+/// Installs the shims into one directory, chaining a foreign hook found there (in git-task's
+/// own directory of a worktree, one a manager wrote there itself: lefthook run in that worktree
+/// writes where its core.hooksPath points).
 pub(super) fn install_in_dir(
     dir: &Path,
     settings: &scripts::Settings,
     force: bool,
-    own: bool,
 ) -> Result<Vec<HookOutcome<InstallAction>>> {
     std::fs::create_dir_all(dir)
         .context(|| format!("could not create the hooks directory '{}'", dir.display()))?;
@@ -146,13 +145,6 @@ pub(super) fn install_in_dir(
                 }
             }
             Some(existing) => {
-                if own {
-                    return Err(Error::input(format!(
-                        "'{}' is not git-task's hook, in the directory git-task keeps for its own hooks",
-                        path.display()
-                    ))
-                    .hint("move it away, then run 'git task hooks install' again"));
-                }
                 if exists(&chained) {
                     // A manager wrote the same hook again over our shim: the chained copy already runs it.
                     let same = matches!(&existing, Existing::Text(t) if read_text(&chained).as_deref() == Some(t.as_str()));
@@ -354,14 +346,21 @@ pub(super) fn shared_enforcement(dir: &Path) -> Enforcement {
 /// The settings of the shims installed in the hooks directory (what a new worktree gets),
 /// `None` when not installed there.
 pub(super) fn installed_settings(repo: &Repo, layout: &Layout) -> Option<scripts::Settings> {
-    let dir = main_dir(repo, layout);
+    settings_in(&main_dir(repo, layout))
+}
+
+/// The settings of git-task's pre-commit shim in `dir` (or kept there by a manager: pre-commit's
+/// legacy hook, lefthook's `.old`), `None` when there is none.
+pub(super) fn settings_in(dir: &Path) -> Option<scripts::Settings> {
     let path = dir.join("pre-commit");
-    let text = read_text(&path)
-        .filter(|t| scripts::is_ours(t))
-        .or_else(|| {
-            read_text(&with_suffix(&path, LEGACY_SUFFIX)).filter(|t| scripts::is_ours(t))
-        })?;
-    scripts::parse(&text)
+    [
+        path.clone(),
+        with_suffix(&path, LEGACY_SUFFIX),
+        with_suffix(&path, OLD_SUFFIX),
+    ]
+    .iter()
+    .find_map(|p| read_text(p).filter(|t| scripts::is_ours(t)))
+    .and_then(|t| scripts::parse(&t))
 }
 
 /// Returns where a foreign hook at `path` is kept while git-task's shim is installed.

@@ -207,6 +207,8 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
             continue;
         }
         if wt.main {
+            // Only undoes a pointer of a relative layout before (the shared directory serves).
+            worktrees::install(repo, &wt, &layout, &opts.settings, opts.force)?;
             continue;
         }
         worktrees_out.push(worktrees::install(

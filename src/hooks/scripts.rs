@@ -62,6 +62,10 @@ const V1_POST_CHECKOUT: &str = include_str!("v1/post-checkout");
 const V2_PRE_COMMIT: &str = include_str!("v2/pre-commit");
 const V2_POST_CHECKOUT: &str = include_str!("v2/post-checkout");
 const V2_REFERENCE_TRANSACTION: &str = include_str!("v2/reference-transaction");
+/// The shims of version 3 (a chain that is run whatever stands there), likewise.
+const V3_PRE_COMMIT: &str = include_str!("v3/pre-commit");
+const V3_POST_CHECKOUT: &str = include_str!("v3/post-checkout");
+const V3_REFERENCE_TRANSACTION: &str = include_str!("v3/reference-transaction");
 
 /// The line that identifies a shim as git-task's (its second line starts with it).
 pub const MARKER: &str = "# git-task ";
@@ -140,13 +144,16 @@ pub fn parse(text: &str) -> Option<Settings> {
 /// Returns whether `text` is exactly a shim `kind` of this or an earlier version with some
 /// settings (not edited): one `install` may replace without `--force`.
 pub fn is_pristine(kind: HookKind, text: &str) -> bool {
-    let (v1, v2) = match kind {
-        HookKind::PreCommit => (Some(V1_PRE_COMMIT), V2_PRE_COMMIT),
-        HookKind::PostCheckout => (Some(V1_POST_CHECKOUT), V2_POST_CHECKOUT),
-        HookKind::ReferenceTransaction => (None, V2_REFERENCE_TRANSACTION),
+    let (v1, v2, v3) = match kind {
+        HookKind::PreCommit => (Some(V1_PRE_COMMIT), V2_PRE_COMMIT, V3_PRE_COMMIT),
+        HookKind::PostCheckout => (Some(V1_POST_CHECKOUT), V2_POST_CHECKOUT, V3_POST_CHECKOUT),
+        HookKind::ReferenceTransaction => {
+            (None, V2_REFERENCE_TRANSACTION, V3_REFERENCE_TRANSACTION)
+        }
     };
     parse(text).is_some_and(|s| {
         render(kind, &s) == text
+            || fill(v3, &s) == text
             || fill(v2, &s) == text
             || v1.is_some_and(|v1| fill(v1, &s) == text)
     })
@@ -211,11 +218,14 @@ mod tests {
         // A shim of version 1 counts as pristine (install updates it), with its settings.
         let v1 = fill(V1_PRE_COMMIT, &s);
         assert!(is_pristine(HookKind::PreCommit, &v1));
-        // So does one of version 2.
+        // So does one of version 2 or 3.
         for (kind, v2) in [
             (HookKind::PreCommit, V2_PRE_COMMIT),
             (HookKind::PostCheckout, V2_POST_CHECKOUT),
             (HookKind::ReferenceTransaction, V2_REFERENCE_TRANSACTION),
+            (HookKind::PreCommit, V3_PRE_COMMIT),
+            (HookKind::PostCheckout, V3_POST_CHECKOUT),
+            (HookKind::ReferenceTransaction, V3_REFERENCE_TRANSACTION),
         ] {
             let v2 = fill(v2, &s);
             assert!(v2 != render(kind, &s) && is_pristine(kind, &v2));

@@ -142,22 +142,24 @@ pub fn install(
         Layout::Relative(rel) => Some(rel.as_str()),
         _ => None,
     };
-    // The repository's core.hooksPath is no longer relative: a pointer git-task set then
-    // would keep git on the old hooks; it goes (with what it pointed at), and the worktree is
-    // set up as for the layout now.
+    let point = points(repo, wt, layout);
+    // Set up for another layout before: a pointer that should no longer be (git would keep
+    // running the old hooks), a relative layout's copy of husky's directory. It goes, with what
+    // it pointed at, and the worktree is set up as for the layout now.
     let main_own = super::own_dir(repo.common_dir(), repo.common_dir());
-    if rel.is_none() && (points_here(&wt.git_dir, &own) || points_here(&wt.git_dir, &main_own)) {
+    let stale_pointer =
+        !point && (points_here(&wt.git_dir, &own) || points_here(&wt.git_dir, &main_own));
+    if stale_pointer || (rel.is_none() && wt.git_dir.join(COPIED_MARKER).exists()) {
         uninstall(repo, wt)?;
     }
-    if rel.is_none() && wt.main {
+    if !point && wt.main {
         // The main worktree's hooks are the shared directory's.
         return Ok(outcome);
     }
     let cfg = config_file(&wt.git_dir);
-    if rel.is_some() {
+    if point {
         if let Some(value) = config::get_in_file(&cfg, "core.hooksPath") {
             // `git worktree add` copies the main worktree's config.worktree: its value is ours too.
-            let main_own = super::own_dir(repo.common_dir(), repo.common_dir());
             if Path::new(&value) != own && Path::new(&value) != main_own {
                 outcome.skipped = Some(format!(
                     "its own core.hooksPath ('{value}') in '{}' is left as it is",
@@ -168,10 +170,10 @@ pub fn install(
         }
     }
     let settings = scripts::Settings {
-        chain: rel.unwrap_or_default().to_owned(),
+        chain: chain(layout, point),
         ..settings.clone()
     };
-    outcome.hooks = super::dir::install_in_dir(&own, &settings, force, rel.is_some())?;
+    outcome.hooks = super::dir::install_in_dir(&own, &settings, force)?;
     if !wt.main {
         mark_task_worktree(wt, &settings.prefix)?;
     }
@@ -179,7 +181,14 @@ pub fn install(
         if !wt.main {
             outcome.copied = copy_generated(repo, wt, rel)?;
         }
-        write_pass_through(repo, wt, &own, rel)?;
+    }
+    if point {
+        let sources = match layout {
+            Layout::Relative(rel) => vec![repo.main_worktree()?.join(rel), wt.path.join(rel)],
+            Layout::Shared(dir) => vec![dir.clone()],
+            Layout::Disabled => Vec::new(),
+        };
+        write_pass_through(&sources, &own, &settings.chain)?;
         if !points_here(&wt.git_dir, &own) {
             config::set_in_file(&cfg, "core.hooksPath", &own.display().to_string())?;
         }
@@ -187,6 +196,45 @@ pub fn install(
         outcome.hooks_path_set = true;
     }
     Ok(outcome)
+}
+
+/// Whether the worktree's `config.worktree` points `core.hooksPath` at git-task's own directory
+/// of it: every worktree under a relative `core.hooksPath` (see [`super::install`]), and every
+/// linked worktree under a shared one, so that a hook manager installed since (which rewrites
+/// the repository's `core.hooksPath` or the shared directory, never a worktree's config) cannot
+/// turn the check off there. Not where per-worktree config cannot be turned on safely
+/// (`core.bare` or `core.worktree` in the shared config), nor with hooks turned off, nor where
+/// git-task's hooks are defined in config (git 2.54 and later run them everywhere).
+pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout) -> bool {
+    match layout {
+        Layout::Relative(_) => true,
+        Layout::Shared(_) => !wt.main && can_point(repo) && !config_hooks_run(repo),
+        Layout::Disabled => false,
+    }
+}
+
+/// Whether git-task's pre-commit hook is defined in config (git 2.54 and later run it in every
+/// worktree, whatever a hook manager does): no worktree needs pointing then.
+pub fn config_hooks_run(repo: &Repo) -> bool {
+    super::config_hooks::registered(repo, HookKind::PreCommit).is_some()
+}
+
+/// Whether `install` may turn per-worktree config on: not with `core.bare` or `core.worktree`
+/// in the shared config, which git would then apply to every worktree.
+pub fn can_point(repo: &Repo) -> bool {
+    repo.config_bool("core.bare") != Some(true) && repo.config_string("core.worktree").is_none()
+}
+
+/// The directory whose hooks the shims in `wt`'s own directory run first: the relative
+/// `core.hooksPath` (under the worktree's top), or the shared directory by its absolute path
+/// (the shims then run what a manager put there, or the hook git-task's shim there chained).
+/// Empty when the worktree is not pointed there: its own `<name>.git-task-chained` then.
+pub fn chain(layout: &Layout, point: bool) -> String {
+    match layout {
+        Layout::Relative(rel) => rel.clone(),
+        Layout::Shared(dir) if point => crate::git::absolute(dir).display().to_string(),
+        _ => String::new(),
+    }
 }
 
 /// Marks a linked worktree whose HEAD is on a task branch as that task's
@@ -303,17 +351,16 @@ fn copy_generated(repo: &Repo, wt: &Worktree, rel: &str) -> Result<Option<String
     Ok(Some(rel.to_owned()))
 }
 
-/// Writes a pass-through hook into `own` for every hook git knows that the user's `rel`
-/// directory holds (in the main worktree or in `wt`), except the ones git-task handles.
-fn write_pass_through(repo: &Repo, wt: &Worktree, own: &Path, rel: &str) -> Result<()> {
-    let main = repo.main_worktree()?.join(rel);
-    let here = wt.path.join(rel);
-    let text = scripts::render_pass_through(rel);
+/// Writes a pass-through hook into `own` (running `chain`'s hook of the same name) for every
+/// hook git knows that one of `sources` holds (the user's hooks directory as the main worktree
+/// and `wt` resolve it), except the ones git-task handles.
+fn write_pass_through(sources: &[PathBuf], own: &Path, chain: &str) -> Result<()> {
+    let text = scripts::render_pass_through(chain);
     for name in GIT_HOOKS {
         if HookKind::ALL.iter().any(|k| k.name() == *name) {
             continue;
         }
-        if !super::is_executable(&main.join(name)) && !super::is_executable(&here.join(name)) {
+        if !sources.iter().any(|d| super::is_executable(&d.join(name))) {
             continue;
         }
         let path = own.join(name);
@@ -339,7 +386,16 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
     let registered = super::config_hooks::registered(repo, super::scripts::HookKind::PreCommit)
         .and_then(|path| super::dir::read_text(&path))
         .and_then(|t| super::scripts::parse(&t));
-    let Some(settings) = registered.or_else(|| super::dir::installed_settings(repo, &layout))
+    // Wherever an install put them: the hooks directory may have moved since (a hook manager
+    // set core.hooksPath), and the new worktree is set up for where it is now.
+    let Some(settings) = registered
+        .or_else(|| super::dir::installed_settings(repo, &layout))
+        .or_else(|| {
+            let common = repo.common_dir();
+            let mut dirs = vec![common.join("hooks"), super::own_dir(common, common)];
+            dirs.extend(super::install::remembered_dirs(repo));
+            dirs.iter().find_map(|d| super::dir::settings_in(d))
+        })
     else {
         return Ok(Some(git_dir));
     };

@@ -39,7 +39,14 @@ fn log_lines(log: &Path) -> Vec<String> {
 /// manager's hook ran there; a clean commit goes through and the manager ran again; the
 /// manager's failure blocks a clean commit.
 #[track_caller]
-fn both_run_in(repo: &TestRepo, wt: &Path, path: &OsString, tag: &str, log: &Path, fail: &Path) {
+pub(super) fn both_run_in(
+    repo: &TestRepo,
+    wt: &Path,
+    path: &OsString,
+    tag: &str,
+    log: &Path,
+    fail: &Path,
+) {
     let before = repo.git(wt, &["rev-parse", "HEAD"]);
     let ran = |n: usize| {
         let want = format!("{tag} {}", wt.display());
@@ -170,7 +177,7 @@ fn assert_same(
 
 /// A repository with husky v9 set up the way `npm install` does (its `prepare` script), and
 /// a committed `.husky/pre-commit` that logs and fails on demand.
-fn husky_repo(repo: &TestRepo, husky: &Path, log: &Path, fail: &Path) -> OsString {
+pub(super) fn husky_repo(repo: &TestRepo, husky: &Path, log: &Path, fail: &Path) -> OsString {
     let path = tools::path_with_tools(&[husky]);
     let modules = tools::npm_dir().join("node_modules");
     let run = sh(
@@ -297,7 +304,7 @@ fn husky_first_then_git_task_runs_both_in_every_worktree() {
 
 #[cfg(unix)]
 #[test]
-fn git_task_first_then_husky_warns_then_both_run() {
+fn git_task_first_then_husky_keeps_the_check_in_task_worktrees_then_both_run() {
     let Some(husky) = tools::require("husky", "git_task_first_then_husky") else {
         return;
     };
@@ -318,24 +325,21 @@ fn git_task_first_then_husky_warns_then_both_run() {
         "{run}"
     );
     repo.task_root(&["trust", "--yes"]).ok();
-    // husky moved the hooks: git-task says the contract is not checked at commit time.
+    // A task worktree started now points its own core.hooksPath at git-task's directory,
+    // which runs husky's hook first: the contract is checked there, and both run.
     let run = repo
         .task_root(&["start", "t", "--forbid", "src/store/**"])
         .ok();
-    assert!(run.stderr.contains("git task hooks install"), "{run}");
+    assert!(!enforcement_warning(&run.stderr), "{run}");
     let wt = repo.task_dir("t");
     let status = repo.task_root(&["status", "t"]).ok();
-    assert!(status.stderr.contains("git task hooks install"), "{status}");
-    let list = repo.task_root(&["list"]).ok();
-    assert!(
-        list.stderr.contains("warning: commits in task worktrees"),
-        "{list}"
-    );
+    assert!(!enforcement_warning(&status.stderr), "{status}");
     let j = repo.task_root(&["hooks", "status", "--json"]).ok().json();
-    assert_eq!(
-        j["worktrees"][0]["enforcement"]["state"], "not_installed",
-        "{j}"
-    );
+    assert_eq!(j["worktrees"][0]["enforcement"]["state"], "enforced", "{j}");
+    both_run_in(&repo, &wt, &path, "husky", &log, &fail);
+    // The main worktree runs husky's hooks alone until the next install: list says so.
+    let list = repo.task_root(&["list"]).ok();
+    assert!(list.stderr.contains("git task hooks install"), "{list}");
 
     repo.task_root(&["hooks", "install"]).ok();
     assert!(!repo
@@ -393,21 +397,26 @@ fn lefthook_before_and_after_git_task() {
         &format!("lefthook {}", repo.root().display())
     );
 
-    // After: lefthook puts its hook back and git-task's aside, where nothing runs it. Said loudly.
+    // After: lefthook puts its hook back in the shared directory and git-task's aside, where
+    // nothing runs it: the main worktree runs lefthook's alone, said loudly. Task worktrees
+    // run their own directory, which runs lefthook's new hook, then the check.
     let run = lefthook_install(&repo, &path);
     assert_eq!(run.code, 0, "{run}");
     let j = repo.task_root(&["hooks", "status", "--json"]).ok().json();
     assert_eq!(j["hooks"][0]["state"], "overwritten", "{j}");
+    assert_eq!(j["worktrees"][0]["enforcement"]["state"], "enforced", "{j}");
     let human = repo.task_root(&["hooks", "status"]).ok();
     assert!(human.stdout.contains("OVERWRITTEN"), "{human}");
+    let run = repo.task_root(&["list"]).ok();
+    assert!(run.stderr.contains("replaced git-task's"), "{run}");
+    assert!(run.stderr.contains("git task hooks install"), "{run}");
     for run in [
-        repo.task_root(&["list"]).ok(),
         repo.task_root(&["status", "t"]).ok(),
         repo.task_root(&["start", "u"]).ok(),
     ] {
-        assert!(run.stderr.contains("replaced git-task's"), "{run}");
-        assert!(run.stderr.contains("git task hooks install"), "{run}");
+        assert!(!enforcement_warning(&run.stderr), "{run}");
     }
+    both_run_in(&repo, &wt, &path, "lefthook", &log, &fail);
     // Installing again chains lefthook's hook once more; both run.
     repo.task_root(&["hooks", "install"]).ok();
     assert!(!repo.task_root(&["list"]).ok().stderr.contains("warning"));
@@ -556,14 +565,16 @@ fn start_and_status_say_when_nothing_enforces_the_contract() {
     // A changed core.hooksPath makes start refuse until the user trusts it (config_changed).
     repo.task_root(&["start", "v"]).code(1);
     repo.task_root(&["trust", "--yes"]).ok();
+    // A task worktree made before runs git-task's directory through its own config.worktree,
+    // which /dev/null in the repository's config does not override.
     let run = repo.task_root(&["status", "t"]).ok();
+    assert!(!enforcement_warning(&run.stderr), "{run}");
+    let run = repo.task_root(&["start", "v"]).ok();
     assert!(run.stderr.contains("core.hooksPath is /dev/null"), "{run}");
     assert!(
         run.stderr.contains("git config --unset core.hooksPath"),
         "{run}"
     );
-    let run = repo.task_root(&["start", "v"]).ok();
-    assert!(run.stderr.contains("core.hooksPath is /dev/null"), "{run}");
 }
 
 /// Whether `stderr` has a warning other than `start`'s overlap forecast (tasks whose contracts

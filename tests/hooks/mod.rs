@@ -4,6 +4,7 @@ mod base_merge;
 mod clients;
 mod config_hooks;
 mod fail_closed;
+mod hold;
 mod managers;
 mod patch_guard;
 mod refs;

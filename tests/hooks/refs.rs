@@ -278,8 +278,24 @@ fn log_calls(repo: &TestRepo) -> std::path::PathBuf {
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let hook = repo.root().join(".git/hooks/reference-transaction");
-    let text = std::fs::read_to_string(&hook).unwrap();
+    // The shared directory's, and each linked worktree's own (which git runs there).
+    let mut hooks = vec![repo.root().join(".git/hooks/reference-transaction")];
+    for e in std::fs::read_dir(repo.root().join(".git/worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        hooks.push(e.path().join("hooks/reference-transaction"));
+    }
+    for hook in hooks.into_iter().filter(|h| h.exists()) {
+        edit_bin(&hook, &wrapper);
+    }
+    log
+}
+
+#[cfg(unix)]
+fn edit_bin(hook: &std::path::Path, wrapper: &std::path::Path) {
+    let text = std::fs::read_to_string(hook).unwrap();
     let edited: String = text
         .lines()
         .map(|l| {
@@ -292,8 +308,7 @@ fn log_calls(repo: &TestRepo) -> std::path::PathBuf {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    std::fs::write(&hook, edited).unwrap();
-    log
+    std::fs::write(hook, edited).unwrap();
 }
 
 #[cfg(unix)]

@@ -1,9 +1,10 @@
 //! Hook managers installed again after git-task (issue 32, item 4): lefthook's re-sync (edit
-//! `lefthook.yml`, `lefthook install` again) renames git-task's pre-commit hook to
-//! `pre-commit.old` and never runs it. A commit in a task worktree is then refused by
-//! git-task's `reference-transaction` hook, which says the check is off and how to restore it;
-//! every git-task command and the next checkout of a task branch say so too. git-task never
-//! touches `lefthook.yml` or a tracked file.
+//! `lefthook.yml`, `lefthook install` again) renames git-task's pre-commit hook in the shared
+//! hooks directory to `pre-commit.old` and never runs it. A task worktree runs its own
+//! directory (its `config.worktree` points `core.hooksPath` there), whose shims run lefthook's
+//! new hook first and then the check: a violating commit is refused with the report. The main
+//! worktree does run lefthook's hook alone: every git-task command says so, and how to restore
+//! it. git-task never touches `lefthook.yml` or a tracked file.
 
 use super::tools;
 use crate::common::{Run, TestRepo};
@@ -59,18 +60,24 @@ fn lefthook_resync_after_git_task_never_lets_a_task_commit_through_unchecked() {
     let run = sh(&repo, &path, "lefthook install");
     assert_eq!(run.code, 0, "{run}");
 
-    // A violating commit in the task worktree: refused, with the way back.
+    // A violating commit in the task worktree: refused, with the report, after lefthook's
+    // new hook ran.
+    let ran = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let lines = ran();
     let before = repo.git(&wt, &["rev-parse", "HEAD"]);
     repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
     git(&repo, &wt, &path, &["add", "-A"]);
-    refused_loudly(&git(
-        &repo,
-        &wt,
-        &path,
-        &["commit", "-q", "-m", "violation"],
-    ));
+    let run = git(&repo, &wt, &path, &["commit", "-q", "-m", "violation"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
     assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), before);
-    // Every git-task command says the check is off.
+    assert_eq!(ran(), lines + 1, "lefthook ran in the task worktree");
+    // The main worktree runs lefthook's hook alone: every git-task command says so.
     for run in [
         repo.task_root(&["overlaps"]).ok(),
         repo.task(&wt, &["changes"]).ok(),
@@ -78,9 +85,6 @@ fn lefthook_resync_after_git_task_never_lets_a_task_commit_through_unchecked() {
         assert!(run.stderr.contains("replaced git-task's"), "{run}");
         assert!(run.stderr.contains("git task hooks install"), "{run}");
     }
-    // So does the next checkout of the task branch.
-    let run = git(&repo, &wt, &path, &["checkout", "-q", "task/t"]);
-    assert!(run.stderr.contains("replaced git-task's"), "{run}");
 
     // Installing again: the check runs behind lefthook's hook.
     repo.task_root(&["hooks", "install"]).ok();
@@ -89,12 +93,6 @@ fn lefthook_resync_after_git_task_never_lets_a_task_commit_through_unchecked() {
     assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
     super::restore_from_head(&repo, &wt, "src/store/mod.rs");
     repo.write(&wt, "src/lib.rs", "// allowed\n");
-    let ran = || {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .count()
-    };
     let lines = ran();
     let run = git(&repo, &wt, &path, &["commit", "-q", "-am", "allowed"]);
     assert_eq!(run.code, 0, "{run}");
@@ -145,4 +143,66 @@ fn a_committed_githooks_after_git_task_is_said_by_every_command() {
         .ok()
         .stderr
         .contains("warning"));
+}
+
+/// lefthook run inside a task worktree (an `npm install` there) writes its hooks where that
+/// worktree's `core.hooksPath` points: git-task's own directory of it, renaming git-task's
+/// pre-commit hook to `pre-commit.old`. The `reference-transaction` hook there refuses the
+/// commit loudly; `hooks install` chains lefthook's hook, and both run.
+#[cfg(unix)]
+#[test]
+fn lefthook_installed_inside_a_task_worktree_is_refused_loudly_then_chained() {
+    let Some(lefthook) = tools::require("lefthook", "lefthook_installed_inside_a_task_worktree")
+    else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_tools(&[&lefthook]);
+    let log = repo.base().join("lefthook.log");
+    repo.write(repo.root(), "lefthook.yml", &lefthook_yml(&log, "inside"));
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "lefthook"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    let wt = repo.start("t", &["--forbid", "src/store/**"]);
+    let run = super::tools::run_with_path(&repo, "sh", &wt, &path, &["-c", "lefthook install"]);
+    assert_eq!(run.code, 0, "{run}");
+    let before = repo.git(&wt, &["rev-parse", "HEAD"]);
+    repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+    git(&repo, &wt, &path, &["add", "-A"]);
+    refused_loudly(&git(
+        &repo,
+        &wt,
+        &path,
+        &["commit", "-q", "-m", "violation"],
+    ));
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), before);
+
+    repo.task_root(&["hooks", "install"]).ok();
+    let lines = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let ran = lines();
+    let run = git(&repo, &wt, &path, &["commit", "-q", "-m", "violation"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
+    assert_eq!(lines(), ran + 1, "lefthook ran first");
+    super::restore_from_head(&repo, &wt, "src/store/mod.rs");
+    repo.write(&wt, "src/lib.rs", "// allowed\n");
+    let run = git(&repo, &wt, &path, &["commit", "-q", "-am", "allowed"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(lines(), ran + 2);
+    // Uninstall leaves lefthook's hook where lefthook wrote it, and nothing of git-task's.
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    let own =
+        std::path::PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"])).join("hooks");
+    for e in std::fs::read_dir(&own).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        assert!(!text.contains("# git-task "), "{}", e.path().display());
+    }
+    assert!(std::fs::read_to_string(own.join("pre-commit"))
+        .unwrap()
+        .contains("lefthook"));
 }

@@ -260,13 +260,16 @@ fn husky_layout_left_behind_is_reported_and_uninstalled() {
     }
     assert_eq!(j["worktrees"][0]["enforcement"]["state"], "enforced", "{j}");
 
-    // Installing again sets the worktrees up for the layout now: the pointers go.
+    // Installing again sets the worktrees up for the layout now: the linked worktree points
+    // at its own directory, which runs the shared directory's hooks first.
     repo.task_root(&["hooks", "install"]).ok();
+    let own =
+        std::path::Path::new(&repo.git(&wt, &["rev-parse", "--absolute-git-dir"])).join("hooks");
     assert_eq!(
-        repo.git_run(&wt, &["config", "--worktree", "core.hooksPath"])
-            .code,
-        1
+        repo.git(&wt, &["config", "--worktree", "core.hooksPath"]),
+        own.display().to_string()
     );
+    assert!(!repo.root().join(".git/git-task/hooks").exists());
     assert_eq!(repo.git_run(&wt, &["commit", "-q", "-m", "x"]).code, 1);
 
     // And uninstall leaves nothing, wherever the pointers were.
