@@ -44,6 +44,9 @@ pub enum Outcome {
         files: Vec<String>,
         /// Paths left out.
         skipped: Vec<Skipped>,
+        /// The commits an unfinished merge in the worktree brought in (`MERGE_HEAD`): the
+        /// commit's other parents; the merge is concluded. Empty for a plain commit.
+        merged: Vec<ObjectId>,
     },
     /// Nothing eligible: nothing was committed.
     NothingEligible {
@@ -85,6 +88,12 @@ pub fn commit(
             .hint(format!("then commit again: git task commit {id}")));
         }
     }
+    // An unfinished merge (a `sync` that stopped on conflicts): concluded with its parents,
+    // once no conflict is still marked in a file.
+    let merging = match w.mode {
+        crate::task::Mode::Worktree => unfinished_merge(repo, &w.wt, record)?,
+        crate::task::Mode::Patch => None,
+    };
     let cur = &w.state;
     let excludes = Patterns::new(&settings.auto_commit_exclude, repo.ignore_case())
         .map_err(|e| Error::input(format!("bad task.autoCommitExclude pattern {e}")))?;
@@ -112,16 +121,48 @@ pub fn commit(
         }
         None => Default::default(),
     };
+    // What the merge itself staged (the base's changes, the resolutions): all of it is
+    // committed, or the merge is not concluded.
+    let merge_paths: std::collections::BTreeSet<String> = match &merging {
+        Some(m) => diff::tree_to_tree(repo, cur.head_tree, cur.index_tree)?
+            .into_iter()
+            .map(|c| c.path)
+            .chain(m.unmerged.iter().cloned())
+            .collect(),
+        None => Default::default(),
+    };
+    // Of those, the paths left as the merged-in side has them are the base's work, not the
+    // task's: committed as they are, whatever the contract says (the gate never blames a task
+    // for work that came from the base).
+    let theirs: std::collections::BTreeSet<String> = match &merging {
+        Some(m) => {
+            let theirs_tree = objects::commit_tree(repo, m.heads[0])?;
+            let differ: std::collections::BTreeSet<String> =
+                diff::tree_to_tree(repo, theirs_tree, cur.worktree_tree)?
+                    .into_iter()
+                    .map(|c| c.path)
+                    .collect();
+            merge_paths
+                .iter()
+                .filter(|p| !differ.contains(*p))
+                .cloned()
+                .collect()
+        }
+        None => Default::default(),
+    };
     let mut skipped = Vec::new();
     let mut eligible = Vec::new();
     for c in diff::tree_to_tree(repo, cur.head_tree, cur.worktree_tree)? {
-        if before_start.contains(&c.path) {
+        let excluded = excludes.first_match(&c.path);
+        if theirs.contains(&c.path) || (excluded.is_some() && merge_paths.contains(&c.path)) {
+            eligible.push(c);
+        } else if before_start.contains(&c.path) {
             skipped.push(Skipped {
                 path: c.path,
                 reason: "before_start".into(),
                 rule: "edited before the task started".into(),
             });
-        } else if let Some(rule) = excludes.first_match(&c.path) {
+        } else if let Some(rule) = excluded {
             skipped.push(Skipped {
                 path: c.path,
                 reason: "excluded".into(),
@@ -144,7 +185,25 @@ pub fn commit(
             eligible.push(c);
         }
     }
-    if eligible.is_empty() {
+    if let Some(m) = &merging {
+        let left: Vec<&str> = skipped
+            .iter()
+            .map(|s| s.path.as_str())
+            .filter(|p| merge_paths.contains(*p))
+            .collect();
+        if !left.is_empty() {
+            return Err(m
+                .refusal(
+                    &id,
+                    format!(
+                        "the merge in the worktree of task '{id}' cannot be concluded without {}, which the task may not change; nothing was committed",
+                        left.join(", ")
+                    ),
+                )
+                .with_code("merge_not_concluded"));
+        }
+    }
+    if eligible.is_empty() && merging.is_none() {
         if !skipped.is_empty() {
             let blocked = Event::Blocked(event::Blocked {
                 during: "commit".into(),
@@ -174,6 +233,10 @@ pub fn commit(
     let files: Vec<String> = eligible.iter().map(|c| c.path.clone()).collect();
     let subject = match message {
         Some(m) if !m.trim().is_empty() => m.trim_end().to_owned(),
+        _ if merging.as_ref().is_some_and(|m| m.message.is_some()) => merging
+            .as_ref()
+            .and_then(|m| m.message.clone())
+            .unwrap_or_default(),
         _ => format!(
             "task {id}: {} file{}",
             files.len(),
@@ -185,7 +248,11 @@ pub fn commit(
     } else {
         format!("{subject}\n\nTask-Id: {id}\n")
     };
-    let parents: Vec<ObjectId> = cur.head.into_iter().collect();
+    let merged: Vec<ObjectId> = merging
+        .as_ref()
+        .map(|m| m.heads.clone())
+        .unwrap_or_default();
+    let parents: Vec<ObjectId> = cur.head.into_iter().chain(merged.iter().copied()).collect();
     let commit = objects::write_commit(repo, tree, &parents, &body)?;
     let branch = w.wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
     let reflog = format!("commit: {}", subject.lines().next().unwrap_or_default());
@@ -204,6 +271,10 @@ pub fn commit(
     )?;
     refs::commit(&w.wt, vec![update])?;
     inplace::write_index(&w.wt, index, cur.worktree_tree)?;
+    if merging.is_some() {
+        // As `git commit` does once it recorded the merge.
+        inplace::end_operations(w.wt.git_dir());
+    }
     let committed = Event::Committed(event::Committed {
         commit: commit.to_string(),
         branch: branch.clone(),
@@ -216,5 +287,84 @@ pub fn commit(
         branch,
         files,
         skipped,
+        merged,
     })
+}
+
+/// A merge git left unfinished in a task worktree.
+struct Merging {
+    /// The commits it brings in (`MERGE_HEAD`).
+    heads: Vec<ObjectId>,
+    /// The message git prepared for it.
+    message: Option<String>,
+    /// The paths the index still holds unmerged (resolved in the files, or not).
+    unmerged: Vec<String>,
+    /// The worktree, for the hints.
+    worktree: String,
+}
+
+impl Merging {
+    /// A refusal to conclude the merge, with the ways to finish it or give it up.
+    fn refusal(&self, id: &crate::task::TaskId, message: String) -> Error {
+        let wt = crate::contract::judge::shell_quote(&self.worktree);
+        Error::negative(message)
+            .hint(format!(
+                "resolve every conflict in {wt} (edit the files: no <<<<<<< ======= >>>>>>> left), then: git task commit {id}"
+            ))
+            .hint(format!(
+                "or conclude the merge with git itself, in the worktree: cd {wt} && git add <paths> && git commit --no-edit"
+            ))
+            .hint(format!("or give it up: git -C {wt} merge --abort"))
+    }
+}
+
+/// The merge left unfinished in the task worktree `wt` (`MERGE_HEAD`), read; `Err` when a
+/// conflict is still marked in a file, or `MERGE_HEAD` names no commit.
+fn unfinished_merge(repo: &Repo, wt: &Repo, record: &Record) -> Result<Option<Merging>> {
+    use crate::git::merge::pending;
+    let Some(heads) = pending::merge_heads(wt.git_dir()) else {
+        return Ok(None);
+    };
+    let id = record.state.task_id();
+    let merging = Merging {
+        heads,
+        message: pending::merge_message(wt.git_dir()),
+        unmerged: pending::unmerged_paths(wt)?,
+        worktree: wt
+            .workdir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| record.state.worktree.clone()),
+    };
+    let bad_head = merging.heads.is_empty()
+        || merging
+            .heads
+            .iter()
+            .any(|h| objects::commit_tree(repo, *h).is_err());
+    if bad_head {
+        return Err(merging.refusal(
+            &id,
+            format!("the worktree of task '{id}' has a merge in progress whose MERGE_HEAD names no commit; nothing was committed"),
+        ));
+    }
+    let root = wt.require_workdir()?;
+    let marked: Vec<&str> = merging
+        .unmerged
+        .iter()
+        .filter(|p| {
+            std::fs::read(root.join(p.as_str())).is_ok_and(|bytes| pending::has_markers(&bytes))
+        })
+        .map(String::as_str)
+        .collect();
+    if !marked.is_empty() {
+        return Err(merging
+            .refusal(
+                &id,
+                format!(
+                    "the merge in the worktree of task '{id}' still has conflicts marked in {}; nothing was committed",
+                    marked.join(", ")
+                ),
+            )
+            .with_code("unresolved_conflicts"));
+    }
+    Ok(Some(merging))
 }

@@ -404,7 +404,7 @@ pub fn claim(
         }
         claims.retain(|c| c.task != me);
         claims.push(Claim {
-            task: me.clone(),
+            task: me.to_string(),
             globs: all.clone(),
             created: record.state.created,
         });
@@ -428,7 +428,7 @@ pub fn release(repo: &Repo, record: &Record, globs: &[String]) -> Result<Vec<Str
         claims.retain(|c| c.task != me);
         if !left.is_empty() {
             claims.push(Claim {
-                task: me.clone(),
+                task: me.to_string(),
                 globs: left.clone(),
                 created: record.state.created,
             });

@@ -47,7 +47,13 @@ pub enum Stopped {
         task: String,
         worktree: String,
         base: String,
+        /// The conflicting paths, marked in the worktree's files.
         paths: Vec<String>,
+        /// The steps that finish the sync, in order: edit the marked files, then the commands
+        /// (`git task commit` concludes the merge and records the new base).
+        resolve: Vec<String>,
+        /// The command that gives the sync up instead (the worktree back as it was).
+        abort: String,
     },
     /// The worktree has uncommitted changes (or an unfinished merge).
     #[serde(rename = "uncommitted_changes")]
@@ -57,6 +63,27 @@ pub enum Stopped {
         paths: Vec<String>,
         merging: bool,
     },
+}
+
+/// Records the base's tip as the task's base when the task branch already holds it (a sync
+/// merge the user or `git task commit` concluded): the base ref moves and `synced` is
+/// appended, as a `sync` run now would do; nothing else. `None` when the branch does not hold
+/// the base's tip (the base moved again: that is a new `sync`, not this one's end).
+pub fn record_concluded(repo: &Repo, id: &TaskId) -> Result<Option<Synced>> {
+    let rec = crate::resolve::existing(repo, id)?;
+    let (Some(base_branch), Some(task_tip)) = (
+        rec.state.base_branch.as_deref(),
+        repo.find_ref(&rec.state.branch)?,
+    ) else {
+        return Ok(None);
+    };
+    let Some(base_tip) = repo.find_ref(base_branch)? else {
+        return Ok(None);
+    };
+    if objects::merge_base(repo, task_tip, base_tip)? != Some(base_tip) {
+        return Ok(None);
+    }
+    Ok(sync(repo, id)?.ok())
 }
 
 /// Brings the base branch's new commits into the task branch of `id`.
@@ -73,7 +100,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
             rec.state.status
         )));
     }
-    let Some(base_branch) = rec.state.base_branch.clone() else {
+    let Some(base_branch) = rec.state.base_branch.as_ref().map(String::from) else {
         return Err(Error::input(format!("task '{id}' was started from a commit, not a branch; there is no base branch to sync with")));
     };
     let base_tip = repo.find_ref(&base_branch)?.ok_or_else(|| {
@@ -190,17 +217,25 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
                     "Merge branch '{base_name}' into {}\n\nTask-Id: {id}\n",
                     rec.state.branch_short()
                 );
-                let run = cli::merge_leaving_conflicts(&linked.path, base_tip, &message)?;
+                let run =
+                    cli::merge_leaving_conflicts(&linked.path, base_tip, &base_name, &message)?;
                 if run.success {
                     // git resolved what the in-memory merge did not (it can differ on renames): record it.
                     let now = worktree::head_of(&linked.path)?.unwrap_or(task_tip);
                     return record_base_only(now, true, true).map(Ok);
                 }
+                let wt = crate::contract::judge::shell_quote(&wt_display);
                 return Ok(Err(Stopped::Conflict {
                     task: id.to_string(),
-                    worktree: wt_display,
                     base: base_tip.to_string(),
                     paths: merged.conflicts,
+                    resolve: vec![
+                        format!("edit the conflicting files in {wt}: keep what both sides need, no <<<<<<< ======= >>>>>>> markers left"),
+                        format!("git task commit {id}"),
+                        format!("git task merge {id}"),
+                    ],
+                    abort: format!("git -C {wt} merge --abort"),
+                    worktree: wt_display,
                 }));
             }
         }
@@ -232,7 +267,7 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
         repo,
         crate::git::journal::Step::Checkout {
             worktree: linked.path.clone(),
-            branch: rec.state.branch.clone(),
+            branch: rec.state.branch.to_string(),
             old: task_tip.to_string(),
             new: new_tip.to_string(),
         },

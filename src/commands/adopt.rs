@@ -77,9 +77,9 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> CmdResult {
         ctx,
         &AdoptReport {
             kind: "adopt",
-            task: state.id,
+            task: state.id.into(),
             remote,
-            branch: state.branch,
+            branch: state.branch.into(),
             worktree: state.worktree,
             already: adopted.already,
             record: adopted.reconciled,

@@ -53,7 +53,7 @@ pub fn run(ctx: &Ctx, args: &ChangesArgs) -> CmdResult {
         ctx,
         &ChangesReport {
             kind: "changes",
-            task: record.state.id,
+            task: record.state.id.into(),
             files,
         },
         Done::Ok,

@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &CheckpointArgs) -> CmdResult {
             ctx,
             &CheckpointReport {
                 kind: "checkpoint",
-                task: record.state.id,
+                task: record.state.id.into(),
                 saved,
             },
             Done::Ok,

@@ -53,7 +53,7 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
         ctx,
         &DiffReport {
             kind: "diff",
-            task: record.state.id,
+            task: record.state.id.into(),
             patch,
             bytes,
         },

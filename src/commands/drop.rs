@@ -83,7 +83,7 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> CmdResult {
         lifted,
         kind: "drop",
         mode: s.mode,
-        task: s.id,
+        task: s.id.into(),
         status: s.status,
         changed: dropped.changed,
         worktree: s.worktree,

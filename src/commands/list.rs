@@ -250,13 +250,13 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
     let mut tasks: Vec<Row> = listed
         .into_iter()
         .map(|(s, summary)| Row {
-            id: s.id.clone(),
+            id: s.id.to_string(),
             mode: s.mode,
             status: s.status,
             branch: s.branch_short().to_owned(),
             base: s.base_branch_short().map(str::to_owned),
             base_commit: s.base_commit.clone(),
-            base_ref: s.base_branch.clone(),
+            base_ref: s.base_branch.as_ref().map(String::from),
             summary,
             path: s.worktree,
             collisions: None,

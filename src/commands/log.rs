@@ -97,7 +97,7 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> CmdResult {
         ctx,
         &LogReport {
             kind: "log",
-            task: record.state.id,
+            task: record.state.id.into(),
             events,
         },
         Done::Ok,

@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, args: &PathArgs) -> CmdResult {
         ctx,
         &PathReport {
             kind: "path",
-            task: record.state.id,
+            task: record.state.id.into(),
             path,
             exists,
         },

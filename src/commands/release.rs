@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &ReleaseArgs) -> CmdResult {
         ctx,
         &Released {
             kind: "release",
-            task: record.state.id,
+            task: record.state.id.into(),
             claims,
         },
         Done::Ok,

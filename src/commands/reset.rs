@@ -78,7 +78,7 @@ pub fn run(ctx: &Ctx, args: &ResetArgs) -> CmdResult {
         ctx,
         &ResetReport {
             kind: "reset",
-            task: record.state.id,
+            task: record.state.id.into(),
             attempt: done.attempt,
             base: done.base.to_string(),
             files: done.files,

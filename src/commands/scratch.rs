@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, args: &ScratchArgs) -> CmdResult {
         ctx,
         &ScratchReport {
             kind: "scratch",
-            task: record.state.id,
+            task: record.state.id.into(),
             path: dir.display().to_string(),
         },
         Done::Ok,

@@ -219,7 +219,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     let s = &record.state;
     let report = StatusReport {
         kind: "status",
-        task: s.id.clone(),
+        task: s.id.to_string(),
         mode: s.mode,
         status: s.status,
         branch: s.branch_short().to_owned(),

@@ -2,7 +2,8 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::output::{escape, Out, Report};
+use crate::error::Call;
+use crate::output::{escape, Out, Refusal, Report, Said};
 use crate::sync::{self, Stopped, Synced};
 use crate::task::TaskId;
 use owo_colors::OwoColorize;
@@ -72,13 +73,19 @@ impl schemars::JsonSchema for StoppedReport {
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        Stopped::json_schema(generator)
+        Refusal::<Stopped>::json_schema(generator)
     }
 }
 
-/// The JSON value of a stopped sync (keys sorted, as `serde_json::Value` keeps them).
-fn to_value(stopped: &Stopped) -> serde_json::Value {
-    serde_json::to_value(stopped).unwrap_or_default()
+/// The JSON value of a stopped sync with what to do next (keys sorted, as
+/// `serde_json::Value` keeps them).
+fn to_value(stopped: Stopped, hints: Vec<String>, next: Vec<Call>) -> serde_json::Value {
+    serde_json::to_value(Refusal {
+        report: stopped,
+        hints,
+        next,
+    })
+    .unwrap_or_default()
 }
 
 impl Report for StoppedReport {
@@ -92,8 +99,7 @@ pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
     let rec = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
     let id = rec.state.task_id();
     let p = &ctx.out.err_palette;
-    let error = |t: &str| format!("{} {t}\n", "error:".style(p.error));
-    let hint = |t: &str| format!("{} {t}\n", "hint:".style(p.hint));
+    let mut said = Said::new(p);
     match sync::sync(&ctx.repo, &id)? {
         Ok(synced) => emit(
             ctx,
@@ -103,33 +109,38 @@ pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
             },
             Done::Ok,
         ),
-        Err(Stopped::Conflict {
-            task,
-            worktree,
-            base,
-            paths,
-        }) => {
-            let mut text = error(&format!(
-                "syncing task '{task}' conflicts; git's conflict state is left in '{worktree}':"
-            ));
-            for path in &paths {
-                text.push_str(&format!("  {}\n", escape(path)));
-            }
-            text.push_str(&hint(&format!(
-                "resolve the conflicts in '{worktree}', then 'git add' the files and 'git commit'"
-            )));
-            text.push_str(&hint(&format!(
-                "then run 'git task sync {task}' again to record the new base"
-            )));
-            text.push_str(&hint(&format!(
-                "or give up the sync: git -C {worktree} merge --abort"
-            )));
-            let value = to_value(&Stopped::Conflict {
+        Err(stopped @ Stopped::Conflict { .. }) => {
+            let Stopped::Conflict {
                 task,
                 worktree,
-                base,
                 paths,
-            });
+                resolve,
+                abort,
+                ..
+            } = &stopped
+            else {
+                unreachable!("matched above")
+            };
+            said.error(&format!(
+                "syncing task '{task}' conflicts; git's conflict state is left in '{worktree}':"
+            ));
+            for path in paths {
+                said.raw(&format!("  {}\n", escape(path)));
+            }
+            for (n, step) in resolve.iter().enumerate() {
+                said.hint(match n {
+                    0 => step.clone(),
+                    _ => format!("then: {step}"),
+                });
+            }
+            said.hint(format!("or give up the sync: {abort}"));
+            // The merge tool takes `ids`.
+            let next = vec![
+                Call::on("commit", task),
+                Call::new("merge").arg("ids", vec![task.clone()]),
+            ];
+            let value = to_value(stopped.clone(), said.hints, next);
+            let text = said.text;
             emit(ctx, &StoppedReport { value, text }, Done::Negative)
         }
         Err(Stopped::Dirty {
@@ -138,37 +149,45 @@ pub fn run(ctx: &Ctx, args: &SyncArgs) -> CmdResult {
             paths,
             merging,
         }) => {
-            let mut text = if merging {
-                let mut t = error(&format!(
+            let next = if merging {
+                said.error(&format!(
                     "task '{task}' has an unfinished merge in '{worktree}'"
                 ));
-                t.push_str(&hint(
-                    "resolve the conflicts, 'git add' the files and 'git commit'",
+                said.hint(format!(
+                    "resolve the conflicts (no <<<<<<< ======= >>>>>>> left), then conclude the merge: git task commit {task}"
                 ));
-                t.push_str(&hint(&format!("then run 'git task sync {task}' again")));
-                t
+                said.hint(format!(
+                    "or give it up: git -C {} merge --abort",
+                    crate::contract::judge::shell_quote(&worktree)
+                ));
+                vec![Call::on("commit", &task)]
             } else {
                 let shown: Vec<String> = paths
                     .iter()
                     .take(10)
                     .map(|p| escape(p).into_owned())
                     .collect();
-                let mut t = error(&format!(
+                said.error(&format!(
                     "task '{task}' has uncommitted changes in '{worktree}': {}",
                     shown.join(", ")
                 ));
-                t.push_str(&hint(&format!(
-                    "commit them (git task commit {task}), then sync again"
-                )));
-                t
+                said.hint(format!(
+                    "commit them (git task commit {task}), then sync again (git task sync {task})"
+                ));
+                vec![Call::on("commit", &task), Call::on("sync", &task)]
             };
-            text.push_str(&hint("nothing was changed"));
-            let value = to_value(&Stopped::Dirty {
-                task,
-                worktree,
-                paths,
-                merging,
-            });
+            said.hint("nothing was changed");
+            let value = to_value(
+                Stopped::Dirty {
+                    task,
+                    worktree,
+                    paths,
+                    merging,
+                },
+                said.hints,
+                next,
+            );
+            let text = said.text;
             emit(ctx, &StoppedReport { value, text }, Done::Negative)
         }
     }

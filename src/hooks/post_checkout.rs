@@ -75,7 +75,7 @@ pub fn run(repo: &Repo, settings: &Settings, branch_checkout: bool) -> Result<Ou
             resolve::clear_mark(&git_dir)?;
         }
         return Ok(Outcome::Finished {
-            task: record.state.id.clone(),
+            task: record.state.id.to_string(),
             status: record.state.status,
         });
     }

@@ -153,6 +153,18 @@ pub fn remove(
             ),
         };
     }
+    // The branch and worktree it deletes are the ones frozen at start: a record rewritten to
+    // name `main` never deletes it (tests/cmd/hostile_records.rs).
+    if let Some(t) = record::frozen::verify(repo, &record)? {
+        return Err(
+            Error::negative(format!("record_tampered: {}; nothing was removed", t.why))
+                .with_code("record_tampered")
+                .hint(format!(
+                    "see what changed: git log -p {}",
+                    crate::task::layout::record_ref(id)
+                )),
+        );
+    }
     if record.state.mode == Mode::Patch {
         return remove_patch(repo, record).map(Ok);
     }

@@ -245,12 +245,12 @@ pub fn reset(
         (true, Some(wt), Some(_)) => Some(crate::recover::Journal::begin(
             repo,
             crate::recover::Step::InPlace {
-                task: s.id.clone(),
+                task: s.id.to_string(),
                 worktree: wt.require_workdir()?.to_path_buf(),
                 files: Some(tree.to_string()),
                 index: tree.to_string(),
                 head: Some(first.to_string()),
-                attach: attach.then(|| s.branch.clone()),
+                attach: attach.then(|| s.branch.to_string()),
             },
         )?),
         _ => None,

@@ -377,7 +377,12 @@ fn list_one(
     };
     let (mut state, read) = match cache.get(tip) {
         Some(state) => (state, false),
-        None => (crate::record::read_state(repo, tip)?, true),
+        None => match crate::record::read_state(repo, tip) {
+            Ok(state) => (state, true),
+            // git-task never writes a record that does not read: listed as tampered, as
+            // `record::load` refuses it.
+            Err(_) => return Ok(Some(Listed::tampered(id, Some(tip)))),
+        },
     };
     // This machine's worktree, never the one of the machine that wrote the last event.
     crate::record::place::resolve(repo, &mut state);

@@ -50,7 +50,7 @@ pub(super) fn check_all(
             let checks = Event::checks(&run, Purpose::Merge);
             record::append(repo, &p.record, checks, &p.record.state, Vec::new())?;
             return Ok(Some(Refusal::ChecksFailed {
-                task: p.record.state.id.clone(),
+                task: p.record.state.id.to_string(),
                 checks: run,
                 checkout: checkout.map(|c| c.display().to_string()),
             }));

@@ -49,11 +49,22 @@ fn judged_landing(
         let mut commits = match landing {
             Ok(commits) => commits,
             Err(paths) => {
+                // A replay that conflicts where the whole task lands cleanly: the other modes
+                // land it, and a sync would bring nothing to resolve.
+                let mut lands_with = Vec::new();
+                if opts.strategy == Strategy::Rebase {
+                    let merge =
+                        &mut engine(|a, o, t, labels| gmerge::merge_trees(repo, a, o, t, labels));
+                    if whole_tree(repo, merge, &id, cur, p.tip, target)?.is_ok() {
+                        lands_with = vec!["squash", "merge"];
+                    }
+                }
                 return Ok(Err(Refusal::Conflict {
                     task: id.to_string(),
                     into: target.to_owned(),
                     paths,
-                }))
+                    lands_with,
+                }));
             }
         };
         let branch =
@@ -340,7 +351,10 @@ fn replay_line(
     let mut cur_tree = objects::commit_tree(repo, onto)?;
     let keep_contract = gmerge::root_entry(repo, cur_tree, CONTRACT_FILE)?;
     let mut made = Vec::new();
-    for c in line {
+    let mut i = 0;
+    while i < line.len() {
+        let c = &line[i];
+        i += 1;
         if c.parents.len() != 1 {
             continue;
         }
@@ -358,14 +372,46 @@ fn replay_line(
             theirs,
             ["parent", short(target), &label],
         )?;
-        let Some(tree) = merged.tree else {
-            return Ok(Err(merged.conflicts));
+        let (tree, message) = match merged.tree {
+            Some(tree) => (tree, c.message.clone()),
+            None => {
+                // The commit conflicts on its own: with the later commits of the task up to
+                // the first whose net result since its parent lands cleanly (a later commit
+                // undid what conflicts), as one commit.
+                let mut found = None;
+                for (j, later) in line.iter().enumerate().skip(i) {
+                    let theirs =
+                        gmerge::with_root_entry(repo, later.tree, CONTRACT_FILE, keep_contract)?;
+                    let merged = gmerge::merge_trees(
+                        repo,
+                        ancestor,
+                        cur_tree,
+                        theirs,
+                        ["parent", short(target), &label],
+                    )?;
+                    if let Some(tree) = merged.tree {
+                        found = Some((j, tree));
+                        break;
+                    }
+                }
+                let Some((j, tree)) = found else {
+                    return Ok(Err(merged.conflicts));
+                };
+                let message = line[i - 1..=j]
+                    .iter()
+                    .filter(|c| c.parents.len() == 1)
+                    .map(|c| c.message.trim_end())
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+                i = j + 1;
+                (tree, format!("{message}\n"))
+            }
         };
         if tree == cur_tree {
             continue;
         }
         // The commit keeps its author and message; the note on the last one names the task.
-        cur = gmerge::write_commit(repo, tree, &[cur], &c.message, Some(&c.author))?;
+        cur = gmerge::write_commit(repo, tree, &[cur], &message, Some(&c.author))?;
         cur_tree = tree;
         made.push(cur);
     }

@@ -246,6 +246,10 @@ pub enum Refusal {
         task: String,
         into: String,
         paths: Vec<String>,
+        /// With `--rebase`: the modes that land the task's net change without a conflict
+        /// (`squash`, `merge`): the conflict is the replay's own, and `sync` has nothing to
+        /// bring. Empty otherwise.
+        lands_with: Vec<&'static str>,
     },
     /// `merge --remote`: the remote's target kept moving between the fetch and the push.
     RemoteMoved {

@@ -109,7 +109,7 @@ pub(super) fn select_with(
             None => {
                 let mut target: Option<String> = None;
                 for rec in &records {
-                    let Some(base) = rec.state.base_branch.clone() else {
+                    let Some(base) = rec.state.base_branch.as_ref().map(String::from) else {
                         return Err(Error::input(format!(
                             "task '{}' was started from a commit, not a branch",
                             rec.state.id
@@ -155,7 +155,7 @@ pub(super) fn select_with(
         if let Some(t) = record::frozen::verify(repo, rec)? {
             return Ok(Selection::Answer(Outcome::Refused(
                 Refusal::RecordTampered {
-                    task: rec.state.id.clone(),
+                    task: rec.state.id.to_string(),
                     why: t.why,
                     allowed: t.frozen_allowed,
                 },
@@ -278,7 +278,7 @@ pub(super) fn task_worktree_refusal(
             (None, None) => "nothing".to_owned(),
         };
         return Ok(Some(Refusal::NotOnBranch {
-            task: rec.state.id.clone(),
+            task: rec.state.id.to_string(),
             worktree: w.path.display().to_string(),
             branch: rec.state.branch_short().to_owned(),
             head,
@@ -297,7 +297,7 @@ pub(super) fn task_worktree_refusal(
     }
     let state = crate::snapshot::read(&wt_repo)?;
     Ok(state.is_dirty().then(|| Refusal::UncommittedWork {
-        task: rec.state.id.clone(),
+        task: rec.state.id.to_string(),
         worktree: w.path.display().to_string(),
         paths: state.changed.clone(),
     }))
@@ -342,7 +342,7 @@ fn earlier_merge(repo: &Repo, rec: &Record) -> Result<TaskMerged> {
     });
     let (commit, commits, mode, into, keep, checks) = merged.unwrap_or_default();
     Ok(TaskMerged {
-        task: rec.state.id.clone(),
+        task: rec.state.id.to_string(),
         already_merged: true,
         commit,
         commits,

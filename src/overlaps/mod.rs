@@ -197,7 +197,7 @@ pub fn contract_neighbours(repo: &Repo, record: &Record) -> Result<Vec<Neighbour
             Overlap::MayOverlap => ("may", None),
         };
         out.push(Neighbour {
-            task: other.state.id.clone(),
+            task: other.state.id.to_string(),
             overlap,
             example,
         });
@@ -241,7 +241,7 @@ pub fn conflicting_with(repo: &Repo, branch: &str) -> Result<Vec<BaseConflict>> 
             crate::merge::trial(&mut merger, &r.state.task_id(), tip, task_tip, branch)?
         {
             out.push(BaseConflict {
-                task: r.state.id.clone(),
+                task: r.state.id.to_string(),
                 paths,
             });
         }
@@ -323,7 +323,7 @@ fn clean_worktrees(repo: &Repo, records: &[Record]) -> Vec<bool> {
 fn view(repo: &Repo, merger: &mut Merger, record: &Record, clean: bool) -> Result<TaskView> {
     let s = &record.state;
     let id = s.task_id();
-    let base_ref = s.base_branch.clone().unwrap_or_default();
+    let base_ref = s.base_branch.as_ref().map(String::from).unwrap_or_default();
     let base_tip = match &s.base_branch {
         Some(b) => repo.find_ref(b)?,
         None => s.base_commit.parse().ok(),
@@ -368,7 +368,7 @@ fn view(repo: &Repo, merger: &mut Merger, record: &Record, clean: bool) -> Resul
     paths.remove(CONTRACT_FILE);
     let contract = contract_of(repo, record);
     Ok(TaskView {
-        task: s.id.clone(),
+        task: s.id.to_string(),
         base: s.base_branch_short().map(str::to_owned),
         behind,
         conflicts_with_base: conflicts,

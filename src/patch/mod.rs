@@ -136,12 +136,19 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
             .hint(format!("run 'git task start --mode patch {id}' again")));
     }
     let branch = repo.head_branch()?;
+    let base_branch = branch
+        .as_deref()
+        .map(crate::task::BranchName::parse)
+        .transpose()
+        .map_err(|why| Error::input(format!("the branch checked out here: {why}")))?;
     let task_state = TaskState {
-        id: id.to_string(),
+        id: id.clone(),
         mode: Mode::Patch,
         status: Status::Provisioning,
-        branch: branch.clone().unwrap_or_else(|| "HEAD".into()),
-        base_branch: branch.clone(),
+        branch: base_branch
+            .clone()
+            .unwrap_or_else(crate::task::BranchName::detached),
+        base_branch: base_branch.clone(),
         base_commit: head.to_string(),
         worktree: workdir.display().to_string(),
         created: now(),

@@ -63,7 +63,7 @@ pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
     let Some(tip) = tip else {
         return Ok(None);
     };
-    let mut record = read_at(repo, tip)?;
+    let mut record = read_at(repo, tip).map_err(|e| unreadable(id, e))?;
     if record.state.id != id.as_str() {
         return Err(crate::ledger::records::Tampered {
             id: id.to_string(),
@@ -99,6 +99,27 @@ pub fn follow_moved_worktree(repo: &Repo, state: &mut TaskState) {
     }
 }
 
+/// The error for a record commit whose `task.toml` does not read as a task state: what is
+/// wrong, from the field's own check (`bad task id "../x": ...`), never a panic later.
+fn bad_state(tip: ObjectId, e: &toml::de::Error) -> Error {
+    Error::repo_msg(format!(
+        "record commit {tip} holds a bad {STATE_FILE}: {}",
+        e.message().trim()
+    ))
+}
+
+/// A record of `id` that does not read as git-task's: git-task never writes one, so it is
+/// refused as tampered (exit 1, `record_tampered`), named as the record it is.
+fn unreadable(id: &TaskId, e: Error) -> Error {
+    let name = layout::record_ref(id);
+    Error::negative(format!(
+        "record_tampered: the record of '{id}' ({name}) cannot be read: {}",
+        e.message()
+    ))
+    .with_code("record_tampered")
+    .hint(format!("see what changed: git log -p {name}"))
+}
+
 /// Reads the record of `id`, failing with a hint when it does not exist.
 pub fn load_existing(repo: &Repo, id: &TaskId) -> Result<Record> {
     load(repo, id)?.ok_or_else(|| missing(id))
@@ -130,8 +151,7 @@ pub fn read_state(repo: &Repo, tip: ObjectId) -> Result<TaskState> {
     let tree = objects::commit_tree(repo, tip)?;
     let state = objects::read_blob_in_tree(repo, tree, STATE_FILE)?
         .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {STATE_FILE}")))?;
-    toml::from_str(&String::from_utf8_lossy(&state))
-        .map_err(|e| Error::repo(format!("record commit {tip} holds a bad {STATE_FILE}"), e))
+    toml::from_str(&String::from_utf8_lossy(&state)).map_err(|e| bad_state(tip, &e))
 }
 
 /// Returns an event commit's `message` with the task state it carries replaced by `state`:
@@ -153,8 +173,8 @@ pub fn read_at(repo: &Repo, tip: ObjectId) -> Result<Record> {
     let tree = objects::commit_tree(repo, tip)?;
     let state = objects::read_blob_in_tree(repo, tree, STATE_FILE)?
         .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {STATE_FILE}")))?;
-    let state: TaskState = toml::from_str(&String::from_utf8_lossy(&state))
-        .map_err(|e| Error::repo(format!("record commit {tip} holds a bad {STATE_FILE}"), e))?;
+    let state: TaskState =
+        toml::from_str(&String::from_utf8_lossy(&state)).map_err(|e| bad_state(tip, &e))?;
     let contract_text = objects::read_blob_in_tree(repo, tree, CONTRACT_FILE)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .ok_or_else(|| Error::repo_msg(format!("record commit {tip} has no {CONTRACT_FILE}")))?;

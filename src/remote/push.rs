@@ -78,7 +78,7 @@ pub fn push(repo: &Repo, remote: &str, ids: &[TaskId]) -> Result<Pushed> {
             let mut names = repo.refs_under(&layout::task_prefix(id))?;
             if rec.state.mode == crate::task::Mode::Worktree {
                 if let Some(tip) = repo.find_ref(&rec.state.branch)? {
-                    names.push((rec.state.branch.clone(), tip));
+                    names.push((rec.state.branch.to_string(), tip));
                 }
             }
             for (name, tip) in names {

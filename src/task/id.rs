@@ -73,6 +73,74 @@ impl std::str::FromStr for TaskId {
     }
 }
 
+/// Read from a repository (a record, a claim, a remote record), a bad id fails the read: the
+/// error says why, quoting at most 80 characters of it.
+impl<'de> serde::Deserialize<'de> for TaskId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        TaskId::parse(&text).map_err(|why| {
+            let shown: String = text.chars().take(80).collect();
+            serde::de::Error::custom(format!("bad task id {shown:?}: {why}"))
+        })
+    }
+}
+
+// A task id reads as the text it is wherever a `&str` is wanted.
+impl std::ops::Deref for TaskId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for TaskId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for TaskId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for TaskId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for TaskId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<TaskId> for String {
+    fn eq(&self, other: &TaskId) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<TaskId> for &str {
+    fn eq(&self, other: &TaskId) -> bool {
+        *self == other.0
+    }
+}
+
+impl From<TaskId> for String {
+    fn from(id: TaskId) -> String {
+        id.0
+    }
+}
+
+impl From<&TaskId> for String {
+    fn from(id: &TaskId) -> String {
+        id.0.clone()
+    }
+}
+
 const ADJECTIVES: &[&str] = &[
     "amber", "bold", "brave", "brisk", "calm", "clever", "crisp", "eager", "fair", "fancy",
     "gentle", "glad", "golden", "grand", "green", "happy", "hidden", "jolly", "keen", "kind",

@@ -3,6 +3,7 @@
 pub mod id;
 pub mod layout;
 
+pub use crate::git::refs::BranchName;
 pub use id::TaskId;
 
 use crate::error::Result;
@@ -53,7 +54,8 @@ pub enum Status {
     /// Worktree and branch deleted; the record stays for history.
     Removed,
     /// The record is not the one git-task last wrote (rewritten, rolled back, deleted or
-    /// re-created with git commands): nothing of it is trusted. Never read from a record.
+    /// re-created with git commands), or does not read as a task state: nothing of it is
+    /// trusted. Never read from a record.
     #[serde(skip_deserializing)]
     Tampered,
 }
@@ -105,21 +107,22 @@ impl std::fmt::Display for Status {
 #[serde(deny_unknown_fields)]
 pub struct TaskState {
     /// The task id (validated when the state is read: a bad one is an error, never a panic).
-    #[serde(deserialize_with = "valid_id")]
-    pub id: String,
+    pub id: TaskId,
     /// Worktree or patch mode.
     pub mode: Mode,
     /// Where the task is in its life.
     pub status: Status,
-    /// The task branch, full ref name (`refs/heads/task/<id>`); in patch mode, the branch it was started on, if any.
-    #[serde(deserialize_with = "valid_branch")]
-    pub branch: String,
+    /// The task branch, full ref name (`refs/heads/task/<id>`); in patch mode, the branch it
+    /// was started on, or `HEAD` when it was started on a detached HEAD.
+    pub branch: BranchName,
     /// The branch the task merges into (full ref name), if it was started from a branch.
-    #[serde(default, deserialize_with = "valid_base_branch")]
-    pub base_branch: Option<String>,
+    #[serde(default)]
+    pub base_branch: Option<BranchName>,
     /// The base commit at start (or after the last `sync`/`reset --onto`).
+    #[serde(deserialize_with = "object_id")]
     pub base_commit: String,
     /// The worktree the task works in (absolute path).
+    #[serde(deserialize_with = "absolute_path")]
     pub worktree: String,
     /// Seconds since the epoch when the task was started.
     pub created: i64,
@@ -129,7 +132,11 @@ pub struct TaskState {
     #[serde(default)]
     pub setup: Option<String>,
     /// The first commit of the task branch (the one adding the contract file), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_object_id"
+    )]
     pub contract_commit: Option<String>,
 }
 
@@ -137,10 +144,10 @@ impl TaskState {
     /// What is shown of a task whose record did not verify: its id, and nothing read from it.
     pub fn tampered(id: &TaskId) -> TaskState {
         TaskState {
-            id: id.to_string(),
+            id: id.clone(),
             mode: Mode::Worktree,
             status: Status::Tampered,
-            branch: String::new(),
+            branch: BranchName::detached(),
             base_branch: None,
             base_commit: String::new(),
             worktree: String::new(),
@@ -151,25 +158,19 @@ impl TaskState {
         }
     }
 
-    /// Returns the validated id.
-    ///
-    /// A state read from a record has a valid id: `valid_id` refuses any other when it is
-    /// read (an error, never a panic on repository content); one made in code is made from a
-    /// `TaskId`.
+    /// Returns the id (checked when the state was read or made: `TaskId`'s `Deserialize`).
     pub fn task_id(&self) -> TaskId {
-        TaskId::parse(&self.id).expect("a state's id is validated when it is read or made")
+        self.id.clone()
     }
 
     /// Returns the base branch's short name (`main`), if any.
     pub fn base_branch_short(&self) -> Option<&str> {
-        self.base_branch
-            .as_deref()
-            .map(crate::git::refs::short_name)
+        self.base_branch.as_ref().map(BranchName::short)
     }
 
     /// Returns the task branch's short name (`task/x`).
     pub fn branch_short(&self) -> &str {
-        crate::git::refs::short_name(&self.branch)
+        self.branch.short()
     }
 
     /// The commit the task's changes are counted from: the record's base commit, else (an old
@@ -188,7 +189,7 @@ impl TaskState {
     /// Returns the environment a task's commands run with (`exec`, setup, checks).
     pub fn task_env(&self) -> Vec<(&'static str, String)> {
         vec![
-            ("GIT_TASK_ID", self.id.clone()),
+            ("GIT_TASK_ID", self.id.to_string()),
             ("GIT_TASK_BASE", self.base_commit.clone()),
             (
                 "GIT_TASK_BASE_BRANCH",
@@ -200,45 +201,38 @@ impl TaskState {
     }
 }
 
-/// Reads a state's `id`: a valid task id (SPEC §3), else an error that fails reading the
-/// record (`"../x"`, `""`, `"a b"` written by hand never reach a command).
-fn valid_id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+/// Reads a state's commit id: a full hexadecimal object id, else an error that fails reading
+/// the record (a revision such as `main~1` is never resolved from a record).
+fn object_id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
     let text = String::deserialize(d)?;
-    TaskId::parse(&text)
-        .map(|id| id.to_string())
-        .map_err(|why| serde::de::Error::custom(format!("bad task id {text:?}: {why}")))
-}
-
-/// Whether `name` is a full branch name git accepts (`refs/heads/<valid>`).
-fn is_branch(name: &str) -> bool {
-    crate::git::refs::branch_short(name)
-        .is_some_and(|short| !short.is_empty() && !short.starts_with('-'))
-        && crate::git::refs::is_valid_name(name)
-}
-
-/// Reads a state's `branch`: a full branch name, or `HEAD` (a patch-mode task started on a
-/// detached HEAD).
-fn valid_branch<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
-    let text = String::deserialize(d)?;
-    if text == "HEAD" || is_branch(&text) {
+    if matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(text)
     } else {
+        let shown: String = text.chars().take(80).collect();
         Err(serde::de::Error::custom(format!(
-            "bad branch {text:?}: not a full branch name"
+            "bad commit id {shown:?}: not a full hexadecimal object id"
         )))
     }
 }
 
-/// Reads a state's `base_branch`: absent, or a full branch name.
-fn valid_base_branch<'de, D: serde::Deserializer<'de>>(
+/// Reads an optional commit id (see [`object_id`]).
+fn some_object_id<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<String>, D::Error> {
-    let text = Option::<String>::deserialize(d)?;
-    match text {
-        Some(t) if !is_branch(&t) => Err(serde::de::Error::custom(format!(
-            "bad base branch {t:?}: not a full branch name"
-        ))),
-        other => Ok(other),
+    object_id(d).map(Some)
+}
+
+/// Reads a state's worktree: an absolute path without NUL, else an error that fails reading
+/// the record (a relative path would be taken from wherever a command runs).
+fn absolute_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    if std::path::Path::new(&text).is_absolute() && !text.contains('\0') {
+        Ok(text)
+    } else {
+        let shown: String = text.chars().take(80).collect();
+        Err(serde::de::Error::custom(format!(
+            "bad worktree {shown:?}: not an absolute path"
+        )))
     }
 }
 
@@ -257,7 +251,8 @@ mod tests {
     fn state(id: &str, branch: &str, base: &str) -> String {
         format!(
             "id = {id}\nmode = \"worktree\"\nstatus = \"active\"\nbranch = {branch}\n\
-             base_branch = {base}\nbase_commit = \"\"\nworktree = \"/w\"\ncreated = 1\npid = 1\n"
+             base_branch = {base}\nbase_commit = \"{}\"\nworktree = \"/w\"\ncreated = 1\npid = 1\n",
+            "0".repeat(40)
         )
     }
 
@@ -275,6 +270,18 @@ mod tests {
             ("\"t1\"", "\"refs/heads/task/t1\"", "\"refs/heads/ma in\""),
         ] {
             let text = state(id, branch, base);
+            assert!(toml::from_str::<TaskState>(&text).is_err(), "{text}");
+        }
+        let base = format!("base_commit = \"{}\"", "0".repeat(40));
+        for (from, to) in [
+            ("worktree = \"/w\"", "worktree = \"w\""),
+            ("worktree = \"/w\"", "worktree = \"\""),
+            ("worktree = \"/w\"", "worktree = \"/a\\u0000b\""),
+            (base.as_str(), "base_commit = \"main~1\""),
+            (base.as_str(), "base_commit = \"\""),
+        ] {
+            let text = good.replacen(from, to, 1);
+            assert_ne!(text, good);
             assert!(toml::from_str::<TaskState>(&text).is_err(), "{text}");
         }
     }

@@ -192,3 +192,118 @@ fn commit_records_committed_and_blocked_events() {
     );
     repo.fsck();
 }
+
+/// A task allowed `src/**` whose sync conflicts on `src/lib.rs` while the base also brought
+/// `other.txt`: returns the worktree, with git's conflict state left in it.
+fn conflicted_sync(repo: &TestRepo) -> std::path::PathBuf {
+    let wt = repo.start("t1", &["--allow", "src/**"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(repo, &wt, "Task edit");
+    repo.write(repo.root(), "src/lib.rs", "pub fn lib() { 2 }\n");
+    repo.write(repo.root(), "other.txt", "from main\n");
+    commit_all(repo, repo.root(), "Main edit");
+    repo.task_root(&["sync", "t1"]).code(1);
+    assert!(wt.join(".git").exists());
+    assert!(
+        repo.porcelain(&wt).contains("UU src/lib.rs"),
+        "{}",
+        repo.porcelain(&wt)
+    );
+    wt
+}
+
+/// The git dir of a linked worktree.
+fn git_dir_of(repo: &TestRepo, wt: &std::path::Path) -> std::path::PathBuf {
+    std::path::PathBuf::from(repo.git(wt, &["rev-parse", "--absolute-git-dir"]))
+}
+
+/// During a conflicted `sync`, `git task commit` concludes the merge: a commit with the task
+/// tip and the base tip as parents, holding the base's own changes (outside the task's
+/// contract) and the resolution; git's merge state is gone, the new base is recorded, and the
+/// task then merges: `sync` and `merge` never send the user back and forth.
+#[test]
+fn commit_concludes_a_conflicted_sync_with_two_parents() {
+    let repo = TestRepo::new();
+    let wt = conflicted_sync(&repo);
+    let task_tip = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let main = repo.git(repo.root(), &["rev-parse", "main"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 12 }\n");
+
+    let json = repo.task(&wt, &["commit", "--json"]).ok().json();
+    assert_eq!(json["committed"], true, "{json}");
+    let commit = json["commit"].as_str().unwrap().to_owned();
+    assert_eq!(repo.git(&wt, &["rev-parse", "task/t1"]), commit);
+    let parents = repo.git(&wt, &["rev-list", "--parents", "-1", &commit]);
+    assert_eq!(parents, format!("{commit} {task_tip} {main}"));
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{commit}:other.txt")]),
+        "from main"
+    );
+    assert_eq!(
+        repo.git(&wt, &["show", &format!("{commit}:src/lib.rs")]),
+        "pub fn lib() { 12 }"
+    );
+    assert!(repo
+        .git(&wt, &["log", "-1", "--format=%B", &commit])
+        .contains("Task-Id: t1"));
+    assert!(!git_dir_of(&repo, &wt).join("MERGE_HEAD").exists());
+    assert_eq!(repo.porcelain(&wt), "");
+    // The new base is recorded: the task's changes are its own again.
+    assert_eq!(repo.git(&wt, &["rev-parse", "refs/tasks/t1/base"]), main);
+    let changes = repo.task_root(&["changes", "t1", "--json"]).ok().stdout;
+    assert!(!changes.contains("other.txt"), "{changes}");
+    // Sync has nothing left to do, and the task lands.
+    let sync = repo.task_root(&["sync", "t1", "--json"]).ok().json();
+    assert_eq!(sync["changed"], false, "{sync}");
+    let merged = repo.task_root(&["merge", "t1", "--json"]).ok().json();
+    assert_eq!(merged["tasks"][0]["task"], "t1", "{merged}");
+    assert_eq!(
+        repo.read(repo.root(), "src/lib.rs"),
+        "pub fn lib() { 12 }\n"
+    );
+    repo.fsck();
+}
+
+/// A conflict still marked in a file is never committed as the resolution: `commit` refuses
+/// (exit 1), names the path, says how to finish (or to use `git commit`), and changes nothing.
+#[test]
+fn commit_refuses_to_conclude_a_merge_with_conflict_markers_left() {
+    let repo = TestRepo::new();
+    let wt = conflicted_sync(&repo);
+    let task_tip = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let before = repo.porcelain(&wt);
+
+    let run = repo.task(&wt, &["commit", "--json"]).code(1);
+    let json = run.json();
+    assert_eq!(json["kind"], "unresolved_conflicts", "{run}");
+    assert!(
+        json["message"].as_str().unwrap().contains("src/lib.rs"),
+        "{run}"
+    );
+    let human = repo.task(&wt, &["commit"]).code(1);
+    assert!(human.stderr.contains("src/lib.rs"), "{human}");
+    assert!(human.stderr.contains("git commit"), "{human}");
+    assert!(human.stderr.contains("merge --abort"), "{human}");
+    assert_eq!(repo.git(&wt, &["rev-parse", "task/t1"]), task_tip);
+    assert!(git_dir_of(&repo, &wt).join("MERGE_HEAD").exists());
+    assert_eq!(repo.porcelain(&wt), before);
+}
+
+/// The MCP `commit` tool runs the same code: it concludes the merge too.
+#[test]
+fn the_mcp_commit_tool_concludes_a_conflicted_sync() {
+    let repo = TestRepo::new();
+    let wt = conflicted_sync(&repo);
+    let main = repo.git(repo.root(), &["rev-parse", "main"]);
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 12 }\n");
+    let mut mcp = super::mcp::Session::open(&repo, &wt);
+    let (error, doc, result) = mcp.call("commit", serde_json::json!({"id": "t1"}));
+    assert!(!error, "{result}");
+    assert_eq!(doc["committed"], true, "{doc}");
+    mcp.close();
+    let tip = repo.git(&wt, &["rev-parse", "task/t1"]);
+    let parents = repo.git(&wt, &["rev-list", "--parents", "-1", &tip]);
+    assert!(parents.ends_with(&main), "{parents}");
+    assert_eq!(parents.split(' ').count(), 3, "{parents}");
+    assert!(!git_dir_of(&repo, &wt).join("MERGE_HEAD").exists());
+}

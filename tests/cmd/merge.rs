@@ -1358,3 +1358,65 @@ fn rebase_after_a_resolved_sync_conflict_lands_without_a_loop() {
     assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 3 }\n");
     repo.fsck();
 }
+
+/// A commit that conflicts with the target when replayed on its own, whose change a later commit
+/// of the task undid: the range lands as its net result (here only the other file), so
+/// `--rebase` lands instead of sending the user to a `sync` that has nothing to do.
+#[test]
+fn rebase_lands_a_conflicting_commit_a_later_commit_undid() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# task\n");
+    commit_all(&repo, &wt, "Try README");
+    repo.write(&wt, "README.md", "# demo\n");
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 5 }\n");
+    commit_all(&repo, &wt, "Undo README, edit lib");
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "Main README");
+    let before = rev(&repo, "main");
+
+    let run = repo.task_root(&["merge", "t1", "--rebase", "--json"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(repo.read(repo.root(), "README.md"), "# main\n");
+    assert_eq!(repo.read(repo.root(), "src/lib.rs"), "pub fn lib() { 5 }\n");
+    assert_eq!(touched_between(&repo, &before, "main"), ["src/lib.rs"]);
+    repo.fsck();
+}
+
+/// When `--rebase` cannot land but the task's net change does, the refusal names the modes that
+/// land it (`--squash`, `--merge`), not `sync`, which has nothing to bring: the task already
+/// holds the target's tip.
+#[test]
+fn a_rebase_conflict_names_the_modes_that_land() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    // The task's first commit conflicts with the target; the task then merges the target in
+    // by hand (git merge, -X ours), so no commit of its line undoes the conflicting change.
+    repo.write(&wt, "README.md", "# task\n");
+    commit_all(&repo, &wt, "Task README");
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "Main README");
+    repo.git(&wt, &["merge", "-q", "-X", "ours", "--no-edit", "main"]);
+    repo.write(&wt, "README.md", "# main\n\nand the task\n");
+    commit_all(&repo, &wt, "README on top of main");
+    let sync = repo.task_root(&["sync", "t1", "--json"]).ok().json();
+    assert_eq!(sync["merged"], false, "{sync}");
+    let before = rev(&repo, "main");
+
+    let run = repo.task_root(&["merge", "t1", "--rebase", "--json"]);
+    if run.code != 0 {
+        let text = run.stdout.clone();
+        assert!(!text.contains("git task sync"), "{run}");
+        assert!(text.contains("--squash"), "{run}");
+        let human = repo.task_root(&["merge", "t1", "--rebase"]).code(1);
+        assert!(human.stderr.contains("--squash"), "{human}");
+        assert!(!human.stderr.contains("git task sync"), "{human}");
+        repo.task_root(&["merge", "t1", "--squash"]).ok();
+    }
+    assert_ne!(rev(&repo, "main"), before);
+    assert_eq!(
+        repo.read(repo.root(), "README.md"),
+        "# main\n\nand the task\n"
+    );
+    repo.fsck();
+}

@@ -53,6 +53,7 @@ mod sync;
 
 mod guard;
 mod harness;
+mod hostile_records;
 mod input2;
 mod mcp;
 mod next_steps;

@@ -63,7 +63,7 @@ fn sync_conflict_leaves_state_to_resolve() {
 
     let run = repo.task_root(&["sync", "t1"]).code(1);
     assert!(run.stderr.contains("README.md"), "{run}");
-    assert!(run.stderr.contains("git task sync t1"), "{run}");
+    assert!(run.stderr.contains("git task commit t1"), "{run}");
     assert!(
         repo.porcelain(&wt).contains("UU README.md"),
         "{}",
@@ -103,4 +103,90 @@ fn sync_refuses_a_dirty_worktree() {
     assert_eq!(repo.read(&wt, "src/lib.rs"), "// wip\n");
     assert_eq!(repo.git(repo.root(), &["rev-parse", "task/t1"]), tip);
     assert!(!wt.join("other.txt").exists());
+}
+
+/// A conflicting sync's JSON carries the conflicting paths and the steps to finish or abort,
+/// each a command that works: the steps to resolve end in a landed task, never in a loop
+/// between `sync` and `merge`.
+#[test]
+fn sync_conflict_json_carries_the_paths_and_the_steps_that_finish_it() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    repo.write(&wt, "README.md", "# task\n");
+    commit_all(&repo, &wt, "Task edit");
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "Main edit");
+
+    let json = repo.task_root(&["sync", "t1", "--json"]).code(1).json();
+    assert_eq!(json["kind"], "sync_conflict");
+    assert_eq!(json["paths"], serde_json::json!(["README.md"]));
+    let resolve: Vec<&str> = json["resolve"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no resolve steps: {json}"))
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        resolve.iter().any(|s| s.contains("git task commit t1")),
+        "{json}"
+    );
+    assert!(
+        resolve.iter().any(|s| s.contains("git task merge t1")),
+        "{json}"
+    );
+    assert!(
+        json["abort"].as_str().unwrap().contains("merge --abort"),
+        "{json}"
+    );
+    // The human form names the same steps.
+    let human = repo.task_root(&["sync", "t1"]).code(1);
+    assert!(human.stderr.contains("git task commit t1"), "{human}");
+
+    // Following them: edit, `git task commit`, `git task merge` lands.
+    repo.write(&wt, "README.md", "# both\n");
+    repo.task(&wt, &["commit"]).ok();
+    repo.task_root(&["merge", "t1"]).ok();
+    assert_eq!(repo.read(repo.root(), "README.md"), "# both\n");
+
+    // Aborting instead is what `abort` says.
+    let wt = repo.start("t2", &[]);
+    repo.write(&wt, "README.md", "# t2\n");
+    commit_all(&repo, &wt, "t2 edit");
+    repo.write(repo.root(), "README.md", "# main again\n");
+    commit_all(&repo, repo.root(), "Main edit again");
+    let json = repo.task_root(&["sync", "t2", "--json"]).code(1).json();
+    let abort: Vec<String> = json["abort"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(abort[0], "git");
+    let args: Vec<&str> = abort[1..].iter().map(String::as_str).collect();
+    repo.git(repo.root(), &args);
+    assert_eq!(repo.porcelain(&wt), "");
+    assert_eq!(repo.read(&wt, "README.md"), "# t2\n");
+}
+
+/// The conflict markers a stopped sync leaves name the base branch, not a commit id (issue 34,
+/// item 9): `>>>>>>> main`.
+#[test]
+fn sync_conflict_markers_name_the_base_branch() {
+    let repo = TestRepo::new();
+    let wt = repo.start("marks", &[]);
+    repo.write(&wt, "README.md", "# task\n");
+    commit_all(&repo, &wt, "task edit");
+    repo.write(repo.root(), "README.md", "# main\n");
+    commit_all(&repo, repo.root(), "main edit");
+    let tip = repo.git(repo.root(), &["rev-parse", "main"]);
+    repo.task_root(&["sync", "marks"]).code(1);
+    let text = repo.read(&wt, "README.md");
+    assert!(text.contains("\n>>>>>>> main\n"), "{text}");
+    assert!(!text.contains(&tip), "{text}");
+    // git's own state is as git left it: the merge of exactly that commit.
+    assert_eq!(repo.git(&wt, &["rev-parse", "MERGE_HEAD"]), tip);
+    assert_eq!(
+        repo.git(&wt, &["diff", "--name-only", "--diff-filter=U"]),
+        "README.md"
+    );
 }

@@ -316,11 +316,17 @@ pub fn start(
     let first = first_commit(repo, &id, base.commit, &text)?;
 
     let state = TaskState {
-        id: id.to_string(),
+        id: id.clone(),
         mode: Mode::Worktree,
         status: Status::Provisioning,
-        branch: branch.clone(),
-        base_branch: base.branch.clone(),
+        branch: crate::task::BranchName::parse(&branch)
+            .map_err(|why| Error::input(format!("the task's branch: {why}")))?,
+        base_branch: base
+            .branch
+            .as_deref()
+            .map(crate::task::BranchName::parse)
+            .transpose()
+            .map_err(|why| Error::input(format!("the base branch: {why}")))?,
         base_commit: base.commit.to_string(),
         worktree: path.display().to_string(),
         created: now(),
