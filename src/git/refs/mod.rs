@@ -8,12 +8,9 @@
 //! together land all or nothing.
 
 pub mod branch;
-pub mod branch;
 pub mod note;
 pub mod read;
 pub mod stamp;
-
-pub use branch::BranchName;
 
 pub use branch::BranchName;
 
