@@ -71,6 +71,8 @@ pub(crate) mod confine;
 pub(crate) mod contract;
 pub(crate) mod copy;
 pub(crate) mod error;
+#[cfg(test)]
+mod fixture;
 pub(crate) mod gate;
 pub(crate) mod git;
 pub(crate) mod guard;

@@ -537,3 +537,100 @@ fn stale_locks(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The decisions of `sweep`: what the dry run plans is exactly what the sweep then does, and
+/// nothing is planned for what the ledger vouches for or a user's branch.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{write, Fixture};
+
+    /// The repairs as (problem, task, action), the plan's comparable part.
+    fn plan(swept: &Swept) -> Vec<(&'static str, Option<String>, String)> {
+        swept
+            .repairs
+            .iter()
+            .map(|r| (r.problem, r.task.clone(), r.action.clone()))
+            .collect()
+    }
+
+    /// A task branch (its first commit adds a contract) with no record: what a start killed
+    /// before its record was written leaves.
+    fn lone_branch(f: &Fixture, id: &str) {
+        let dir = f.root.parent().unwrap().join(format!("lone-{id}"));
+        let dir_s = dir.to_str().unwrap();
+        f.git(&["worktree", "add", "-q", "-b", &format!("task/{id}"), dir_s]);
+        write(&dir, ".task-contract.toml", "version = 1\n");
+        write(&dir, "notes.txt", "work\n");
+        f.git_in(&dir, &["add", ".task-contract.toml", "notes.txt"]);
+        f.git_in(&dir, &["commit", "-q", "-m", "work"]);
+        f.git(&["worktree", "remove", dir_s]);
+    }
+
+    #[test]
+    fn a_healthy_repository_plans_nothing_and_moves_nothing() {
+        let f = Fixture::new();
+        f.start("ok", &["src/**"]);
+        let before = f.refs();
+        let swept = sweep(&f.repo(), &f.settings(), true).unwrap();
+        assert!(plan(&swept).is_empty(), "{:?}", plan(&swept));
+        assert!(swept.tampered.is_empty());
+        let swept = sweep(&f.repo(), &f.settings(), false).unwrap();
+        assert!(plan(&swept).is_empty());
+        assert_eq!(f.refs(), before);
+    }
+
+    #[test]
+    fn the_dry_run_plans_exactly_what_the_sweep_does() {
+        let f = Fixture::new();
+        lone_branch(&f, "lonely");
+        let before = f.refs();
+        let planned = plan(&sweep(&f.repo(), &f.settings(), true).unwrap());
+        assert_eq!(f.refs(), before, "a dry run moves nothing");
+        assert_eq!(planned.len(), 1, "{planned:?}");
+        assert_eq!(planned[0].0, "branch_without_record");
+        let done = sweep(&f.repo(), &f.settings(), false).unwrap();
+        assert_eq!(plan(&done), planned);
+        assert!(done.repairs[0].error.is_none());
+        assert!(f.git(&["branch", "--list", "task/lonely"]).is_empty());
+        assert_eq!(
+            done.repairs[0].attempts.len(),
+            1,
+            "the branch's work is saved first"
+        );
+    }
+
+    #[test]
+    fn a_task_the_ledger_knows_is_reported_never_repaired() {
+        let f = Fixture::new();
+        f.start("known", &["src/**"]);
+        // Deleting the record with plain git does not make the branch a stray one.
+        f.git(&["update-ref", "-d", "refs/tasks/known/record"]);
+        let before = f.refs();
+        for dry_run in [true, false] {
+            let swept = sweep(&f.repo(), &f.settings(), dry_run).unwrap();
+            assert_eq!(swept.tampered, [TaskId::parse("known").unwrap()]);
+            assert!(
+                plan(&swept).iter().all(|r| r.1.as_deref() != Some("known")),
+                "{:?}",
+                plan(&swept)
+            );
+        }
+        assert_eq!(f.refs(), before);
+    }
+
+    #[test]
+    fn a_branch_checked_out_in_the_main_worktree_is_never_deleted() {
+        let f = Fixture::new();
+        lone_branch(&f, "mine");
+        f.git(&["checkout", "-q", "task/mine"]);
+        let before = f.refs();
+        let swept = sweep(&f.repo(), &f.settings(), false).unwrap();
+        assert!(
+            plan(&swept).iter().all(|r| r.1.as_deref() != Some("mine")),
+            "{:?}",
+            plan(&swept)
+        );
+        assert_eq!(f.refs(), before);
+    }
+}
