@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench/queue.sh [BIN] [N]: the landing queue scenario (issue 33, SPEC §10 `queue`).
+# JOBS=J runs `queue run --jobs J` (default 1); CHECK_SLEEP=S makes each check sleep S seconds.
 #
 # Starts N ready tasks (default 16) that each add one file, all with the same check, which
 # appends a line to a file outside the repository (so the check runs are counted by the
@@ -11,6 +12,8 @@
 set -euo pipefail
 BIN=${1:-$(cd "$(dirname "$0")/.." && pwd)/target/debug/git-task}
 N=${2:-16}
+JOBS=${JOBS:-1}
+CHECK_SLEEP=${CHECK_SLEEP:-0}
 [ -x "$BIN" ] || { echo "no git-task binary at $BIN (cargo build first, or pass its path)" >&2; exit 2; }
 
 scenario() { # scenario BAD (0: none)
@@ -31,7 +34,7 @@ scenario() { # scenario BAD (0: none)
         badf=$(printf 'src/t%02d.txt' "$bad")
         for ((i = 1; i <= N; i++)); do
             id=$(printf 't%02d' "$i")
-            wt=$("$BIN" start "$id" --allow 'src/**' --check "echo run >>'$runs'; test ! -e $badf" 2>/dev/null)
+            wt=$("$BIN" start "$id" --allow 'src/**' --check "echo run >>'$runs'; sleep $CHECK_SLEEP; test ! -e $badf" 2>/dev/null)
             echo "$id" >"$wt/src/$id.txt"
             git -C "$wt" add -A
             git -C "$wt" commit -qm "add $id" --no-verify
@@ -40,7 +43,7 @@ scenario() { # scenario BAD (0: none)
         "$BIN" queue add "${ids[@]}" >/dev/null 2>&1
         local start end
         start=$(date +%s.%N)
-        "$BIN" queue run --json >"$tmp/out.json" 2>/dev/null || true
+        "$BIN" queue run --jobs "$JOBS" --json >"$tmp/out.json" 2>/dev/null || true
         end=$(date +%s.%N)
         python3 - "$tmp/out.json" "$runs" "$start" "$end" "$bad" <<'PY'
 import json, os, sys
@@ -55,7 +58,7 @@ PY
     rm -rf "$tmp"
 }
 
-echo "| $N tasks | landed | ejected | check runs (counted) | check runs (runner) | queue run |"
+echo "| $N tasks, --jobs $JOBS | landed | ejected | check runs (counted) | check runs (runner) | queue run |"
 echo "|---|---|---|---|---|---|"
 for bad in 0 1 $(((N + 1) / 2)) "$N"; do
     scenario "$bad"

@@ -218,6 +218,21 @@ fn show_step(out: &Out, step: Step<'_>) {
             escape(short(into)),
             tasks.join(" ")
         )),
+        Step::Checking {
+            into,
+            tasks,
+            prefixes,
+        } => out.note(format_args!(
+            "Checking {} landings on '{}' at once: the first {} of {}",
+            prefixes.len(),
+            escape(short(into)),
+            prefixes
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            tasks.join(" ")
+        )),
         Step::Landed { into, tasks } => {
             for t in tasks {
                 out.note(format_args!(

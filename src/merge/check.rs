@@ -106,30 +106,42 @@ pub(super) fn will_run(pending: &[Pending], opts: &Options) -> bool {
             .any(|p| !p.record.frozen_checks().commands.is_empty())
 }
 
+/// The commit and tree the target has once every task of `pending` landed on `onto`.
+pub(super) fn combined_tree(
+    repo: &Repo,
+    pending: &[Pending],
+    onto: ObjectId,
+) -> Result<(ObjectId, ObjectId)> {
+    let commit = pending
+        .iter()
+        .rev()
+        .find_map(|p| p.commits.last().copied())
+        .unwrap_or(onto);
+    let tree = match pending.last().and_then(|p| p.landed_tree) {
+        Some(t) => t,
+        None => objects::commit_tree(repo, commit)?,
+    };
+    Ok((commit, tree))
+}
+
 /// The landing queue's batch ([`super::merge_batch`]): the tasks' frozen checks run once, on
 /// the tree that lands once all of them landed, in one gate checkout; a command several tasks
 /// name runs once, with the timeout and environment of the first task that names it. Each
-/// task that has checks gets the whole run. A failure records nothing (the queue bisects the
-/// batch and records what it ejects) and refuses, naming the last task of the batch.
+/// task that has checks gets the whole run. When `verified` ran them on that very tree
+/// ([`super::probe`]), they are not run again. A failure records nothing (the queue bisects
+/// the batch and records what it ejects) and refuses, naming the last task of the batch.
 pub(super) fn check_combined(
     repo: &Repo,
     pending: &mut [Pending],
     onto: ObjectId,
     opts: &Options,
     ahead: &mut Option<crate::gate::Ahead>,
+    verified: Option<&super::Verified>,
 ) -> Result<Option<Refusal>> {
     let Some(last) = pending.last() else {
         return Ok(None);
     };
-    let commit = pending
-        .iter()
-        .rev()
-        .find_map(|p| p.commits.last().copied())
-        .unwrap_or(onto);
-    let tree = match last.landed_tree {
-        Some(t) => t,
-        None => objects::commit_tree(repo, commit)?,
-    };
+    let (commit, tree) = combined_tree(repo, pending, onto)?;
     let mut seen = std::collections::HashSet::new();
     let mut groups = Vec::new();
     for p in pending.iter() {
@@ -150,37 +162,55 @@ pub(super) fn check_combined(
         }
         return Ok(None);
     }
-    let (slot, looked) = match ahead.take() {
-        Some(ahead) => ahead.finish(),
-        None => (crate::gate::take(repo)?, None),
+    // The same tree, checked by the same commands, in the same order.
+    let same = |v: &&super::Verified| {
+        v.tree == tree
+            && v.checks.passed
+            && v.checks
+                .commands
+                .iter()
+                .map(|o| o.command.as_str())
+                .eq(groups
+                    .iter()
+                    .flat_map(|g| g.commands.iter().map(String::as_str)))
     };
-    slot.prepare(repo, commit, tree, onto, looked)?;
-    let how = How {
-        stream: opts.stream_checks,
-        keep_going: false,
-    };
-    let mut run = Run {
-        skipped: false,
-        passed: true,
-        commands: Vec::new(),
-    };
-    for frozen in &groups {
-        let part = frozen.run(slot.path(), how, &mut |_| {})?;
-        run.commands.extend(part.commands);
-        if !part.passed {
-            run.passed = false;
-            break;
+    let run = match verified.filter(same) {
+        Some(v) => v.checks.clone(),
+        None => {
+            let (slot, looked) = match ahead.take() {
+                Some(ahead) => ahead.finish(),
+                None => (crate::gate::take(repo)?, None),
+            };
+            slot.prepare(repo, commit, tree, onto, looked)?;
+            let how = How {
+                stream: opts.stream_checks,
+                keep_going: false,
+            };
+            let mut run = Run {
+                skipped: false,
+                passed: true,
+                commands: Vec::new(),
+            };
+            for frozen in &groups {
+                let part = frozen.run(slot.path(), how, &mut |_| {})?;
+                run.commands.extend(part.commands);
+                if !part.passed {
+                    run.passed = false;
+                    break;
+                }
+            }
+            if !run.passed {
+                let task = last.record.state.id.to_string();
+                let kept = slot.keep_failed(&task);
+                return Ok(Some(Refusal::ChecksFailed {
+                    task,
+                    checks: run,
+                    checkout: Some(kept.display().to_string()),
+                }));
+            }
+            run
         }
-    }
-    if !run.passed {
-        let task = last.record.state.id.to_string();
-        let kept = slot.keep_failed(&task);
-        return Ok(Some(Refusal::ChecksFailed {
-            task,
-            checks: run,
-            checkout: Some(kept.display().to_string()),
-        }));
-    }
+    };
     for p in pending.iter_mut() {
         p.checks = Some(if p.record.frozen_checks().commands.is_empty() {
             Run::not_run(false)

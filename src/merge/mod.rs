@@ -315,19 +315,101 @@ const MERGE_OBJECT_CACHE: usize = 8 << 20;
 
 /// Merges the tasks `ids`, in order, onto their base branch (or `opts.into`); all land or none does.
 pub fn merge(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Outcome> {
-    merge_with(repo, settings, ids, opts, false)
+    merge_with(repo, settings, ids, opts, Checking::EachTask)
 }
 
 /// [`merge`] as the landing queue does it (`queue.rs`): the same gate, but the tasks' checks
 /// run once, on the tree that lands once all of them landed (`check::check_combined`), and a
 /// failure records no `checks` event (the queue bisects the batch and records what it ejects).
+/// When `verified` ([`probe`]) ran the same checks on exactly the tree that lands, they are
+/// not run again.
 pub fn merge_batch(
     repo: &Repo,
     settings: &Settings,
     ids: &[TaskId],
     opts: &Options,
+    verified: Option<&Verified>,
 ) -> Result<Outcome> {
-    merge_with(repo, settings, ids, opts, true)
+    merge_with(repo, settings, ids, opts, Checking::Combined(verified))
+}
+
+/// How the gate runs the checks.
+#[derive(Clone, Copy)]
+enum Checking<'a> {
+    /// Each task's checks on the landing's tree once it landed (`merge`).
+    EachTask,
+    /// Once, on the tree the whole landing lands, unless `verified` ran them on that very tree
+    /// (`merge_batch`).
+    Combined(Option<&'a Verified>),
+}
+
+/// A landing's tree whose checks [`probe`] ran and passed.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    /// The tree the target has once the tasks landed.
+    pub tree: ObjectId,
+    /// The checks that ran on it.
+    pub checks: Run,
+}
+
+/// What [`probe`] found; nothing landed.
+#[derive(Clone, Debug)]
+pub enum Probe {
+    /// The checks passed on the landing's tree.
+    Passed(Verified),
+    /// The checks failed (the gate checkout they ran in is kept for inspection).
+    Failed {
+        checks: Run,
+        checkout: Option<String>,
+    },
+    /// The landing was refused before its checks ran.
+    Refused(Refusal),
+    /// A task named had landed meanwhile.
+    Stale,
+}
+
+/// The landing queue's look ahead (`queue run --jobs J`): the landing of `ids` on the target's
+/// tip now, computed and judged as [`merge_batch`] does and its checks run once on its tree, in
+/// a gate checkout of its own, but nothing lands and the target's lock is not taken, so that
+/// several run at once. A landing whose tree is then still the one verified lands without
+/// running the checks again ([`merge_batch`] with `verified`).
+pub fn probe(repo: &Repo, settings: &Settings, ids: &[TaskId], opts: &Options) -> Result<Probe> {
+    let repo = &repo.with_object_cache(MERGE_OBJECT_CACHE);
+    let ready = match select::select(repo, settings, ids, opts)? {
+        select::Selection::Answer(Outcome::Refused(refusal)) => return Ok(Probe::Refused(refusal)),
+        select::Selection::Answer(_) => return Ok(Probe::Stale),
+        select::Selection::Ready(ready) => ready,
+    };
+    if !ready.already.is_empty() {
+        return Ok(Probe::Stale);
+    }
+    let select::Ready {
+        target,
+        old_tip,
+        mut pending,
+        ..
+    } = ready;
+    for p in &pending {
+        crate::confine::settle(repo, &p.record.state.task_id())?;
+    }
+    if let Err(refusal) = landing::land_and_judge(repo, &mut pending, old_tip, &target, opts)? {
+        return Ok(Probe::Refused(refusal));
+    }
+    match check::check_combined(repo, &mut pending, old_tip, opts, &mut None, None)? {
+        Some(Refusal::ChecksFailed {
+            checks, checkout, ..
+        }) => Ok(Probe::Failed { checks, checkout }),
+        Some(refusal) => Ok(Probe::Refused(refusal)),
+        None => {
+            let (_, tree) = check::combined_tree(repo, &pending, old_tip)?;
+            let checks = pending
+                .iter()
+                .rev()
+                .find_map(|p| p.checks.clone().filter(|c| !c.commands.is_empty()))
+                .unwrap_or_else(|| Run::not_run(opts.no_checks));
+            Ok(Probe::Passed(Verified { tree, checks }))
+        }
+    }
 }
 
 fn merge_with(
@@ -335,7 +417,7 @@ fn merge_with(
     settings: &Settings,
     ids: &[TaskId],
     opts: &Options,
-    combined: bool,
+    checking: Checking<'_>,
 ) -> Result<Outcome> {
     // The gate reads the task's and the target's trees several times (judge, plan, checkout).
     let repo = &repo.with_object_cache(MERGE_OBJECT_CACHE);
@@ -366,7 +448,7 @@ fn merge_with(
         &checked_out,
         opts,
         keep,
-        combined,
+        checking,
     )? {
         Ok(gated) => gated,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
@@ -435,7 +517,7 @@ fn gate(
     checked_out: &[PathBuf],
     opts: &Options,
     keep: bool,
-    combined: bool,
+    checking: Checking<'_>,
 ) -> Result<std::result::Result<Gated, Refusal>> {
     // Merges into this branch by other git-task processes wait from here to the worktree update.
     let lock = BranchLock::acquire(repo, target, &mut |w| {
@@ -471,10 +553,11 @@ fn gate(
                 Ok(plan) => plan,
                 Err(refusal) => return Ok(Err(refusal)),
             };
-        let refusal = if combined {
-            check::check_combined(repo, pending, old_tip, opts, &mut ahead)?
-        } else {
-            check::check_all(repo, pending, old_tip, opts, &mut ahead)?
+        let refusal = match checking {
+            Checking::Combined(verified) => {
+                check::check_combined(repo, pending, old_tip, opts, &mut ahead, verified)?
+            }
+            Checking::EachTask => check::check_all(repo, pending, old_tip, opts, &mut ahead)?,
         };
         if let Some(refusal) = refusal {
             return Ok(Err(refusal));

@@ -336,3 +336,51 @@ fn a_conflicting_task_is_ejected_without_a_check_run() {
     );
     repo.fsck();
 }
+
+/// `--jobs 3`: a failing batch's prefixes are checked at once, never more than three runs at a
+/// time (and more than one: the flag is used); the longest prefix that passed lands without
+/// its checks running again; the good tasks land in order and the bad one is ejected.
+#[test]
+fn jobs_check_prefixes_at_once_and_at_most_j() {
+    let repo = TestRepo::new();
+    let runs = repo.base().join("runs");
+    let slots = repo.base().join("slots");
+    let at_once = repo.base().join("at-once");
+    let check = format!(
+        "mkdir -p '{s}'; touch '{s}/'$$; ls '{s}' | wc -l >> '{a}'; echo run >> '{r}'; sleep 1; rm '{s}/'$$; test ! -e src/t03.txt",
+        s = slots.display(),
+        a = at_once.display(),
+        r = runs.display()
+    );
+    let mut ids = Vec::new();
+    for i in 1..=8 {
+        let id = format!("t{i:02}");
+        let wt = repo.start(&id, &["--allow", "src/**", "--check", &check]);
+        repo.write(&wt, &format!("src/{id}.txt"), &format!("{id}\n"));
+        commit_all(&repo, &wt, &format!("add {id}"));
+        ids.push(id);
+    }
+    add(&repo, &ids);
+    let json = valid(
+        repo.task_root(&["queue", "run", "--jobs", "3", "--json"])
+            .code(1)
+            .json(),
+    );
+    let q = &json["queues"][0];
+    assert_eq!(q["ejected"][0]["task"], "t03", "{json}");
+    let good: Vec<String> = ids.iter().filter(|i| *i != "t03").cloned().collect();
+    assert_eq!(landed_order(&repo), good);
+    assert_eq!(
+        q["check_runs"].as_u64().unwrap() as usize,
+        check_runs(&runs)
+    );
+    assert!(check_runs(&runs) <= 10, "{} check runs", check_runs(&runs));
+    let most = std::fs::read_to_string(&at_once)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse::<usize>().unwrap())
+        .max()
+        .unwrap();
+    assert!((2..=3).contains(&most), "{most} check runs at once");
+    repo.fsck();
+}

@@ -7,7 +7,7 @@ use super::{details, event_update, Done, Queue, EJECTED, LANDED};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::git::{ObjectId, Repo};
-use crate::merge::{Landed, Options, Outcome, Refusal};
+use crate::merge::{Landed, Options, Outcome, Probe, Refusal, Verified};
 use crate::record;
 use crate::task::{Mode, Status, TaskId};
 use serde_json::Value;
@@ -32,6 +32,12 @@ pub struct RunOptions {
 pub enum Step<'a> {
     /// A landing of these tasks is being computed, judged and checked.
     Trying { into: &'a str, tasks: &'a [String] },
+    /// These tasks fail their checks together: prefixes of them are checked at once.
+    Checking {
+        into: &'a str,
+        tasks: &'a [String],
+        prefixes: &'a [usize],
+    },
     /// These tasks landed.
     Landed {
         into: &'a str,
@@ -121,6 +127,20 @@ pub fn run(
         reports.push(runner.report);
     }
     Ok(reports)
+}
+
+/// What [`Runner::probe_prefixes`] learnt.
+enum Narrowed {
+    /// The branch moved, a task was ejected or landed meanwhile: what was known is stale.
+    Stale,
+    /// `rest[..landed]` landed; `rest[landed..failing]` fails its checks on `tip` (with
+    /// `failed`, when a probe saw it fail).
+    To {
+        landed: usize,
+        failing: usize,
+        failed: Option<(Value, Option<String>)>,
+        tip: String,
+    },
 }
 
 /// What one landing attempt came to.
@@ -302,7 +322,7 @@ impl Runner<'_> {
             // `rest[..hi]` fails its checks on the tip `expect` (with `checks`).
             let (mut hi, mut checks, mut checkout, mut expect) = match known.take() {
                 Some(f) => (f.tasks.len(), f.checks, f.checkout, f.tip),
-                None => match self.attempt(&rest)? {
+                None => match self.attempt(&rest, None)? {
                     Attempt::Landed(landed) => {
                         self.landed(&landed)?;
                         return Ok(());
@@ -346,9 +366,30 @@ impl Runner<'_> {
                     self.journal(&[], None)?;
                     continue 'outer;
                 }
+                if self.opts.jobs > 1 && hi > 2 {
+                    // Several prefixes checked at once, the longest that passes landed.
+                    match self.probe_prefixes(&rest, hi, &expect)? {
+                        Narrowed::Stale => continue 'outer,
+                        Narrowed::To {
+                            landed,
+                            failing,
+                            failed,
+                            tip,
+                        } => {
+                            rest.drain(..landed);
+                            hi = failing;
+                            if let Some((c, co)) = failed {
+                                checks = c;
+                                checkout = co;
+                            }
+                            expect = tip;
+                            continue;
+                        }
+                    }
+                }
                 let mid = hi / 2;
                 let half: Vec<String> = rest[..mid].to_vec();
-                match self.attempt(&half)? {
+                match self.attempt(&half, None)? {
                     Attempt::Landed(landed) => {
                         let moved_by_us = landed.old_tip.as_deref() == Some(expect.as_str());
                         self.landed(&landed)?;
@@ -379,27 +420,124 @@ impl Runner<'_> {
         self.journal(&[], None)
     }
 
+    /// With `--jobs J` > 1, when `rest[..hi]` fails on the tip `expect`: checks up to J of its
+    /// prefixes at once (nothing landed, [`crate::merge::probe`]), then lands the longest
+    /// prefix that passed, shorter than the shortest that failed, without running its checks
+    /// again. Says what is known then: `rest[..landed]` landed and `rest[landed..failing]`
+    /// fails on the new tip.
+    fn probe_prefixes(&mut self, rest: &[String], hi: usize, expect: &str) -> Result<Narrowed> {
+        let j = self.opts.jobs.min(hi - 1);
+        let mut cuts: Vec<usize> = (1..=j).map(|i| i * hi / (j + 1)).collect();
+        cuts.retain(|k| *k > 0 && *k < hi);
+        cuts.dedup();
+        (self.on_step)(Step::Checking {
+            into: &self.target,
+            tasks: &rest[..hi],
+            prefixes: &cuts,
+        });
+        self.journal(&rest[..hi], None)?;
+        let opts = self.merge_options(false);
+        let settings = self.settings;
+        let probes: Vec<Result<Probe>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = cuts
+                .iter()
+                .map(|&k| {
+                    let repo = self.repo.for_thread();
+                    let tasks = rest[..k].to_vec();
+                    let opts = &opts;
+                    scope.spawn(move || {
+                        crate::merge::probe(&repo, settings, &parse_ids(&tasks)?, opts)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::repo_msg("a check run panicked")))
+                })
+                .collect()
+        });
+        let mut passed: Option<(usize, Verified)> = None;
+        let mut failed: Option<(usize, Value, Option<String>)> = None;
+        for (&k, probe) in cuts.iter().zip(probes) {
+            match probe? {
+                Probe::Passed(v) => {
+                    if !v.checks.commands.is_empty() {
+                        self.report.check_runs += 1;
+                    }
+                    if failed.is_none() {
+                        passed = Some((k, v));
+                    }
+                }
+                Probe::Failed { checks, checkout } => {
+                    self.report.check_runs += 1;
+                    if failed.is_none() {
+                        let checks = serde_json::to_value(&checks).unwrap_or_default();
+                        failed = Some((k, checks, checkout));
+                    }
+                }
+                Probe::Refused(refusal) => {
+                    if let Attempt::Eject(e) = refused(refusal)? {
+                        self.eject(e)?;
+                    }
+                    return Ok(Narrowed::Stale);
+                }
+                Probe::Stale => return Ok(Narrowed::Stale),
+            }
+        }
+        // The probes looked at the tip they found: what they say holds on `expect` only.
+        if self.tip_text()? != expect {
+            return Ok(Narrowed::Stale);
+        }
+        let failing = failed.as_ref().map_or(hi, |(k, _, _)| *k);
+        let failed = failed.map(|(_, c, co)| (c, co));
+        let Some((landed, verified)) = passed else {
+            return Ok(Narrowed::To {
+                landed: 0,
+                failing,
+                failed,
+                tip: expect.to_owned(),
+            });
+        };
+        match self.attempt(&rest[..landed], Some(&verified))? {
+            Attempt::Landed(l) => {
+                let ours = l.old_tip.as_deref() == Some(expect);
+                self.landed(&l)?;
+                match (ours, l.new_tip) {
+                    (true, Some(tip)) => Ok(Narrowed::To {
+                        landed,
+                        failing: failing - landed,
+                        failed,
+                        tip,
+                    }),
+                    _ => Ok(Narrowed::Stale),
+                }
+            }
+            Attempt::Eject(e) => {
+                self.eject(e)?;
+                Ok(Narrowed::Stale)
+            }
+            // Passed a moment ago on the same tree: a flaky check. Start again.
+            Attempt::Failed { .. } => Ok(Narrowed::Stale),
+        }
+    }
+
     fn tip_text(&self) -> Result<String> {
         Ok(self.tip()?.map(|t| t.to_string()).unwrap_or_default())
     }
 
-    /// One landing of `tasks` through the merge gate: all land, or none does.
-    fn attempt(&mut self, tasks: &[String]) -> Result<Attempt> {
+    /// One landing of `tasks` through the merge gate: all land, or none does. `verified`: a
+    /// probe ran and passed the checks on the tree it should land (they are not run again).
+    fn attempt(&mut self, tasks: &[String], verified: Option<&Verified>) -> Result<Attempt> {
         (self.on_step)(Step::Trying {
             into: &self.target,
             tasks,
         });
         self.journal(tasks, None)?;
-        let ids = tasks
-            .iter()
-            .map(|t| TaskId::parse(t).map_err(Error::input))
-            .collect::<Result<Vec<_>>>()?;
-        let opts = Options {
-            into: Some(self.target.clone()),
-            stream_checks: self.opts.stream_checks,
-            ..Options::default()
-        };
-        let outcome = crate::merge::merge_batch(self.repo, self.settings, &ids, &opts)?;
+        let ids = parse_ids(tasks)?;
+        let opts = self.merge_options(self.opts.stream_checks);
+        let outcome = crate::merge::merge_batch(self.repo, self.settings, &ids, &opts, verified)?;
         let eject = |task: String, kind: &str, reason: String| {
             Ok(Attempt::Eject(EjectedTask {
                 task,
@@ -411,11 +549,20 @@ impl Runner<'_> {
         };
         match outcome {
             Outcome::Landed(landed) => {
-                if landed
+                let checked = landed
                     .tasks
                     .iter()
-                    .any(|t| t.checks.as_ref().is_some_and(|c| !c.commands.is_empty()))
-                {
+                    .any(|t| t.checks.as_ref().is_some_and(|c| !c.commands.is_empty()));
+                let reused = match (verified, landed.new_tip.as_deref()) {
+                    (Some(v), Some(tip)) => {
+                        tip.parse::<ObjectId>()
+                            .ok()
+                            .and_then(|t| crate::git::objects::commit_tree(self.repo, t).ok())
+                            == Some(v.tree)
+                    }
+                    _ => false,
+                };
+                if checked && !reused {
                     self.report.check_runs += 1;
                 }
                 Ok(Attempt::Landed(landed))
@@ -425,73 +572,24 @@ impl Runner<'_> {
                 "patch_mode",
                 format!("task '{task}' works in patch mode"),
             ),
-            Outcome::Refused(refusal) => match refusal {
-                Refusal::ChecksFailed {
-                    checks, checkout, ..
-                } => {
-                    self.report.check_runs += 1;
-                    Ok(Attempt::Failed {
-                        checks: serde_json::to_value(&checks).unwrap_or_default(),
-                        checkout,
-                    })
-                }
-                Refusal::Violation(v) => {
-                    let what: Vec<String> = v
-                        .violations
-                        .iter()
-                        .map(|x| format!("{} ({})", x.file, x.rule))
-                        .collect();
-                    let reason = format!("the landing breaks the contract: {}", what.join(", "));
-                    eject(v.task, "contract_violation", reason)
-                }
-                Refusal::UncommittedWork { task, worktree, .. } => {
-                    let reason = format!("task '{task}' has uncommitted work in '{worktree}'");
-                    eject(task, "uncommitted_work", reason)
-                }
-                Refusal::NotOnBranch {
-                    task,
-                    branch,
-                    head,
-                    ..
-                } => {
-                    let reason = format!(
-                        "the worktree of task '{task}' is not on its branch '{branch}' but on {head}"
-                    );
-                    eject(task, "worktree_not_on_branch", reason)
-                }
-                Refusal::RecordTampered { task, why, .. } => eject(task, "record_tampered", why),
-                Refusal::UnsafeHistory { task, commit, path } => {
-                    let reason = format!("commit {commit} holds the path '{path}', which git would never write");
-                    eject(task, "unsafe_path", reason)
-                }
-                Refusal::Conflict { task, paths, .. } => {
-                    let reason = format!(
-                        "task '{task}' conflicts with the branch: {}; bring the branch in with 'git task sync {task}'",
-                        paths.join(", ")
-                    );
-                    eject(task, "merge_conflict", reason)
-                }
-                Refusal::TargetDirty {
-                    into,
-                    worktree,
-                    paths,
-                    ..
-                } => Err(Error::negative(format!(
-                    "landing would overwrite local changes in '{worktree}', where '{}' is checked out{}; nothing was landed",
-                    crate::git::refs::short_name(&into),
-                    if paths.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", paths.join(", "))
-                    }
-                ))
-                .hint("commit or stash them there, then run 'git task queue run' again")),
-                Refusal::RemoteMoved { into, .. } => Err(Error::repo_msg(format!(
-                    "'{}' kept moving; nothing was landed",
-                    crate::git::refs::short_name(&into)
-                ))
-                .hint("run 'git task queue run' again")),
-            },
+            Outcome::Refused(Refusal::ChecksFailed {
+                checks, checkout, ..
+            }) => {
+                self.report.check_runs += 1;
+                Ok(Attempt::Failed {
+                    checks: serde_json::to_value(&checks).unwrap_or_default(),
+                    checkout,
+                })
+            }
+            Outcome::Refused(refusal) => refused(refusal),
+        }
+    }
+
+    fn merge_options(&self, stream_checks: bool) -> Options {
+        Options {
+            into: Some(self.target.clone()),
+            stream_checks,
+            ..Options::default()
         }
     }
 
@@ -621,6 +719,92 @@ impl Runner<'_> {
         self.report.ejected.push(e);
         Ok(())
     }
+}
+
+/// What a refusal of the gate other than failed checks means for the queue: the task it names
+/// is ejected; a worktree of the target in the way stops the run.
+fn refused(refusal: Refusal) -> Result<Attempt> {
+    let eject = |task: String, kind: &str, reason: String| {
+        Ok(Attempt::Eject(EjectedTask {
+            task,
+            kind: kind.to_owned(),
+            reason,
+            checks: None,
+            checkout: None,
+        }))
+    };
+    match refusal {
+        Refusal::ChecksFailed {
+            checks, checkout, ..
+        } => Ok(Attempt::Failed {
+            checks: serde_json::to_value(&checks).unwrap_or_default(),
+            checkout,
+        }),
+            Refusal::Violation(v) => {
+                let what: Vec<String> = v
+                    .violations
+                    .iter()
+                    .map(|x| format!("{} ({})", x.file, x.rule))
+                    .collect();
+                let reason = format!("the landing breaks the contract: {}", what.join(", "));
+                eject(v.task, "contract_violation", reason)
+            }
+            Refusal::UncommittedWork { task, worktree, .. } => {
+                let reason = format!("task '{task}' has uncommitted work in '{worktree}'");
+                eject(task, "uncommitted_work", reason)
+            }
+            Refusal::NotOnBranch {
+                task,
+                branch,
+                head,
+                ..
+            } => {
+                let reason = format!(
+                    "the worktree of task '{task}' is not on its branch '{branch}' but on {head}"
+                );
+                eject(task, "worktree_not_on_branch", reason)
+            }
+            Refusal::RecordTampered { task, why, .. } => eject(task, "record_tampered", why),
+            Refusal::UnsafeHistory { task, commit, path } => {
+                let reason = format!("commit {commit} holds the path '{path}', which git would never write");
+                eject(task, "unsafe_path", reason)
+            }
+            Refusal::Conflict { task, paths, .. } => {
+                let reason = format!(
+                    "task '{task}' conflicts with the branch: {}; bring the branch in with 'git task sync {task}'",
+                    paths.join(", ")
+                );
+                eject(task, "merge_conflict", reason)
+            }
+            Refusal::TargetDirty {
+                into,
+                worktree,
+                paths,
+                ..
+            } => Err(Error::negative(format!(
+                "landing would overwrite local changes in '{worktree}', where '{}' is checked out{}; nothing was landed",
+                crate::git::refs::short_name(&into),
+                if paths.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", paths.join(", "))
+                }
+            ))
+            .hint("commit or stash them there, then run 'git task queue run' again")),
+            Refusal::RemoteMoved { into, .. } => Err(Error::repo_msg(format!(
+                "'{}' kept moving; nothing was landed",
+                crate::git::refs::short_name(&into)
+            ))
+            .hint("run 'git task queue run' again")),
+
+    }
+}
+
+fn parse_ids(tasks: &[String]) -> Result<Vec<TaskId>> {
+    tasks
+        .iter()
+        .map(|t| TaskId::parse(t).map_err(Error::input))
+        .collect()
 }
 
 /// The reason of a task ejected because the checks of a landing with it failed.
