@@ -449,13 +449,16 @@ fn trial_pair(merger: &mut Merger, a: &TaskView, b: &TaskView) -> Result<TrialMe
             reason: None,
         });
     }
-    let side = |t: &TaskView, tip| Side {
-        id: TaskId::parse(&t.task).expect("a record's id is valid"),
-        tip,
-        landed: t.landed,
+    // The views were made from records, whose ids are checked when read: no `expect` here.
+    let side = |t: &TaskView, tip| -> Result<Side> {
+        Ok(Side {
+            id: TaskId::parse(&t.task).map_err(crate::Error::repo_msg)?,
+            tip,
+            landed: t.landed,
+        })
     };
     Ok(
-        match merge_both(merger, &side(a, tip_a), &side(b, tip_b), &a.base_ref)? {
+        match merge_both(merger, &side(a, tip_a)?, &side(b, tip_b)?, &a.base_ref)? {
             None => not_merged("a task conflicts with the base on its own (see the task)"),
             Some(paths) if paths.is_empty() => TrialMerge {
                 verdict: "clean",
