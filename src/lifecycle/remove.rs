@@ -459,3 +459,49 @@ fn remove_scratch(repo: &Repo, id: &TaskId) -> Result<()> {
         )),
     }
 }
+
+/// The decisions of `remove`: a dirty worktree is refused without `--force` and nothing moves;
+/// with it, the work is saved as an attempt before anything is deleted.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{write, Fixture};
+
+    #[test]
+    fn a_dirty_worktree_is_refused_without_force_and_nothing_moves() {
+        let f = Fixture::new();
+        let rec = f.start("dirty", &["src/**"]);
+        let wt = std::path::PathBuf::from(&rec.state.worktree);
+        write(&wt, "src/new.rs", "unsaved\n");
+        let before = f.refs();
+        let id = TaskId::parse("dirty").unwrap();
+        match remove(&f.repo(), &f.settings(), &id, false).unwrap() {
+            Err(d) => assert_eq!(d.changed, ["src/new.rs"]),
+            Ok(_) => panic!("a dirty worktree was removed without --force"),
+        }
+        assert_eq!(f.refs(), before);
+        assert!(wt.join("src/new.rs").exists());
+    }
+
+    #[test]
+    fn force_saves_the_work_before_it_deletes_anything() {
+        let f = Fixture::new();
+        let rec = f.start("forced", &["src/**"]);
+        let wt = std::path::PathBuf::from(&rec.state.worktree);
+        write(&wt, "src/new.rs", "unsaved\n");
+        let id = TaskId::parse("forced").unwrap();
+        let Ok(Removed::Done(done)) = remove(&f.repo(), &f.settings(), &id, true).unwrap() else {
+            panic!("remove --force did not remove");
+        };
+        assert_eq!(done.attempts.len(), 1, "{:?}", done.attempts);
+        let saved = &done.attempts[0].name;
+        assert_eq!(f.git(&["show", &format!("{saved}:src/new.rs")]), "unsaved");
+        assert!(f.git(&["branch", "--list", "task/forced"]).is_empty());
+        assert!(!wt.join("src/new.rs").exists());
+        // Removing it again is a no-op.
+        assert!(matches!(
+            remove(&f.repo(), &f.settings(), &id, false).unwrap(),
+            Ok(Removed::AlreadyGone(Some(_)))
+        ));
+    }
+}

@@ -333,3 +333,59 @@ pub fn reset(
         cd,
     })
 }
+
+/// The decisions of `reset`: work is saved before the worktree goes back to the base; a task
+/// that is not live is refused as bad input and nothing moves.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{write, Fixture};
+    use crate::task::TaskId;
+
+    #[test]
+    fn the_work_is_saved_then_the_worktree_is_the_base_again() {
+        let f = Fixture::new();
+        let rec = f.start("again", &["src/**"]);
+        let wt = PathBuf::from(&rec.state.worktree);
+        write(&wt, "src/lib.rs", "changed\n");
+        write(&wt, "src/new.rs", "new\n");
+        let done = reset(&f.repo(), &f.settings(), &rec, &ResetOptions::default()).unwrap();
+        assert!(done.changed);
+        let saved = done.attempt.expect("the work is saved").name;
+        assert_eq!(f.git(&["show", &format!("{saved}:src/new.rs")]), "new");
+        assert_eq!(f.git(&["show", &format!("{saved}:src/lib.rs")]), "changed");
+        assert_eq!(
+            std::fs::read_to_string(wt.join("src/lib.rs")).unwrap(),
+            "pub fn lib() {}\n"
+        );
+        assert!(!wt.join("src/new.rs").exists());
+        assert!(f.git_in(&wt, &["status", "--porcelain"]).is_empty());
+    }
+
+    #[test]
+    fn a_task_at_its_base_is_left_as_it_is() {
+        let f = Fixture::new();
+        let rec = f.start("still", &["src/**"]);
+        let before = f.refs();
+        let done = reset(&f.repo(), &f.settings(), &rec, &ResetOptions::default()).unwrap();
+        assert!(!done.changed);
+        assert!(done.attempt.is_none());
+        assert_eq!(f.refs(), before);
+    }
+
+    #[test]
+    fn a_removed_task_is_refused_and_nothing_moves() {
+        let f = Fixture::new();
+        f.start("gone", &["src/**"]);
+        let id = TaskId::parse("gone").unwrap();
+        crate::lifecycle::remove::remove(&f.repo(), &f.settings(), &id, false)
+            .unwrap()
+            .ok()
+            .unwrap();
+        let rec = record::load(&f.repo(), &id).unwrap().unwrap();
+        let before = f.refs();
+        let err = reset(&f.repo(), &f.settings(), &rec, &ResetOptions::default()).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert_eq!(f.refs(), before);
+    }
+}

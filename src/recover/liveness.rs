@@ -40,7 +40,45 @@ pub fn process_is_gone(pid: u32) -> bool {
 
 #[cfg(all(test, unix))]
 mod tests {
-    use super::process_is_gone;
+    use super::*;
+    use crate::task::TaskId;
+
+    fn provisioning(pid: u32) -> TaskState {
+        let mut s = TaskState::tampered(&TaskId::parse("t").unwrap());
+        s.status = Status::Provisioning;
+        s.pid = pid;
+        s.created = now();
+        s
+    }
+
+    /// A pid that was a process and is gone now.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn only_a_provisioning_task_whose_process_is_gone_is_abandoned() {
+        let dead = dead_pid();
+        assert!(provisioning_is_abandoned(&provisioning(dead)));
+        // This process, or one still running: a start in progress.
+        assert!(!provisioning_is_abandoned(
+            &provisioning(std::process::id())
+        ));
+        let mut alive = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert!(!provisioning_is_abandoned(&provisioning(alive.id())));
+        alive.kill().unwrap();
+        alive.wait().unwrap();
+        // Any other status is never abandoned, whatever its pid.
+        let mut active = provisioning(dead);
+        active.status = Status::Active;
+        assert!(!provisioning_is_abandoned(&active));
+    }
 
     /// This process is alive; a child that was waited for is gone, and so is a pid no process can have.
     #[test]

@@ -409,7 +409,7 @@ pub fn start(
     match provision(repo, &created, &path, &branch, &how, progress) {
         Ok((record, took)) => {
             if let Some(base) = &base.branch {
-                crate::pool::after_start(repo, &settings.worktree_dir, base, took);
+                crate::pool::after_start(repo, settings, base, took);
             }
             Ok(Started::Created(record))
         }
@@ -561,4 +561,64 @@ fn provision(
     record::append(repo, record, provisioned, &state, Vec::new())
         .map(|r| (r, took))
         .map_err(|e| StartError::Other(e.into()))
+}
+
+/// The decisions of `start`: an existing task is returned as it is; bad input writes nothing.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::Fixture;
+
+    fn opts(id: &str, allow: &[&str]) -> StartOptions {
+        StartOptions {
+            id: Some(TaskId::parse(id).unwrap()),
+            contract: ContractSpec {
+                allow: allow.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn run(f: &Fixture, o: &StartOptions) -> std::result::Result<Started, StartError> {
+        start(&f.repo(), &f.settings(), o, &mut |_, _, _| {})
+    }
+
+    #[test]
+    fn starting_an_existing_task_changes_nothing() {
+        let f = Fixture::new();
+        let first = f.start("twice", &["src/**"]);
+        let before = f.refs();
+        match run(&f, &opts("twice", &["src/**"])) {
+            Ok(Started::Existing(r)) => assert_eq!(r.tip, first.tip),
+            Ok(other) => panic!("{other:?}"),
+            Err(_) => panic!("start of an existing task failed"),
+        }
+        assert_eq!(f.refs(), before);
+    }
+
+    #[test]
+    fn a_base_that_names_no_commit_is_bad_input_and_writes_nothing() {
+        let f = Fixture::new();
+        let before = f.refs();
+        let mut o = opts("nobase", &["src/**"]);
+        o.base = Some("no-such-branch".into());
+        match run(&f, &o) {
+            Err(StartError::Other(e)) => assert_eq!(e.exit_code(), 2, "{e}"),
+            Err(StartError::Setup(_)) => panic!("the setup ran"),
+            Ok(s) => panic!("started: {s:?}"),
+        }
+        assert_eq!(f.refs(), before);
+        assert!(!f.root.parent().unwrap().join("repo.tasks/nobase").exists());
+    }
+
+    #[test]
+    fn a_failed_setup_rolls_the_start_back() {
+        let f = Fixture::new();
+        let mut o = opts("setupfail", &["src/**"]);
+        o.setup = Some("exit 3".into());
+        assert!(matches!(run(&f, &o), Err(StartError::Setup(_))));
+        assert!(f.git(&["branch", "--list", "task/setupfail"]).is_empty());
+        assert!(!f.root.parent().unwrap().join("repo.tasks/setupfail").exists());
+    }
 }
