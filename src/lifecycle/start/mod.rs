@@ -609,7 +609,8 @@ mod tests {
             Ok(s) => panic!("started: {s:?}"),
         }
         assert_eq!(f.refs(), before);
-        assert!(!f.root.parent().unwrap().join("repo.tasks/nobase").exists());
+        let dir = f.root.parent().unwrap().join("repo.tasks/nobase");
+        assert!(!dir.exists());
     }
 
     #[test]
@@ -619,6 +620,7 @@ mod tests {
         o.setup = Some("exit 3".into());
         assert!(matches!(run(&f, &o), Err(StartError::Setup(_))));
         assert!(f.git(&["branch", "--list", "task/setupfail"]).is_empty());
-        assert!(!f.root.parent().unwrap().join("repo.tasks/setupfail").exists());
+        let dir = f.root.parent().unwrap().join("repo.tasks/setupfail");
+        assert!(!dir.exists());
     }
 }
