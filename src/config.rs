@@ -110,6 +110,12 @@ pub struct Settings {
     pub confine_writable: Vec<PathBuf>,
     /// Build directories (worktree-relative) `exec --confine=strict` leaves writable.
     pub confine_build_dirs: Vec<String>,
+    /// `task.poolSize`: warm worktrees kept per base branch (0: no pool unless filled by hand).
+    pub pool_size: usize,
+    /// `task.harnessAllow`: globs a harness-made task may touch.
+    pub harness_allow: Vec<String>,
+    /// `task.harnessForbid`: globs a harness-made task may never touch.
+    pub harness_forbid: Vec<String>,
     /// The raw values of every pinned key, as resolved (see [`Pinned`]).
     pub pinned: Pinned,
 }
@@ -171,6 +177,13 @@ impl Settings {
                     .collect(),
                 dirs => dirs,
             },
+            // Checked by `check_values` above: a number, at most POOL_SIZE_MAX.
+            pool_size: values
+                .string(POOL_SIZE)
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+            harness_allow: values.strings(HARNESS_ALLOW),
+            harness_forbid: values.strings(HARNESS_FORBID),
             pinned: values,
         })
     }
@@ -252,12 +265,6 @@ impl Pinned {
 /// as [`Settings::load`] would (exit 2): `git task trust` checks the values it is asked to pin.
 pub fn check_config(repo: &Repo) -> crate::Result<()> {
     check_values(&Pinned::resolve(repo, None))
-}
-
-/// The value of the pinned `key` as [`Settings::load`] resolves it (for a reader without the
-/// settings at hand).
-pub fn pinned_string(repo: &Repo, key: &str) -> Option<String> {
-    Pinned::read(repo).ok()?.string(key)
 }
 
 /// Refuses (exit 1, `config_changed`) when a git setting that makes git run a command (or

@@ -25,8 +25,6 @@ use crate::mcp::call::{self, Outcome};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-pub use crate::config::{HARNESS_ALLOW, HARNESS_FORBID};
-
 /// The fields of Claude Code's hook input that matter here (others are ignored).
 #[derive(Deserialize, Debug, Default)]
 struct HookInput {
@@ -185,9 +183,8 @@ fn remove_task(dir: &Path, input: &HookInput) -> Result<HookAnswer, Error> {
 fn contract_args(dir: &Path) -> Result<Vec<String>, Error> {
     let repo = crate::git::Repo::discover(dir)?;
     // The pinned values (SPEC §2.8): `start` below warns about a value changed in git config.
-    let pinned = crate::config::Pinned::read(&repo)?;
-    let allow = pinned.strings(HARNESS_ALLOW);
-    let forbid = pinned.strings(HARNESS_FORBID);
+    let settings = crate::config::Settings::load(&repo)?;
+    let (allow, forbid) = (settings.harness_allow, settings.harness_forbid);
     if !allow.is_empty() || !forbid.is_empty() {
         let mut args: Vec<String> = allow.iter().map(|g| format!("--allow={g}")).collect();
         args.extend(forbid.iter().map(|g| format!("--forbid={g}")));

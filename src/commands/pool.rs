@@ -150,7 +150,7 @@ pub fn run(ctx: &Ctx, args: &PoolArgs) -> CmdResult {
                 )));
             }
             let base = pool::resolve_base(&ctx.repo, base.as_deref())?;
-            let size = n.unwrap_or_else(|| pool::configured_size(&ctx.repo).max(1));
+            let size = n.unwrap_or(ctx.settings.pool_size.max(1));
             if *detached {
                 pool::detach();
             }

@@ -2,7 +2,7 @@
 //! (`pool fill --wait`) or as a detached low-priority background process; and the trees
 //! a fill found safe, which `start` does not walk again.
 
-use super::{configured_size, discard_dir, entries, entry_path, ref_name, Entry};
+use super::{discard_dir, entries, entry_path, ref_name, Entry};
 use crate::error::{Error, Result};
 use crate::git::refs::Update;
 use crate::git::{worktree, ObjectId, Repo};

@@ -57,7 +57,7 @@ pub fn branch_name(prefix: &str, id: &TaskId) -> String {
 
 /// Returns the full branch ref, `refs/heads/<prefix><id>`.
 pub fn branch_ref(prefix: &str, id: &TaskId) -> String {
-    format!("refs/heads/{}", branch_name(prefix, id))
+    format!("{}{}", crate::git::refs::HEADS, branch_name(prefix, id))
 }
 
 /// Returns the task id a short branch name belongs to, if it is a task branch.
@@ -97,8 +97,7 @@ pub fn remote_copy(remote: &str, name: &str) -> Option<String> {
     if let Some(rest) = name.strip_prefix("refs/notes/") {
         return Some(format!("refs/remotes/{remote}/notes/{rest}"));
     }
-    name.starts_with("refs/heads/")
-        .then(|| remote_branch_ref(remote, name))
+    crate::git::refs::branch_short(name).map(|_| remote_branch_ref(remote, name))
 }
 
 /// The refspecs of `git task fetch <remote>` (documented in the man page, "Several machines"):

@@ -158,61 +158,100 @@ fn one_bad_task_is_ejected_and_the_others_land() {
     repo.fsck();
 }
 
-/// The runner killed (SIGKILL) during its first, second or third check run: the next
-/// `queue run` resumes and finishes; every good task lands once, in order, the bad one is
-/// ejected, and the repository is sound.
+/// After a runner was killed, `sweep` then `queue run` finish the queue of `queue_repo(8,
+/// Some(3), ..)`: every good task lands once, in order, the bad one is ejected once, nothing
+/// is left half made (git is the oracle).
+#[track_caller]
+fn assert_resumed(repo: &TestRepo, ids: &[String], what: &str) {
+    repo.task_root(&["sweep"]).ok();
+    let run = repo.task_root(&["queue", "run", "--json"]);
+    assert!(run.code == 0 || run.code == 1, "{what}: {run}");
+    let json = run.json();
+    assert_eq!(
+        json["queues"][0]["remaining"],
+        serde_json::json!([]),
+        "{what}: {json}"
+    );
+    let good: Vec<String> = ids.iter().filter(|i| *i != "t03").cloned().collect();
+    assert_eq!(landed_order(repo), good, "{what}");
+    for id in &good {
+        let e = events(repo, id);
+        assert_eq!(count(&e, "landed"), 1, "{what}: {id}: {e:?}");
+        assert_eq!(count(&e, "merged"), 1, "{what}: {id}: {e:?}");
+    }
+    let e = events(repo, "t03");
+    assert_eq!(count(&e, "queue_ejected"), 1, "{what}: {e:?}");
+    assert_eq!(count(&e, "merged"), 0, "{what}: {e:?}");
+    let refs = repo.refs("refs/tasks");
+    assert!(
+        refs.contains(&"refs/tasks/_queue/main".to_owned()),
+        "{what}: {refs:?}"
+    );
+    assert_eq!(
+        repo.refs("refs/heads"),
+        vec!["refs/heads/main", "refs/heads/task/t03"],
+        "{what}"
+    );
+    assert_eq!(repo.worktrees().len(), 2, "{what}");
+    repo.fsck();
+    assert_eq!(repo.porcelain(repo.root()), "", "{what}");
+    let status = repo.task_root(&["queue", "status", "--json"]).ok().json();
+    assert_eq!(
+        status["queues"][0]["queued"],
+        serde_json::json!([]),
+        "{what}"
+    );
+}
+
+/// Starts `queue run` in the background and kills it (SIGKILL) when `when` says so.
+fn run_and_kill(repo: &TestRepo, when: &mut dyn FnMut() -> bool) {
+    let mut child = task_command(repo, repo.root(), &["queue", "run"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !when() {
+        assert!(start.elapsed().as_secs() < 120, "the kill never came");
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The runner killed (SIGKILL) during its first, second or third check run (what it knows of
+/// the failing batch is in its journal then): `sweep` and the next `queue run` finish.
 #[test]
-fn runner_killed_mid_run_is_resumed_by_the_next_run() {
+fn runner_killed_during_a_check_run_is_resumed_by_the_next_run() {
     for kill_at in 1..=3 {
         let (repo, runs, ids) = queue_repo(8, Some(3), "sleep 0.3;");
         add(&repo, &ids);
-        let mut child = task_command(&repo, repo.root(), &["queue", "run"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let start = std::time::Instant::now();
-        while check_runs(&runs) < kill_at {
-            assert!(start.elapsed().as_secs() < 120, "no check run {kill_at}");
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+        run_and_kill(&repo, &mut || check_runs(&runs) >= kill_at);
+        // The check the runner started may still be running: let it end.
         std::thread::sleep(std::time::Duration::from_millis(400));
+        assert_resumed(&repo, &ids, &format!("killed in check run {kill_at}"));
+    }
+}
 
-        let run = repo.task_root(&["queue", "run", "--json"]).code(1);
-        let json = run.json();
-        assert_eq!(
-            json["queues"][0]["remaining"],
-            serde_json::json!([]),
-            "{json}"
-        );
-        let good: Vec<String> = ids.iter().filter(|i| *i != "t03").cloned().collect();
-        assert_eq!(landed_order(&repo), good, "kill at run {kill_at}");
-        for id in &good {
-            let e = events(&repo, id);
-            assert_eq!(count(&e, "landed"), 1, "{id}: {e:?}");
-            assert_eq!(count(&e, "merged"), 1, "{id}: {e:?}");
-        }
-        assert_eq!(count(&events(&repo, "t03"), "queue_ejected"), 1);
-        let refs = repo.refs("refs/tasks");
-        assert!(
-            refs.contains(&"refs/tasks/_queue/main".to_owned()),
-            "{refs:?}"
-        );
-        assert_eq!(
-            repo.refs("refs/heads"),
-            vec!["refs/heads/main", "refs/heads/task/t03"]
-        );
-        repo.fsck();
-        assert_eq!(repo.porcelain(repo.root()), "");
-        // sweep finds nothing of the queue's to break.
-        repo.task_root(&["sweep"]).ok();
-        let status = repo.task_root(&["queue", "status", "--json"]).ok().json();
-        assert_eq!(status["queues"][0]["queued"], serde_json::json!([]));
+/// The runner killed at instants spread over its whole run (between a landing and its
+/// `landed` event, in an ejection, ...): `sweep` and the next `queue run` finish.
+#[test]
+fn runner_killed_at_any_instant_is_resumed_by_the_next_run() {
+    let (repo, _, ids) = queue_repo(8, Some(3), "");
+    add(&repo, &ids);
+    let start = std::time::Instant::now();
+    repo.task_root(&["queue", "run"]).code(1);
+    let whole = start.elapsed();
+    for tenth in [1, 3, 5, 6, 7, 9] {
+        let (repo, _, ids) = queue_repo(8, Some(3), "");
+        add(&repo, &ids);
+        let at = whole * tenth / 10;
+        let start = std::time::Instant::now();
+        run_and_kill(&repo, &mut || start.elapsed() >= at);
+        assert_resumed(&repo, &ids, &format!("killed at {at:?} of {whole:?}"));
     }
 }
 
