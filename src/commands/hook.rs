@@ -161,9 +161,12 @@ fn post_checkout(ctx: &Ctx, args: &HookArgs) {
                 crate::task::Status::Active | crate::task::Status::Provisioning => String::new(),
                 other => format!(" ({other})"),
             };
+            // Named: `start` triggers this hook while the user reads it in their own worktree.
+            let here = ctx.repo.workdir().map(|w| e(&w.display().to_string()));
             let mut lines = vec![format!(
-                "task '{}' is active in this worktree{status}",
-                record.state.id.style(p.id)
+                "task '{}' is active in the worktree '{}'{status}",
+                record.state.id.style(p.id),
+                here.unwrap_or_default()
             )];
             lines.push(format!(
                 "  allowed    {}",

@@ -642,6 +642,24 @@ fn mark(repo: &TestRepo, worktree_name: &str) -> Option<String> {
     .ok()
 }
 
+/// The post-checkout message `start` triggers names the new worktree: read in the user's own
+/// terminal, it must not say that their worktree changed.
+#[test]
+fn the_message_start_triggers_names_the_new_worktree() {
+    let repo = TestRepo::new();
+    repo.task_root(&["hooks", "install"]).ok();
+    let run = repo.task_root(&["start", "t"]).ok();
+    let wt = repo.task_dir("t");
+    assert!(
+        run.stderr.contains(&format!(
+            "task 't' is active in the worktree '{}'",
+            wt.display()
+        )),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("this worktree"), "{run}");
+}
+
 #[test]
 fn post_checkout_marks_and_clears_on_branch_switches() {
     let repo = TestRepo::new();
@@ -663,7 +681,7 @@ fn post_checkout_marks_and_clears_on_branch_switches() {
 
     let run = repo.git_run(&wt, &["switch", "task/t"]).ok();
     assert!(
-        run.stderr.contains("task 't' is active in this worktree"),
+        run.stderr.contains("task 't' is active in the worktree '"),
         "{run}"
     );
     assert!(
@@ -692,7 +710,7 @@ fn worktree_add_of_a_task_branch_marks_it_active_there() {
         )
         .ok();
     assert!(
-        run.stderr.contains("task 't' is active in this worktree"),
+        run.stderr.contains("task 't' is active in the worktree '"),
         "{run}"
     );
     assert_eq!(
