@@ -216,7 +216,13 @@ pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout) -> bool {
 /// Whether git-task's pre-commit hook is defined in config (git 2.54 and later run it in every
 /// worktree, whatever a hook manager does): no worktree needs pointing then.
 pub fn config_hooks_run(repo: &Repo) -> bool {
+    // `install` registers them in the same process as it sets up the worktrees, whose handle
+    // still has the configuration from before: the shim it wrote tells as well.
     super::config_hooks::registered(repo, HookKind::PreCommit).is_some()
+        || (super::dir::read_text(&super::config_hooks::dir(repo).join("pre-commit"))
+            .is_some_and(|t| scripts::is_ours(&t))
+            && repo.config_bool("hook.git-task-pre-commit.enabled") != Some(false)
+            && repo.config_bool("hook.pre-commit.enabled") != Some(false))
 }
 
 /// Whether `install` may turn per-worktree config on: not with `core.bare` or `core.worktree`
