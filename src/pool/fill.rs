@@ -123,8 +123,9 @@ fn remember_safe_trees(repo: &Repo, seen: &std::collections::HashSet<ObjectId>) 
 /// After a worktree start on `base`: refill the pool in the background when `task.poolSize`
 /// asks for more entries than there are (a start that `took` one, or the first start after
 /// the setting). Without the setting a pool is what `pool fill` made, used up by starts.
-pub fn after_start(repo: &Repo, worktree_dir: &Path, base: &str, took: bool) {
-    let size = configured_size(repo);
+pub fn after_start(repo: &Repo, settings: &crate::config::Settings, base: &str, took: bool) {
+    let worktree_dir = &settings.worktree_dir;
+    let size = settings.pool_size;
     if size == 0 {
         return;
     }

@@ -50,8 +50,6 @@ pub const STALE_PATHS: usize = 10_000;
 /// Where the work found in a pool entry is saved before the entry is deleted: `<prefix><name>`.
 pub const SAVED_PREFIX: &str = "refs/task-pool-saved/";
 
-pub use crate::config::POOL_SIZE;
-
 /// One pool entry.
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Entry {
@@ -102,13 +100,6 @@ pub fn entries(repo: &Repo, worktree_dir: &Path) -> Result<Vec<Entry>> {
 /// The ref of a new entry `name` for `base` (`refs/heads/...`).
 fn ref_name(base: &str, name: &str) -> String {
     format!("{REF_PREFIX}{}/{name}", crate::git::refs::short_name(base))
-}
-
-/// `task.poolSize` (0 when unset or not a number).
-pub fn configured_size(repo: &Repo) -> usize {
-    crate::config::pinned_string(repo, POOL_SIZE)
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// The base branch a pool fill uses: `--base` (a branch) or the current branch.
