@@ -37,10 +37,31 @@ struct RemoteListReport {
     kind: &'static str,
     remote: String,
     tasks: Vec<RemoteRow>,
+    /// How many of the tasks fetched are left out (merged, removed: `--all` lists them).
+    hidden: usize,
+    /// Remote records that were not taken, and why: what `fetch` reported.
+    skipped: Vec<crate::remote::Skipped>,
 }
 
 impl Report for RemoteListReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        // As `fetch` says it.
+        for s in &self.skipped {
+            out.warn(format_args!(
+                "skipped the remote's task '{}': {}",
+                s.task, s.why
+            ));
+        }
+        if self.hidden > 0 {
+            out.note(format_args!(
+                "{} more task{} on {} {} not live (merged or removed): git task list --remote {} --all",
+                self.hidden,
+                if self.hidden == 1 { "" } else { "s" },
+                self.remote,
+                if self.hidden == 1 { "is" } else { "are" },
+                self.remote
+            ));
+        }
         if self.tasks.is_empty() {
             out.note(format_args!(
                 "No tasks on {} (as last fetched: git task fetch {})",
@@ -68,7 +89,14 @@ impl Report for RemoteListReport {
 /// `list --remote R`: the remote's tasks from the refs last fetched (no network, no git process).
 fn run_remote(ctx: &Ctx, args: &ListArgs, remote: &str) -> CmdResult {
     let remote = crate::remote::resolve(&ctx.repo, Some(remote))?;
-    let tasks = crate::remote::list(&ctx.repo, &remote)?
+    // What `fetch` reads, with the same branch prefix and the same records skipped.
+    let (fetched, skipped) =
+        crate::remote::list_checked(&ctx.repo, &ctx.settings.branch_prefix, &remote)?;
+    let hidden = fetched
+        .iter()
+        .filter(|t| !args.all && !t.state.status.is_live())
+        .count();
+    let tasks = fetched
         .into_iter()
         .filter(|t| args.all || t.state.status.is_live())
         .map(|t| RemoteRow {
@@ -86,6 +114,8 @@ fn run_remote(ctx: &Ctx, args: &ListArgs, remote: &str) -> CmdResult {
             kind: "list",
             remote,
             tasks,
+            hidden,
+            skipped,
         },
         Done::Ok,
     )

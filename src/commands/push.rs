@@ -42,12 +42,20 @@ impl Report for PushReport {
                 ))?;
                 continue;
             }
-            out.line(format_args!(
-                "Pushed task '{}' to {}: {n} ref{} sent",
-                t.task,
-                self.pushed.remote,
-                if n == 1 { "" } else { "s" }
-            ))?;
+            if n == 0 {
+                // Only refusals: nothing went, and no count says otherwise.
+                out.line(format_args!(
+                    "Sent nothing of task '{}' to {}",
+                    t.task, self.pushed.remote
+                ))?;
+            } else {
+                out.line(format_args!(
+                    "Pushed task '{}' to {}: {n} ref{} sent",
+                    t.task,
+                    self.pushed.remote,
+                    if n == 1 { "" } else { "s" }
+                ))?;
+            }
             for (name, why) in &t.refused {
                 out.warn(format_args!("not pushed: {name}: {why}"));
             }

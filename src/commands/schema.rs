@@ -101,6 +101,29 @@ fn close(root: &mut serde_json::Map<String, Value>, defs: &mut serde_json::Map<S
     }
 }
 
+/// An event's schema with the `state` its record commit stores beside it: the task's state
+/// after the event (`task.toml` as JSON), which `log --json` leaves out of the details.
+fn with_state(event: Schema, generator: &mut SchemaGenerator) -> Schema {
+    let state = generator
+        .subschema_for::<crate::task::TaskState>()
+        .to_value();
+    let mut value = event.to_value();
+    let part = json!({
+        "type": "object",
+        "properties": {
+            "state": {
+                "description": "In the record commit's message only (not in `log --json`): the task's state after the event, as its `task.toml`.",
+                "allOf": [state],
+            },
+        },
+    });
+    match value.get_mut("allOf").and_then(Value::as_array_mut) {
+        Some(parts) => parts.push(part),
+        None => value = json!({ "allOf": [value, part] }),
+    }
+    Schema::try_from(value).unwrap_or_else(|_| Schema::default())
+}
+
 /// Every published schema: its path under `schema/` and its content.
 pub fn documents() -> Vec<(String, Value)> {
     let mut docs = Vec::new();
@@ -112,7 +135,8 @@ pub fn documents() -> Vec<(String, Value)> {
     for name in crate::record::event::TYPED {
         let mut generator = generator();
         if let Some(shape) = crate::record::event::schema(name, &mut generator) {
-            let title = format!("the '{name}' event, as the `details` of `git task log --json`");
+            let title = format!("the '{name}' event, as the `details` of `git task log --json`, and as stored in its record commit (with `state`)");
+            let shape = with_state(shape, &mut generator);
             docs.push((
                 format!("events/{name}.json"),
                 document(&title, vec![shape], generator),

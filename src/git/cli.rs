@@ -224,7 +224,12 @@ pub fn index_tree(worktree: &Path) -> Result<ObjectId> {
 }
 
 /// Runs `git merge --no-ff --no-edit -m message commit` in `worktree`, leaving git's conflict state when it fails.
-pub fn merge_leaving_conflicts(worktree: &Path, commit: ObjectId, message: &str) -> Result<GitRun> {
+pub fn merge_leaving_conflicts(
+    worktree: &Path,
+    commit: ObjectId,
+    name: &str,
+    message: &str,
+) -> Result<GitRun> {
     let mut cmd = git(worktree);
     cmd.args([
         "merge",
@@ -235,7 +240,53 @@ pub fn merge_leaving_conflicts(worktree: &Path, commit: ObjectId, message: &str)
         message,
     ])
     .arg(commit.to_string());
-    run(cmd, &format!("merge in '{}'", worktree.display()))
+    let run = run(cmd, &format!("merge in '{}'", worktree.display()))?;
+    if !run.success {
+        name_conflict_markers(worktree, commit, name)?;
+    }
+    Ok(run)
+}
+
+/// git labels the other side of a merge of a commit id with that id (`>>>>>>> 3ed7…`): in
+/// each conflicted regular file, the marker names `name` (the branch it came from) instead.
+fn name_conflict_markers(worktree: &Path, commit: ObjectId, name: &str) -> Result<()> {
+    let mut cmd = git(worktree);
+    cmd.args(["diff", "--name-only", "-z", "--diff-filter=U"]);
+    let listed = run(
+        cmd,
+        &format!("list the conflicts in '{}'", worktree.display()),
+    )?;
+    let marker = format!(">>>>>>> {commit}");
+    let named = format!(">>>>>>> {name}");
+    for path in listed.stdout.split('\0').filter(|p| !p.is_empty()) {
+        let file = worktree.join(path);
+        let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
+        if !is_file {
+            continue;
+        }
+        let Ok(text) = std::fs::read(&file) else {
+            continue;
+        };
+        let mut out = Vec::with_capacity(text.len());
+        let mut changed = false;
+        for line in text.split_inclusive(|b| *b == b'\n') {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            if body == marker.as_bytes() {
+                out.extend_from_slice(named.as_bytes());
+                out.extend_from_slice(&line[body.len()..]);
+                changed = true;
+            } else {
+                out.extend_from_slice(line);
+            }
+        }
+        if changed {
+            std::fs::write(&file, out).map_err(|e| {
+                crate::Error::repo(format!("could not write '{}'", file.display()), e)
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs `git fetch` of `refspecs` from `remote` into the repository at `git_dir` (a worktree

@@ -17,8 +17,60 @@ pub struct Filled {
     pub busy: bool,
 }
 
-/// Fills the pool of `base` (`refs/heads/...`) up to `size` entries, one at a time, in this process.
+/// `<common>/git-task/pool/sizes`: per base, the size its last `pool fill` asked for, one
+/// `<size> <base>` line each; what a start that took an entry refills to without
+/// `task.poolSize`.
+fn sizes_file(repo: &Repo) -> PathBuf {
+    repo.common_dir()
+        .join("git-task")
+        .join("pool")
+        .join("sizes")
+}
+
+fn read_sizes(repo: &Repo) -> Vec<(usize, String)> {
+    std::fs::read_to_string(sizes_file(repo))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let (n, base) = l.split_once(' ')?;
+            Some((n.parse().ok()?, base.to_owned()))
+        })
+        .collect()
+}
+
+/// The size the last `pool fill` of `base` asked for (0: none since the last drain).
+fn filled_size(repo: &Repo, base: &str) -> usize {
+    read_sizes(repo)
+        .into_iter()
+        .find(|(_, b)| b == base)
+        .map_or(0, |(n, _)| n)
+}
+
+/// Remembers `size` as what the pool of `base` is kept at (best effort: without it a start
+/// refills nothing).
+fn remember_size(repo: &Repo, base: &str, size: usize) {
+    let mut sizes: Vec<(usize, String)> = read_sizes(repo)
+        .into_iter()
+        .filter(|(_, b)| b != base)
+        .collect();
+    sizes.push((size, base.to_owned()));
+    let text: String = sizes.iter().map(|(n, b)| format!("{n} {b}\n")).collect();
+    let file = sizes_file(repo);
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = crate::git::fs::write_atomically(&file, text.as_bytes());
+}
+
+/// Forgets every remembered size: the pools are given up (`pool drain`).
+pub fn forget_sizes(repo: &Repo) {
+    let _ = std::fs::remove_file(sizes_file(repo));
+}
+
+/// Fills the pool of `base` (`refs/heads/...`) up to `size` entries, one at a time, in this
+/// process; `size` is remembered as what a start refills the pool of `base` to.
 pub fn fill(repo: &Repo, worktree_dir: &Path, base: &str, size: usize) -> Result<Filled> {
+    remember_size(repo, base, size);
     let Some(_lock) = FillLock::take(repo)? else {
         return Ok(Filled {
             made: Vec::new(),
@@ -122,10 +174,14 @@ fn remember_safe_trees(repo: &Repo, seen: &std::collections::HashSet<ObjectId>) 
 
 /// After a worktree start on `base`: refill the pool in the background when `task.poolSize`
 /// asks for more entries than there are (a start that `took` one, or the first start after
-/// the setting). Without the setting a pool is what `pool fill` made, used up by starts.
+/// the setting). Without the setting, a start that `took` an entry refills the pool of its
+/// base to the size the last `pool fill` of that base asked for (until `pool drain`).
 pub fn after_start(repo: &Repo, settings: &crate::config::Settings, base: &str, took: bool) {
     let worktree_dir = &settings.worktree_dir;
-    let size = settings.pool_size;
+    let size = match settings.pool_size {
+        0 if took => filled_size(repo, base),
+        n => n,
+    };
     if size == 0 {
         return;
     }

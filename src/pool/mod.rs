@@ -32,7 +32,7 @@
 
 mod fill;
 mod repair;
-pub use fill::{after_start, detach, fill, filler, known_safe_trees, spawn_fill};
+pub use fill::{after_start, detach, fill, filler, forget_sizes, known_safe_trees, spawn_fill};
 pub use repair::repair;
 
 use crate::error::{Error, Result};
@@ -128,6 +128,8 @@ pub fn resolve_base(repo: &Repo, base: Option<&str>) -> Result<String> {
 
 /// Claims every entry and deletes it, saving what someone changed in it first; returns those deleted.
 pub fn drain(repo: &Repo, worktree_dir: &Path) -> Result<Vec<Entry>> {
+    // Given up: a start no longer refills what a `pool fill` made.
+    forget_sizes(repo);
     let mut out = Vec::new();
     for mut entry in entries(repo, worktree_dir)? {
         if claim(repo, &entry)? {

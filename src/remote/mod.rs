@@ -607,14 +607,9 @@ pub struct RemoteTask {
     pub here: &'static str,
 }
 
-/// Lists the tasks whose records were fetched from `remote` (no network: run [`fetch`] first);
-/// a record that fails its checks ([`check_remote`]) is left out.
-pub fn list(repo: &Repo, remote: &str) -> Result<Vec<RemoteTask>> {
-    let prefix = crate::config::Settings::load(repo)?.branch_prefix;
-    Ok(list_checked(repo, &prefix, remote)?.0)
-}
-
-/// [`list`], with the records left out and why: one bad record fails none of the others.
+/// Lists the tasks whose records were fetched from `remote` (no network: run [`fetch`] first),
+/// with the records left out and why (a record that fails its checks, [`check_remote`]): one
+/// bad record fails none of the others. `fetch` and `list --remote` both read them so.
 pub fn list_checked(
     repo: &Repo,
     prefix: &str,

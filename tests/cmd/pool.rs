@@ -198,7 +198,6 @@ fn parallel_starts_take_an_entry_once() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{out:?}");
     }
-    assert!(pool_entries(&repo).is_empty());
     for id in ["a", "b"] {
         let wt = repo.task_dir(id);
         assert_eq!(repo.porcelain(&wt), "", "{id}");
@@ -207,8 +206,20 @@ fn parallel_starts_take_an_entry_once() {
             format!("refs/heads/task/{id}")
         );
     }
+    // The start that took the entry refills the pool (to the 1 of `pool fill 1`): wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let entries = loop {
+        let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
+        if status.get("filling").is_none() {
+            break status["entries"].as_array().cloned().unwrap_or_default();
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(entries.len() <= 1, "{entries:?}");
+    // One worktree each, besides the main one and the pool's.
     let worktrees = repo.worktrees();
-    assert_eq!(worktrees.len(), 3, "{worktrees:?}");
+    assert_eq!(worktrees.len(), 3 + entries.len(), "{worktrees:?}");
     repo.fsck();
 }
 
@@ -403,4 +414,42 @@ fn a_pooled_worktree_is_known_clean_from_stat_data() {
     std::fs::remove_file(wt.join("src/added/other.rs")).unwrap();
     repo.write(&wt, "src/lib.rs", "// changed, and longer than before\n");
     assert!(matches!(look(), Quick::Dirty), "a changed file is seen");
+}
+
+/// Without `task.poolSize`, a pool made with `pool fill N` is refilled to N by the start that
+/// takes an entry from it (issue 34, item 9); after `pool drain` a start refills nothing.
+#[test]
+fn a_pooled_start_refills_the_pool_it_took_from() {
+    let repo = TestRepo::new();
+    fill(&repo, "2");
+    let before: Vec<String> = pool_entries(&repo)
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(before.len(), 2);
+    repo.start("t", &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
+        let entries = status["entries"].as_array().cloned().unwrap_or_default();
+        let fresh = entries
+            .iter()
+            .filter(|e| !before.iter().any(|b| b == e["name"].as_str().unwrap()))
+            .count();
+        if entries.len() == 2 && fresh == 1 && status.get("filling").is_none() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no refill: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Drained: the pool is given up, and a start no longer refills it.
+    repo.task_root(&["pool", "drain"]).ok();
+    repo.start("u", &[]);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
+    assert!(
+        status["entries"].as_array().unwrap().is_empty() && status.get("filling").is_none(),
+        "{status}"
+    );
+    repo.fsck();
 }

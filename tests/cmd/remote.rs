@@ -1078,3 +1078,103 @@ fn sweep_settles_a_task_merged_elsewhere_and_list_shows_it() {
     assert_eq!(again["repairs"], serde_json::json!([]), "{again}");
     fsck(&repo, &two);
 }
+
+/// `list --remote R` shows what `fetch R` fetched (issue 34, item 9): the tasks it hides
+/// (merged, removed) are counted with the option that shows them, and a remote
+/// record `fetch` skipped is named with the same words; `--all` lists every task `fetch` did.
+#[test]
+fn list_remote_agrees_with_fetch() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    task_with_work(&repo, &one, "live", &[]);
+    task_with_work(&repo, &one, "gone", &[]);
+    repo.task(&one, &["drop", "gone"]).ok();
+    repo.task(&one, &["remove", "gone"]).ok();
+    repo.task(&one, &["push"]).ok();
+    // A junk record on the remote: fetch skips it.
+    let blob = in_remote(&repo, &["hash-object", "-w", "/dev/null"]);
+    in_remote(&repo, &["update-ref", "refs/tasks/junk/record", &blob]);
+
+    let fetched = repo.task(&two, &["fetch", "--json"]).ok().json();
+    let fetched_ids: Vec<&str> = fetched["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(fetched_ids, ["gone", "live"], "{fetched}");
+    assert_eq!(fetched["skipped"][0]["task"], "junk", "{fetched}");
+    let skipped = fetched["skipped"][0]["why"].as_str().unwrap().to_owned();
+
+    let all = repo
+        .task(&two, &["list", "--remote", "origin", "--all", "--json"])
+        .ok()
+        .json();
+    let all_ids: Vec<&str> = all["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(all_ids, fetched_ids, "{all}");
+    assert_eq!(all["skipped"], fetched["skipped"], "{all}");
+
+    let human = repo.task(&two, &["list", "--remote", "origin"]).ok();
+    assert!(human.stdout.contains("live"), "{human}");
+    assert!(!human.stdout.contains("gone"), "{human}");
+    assert!(
+        human.stderr.contains("1 more task on origin is not live")
+            && human.stderr.contains("git task list --remote origin --all"),
+        "{human}"
+    );
+    assert!(
+        human.stderr.contains("skipped the remote's task 'junk'")
+            && human.stderr.contains(&skipped),
+        "{human}"
+    );
+}
+
+/// A push that sends nothing says so, without a count of refs (issue 34, item 9).
+#[test]
+fn a_push_that_sends_nothing_says_so() {
+    let repo = TestRepo::new();
+    let bare = bare_remote(&repo);
+    publish(&repo, bare.to_str().unwrap());
+    let one = repo.root().to_path_buf();
+    let two = machine(&repo, bare.to_str().unwrap(), "two");
+    let wt1 = task_with_work(&repo, &one, "t1", &[]);
+    repo.task(&one, &["push", "t1"]).ok();
+    // Everything is there already.
+    let again = repo.task(&one, &["push", "t1"]).ok();
+    assert!(
+        again.stdout.contains("Task 't1' is up to date on origin"),
+        "{again}"
+    );
+    assert!(!again.stdout.contains("0 refs"), "{again}");
+    // Only a ref the remote holds differently: nothing is sent, and it says so.
+    repo.task(&two, &["adopt", "t1"]).ok();
+    let wt2 = repo.base().join("two.tasks").join("t1");
+    repo.write(&wt2, "t1/two.txt", "two\n");
+    commit_all(&repo, &wt2, "two's work");
+    repo.task(&two, &["push", "t1"]).ok();
+    repo.write(&wt1, "t1/one.txt", "one\n");
+    commit_all(&repo, &wt1, "one's work");
+    let refused = repo.task(&one, &["push", "t1", "--json"]).code(1).json();
+    let sent: Vec<&str> = refused["tasks"][0]["pushed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let human = repo.task(&one, &["push", "t1"]).code(1);
+    assert!(!human.stdout.contains(" 0 refs"), "{human}");
+    if sent.is_empty() {
+        assert!(
+            human.stdout.contains("Sent nothing of task 't1' to origin"),
+            "{human}"
+        );
+    }
+}

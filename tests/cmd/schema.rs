@@ -362,3 +362,48 @@ fn every_command_has_a_schema() {
         "no schema for {missing:?}: add it to commands::JSON_SCHEMAS and bless schema/"
     );
 }
+
+/// Every event stored in a record commit (its message: the name, a blank line, the JSON body
+/// with `state`, the task state after it) is described by its published schema
+/// (`schema/events/<name>.json`), `state` included (issue 34, item 9).
+#[test]
+fn stored_record_events_and_their_state_match_the_event_schemas() {
+    let repo = TestRepo::new();
+    let wt = repo.start("st", &["--allow", "src/**"]);
+    repo.write(&wt, "src/lib.rs", "pub fn st() {}\n");
+    repo.task_root(&["commit", "st"]).ok();
+    repo.write(&wt, "src/lib.rs", "pub fn st2() {}\n");
+    repo.task_root(&["checkpoint", "st", "-m", "one"]).ok();
+    repo.write(&wt, "README.md", "outside\n");
+    repo.task_root(&["check", "st"]).code(1);
+    repo.task_root(&["revert", "st", "--path", "README.md"])
+        .ok();
+    repo.task_root(&["drop", "st"]).ok();
+    let bodies = repo.git(
+        repo.root(),
+        &["log", "--format=%H%x00%B%x01", "refs/tasks/st/record"],
+    );
+    let mut seen = BTreeSet::new();
+    for entry in bodies
+        .split('\u{1}')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
+        let (commit, message) = entry.split_once('\0').unwrap();
+        let (name, body) = message.split_once("\n\n").unwrap();
+        let body: Value = serde_json::from_str(body.trim()).unwrap();
+        assert!(body["state"].is_object(), "{commit}: {body}");
+        let errors = errors(&format!("events/{}", name.trim()), &body);
+        assert!(errors.is_empty(), "{commit} {name}: {errors:?}\n{body:#}");
+        seen.insert(name.trim().to_owned());
+    }
+    for want in [
+        "started",
+        "provisioned",
+        "checkpoint",
+        "committed",
+        "dropped",
+    ] {
+        assert!(seen.contains(want), "{want}: {seen:?}");
+    }
+}
