@@ -32,7 +32,7 @@ pub(super) struct Landing {
 /// cleans up the task worktrees unless kept.
 pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
     let (old_tip, new_tip) = (landing.gated.old_tip, landing.gated.new_tip);
-    let (updates, mut results) = transaction(repo, &landing)?;
+    let (mut updates, mut results) = transaction(repo, &landing)?;
     // A journal entry per checked-out target, written before the refs move: a merge killed
     // from here on leaves that worktree for `recover` to finish or undo.
     let mut journals = Vec::new();
@@ -56,17 +56,27 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
             .map(|p| p.record.state.id.to_string())
             .collect(),
     );
-    match crate::ledger::apply(repo, mover, updates.clone()) {
-        Ok(()) => {}
-        Err(RefError::Conflict(msg)) => {
-            return Err(
-                Error::repo_msg(format!("{msg}; nothing was merged")).hint(format!(
-                    "'{}' or a task changed while merging; run the merge again",
-                    short(&landing.target)
-                )),
-            )
+    let mut tries = 0;
+    loop {
+        match crate::ledger::apply(repo, mover.clone(), updates.clone()) {
+            Ok(()) => break,
+            // Another process added its notes first (a merge into another branch, a
+            // checkpoint): the notes are made again on top of them, and every other ref is
+            // still expected as judged.
+            Err(RefError::Conflict(_)) if tries < NOTES_RETRIES && notes_moved(repo, &updates) => {
+                tries += 1;
+                updates = transaction(repo, &landing)?.0;
+            }
+            Err(RefError::Conflict(msg)) => {
+                return Err(
+                    Error::repo_msg(format!("{msg}; nothing was merged")).hint(format!(
+                        "'{}' or a task changed while merging; run the merge again",
+                        short(&landing.target)
+                    )),
+                )
+            }
+            Err(RefError::Other(e)) => return Err(e),
         }
-        Err(RefError::Other(e)) => return Err(e),
     }
 
     let updated = match update_targets(repo, &landing, &updates)? {
@@ -100,6 +110,27 @@ pub(super) fn land(repo: &Repo, landing: Landing) -> Result<Outcome> {
         warnings,
         leave_cwd: leave,
     }))
+}
+
+/// How many times a landing is tried again because the notes ref moved under it: each try
+/// loses only to a process that wrote its notes meanwhile, so this is a bound, not a wait.
+const NOTES_RETRIES: u32 = 64;
+
+/// Whether the notes ref no longer holds what `updates` expect of it (another process added
+/// its notes since they were prepared).
+pub(super) fn notes_moved(repo: &Repo, updates: &[Update]) -> bool {
+    let Some(u) = updates.iter().find(|u| u.name == layout::NOTES_REF) else {
+        return false;
+    };
+    let now = match repo.find_ref(layout::NOTES_REF) {
+        Ok(now) => now,
+        Err(_) => return false,
+    };
+    match u.expect {
+        Expect::Is(old) => now != Some(old),
+        Expect::Absent => now.is_some(),
+        Expect::Any => false,
+    }
 }
 
 /// Releases the claims of the tasks that landed (their claims count until git-task releases

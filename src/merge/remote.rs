@@ -163,11 +163,29 @@ pub fn finish(repo: &Repo, planned: Planned) -> Result<Landed> {
         mut results,
     } = planned;
     let mut warnings = Vec::new();
-    if let Err(e) = crate::ledger::apply(repo, crate::ledger::Mover::GitTask, local) {
+    let mut local = local;
+    let mut tries = 0;
+    // A local writer of the notes that got there first (a merge into another branch) only
+    // costs making them again on top of its own.
+    while let Err(e) = crate::ledger::apply(repo, crate::ledger::Mover::GitTask, local.clone()) {
+        if matches!(e, crate::git::refs::RefError::Conflict(_))
+            && tries < 64
+            && land::notes_moved(repo, &local)
+        {
+            tries += 1;
+            let target = &landing.target;
+            local = land::transaction(repo, &landing)?
+                .0
+                .into_iter()
+                .filter(|u| &u.name != target)
+                .collect();
+            continue;
+        }
         warnings.push(format!(
             "landed on the remote, but the local records could not follow: {}",
             Error::from(e)
         ));
+        break;
     }
     let land::Landing {
         target,

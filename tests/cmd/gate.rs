@@ -168,9 +168,7 @@ fn concurrent_merges_never_share_a_gate_checkout() {
         out.display()
     );
     task_with(&repo, "x", &check, "src/x.rs");
-    // Landed apart: two landings at the same instant race on the notes ref (exit 128).
-    let later = format!("{check}; sleep 1.5");
-    let wt = repo.start("y", &["--base", "other", "--check", &later]);
+    let wt = repo.start("y", &["--base", "other", "--check", &check]);
     repo.write(&wt, "src/y.rs", "// y\n");
     commit_all(&repo, &wt, "Task y");
     let runs: Vec<_> = std::thread::scope(|s| {
@@ -220,6 +218,53 @@ fn gate_checkout_survives_kill_9_at_any_moment() {
             repo.git(repo.root(), &["show", &format!("main:src/k{round}.rs")]),
             format!("// {id}")
         );
+    }
+    repo.fsck();
+}
+
+/// Merges into different branches at the same moment all land, and every one's note is kept:
+/// they take no common lock, and all of them add their note to `refs/notes/tasks` (issue 33's
+/// bug: one of them exited 128 when another moved the notes ref first).
+#[test]
+fn concurrent_merges_into_different_branches_all_land_with_their_notes() {
+    const N: usize = 6;
+    let repo = TestRepo::new();
+    let ready = repo.base().join("ready");
+    std::fs::create_dir_all(&ready).unwrap();
+    for i in 0..N {
+        let branch = format!("b{i}");
+        repo.git(repo.root(), &["branch", &branch]);
+        // Every check waits until all are running: the landings then happen together.
+        let check = format!(
+            "touch '{dir}/{i}'; n=0; while [ \"$(ls '{dir}' | wc -l)\" -lt {N} ] && [ $n -lt 1000 ]; \
+             do sleep 0.01; n=$((n+1)); done",
+            dir = ready.display()
+        );
+        let id = format!("c{i}");
+        let wt = repo.start(&id, &["--base", &branch, "--check", &check]);
+        repo.write(&wt, &format!("src/c{i}.rs"), &format!("// {id}\n"));
+        commit_all(&repo, &wt, &format!("Task {id}"));
+    }
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..N)
+            .map(|i| {
+                let repo = &repo;
+                s.spawn(move || repo.task_root(&["merge", &format!("c{i}")]))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in runs {
+        run.ok();
+    }
+    for i in 0..N {
+        let branch = format!("b{i}");
+        assert_eq!(
+            repo.git(repo.root(), &["show", &format!("{branch}:src/c{i}.rs")]),
+            format!("// c{i}")
+        );
+        let note = repo.git(repo.root(), &["notes", "--ref=tasks", "show", &branch]);
+        assert!(note.contains(&format!("c{i}")), "the note of c{i}: {note}");
     }
     repo.fsck();
 }
