@@ -122,6 +122,7 @@ pub fn run(
             },
             target,
             on_step: &mut *on_step,
+            failing: None,
         };
         runner.run()?;
         reports.push(runner.report);
@@ -162,6 +163,8 @@ struct Runner<'a> {
     target: String,
     report: RunReport,
     on_step: &'a mut dyn FnMut(Step<'_>),
+    /// What is known of a failing batch now (journaled with every step).
+    failing: Option<Failing>,
 }
 
 impl Runner<'_> {
@@ -210,16 +213,23 @@ impl Runner<'_> {
         self.repo.find_ref(&self.target)
     }
 
-    fn journal(&self, trying: &[String], failing: Option<Failing>) -> Result<()> {
+    /// Journals the landing being tried now, with what is known of a failing batch.
+    fn journal(&self, trying: &[String]) -> Result<()> {
         store::write_journal(
             self.repo,
             &self.target,
             Some(&Journal {
                 pid: std::process::id(),
                 trying: trying.to_vec(),
-                failing,
+                failing: self.failing.clone(),
             }),
         )
+    }
+
+    /// Journals what is known of a failing batch (`None`: nothing).
+    fn know(&mut self, failing: Option<Failing>) -> Result<()> {
+        self.failing = failing;
+        self.journal(&[])
     }
 
     /// Settles the queue's waiting tasks that need no landing (merged by a runner killed before
@@ -319,8 +329,13 @@ impl Runner<'_> {
     /// killed runner journaled of a failing prefix of it.
     fn settle(&mut self, mut rest: Vec<String>, mut known: Option<Failing>) -> Result<()> {
         'outer: while !rest.is_empty() {
+            let resumed = known.take();
+            if resumed.is_none() {
+                // What was known (if anything) is stale: the next attempt journals without it.
+                self.failing = None;
+            }
             // `rest[..hi]` fails its checks on the tip `expect` (with `checks`).
-            let (mut hi, mut checks, mut checkout, mut expect) = match known.take() {
+            let (mut hi, mut checks, mut checkout, mut expect) = match resumed {
                 Some(f) => (f.tasks.len(), f.checks, f.checkout, f.tip),
                 None => match self.attempt(&rest, None)? {
                     Attempt::Landed(landed) => {
@@ -340,17 +355,15 @@ impl Runner<'_> {
             };
             // Find the first failing prefix by halving; each half that passes lands at once.
             loop {
-                self.journal(
-                    &[],
-                    Some(Failing {
-                        tasks: rest[..hi].to_vec(),
-                        tip: expect.clone(),
-                        checks: checks.clone(),
-                        checkout: checkout.clone(),
-                    }),
-                )?;
+                self.know(Some(Failing {
+                    tasks: rest[..hi].to_vec(),
+                    tip: expect.clone(),
+                    checks: checks.clone(),
+                    checkout: checkout.clone(),
+                }))?;
                 // The branch moved under the runner (not by it): what it knew is stale.
                 if self.tip_text()? != expect {
+                    self.know(None)?;
                     continue 'outer;
                 }
                 if hi == 1 {
@@ -363,7 +376,7 @@ impl Runner<'_> {
                         checks: Some(checks),
                         checkout,
                     })?;
-                    self.journal(&[], None)?;
+                    self.know(None)?;
                     continue 'outer;
                 }
                 if self.opts.jobs > 1 && hi > 2 {
@@ -417,7 +430,7 @@ impl Runner<'_> {
                 }
             }
         }
-        self.journal(&[], None)
+        self.know(None)
     }
 
     /// With `--jobs J` > 1, when `rest[..hi]` fails on the tip `expect`: checks up to J of its
@@ -435,7 +448,7 @@ impl Runner<'_> {
             tasks: &rest[..hi],
             prefixes: &cuts,
         });
-        self.journal(&rest[..hi], None)?;
+        self.journal(&rest[..hi])?;
         let opts = self.merge_options(false);
         let settings = self.settings;
         let probes: Vec<Result<Probe>> = std::thread::scope(|scope| {
@@ -534,7 +547,7 @@ impl Runner<'_> {
             into: &self.target,
             tasks,
         });
-        self.journal(tasks, None)?;
+        self.journal(tasks)?;
         let ids = parse_ids(tasks)?;
         let opts = self.merge_options(self.opts.stream_checks);
         let outcome = crate::merge::merge_batch(self.repo, self.settings, &ids, &opts, verified)?;
