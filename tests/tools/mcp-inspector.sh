@@ -47,7 +47,7 @@ if grep -q 'Warning' "$tmp/warnings"; then
 fi
 check tools/list "$list" '
     const names = a.tools.map(t => t.name).sort().join(",");
-    if (names !== "changes,check,checkpoint,commit,diff,drop,list,log,merge,overlaps,remove,reset,revert,start,status,sync") throw names;
+    if (names !== "changes,check,checkpoint,commit,diff,drop,list,log,merge,overlaps,queue,remove,reset,revert,start,status,sync") throw names;
     const tool = n => a.tools.find(t => t.name === n);
     if (tool("merge").annotations.destructiveHint !== true) throw "merge is not destructive";
     if (tool("list").annotations.readOnlyHint !== true) throw "list is not read-only";

@@ -18,9 +18,9 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 EXPECTED_TOOLS = {
     "start", "list", "status", "check", "checkpoint", "changes", "diff", "revert",
-    "commit", "merge", "overlaps", "log", "drop", "remove", "reset", "sync",
+    "commit", "merge", "overlaps", "log", "drop", "remove", "reset", "sync", "queue",
 }
-DESTRUCTIVE = {"revert", "remove", "merge", "reset", "drop"}
+DESTRUCTIVE = {"revert", "remove", "merge", "reset", "drop", "queue"}
 READ_ONLY = {"list", "status", "check", "changes", "diff", "log", "overlaps"}
 
 
