@@ -26,7 +26,7 @@ use crate::git::journal::Journal;
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::Update;
 use crate::git::EntryKind;
-use crate::git::{checkout::inplace, diff, diff::unified, merge::threeway, ObjectId, Repo};
+use crate::git::{checkout::inplace, diff, diff::unified, merge, ObjectId, Repo};
 use crate::patch;
 use crate::record::{self, event, Event, Record};
 use crate::snapshot;
@@ -270,9 +270,15 @@ fn target(
                 Mode::Worktree => with_contract_file(repo, before, cp.tree)?,
                 Mode::Patch => before,
             };
-            let files = match threeway::merge_trees(repo, cp.tree, cur.worktree_tree, before)? {
-                Ok(tree) => tree,
-                Err(paths) => return Ok(Err(paths)),
+            // The labels would only name the sides of conflict markers, and a merge with a
+            // conflict is refused whole.
+            let labels = ["checkpoint", "worktree", "before the checkpoint"];
+            let files = match merge::merge_trees(repo, cp.tree, cur.worktree_tree, before, labels)?
+            {
+                merge::TreeMerge {
+                    tree: Some(tree), ..
+                } => tree,
+                merge::TreeMerge { conflicts, .. } => return Ok(Err(conflicts)),
             };
             // Staged entries follow their file where the index agreed with the file before.
             let index = follow_index(repo, cur.index_tree, cur.worktree_tree, files)?;

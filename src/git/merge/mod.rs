@@ -1,5 +1,6 @@
-//! Merges: merge commits of the gate (this file), three-way tree merges
-//! for undoing one checkpoint (`threeway`).
+//! Merges: the one three-way tree merge ([`merge_trees`]: the gate, sync, audit, undoing a
+//! checkpoint; [`Merger`] runs the same merge with caches kept across many), merge commits,
+//! and a merge git left unfinished in a worktree (`pending`).
 //!
 //! In-memory merges and the commits that record them: nothing here touches a
 //! worktree, an index or a ref. Objects are written to the object database
@@ -7,7 +8,6 @@
 //! unreachable and harmless.
 
 pub mod pending;
-pub mod threeway;
 
 use crate::error::{Context, Error, Result};
 use crate::git::{objects, ObjectId, Repo};
