@@ -286,7 +286,20 @@ fn merge_again(task: &str) -> Call {
     Call::new("merge").arg("ids", vec![task.to_owned()])
 }
 
-fn refused(p: &Palette, refusal: Refusal) -> Refused {
+/// For uncommitted work, the task's whole verdict when part of what it changed breaks its
+/// contract: `commit` would leave that part behind, so the way out puts it back first.
+fn outside_contract(ctx: &Ctx, refusal: &Refusal) -> Option<crate::contract::Verdict> {
+    let Refusal::UncommittedWork { task, .. } = refusal else {
+        return None;
+    };
+    let id = TaskId::parse(task).ok()?;
+    let record = crate::resolve::existing(&ctx.repo, &id).ok()?;
+    crate::changes::judge_task(&ctx.repo, &record)
+        .ok()
+        .filter(|v| !v.is_clean() && !v.next.is_empty())
+}
+
+fn refused(p: &Palette, refusal: Refusal, outside: Option<&crate::contract::Verdict>) -> Refused {
     let mut said = Said::new(p);
     let (value, text) = match refusal {
         Refusal::Violation(mut verdict) => {
@@ -308,12 +321,32 @@ fn refused(p: &Palette, refusal: Refusal) -> Refused {
                 "task '{task}' has uncommitted work in '{worktree}': {}; only its branch tip lands, so nothing was merged",
                 list(&paths)
             ));
+            let mut next = Vec::new();
+            if let Some(v) = outside {
+                let revert = &v.next[0];
+                let paths: Vec<String> = revert.arguments["paths"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.as_str().map(str::to_owned))
+                    .collect();
+                let options: Vec<String> = paths
+                    .iter()
+                    .map(|p| format!("--path {}", shell_quote(p)))
+                    .collect();
+                said.hint(format!(
+                    "part of it breaks the contract ({}), which commit leaves out: put that back first, saved as an attempt: git task revert {task} {}",
+                    list(&paths),
+                    options.join(" ")
+                ));
+                next.push(revert.clone());
+            }
             said.hint(format!(
                 "commit it first: git task commit {task}   (or: git -C {} commit)",
                 shell_quote(&worktree)
             ));
             said.hint(format!("then merge again: git task merge {task}"));
-            let next = vec![Call::on("commit", &task), merge_again(&task)];
+            next.extend([Call::on("commit", &task), merge_again(&task)]);
             let report = RefusedJson::UncommittedWork {
                 task,
                 worktree,
@@ -661,7 +694,12 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
             done
         }
         Outcome::Refused(refusal) => {
-            emit(ctx, &refused(&ctx.out.err_palette, refusal), Done::Negative)
+            let outside = outside_contract(ctx, &refusal);
+            emit(
+                ctx,
+                &refused(&ctx.out.err_palette, refusal, outside.as_ref()),
+                Done::Negative,
+            )
         }
         Outcome::Accepted { task, accepted } => report_accepted(ctx, task, *accepted),
     }

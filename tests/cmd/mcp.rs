@@ -127,13 +127,12 @@ fn python_sdk_agent_follows_each_refusal_to_a_landed_task() {
     };
     // The refusals the agent met and the calls they named.
     let dirty = tools("dirty");
+    // One refusal, the three steps it names, landed.
     assert_eq!(
-        dirty.first().map(String::as_str),
-        Some("merge!uncommitted_work"),
+        dirty,
+        ["merge!uncommitted_work", "revert", "commit", "merge"],
         "{dirty:?}"
     );
-    assert!(dirty.iter().any(|t| t == "revert"), "{dirty:?}");
-    assert_eq!(dirty.last().map(String::as_str), Some("merge"), "{dirty:?}");
     let fenced = tools("fenced");
     assert_eq!(fenced[0], "merge!contract_violation", "{fenced:?}");
     assert_eq!(fenced[1], "revert", "{fenced:?}");

@@ -262,3 +262,36 @@ fn a_refused_rename_is_put_back_whole() {
     repo.task_root(&["commit", "mv"]).ok();
     repo.task_root(&["check", "mv"]).ok();
 }
+
+/// Uncommitted work of which a part breaks the contract: `commit` would leave that part behind
+/// (and the merge refuse again), so the way out puts it back first: `revert` of those paths,
+/// then `commit`, then `merge`; followed, they land the task without the outside file.
+#[test]
+fn uncommitted_work_outside_the_contract_is_put_back_first() {
+    let repo = TestRepo::new();
+    let wt = repo.start("o", &["--allow", "src/**"]);
+    repo.write(&wt, "src/lib.rs", "pub fn o() {}\n");
+    repo.write(&wt, "README.md", "outside\n");
+    let doc = json(&repo.task_root(&["merge", "--json", "o"]).code(1));
+    assert_eq!(doc["kind"], "uncommitted_work", "{doc}");
+    assert_eq!(
+        doc["next"],
+        serde_json::json!([
+            {"tool": "revert", "arguments": {"id": "o", "paths": ["README.md"]}},
+            {"tool": "commit", "arguments": {"id": "o"}},
+            {"tool": "merge", "arguments": {"ids": ["o"]}},
+        ])
+    );
+    assert!(
+        hints(&doc)[0].contains("git task revert o --path README.md"),
+        "{doc}"
+    );
+    repo.task_root(&["revert", "o", "--path", "README.md"]).ok();
+    repo.task_root(&["commit", "o"]).ok();
+    repo.task_root(&["merge", "o"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:src/lib.rs"]),
+        "pub fn o() {}"
+    );
+    assert_eq!(repo.git(repo.root(), &["show", "main:README.md"]), "# demo");
+}
