@@ -179,6 +179,9 @@ struct Ran {
 
 impl Report for Ran {
     fn human(&self, out: &Out) -> std::io::Result<()> {
+        if self.queues.is_empty() {
+            out.note("No landing queue: queue tasks with 'git task queue add <id>..'");
+        }
         for q in &self.queues {
             let into = escape(short(&q.into));
             if let Some(pid) = &q.busy {

@@ -457,3 +457,95 @@ fn follow_lands_what_is_added_later() {
     assert_eq!(landed_order(&repo), ids);
     repo.fsck();
 }
+
+/// The MCP tool `queue`: add, status, run (an ejection is a tool error whose content is the
+/// report), remove; bad arguments are refused before anything runs.
+#[test]
+fn mcp_tool_adds_runs_and_removes() {
+    let (repo, _, ids) = queue_repo(3, Some(2), "");
+    let mut s = super::mcp::Session::open(&repo, repo.root());
+    let (error, doc, _) = s.call("queue", serde_json::json!({"action": "add", "ids": ids}));
+    assert!(!error, "{doc}");
+    assert_eq!(doc["kind"], "queue_add");
+    let (error, doc, _) = s.call(
+        "queue",
+        serde_json::json!({"action": "remove", "ids": ["t03"]}),
+    );
+    assert!(!error, "{doc}");
+    assert_eq!(doc["from"], "refs/heads/main");
+    let (error, doc, _) = s.call("queue", serde_json::json!({"action": "status"}));
+    assert!(!error, "{doc}");
+    assert_eq!(doc["queues"][0]["queued"].as_array().unwrap().len(), 2);
+    let (error, doc, _) = s.call("queue", serde_json::json!({"action": "run", "batch": 8}));
+    assert!(error, "{doc}");
+    assert_eq!(doc["kind"], "queue_run");
+    assert_eq!(doc["queues"][0]["ejected"][0]["task"], "t02");
+    assert_eq!(landed_order(&repo), ["t01"]);
+    let (error, _, _) = s.call("queue", serde_json::json!({"action": "add"}));
+    assert!(error);
+    let (error, _, _) = s.call(
+        "queue",
+        serde_json::json!({"action": "remove", "ids": ["t01", "t02"]}),
+    );
+    assert!(error);
+    let (error, _, _) = s.call(
+        "queue",
+        serde_json::json!({"action": "add", "ids": ["--into=x"]}),
+    );
+    assert!(error);
+    let (error, _, _) = s.call("queue", serde_json::json!({"action": "launch"}));
+    assert!(error);
+    assert_eq!(s.close(), 0);
+}
+
+/// Local changes in the way where the branch is checked out stop the run (exit 1): nothing
+/// lands, nothing is ejected, the queue stays; once they are gone the run lands it.
+#[test]
+fn changes_in_the_way_stop_the_run_and_keep_the_queue() {
+    let (repo, _, ids) = queue_repo(2, None, "");
+    add(&repo, &ids);
+    let before = rev(&repo, "main");
+    repo.write(repo.root(), "src/t02.txt", "mine\n");
+    let run = repo.task_root(&["queue", "run"]).code(1);
+    assert!(run.stderr.contains("local changes"), "{run}");
+    assert_eq!(rev(&repo, "main"), before);
+    let status = repo.task_root(&["queue", "status", "--json"]).ok().json();
+    assert_eq!(status["queues"][0]["queued"].as_array().unwrap().len(), 2);
+    assert_eq!(status["queues"][0]["ejected"], serde_json::json!([]));
+    std::fs::remove_file(repo.root().join("src/t02.txt")).unwrap();
+    repo.task_root(&["queue", "run"]).ok();
+    assert_eq!(landed_order(&repo), ids);
+    repo.fsck();
+}
+
+/// A queue ref git-task did not write (a blob) is refused as `queue_damaged` (exit 128) by
+/// every queue command, nothing written; deleting it starts the queue again.
+#[test]
+fn a_damaged_queue_ref_is_refused() {
+    let (repo, _, ids) = queue_repo(1, None, "");
+    let blob = super::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "junk\n");
+    repo.git(
+        repo.root(),
+        &["update-ref", "refs/tasks/_queue/main", &blob],
+    );
+    let before = all_refs(&repo);
+    for args in [
+        &["queue", "status", "--json"][..],
+        &["queue", "add", "t01", "--json"],
+        &["queue", "run", "--json"],
+    ] {
+        let run = repo.task_root(args).code(128);
+        assert_eq!(run.json()["kind"], "queue_damaged", "{args:?}: {run}");
+        assert_eq!(all_refs(&repo), before, "{args:?}");
+    }
+    let run = repo.task_root(&["queue", "status"]).code(128);
+    assert!(
+        run.stderr
+            .contains("git update-ref -d refs/tasks/_queue/main"),
+        "{run}"
+    );
+    repo.git(repo.root(), &["update-ref", "-d", "refs/tasks/_queue/main"]);
+    add(&repo, &ids);
+    repo.task_root(&["queue", "run"]).ok();
+    assert_eq!(landed_order(&repo), ids);
+}

@@ -53,6 +53,9 @@ pub fn read(repo: &Repo, target: &str) -> Result<Stored> {
             .hint(format!(
                 "it was changed outside git-task; see its history with: git log {name}"
             ))
+            .hint(format!(
+                "to start the queue again, empty: git update-ref -d {name}"
+            ))
             .with_code("queue_damaged")
     };
     let tree = objects::commit_tree(repo, tip).map_err(|_| unreadable("is not a commit"))?;
