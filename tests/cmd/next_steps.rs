@@ -295,3 +295,52 @@ fn uncommitted_work_outside_the_contract_is_put_back_first() {
     );
     assert_eq!(repo.git(repo.root(), &["show", "main:README.md"]), "# demo");
 }
+
+/// Every error raised with its own `kind` (`.with_code(..)`) says what to do next: a `.hint(..)`
+/// (or a `refusal(..)` that adds them) in the same expression. A new coded error without one
+/// fails here.
+#[test]
+fn every_coded_error_carries_a_hint() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let mut coded = 0;
+    let mut bare = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let text = text.split("#[cfg(test)]").next().unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if !line.contains(".with_code(\"") {
+                continue;
+            }
+            coded += 1;
+            // The expression around it: back to the error's constructor, on to its end.
+            let from = (0..=n)
+                .rev()
+                .find(|&i| {
+                    lines[i].contains("Error::") || lines[i].contains(".refusal(") || i + 25 == n
+                })
+                .unwrap_or(0);
+            let to = (n..lines.len())
+                .find(|&i| lines[i].trim_end().ends_with(';') || i == n + 25)
+                .unwrap_or(lines.len() - 1);
+            let expr = lines[from..=to].join("\n");
+            if !expr.contains(".hint(") && !expr.contains(".refusal(") {
+                bare.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(coded >= 10, "the walk found {coded} coded errors");
+    assert!(bare.is_empty(), "coded errors without a hint: {bare:#?}");
+}
