@@ -101,15 +101,11 @@ pub fn reset(
         }
         let done = crate::undo::reset_patch(repo, record, opts.onto)?;
         let record = record::load_existing(repo, &id)?;
-        let base = done
-            .base
-            .parse()
-            .map_err(|e| Error::repo(format!("task '{id}' has a bad base commit"), e))?;
         return Ok(ResetDone {
             record,
             changed: done.attempt.is_some() || !done.files.is_empty(),
             attempt: done.attempt,
-            base,
+            base: done.base,
             files: done.files,
             setup: None,
             cd: None,

@@ -13,13 +13,14 @@ use crate::snapshot;
 use crate::task::{layout, Mode};
 use crate::work;
 
-/// What `reset` did.
-#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
-pub struct ResetDone {
+/// What the patch-mode part of the one reset did: [`crate::lifecycle::reset::reset`] makes
+/// the reset's result (`ResetDone`) from it.
+#[derive(Clone, Debug)]
+pub struct PatchReset {
     /// The work saved before it was discarded.
     pub attempt: Option<SavedAttempt>,
     /// The base the task now starts from.
-    pub base: String,
+    pub base: ObjectId,
     /// Files written or deleted.
     pub files: Vec<String>,
 }
@@ -27,7 +28,7 @@ pub struct ResetDone {
 /// Puts a patch-mode task back to its snapshot (or onto `onto`), saving its work first; appends `reset`.
 ///
 /// Called by [`crate::lifecycle::reset::reset`], the one reset.
-pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Result<ResetDone> {
+pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Result<PatchReset> {
     let id = record.state.task_id();
     let w = work::open(repo, record)?;
     let old_base = repo.find_ref(&layout::base_ref(&id))?;
@@ -65,9 +66,9 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                     if done.attempt.is_some() {
                         record::note(repo, &id, details)?;
                     }
-                    return Ok(ResetDone {
+                    return Ok(PatchReset {
                         attempt: done.attempt,
-                        base: new_base.to_string(),
+                        base: new_base,
                         files: done.files,
                     });
                 }
@@ -79,9 +80,9 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
                         && snap.index_tree == base_tree
                         && snap.worktree_tree == base_tree;
                     if clean_there {
-                        return Ok(ResetDone {
+                        return Ok(PatchReset {
                             attempt: None,
-                            base: new_base.to_string(),
+                            base: new_base,
                             files: Vec::new(),
                         });
                     }
@@ -139,9 +140,9 @@ pub fn reset_patch(repo: &Repo, record: &Record, onto: Option<ObjectId>) -> Resu
     });
     record::append(repo, record, details, &state, updates).map_err(Error::from)?;
     let files = write_target(repo, record, &w, &target)?;
-    Ok(ResetDone {
+    Ok(PatchReset {
         attempt,
-        base: new_base.to_string(),
+        base: new_base,
         files,
     })
 }
