@@ -18,7 +18,8 @@ pub fn resolve(repo: &Repo, settings: &Settings, id: Option<&TaskId>) -> Result<
         Some(id) => existing(repo, &id),
         None => Err(
             Error::input("no task id given, and this worktree has no active task")
-                .hint("name the task after the command ('git task list' shows them), or run it inside the task's worktree"),
+                .hint("name the task after the command ('git task list' shows them), or run it inside the task's worktree")
+                .next(crate::error::Call::new("list")),
         ),
     }
 }
@@ -31,7 +32,7 @@ pub fn existing(repo: &Repo, id: &TaskId) -> Result<Record> {
     }
     let missing = record::missing(id);
     let ids = record::all_ids(repo).unwrap_or_default();
-    Err(match nearest(id.as_str(), ids.iter().map(TaskId::as_str)) {
+    let err = match nearest(id.as_str(), ids.iter().map(TaskId::as_str)) {
         Some(near) => {
             let mut err = Error::input(missing.message()).hint(format!("did you mean '{near}'?"));
             for hint in missing.hints() {
@@ -40,7 +41,9 @@ pub fn existing(repo: &Repo, id: &TaskId) -> Result<Record> {
             err
         }
         None => missing,
-    })
+    };
+    // For an agent with only the MCP tools: the tasks there are.
+    Err(err.next(crate::error::Call::new("list")))
 }
 
 /// The id of `ids` nearest to `typed` by edit distance, if it is at most 2 (the first in

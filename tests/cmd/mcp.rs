@@ -536,10 +536,11 @@ fn command_stderr_is_in_the_result_and_not_on_the_servers_stderr() {
         doc["next"][0],
         json!({"tool": "commit", "arguments": {"id": "w"}})
     );
-    // An error, with its hints.
+    // An error, with its hints, and the tool that shows the tasks there are.
     let (err, doc, _) = s.call("status", json!({"id": "nope"}));
     assert!(err);
     assert!(!doc["hints"].as_array().unwrap().is_empty(), "{doc}");
+    assert_eq!(doc["next"], json!([{"tool": "list", "arguments": {}}]), "{doc}");
     let (code, stderr) = s.close_with_stderr();
     assert_eq!(code, 0);
     assert_eq!(stderr, "", "the server wrote on its own stderr");
