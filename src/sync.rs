@@ -119,9 +119,9 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
     let base_ref = layout::base_ref(id);
     let recorded_base = repo.find_ref(&base_ref)?;
     let path = PathBuf::from(&rec.state.worktree);
-    let linked = worktree::list(repo)?
-        .into_iter()
-        .find(|w| w.path == path || w.branch.as_deref() == Some(rec.state.branch.as_str()))
+    let linked = rec
+        .state
+        .worktree_now(repo)?
         .filter(|w| w.exists())
         .ok_or_else(|| {
             Error::input(format!(

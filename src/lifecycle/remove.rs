@@ -168,10 +168,7 @@ pub fn remove(
     if record.state.mode == Mode::Patch {
         return remove_patch(repo, record).map(Ok);
     }
-    let path = Path::new(&record.state.worktree).to_path_buf();
-    let linked = worktree::list(repo)?
-        .into_iter()
-        .find(|w| w.branch.as_deref() == Some(record.state.branch.as_str()) || w.path == path);
+    let linked = record.state.worktree_now(repo)?;
     if let Some(linked) = &linked {
         // Before anything is saved or deleted, `--force` or not (git wants `-f -f`).
         linked.check_unlocked()?;

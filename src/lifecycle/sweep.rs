@@ -209,9 +209,10 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
         }
         // A locked worktree's directory may be on a drive that is not mounted: as
         // `git worktree prune` does, leave it (and its task) alone.
-        if linked.iter().any(|l| {
-            (l.path == path || l.branch.as_deref() == Some(&s.branch)) && l.lock_reason().is_some()
-        }) {
+        if linked
+            .iter()
+            .any(|l| s.is_worktree(l) && l.lock_reason().is_some())
+        {
             continue;
         }
         let plan = repair(
@@ -224,10 +225,7 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
             ),
         );
         run_repair(&mut repairs, plan, dry_run, |repair| {
-            for l in linked
-                .iter()
-                .filter(|l| l.path == path || l.branch.as_deref() == Some(&s.branch))
-            {
+            for l in linked.iter().filter(|l| s.is_worktree(l)) {
                 worktree::remove_admin(l)?;
             }
             let mut extra = Vec::new();

@@ -168,11 +168,7 @@ pub(super) fn select_with(
     let mut pending = Vec::new();
     for rec in records {
         let id = rec.state.task_id();
-        let wt_path = PathBuf::from(&rec.state.worktree);
-        let wt = linked
-            .iter()
-            .find(|w| w.path == wt_path || w.branch.as_deref() == Some(rec.state.branch.as_str()))
-            .cloned();
+        let wt = rec.state.find_worktree(&linked).cloned();
         let tip = repo.find_ref(&rec.state.branch)?.ok_or_else(|| {
             Error::input(format!(
                 "task '{id}' has no branch '{}'",

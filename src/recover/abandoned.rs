@@ -38,9 +38,7 @@ pub fn roll_back(repo: &Repo, settings: &Settings, record: &Record) -> Result<Ve
     let id = record.state.task_id();
     let mut attempts = Vec::new();
     let path = PathBuf::from(&record.state.worktree);
-    let linked = worktree::list(repo)?
-        .into_iter()
-        .find(|w| w.path == path || w.branch.as_deref() == Some(&record.state.branch));
+    let linked = record.state.worktree_now(repo)?;
     if record.state.mode == Mode::Worktree {
         if let Some(linked) = &linked {
             if linked.exists() {

@@ -121,10 +121,7 @@ pub fn settle(repo: &Repo, remote: &str, id: &TaskId) -> Result<Option<MergedEls
     let why = format!("merged on another machine ({remote})");
     let branch = rec.state.branch.to_string();
     let tip = repo.find_ref(&branch)?;
-    let linked = worktree::list(repo)?.into_iter().find(|w| {
-        w.branch.as_deref() == Some(branch.as_str())
-            || w.path == std::path::Path::new(&rec.state.worktree)
-    });
+    let linked = rec.state.worktree_now(repo)?;
     if let Some(reason) = linked.as_ref().and_then(|l| l.lock_reason()) {
         done.left = Some(format!("its worktree here is locked ({reason})"));
         return Ok(Some(done));

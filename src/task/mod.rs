@@ -7,6 +7,7 @@ pub use crate::git::refs::BranchName;
 pub use id::TaskId;
 
 use crate::error::Result;
+use crate::git::worktree::Linked;
 use crate::git::{ObjectId, Repo};
 use serde::{Deserialize, Serialize};
 
@@ -184,6 +185,26 @@ impl TaskState {
             Some(base) => Ok(Some(base)),
             None => repo.find_ref(&layout::base_ref(&self.task_id())),
         }
+    }
+
+    /// Whether `linked` is this task's worktree: the one at the recorded path, or the one on
+    /// the task's branch (moved with `git worktree move`). The one rule every verb asks.
+    pub fn is_worktree(&self, linked: &Linked) -> bool {
+        linked.path == std::path::Path::new(&self.worktree)
+            || linked.branch.as_deref() == Some(self.branch.as_str())
+    }
+
+    /// The task's worktree among `linked` (see [`TaskState::is_worktree`]).
+    pub fn find_worktree<'a>(&self, linked: &'a [Linked]) -> Option<&'a Linked> {
+        linked.iter().find(|w| self.is_worktree(w))
+    }
+
+    /// The task's worktree as git lists the linked worktrees now (see
+    /// [`TaskState::is_worktree`]).
+    pub fn worktree_now(&self, repo: &Repo) -> Result<Option<Linked>> {
+        Ok(crate::git::worktree::list(repo)?
+            .into_iter()
+            .find(|w| self.is_worktree(w)))
     }
 
     /// Returns the environment a task's commands run with (`exec`, setup, checks).
