@@ -9,7 +9,8 @@
 
 use crate::contract::file::CONTRACT_FILE;
 use crate::error::{Error, Result};
-use crate::git::diff::renames::{self, Status};
+use crate::git::diff::renames::Status;
+use crate::git::diff::unified;
 use crate::git::{diff, objects, worktree, ObjectId, Repo};
 use crate::record::Record;
 use crate::snapshot::{self, read_snapshot, Snapshot, WorktreeState};
@@ -36,10 +37,7 @@ pub struct Work {
 impl Work {
     /// Returns the paths never shown as work (`.task-contract.toml` in worktree mode).
     pub fn skip(&self) -> &'static [&'static str] {
-        match self.mode {
-            Mode::Worktree => &[CONTRACT_FILE],
-            Mode::Patch => &[],
-        }
+        skipped(self.mode)
     }
 
     /// Returns the tree checkpoint 0 stands for: the state before the first checkpoint.
@@ -48,6 +46,14 @@ impl Work {
             Some(s) => s.worktree_tree,
             None => self.origin_tree,
         }
+    }
+}
+
+/// Returns the paths never shown as work in `mode` (`.task-contract.toml` in worktree mode).
+pub fn skipped(mode: Mode) -> &'static [&'static str] {
+    match mode {
+        Mode::Worktree => &[CONTRACT_FILE],
+        Mode::Patch => &[],
     }
 }
 
@@ -103,6 +109,89 @@ pub fn open(repo: &Repo, record: &Record) -> Result<Work> {
         origin_tree,
         snapshot,
     })
+}
+
+/// What a merged task landed: the tree on the target before and after it.
+#[derive(Clone, Debug)]
+pub struct Landed {
+    /// The tree before the task landed.
+    pub before: ObjectId,
+    /// The tree it left.
+    pub after: ObjectId,
+    /// Where it landed: the target branch (full ref name), or `None` for a patch-mode task
+    /// accepted in place.
+    pub into: Option<String>,
+}
+
+/// Returns what a merged task landed (read from its `merged` event), or `None` when the task
+/// is not merged. Read only: nothing is opened for writing.
+pub fn landed(repo: &Repo, record: &Record) -> Result<Option<Landed>> {
+    use crate::record::event::{Event, Merged, Provisioned};
+    if record.state.status != crate::task::Status::Merged {
+        return Ok(None);
+    }
+    let id = record.state.task_id();
+    let oid = |s: &str| {
+        ObjectId::from_hex(s.as_bytes()).map_err(|_| {
+            Error::repo_msg(format!(
+                "the merged event of '{id}' names a bad object '{s}'"
+            ))
+        })
+    };
+    let entries = crate::record::events(repo, record)?;
+    let Some(merged) = entries.iter().rev().find_map(|e| match &e.event {
+        Event::Merged(m) => Some(m.clone()),
+        _ => None,
+    }) else {
+        return Err(Error::repo_msg(format!(
+            "task '{id}' is merged but its record has no 'merged' event"
+        )));
+    };
+    match merged {
+        Merged::Branch {
+            commit,
+            commits,
+            into,
+            ..
+        } => {
+            let Some(last) = commit else {
+                let tree = objects::empty_tree(repo);
+                return Ok(Some(Landed {
+                    before: tree,
+                    after: tree,
+                    into: Some(into),
+                }));
+            };
+            let last = oid(&last)?;
+            let first = commits.first().map(|c| oid(c)).transpose()?.unwrap_or(last);
+            let parent = objects::commit_parents(repo, first)?.first().copied();
+            let before = match parent {
+                Some(p) => objects::commit_tree(repo, p)?,
+                None => objects::empty_tree(repo),
+            };
+            Ok(Some(Landed {
+                before,
+                after: objects::commit_tree(repo, last)?,
+                into: Some(into),
+            }))
+        }
+        Merged::Patch { accepted, .. } => {
+            let snapshot = entries.iter().rev().find_map(|e| match &e.event {
+                Event::Provisioned(Provisioned::Patch { snapshot, .. }) => Some(snapshot.clone()),
+                _ => None,
+            });
+            let after = oid(&accepted)?;
+            let before = match snapshot {
+                Some(s) => snapshot::parse_snapshot(repo, oid(&s)?)?.worktree_tree,
+                None => after,
+            };
+            Ok(Some(Landed {
+                before,
+                after,
+                into: None,
+            }))
+        }
+    }
 }
 
 /// One checkpoint of a task.
@@ -229,25 +318,63 @@ pub struct FileRow {
     pub old_path: Option<String>,
     /// The checkpoint that last touched it; `null` when it changed after the last checkpoint or in none.
     pub checkpoint: Option<u32>,
+    /// With `--stat`: the lines it added and removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat: Option<diff::stat::FileStat>,
 }
 
 /// Returns every file the task changed since its origin, uncommitted and untracked work included,
-/// with the checkpoint that last touched it.
-pub fn files(repo: &Repo, record: &Record) -> Result<Vec<FileRow>> {
-    let id = record.state.task_id();
-    let w = open(repo, record)?;
-    let files = renames::tree_to_tree(repo, w.origin_tree, w.state.worktree_tree)?;
-    let last = attribution(repo, &w, &checkpoints(repo, &id)?)?;
-    Ok(files
+/// with the checkpoint that last touched it; renames paired as `git diff -M<renames>` pairs them
+/// ([`similarity`]); with `stat`, each file's lines added and removed. For a merged task: the
+/// files it landed (read only, no checkpoints).
+pub fn files(repo: &Repo, record: &Record, renames: u64, stat: bool) -> Result<Vec<FileRow>> {
+    let (pairs, last) = match landed(repo, record)? {
+        Some(l) => (
+            unified::pairs(
+                repo,
+                l.before,
+                l.after,
+                &[],
+                skipped(record.state.mode),
+                Some(renames),
+            )?,
+            BTreeMap::new(),
+        ),
+        None => {
+            let id = record.state.task_id();
+            let w = open(repo, record)?;
+            let pairs = unified::pairs(
+                repo,
+                w.origin_tree,
+                w.state.worktree_tree,
+                &[],
+                w.skip(),
+                Some(renames),
+            )?;
+            (pairs, attribution(repo, &w, &checkpoints(repo, &id)?)?)
+        }
+    };
+    let stats = match stat {
+        true => Some(diff::stat::files(repo, &pairs)?),
+        false => None,
+    };
+    Ok(pairs
         .into_iter()
-        .filter(|f| !w.skip().contains(&f.path.as_str()))
-        .map(|f| {
-            let checkpoint = last.get(&f.path).copied().flatten();
+        .enumerate()
+        .map(|(i, p)| {
+            let c = p.change;
+            let (status, old_path) = match (p.renamed_from, c.kind) {
+                (Some((from, _)), _) => (Status::Renamed, Some(from)),
+                (None, diff::ChangeKind::Added) => (Status::Created, None),
+                (None, diff::ChangeKind::Deleted) => (Status::Deleted, None),
+                (None, diff::ChangeKind::Modified) => (Status::Modified, None),
+            };
             FileRow {
-                path: f.path,
-                status: f.status,
-                old_path: f.old_path,
-                checkpoint,
+                checkpoint: last.get(&c.path).copied().flatten(),
+                path: c.path,
+                status,
+                old_path,
+                stat: stats.as_ref().map(|s| s[i].clone()),
             }
         })
         .collect())

@@ -2,16 +2,34 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
+use crate::git::diff::similarity::{parse_score, DEFAULT_SCORE};
+use crate::git::diff::stat;
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;
 use crate::work::{self, FileRow};
 
-/// List the files a task changed, with the checkpoint that last touched each
+/// List the files a task changed, with the checkpoint that last touched each; for a merged
+/// task, the files it landed
 #[derive(clap::Args, Debug)]
 pub struct ChangesArgs {
     /// Task id (default: the active task of this worktree)
     #[arg(value_parser = TaskId::parse)]
     pub id: Option<TaskId>,
+    /// Also count the lines each file added and removed, with git's summary line
+    #[arg(long)]
+    pub stat: bool,
+    /// The minimum similarity for a deleted and an added file to count as a rename, as
+    /// `git diff -M<N>` (default 50%)
+    #[arg(
+        short = 'M',
+        long = "find-renames",
+        value_name = "N",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "50%",
+        value_parser = parse_score
+    )]
+    pub find_renames: Option<u64>,
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -40,7 +58,23 @@ impl Report for ChangesReport {
                 Some(old) => format!("{} -> {}", escape(old), escape(&f.path)),
                 None => escape(&f.path).into_owned(),
             };
-            out.line(format_args!("{status:<9} {cp:<6} {path}"))?;
+            match &f.stat {
+                Some(s) if s.binary => {
+                    out.line(format_args!("{status:<9} {cp:<6} {path}  (binary)"))?
+                }
+                Some(s) => out.line(format_args!(
+                    "{status:<9} {cp:<6} {path}  +{} -{}",
+                    s.insertions, s.deletions
+                ))?,
+                None => out.line(format_args!("{status:<9} {cp:<6} {path}"))?,
+            }
+        }
+        if !self.files.is_empty() {
+            let stats: Vec<stat::FileStat> =
+                self.files.iter().filter_map(|f| f.stat.clone()).collect();
+            if stats.len() == self.files.len() {
+                out.line(format_args!("{}", stat::summary(&stats).trim_end()))?;
+            }
         }
         Ok(())
     }
@@ -48,7 +82,8 @@ impl Report for ChangesReport {
 
 pub fn run(ctx: &Ctx, args: &ChangesArgs) -> CmdResult {
     let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
-    let files = work::files(&ctx.repo, &record)?;
+    let renames = args.find_renames.unwrap_or(DEFAULT_SCORE);
+    let files = work::files(&ctx.repo, &record, renames, args.stat)?;
     emit(
         ctx,
         &ChangesReport {

@@ -88,3 +88,59 @@ fn patch_changes_count_from_the_snapshot() {
         .collect();
     assert_eq!(paths, ["new.txt"]);
 }
+
+/// `changes --stat` adds each file's lines added and removed and git's summary line; `-M=N` sets
+/// the similarity a rename needs, as `git diff -M<N>`.
+#[test]
+fn changes_count_lines_and_take_a_rename_threshold() {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    let body: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    repo.write(&root, "src/big.rs", &body);
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "big"]);
+    let wt = repo.start("st", &[]);
+    repo.git(&wt, &["mv", "src/big.rs", "src/large.rs"]);
+    repo.write(
+        &wt,
+        "src/large.rs",
+        &body.replace("line 3\n", "LINE 3\nextra\n"),
+    );
+    repo.write(&wt, "README.md", "# demo\nmore\n");
+
+    let json = repo.task(&wt, &["changes", "--stat", "--json"]).ok().json();
+    let large = row(&json, "src/large.rs");
+    assert_eq!(large["status"], "renamed");
+    assert_eq!(large["stat"]["insertions"], 2);
+    assert_eq!(large["stat"]["deletions"], 1);
+    let human = repo.task(&wt, &["changes", "--stat"]).ok().stdout;
+    assert!(
+        human.contains("src/big.rs -> src/large.rs  +2 -1"),
+        "{human}"
+    );
+    repo.git(&wt, &["add", "-A"]);
+    let summary = repo.git(
+        &wt,
+        &[
+            "diff",
+            "--cached",
+            "-M",
+            "--shortstat",
+            "HEAD~1",
+            "--",
+            ".",
+            ":!.task-contract.toml",
+        ],
+    );
+    assert!(
+        human.ends_with(&format!("{summary}\n")),
+        "{human}\nwant {summary}"
+    );
+    // Without --stat there is no stat.
+    let json = repo.task(&wt, &["changes", "--json"]).ok().json();
+    assert!(row(&json, "src/large.rs").get("stat").is_none(), "{json}");
+    // A stricter threshold than this pair's similarity: a deletion and a creation, as git.
+    let strict = repo.task(&wt, &["changes", "-M=99%", "--json"]).ok().json();
+    assert_eq!(row(&strict, "src/big.rs")["status"], "deleted");
+    assert_eq!(row(&strict, "src/large.rs")["status"], "created");
+}

@@ -152,3 +152,240 @@ fn paths_are_relative_to_the_current_directory() {
         "{all}"
     );
 }
+
+/// Text of `lines` lines, line `i` changed where `changed(i)` says so.
+fn text(lines: usize, changed: impl Fn(usize) -> bool) -> String {
+    (1..=lines)
+        .map(|i| {
+            if changed(i) {
+                format!("changed line {i} of the file\n")
+            } else {
+                format!("line {i} of the file\n")
+            }
+        })
+        .collect()
+}
+
+/// The repository the rename and stat tests share: renames exact and edited, a long path, an
+/// executable bit, a binary file; returns (repo, worktree, base commit).
+fn renaming_task() -> (TestRepo, std::path::PathBuf, String) {
+    let repo = TestRepo::new();
+    let root = repo.root().to_path_buf();
+    repo.write(&root, "src/engine.rs", &text(40, |_| false));
+    repo.write(&root, "docs/guide.md", &text(12, |_| false));
+    repo.write(&root, "notes/todo.txt", "a\nb\nc\n");
+    repo.write(&root, "tool.sh", "#!/bin/sh\n");
+    write_bytes(&root, "data.bin", &[0, 1, 2, 3]);
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "files"]);
+    let base = repo.git(&root, &["rev-parse", "HEAD"]);
+    let wt = repo.start("mv", &[]);
+    // Edited after the move (83% alike by git's measure), moved as is, moved into a deep directory.
+    repo.git(&wt, &["mv", "src/engine.rs", "src/motor.rs"]);
+    repo.write(&wt, "src/motor.rs", &text(40, |i| i % 7 == 0));
+    std::fs::create_dir_all(wt.join("docs/manual")).unwrap();
+    repo.git(&wt, &["mv", "docs/guide.md", "docs/manual/guide.md"]);
+    std::fs::create_dir_all(wt.join("a/very/long/directory/name/that/goes/on/and/on")).unwrap();
+    repo.git(
+        &wt,
+        &[
+            "mv",
+            "notes/todo.txt",
+            "a/very/long/directory/name/that/goes/on/and/on/todo-list-renamed.txt",
+        ],
+    );
+    repo.write(&wt, "src/lib.rs", &text(100, |_| false));
+    chmod_x(&wt, "tool.sh", true);
+    write_bytes(&wt, "data.bin", &[0, 9, 9]);
+    std::fs::remove_file(wt.join("README.md")).unwrap();
+    repo.write(&wt, "new.txt", "fresh\n");
+    (repo, wt, base)
+}
+
+/// Our patch with binary changes' full object ids (which `git apply` needs) cut as git cuts them.
+fn abbreviated(patch: &str) -> String {
+    patch
+        .lines()
+        .map(|l| match l.strip_prefix("index ") {
+            Some(ids) if ids.len() >= 82 && ids.as_bytes()[40] == b'.' => {
+                format!("index {}..{}{}", &ids[..7], &ids[42..49], &ids[82..])
+            }
+            _ => l.to_owned(),
+        })
+        .map(|l| l + "\n")
+        .collect()
+}
+
+/// `git diff <base>` of the worktree, as git prints it, the contract file left out.
+fn git_diff(repo: &TestRepo, wt: &std::path::Path, base: &str, flags: &[&str]) -> String {
+    repo.git(wt, &["add", "-A"]);
+    let mut args = vec!["diff"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&[base, "--", ".", ":!.task-contract.toml"]);
+    let out = repo.git(wt, &args);
+    if out.is_empty() {
+        out
+    } else {
+        out + "\n"
+    }
+}
+
+/// `--stat` prints what `git diff --stat` prints for the same trees: per-file lines with the
+/// scaled graph, a long name cut with `...`, `Bin` sizes, a mode change as 0, and the summary;
+/// with `-M`, renames as `{old => new}`; `--json` carries the same numbers.
+#[test]
+fn stat_matches_git_diff_stat() {
+    let (repo, wt, base) = renaming_task();
+    let ours = repo.task(&wt, &["diff", "--stat"]).ok().stdout;
+    assert_eq!(
+        ours,
+        git_diff(&repo, &wt, &base, &["--no-renames", "--stat"])
+    );
+    let ours = repo.task(&wt, &["diff", "--stat", "-M"]).ok().stdout;
+    assert_eq!(ours, git_diff(&repo, &wt, &base, &["-M", "--stat"]));
+    assert!(ours.contains("src/{engine.rs => motor.rs}"), "{ours}");
+    assert!(ours.contains(" | Bin 4 -> 3 bytes\n"), "{ours}");
+    assert!(ours.contains(" ..."), "a long name is cut:\n{ours}");
+    // A narrower terminal, as git would draw it there.
+    let narrow = |cmd: &mut std::process::Command| {
+        cmd.env("COLUMNS", "50");
+    };
+    let mut ours = repo.command(crate::common::bin(), &wt);
+    ours.args(["diff", "--stat", "-M"]);
+    narrow(&mut ours);
+    let ours = String::from_utf8(ours.output().unwrap().stdout).unwrap();
+    let mut git = repo.command("git", &wt);
+    git.args([
+        "diff",
+        "-M",
+        "--stat",
+        &base,
+        "--",
+        ".",
+        ":!.task-contract.toml",
+    ]);
+    narrow(&mut git);
+    let git = String::from_utf8(git.output().unwrap().stdout).unwrap();
+    assert_eq!(ours, git);
+    // Paths limit the stat as they limit the patch.
+    let only = repo.task(&wt, &["diff", "--stat", "--", "src"]).ok().stdout;
+    let mut args = vec!["diff", "--no-renames", "--stat", base.as_str(), "--", "src"];
+    let want = repo.git(&wt, &args) + "\n";
+    assert_eq!(only, want);
+    args.clear();
+
+    let json = repo
+        .task(&wt, &["diff", "--stat", "-M", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["patch"], "");
+    let stat = &json["stat"];
+    assert_eq!(stat["files_changed"], 8, "{json}");
+    let motor = stat["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "src/motor.rs")
+        .unwrap();
+    assert_eq!(motor["old_path"], "src/engine.rs");
+    assert_eq!(
+        (motor["insertions"].as_u64(), motor["deletions"].as_u64()),
+        (Some(5), Some(5))
+    );
+    let bin = stat["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "data.bin")
+        .unwrap();
+    assert_eq!(bin["binary"], true);
+    assert_eq!(bin["bytes"], serde_json::json!([4, 3]));
+    // No change: no stat at all, as git.
+    let clean = repo.start("clean", &[]);
+    assert_eq!(repo.task(&clean, &["diff", "--stat"]).ok().stdout, "");
+}
+
+/// `-M` pairs renames as `git diff -M` does, byte for byte: `similarity index`, `rename from/to`,
+/// a pure move with no hunks; a threshold (`--find-renames=N`) leaves a weaker pair as a deletion
+/// and an addition; the patch still applies in reverse.
+#[test]
+fn renames_match_git_diff_m() {
+    let (repo, wt, base) = renaming_task();
+    let ours = repo.task(&wt, &["diff", "-M"]).ok().stdout;
+    assert_eq!(abbreviated(&ours), git_diff(&repo, &wt, &base, &["-M"]));
+    assert!(
+        ours.contains("diff --git a/src/engine.rs b/src/motor.rs\nsimilarity index 83%\nrename from src/engine.rs\nrename to src/motor.rs\n"),
+        "{ours}"
+    );
+    assert!(
+        ours.contains(
+            "similarity index 100%\nrename from docs/guide.md\nrename to docs/manual/guide.md\n"
+        ),
+        "{ours}"
+    );
+    let strict = repo.task(&wt, &["diff", "--find-renames=90%"]).ok().stdout;
+    assert_eq!(
+        abbreviated(&strict),
+        git_diff(&repo, &wt, &base, &["-M90%"])
+    );
+    assert!(strict.contains("deleted file mode 100644\n"), "{strict}");
+    assert!(!strict.contains("rename from src/engine.rs"), "{strict}");
+    assert_eq!(
+        repo.task(&wt, &["diff", "-M=9"]).ok().stdout,
+        strict,
+        "digits alone are a fraction, as in git"
+    );
+    // Without -M, no renames (as `git diff --no-renames`).
+    let plain = repo.task(&wt, &["diff"]).ok().stdout;
+    assert_eq!(
+        abbreviated(&plain),
+        git_diff(&repo, &wt, &base, &["--no-renames"])
+    );
+    // The rename patch takes the worktree back to the base.
+    let file = repo.base().join("renames.patch");
+    std::fs::write(&file, &ours).unwrap();
+    repo.git(&wt, &["apply", "--index", "-R", file.to_str().unwrap()]);
+    assert_eq!(repo.task(&wt, &["diff", "-M"]).ok().stdout, "");
+    // A bad threshold is bad input.
+    repo.task(&wt, &["diff", "--find-renames=lots"]).code(2);
+}
+
+/// A merged task's diff and changes show what landed on the target, read only (the worktree and
+/// branch are gone); a removed task is refused with a hint.
+#[test]
+fn a_merged_task_shows_what_landed() {
+    let (repo, wt, _) = renaming_task();
+    repo.task(&wt, &["commit", "-m", "work"]).ok();
+    repo.task_root(&["merge", "mv"]).ok();
+    let landed = repo.git(repo.root(), &["rev-parse", "HEAD"]);
+    let ours = repo.task_root(&["diff", "mv", "-M"]).ok();
+    assert_eq!(
+        abbreviated(&ours.stdout),
+        repo.git(repo.root(), &["diff", "-M", "HEAD~1", "HEAD"]) + "\n"
+    );
+    assert!(ours.stderr.contains("merged"), "{ours}");
+    let stat = repo.task_root(&["diff", "mv", "--stat"]).ok().stdout;
+    assert_eq!(
+        stat,
+        repo.git(
+            repo.root(),
+            &["diff", "--no-renames", "--stat", "HEAD~1", "HEAD"]
+        ) + "\n"
+    );
+    let json = repo.task_root(&["diff", "mv", "--json"]).ok().json();
+    assert_eq!(json["landed_on"], "refs/heads/main");
+    let changes = repo.task_root(&["changes", "mv", "--json"]).ok().json();
+    let files = changes["files"].as_array().unwrap();
+    let motor = files.iter().find(|f| f["path"] == "src/motor.rs").unwrap();
+    assert_eq!(motor["status"], "renamed");
+    assert!(files.iter().all(|f| f["path"] != ".task-contract.toml"));
+    assert_eq!(files.len(), 8, "{changes}");
+    // Read only: nothing moved.
+    assert_eq!(repo.git(repo.root(), &["rev-parse", "HEAD"]), landed);
+    repo.fsck();
+
+    repo.task_root(&["remove", "mv"]).ok();
+    let refused = repo.task_root(&["diff", "mv"]).code(2);
+    assert!(refused.stderr.contains("is removed"), "{refused}");
+    assert!(refused.stderr.contains("hint: "), "{refused}");
+}

@@ -4,6 +4,8 @@
 //! Lists of changed paths between trees.
 
 pub mod renames;
+pub mod similarity;
+pub mod stat;
 pub mod unified;
 
 use crate::error::{Context, Result};

@@ -10,6 +10,7 @@
 //! objects in the repository.
 
 use crate::error::{Context, Result};
+use crate::git::diff::similarity::{self, Pair};
 use crate::git::diff::{tree_to_tree, ChangeKind, ChangedPath};
 use crate::git::{ObjectId, Repo};
 use gix::diff::blob::unified_diff::{ConsumeHunk, ContextSize, DiffLineKind, HunkHeader};
@@ -26,12 +27,38 @@ pub fn trees(
     paths: &[String],
     skip: &[&str],
 ) -> Result<Vec<u8>> {
-    let changes = tree_to_tree(repo, old, new)?;
-    let mut out = Vec::new();
-    for c in changes
-        .iter()
+    patch(repo, &pairs(repo, old, new, paths, skip, None)?)
+}
+
+/// Returns the changes from tree `old` to tree `new` that [`trees`] shows, with renames paired
+/// as `git diff -M` pairs them when `renames` holds a minimum score (see [`similarity`]).
+pub fn pairs(
+    repo: &Repo,
+    old: ObjectId,
+    new: ObjectId,
+    paths: &[String],
+    skip: &[&str],
+    renames: Option<u64>,
+) -> Result<Vec<Pair>> {
+    let changes: Vec<ChangedPath> = tree_to_tree(repo, old, new)?
+        .into_iter()
         .filter(|c| selected(&c.path, paths) && !skip.contains(&c.path.as_str()))
-    {
+        .collect();
+    match renames {
+        Some(score) => similarity::pair(repo, changes, score),
+        None => Ok(similarity::unpaired(changes)),
+    }
+}
+
+/// Returns the unified diff of `pairs`.
+pub fn patch(repo: &Repo, pairs: &[Pair]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for p in pairs {
+        let c = &p.change;
+        if let Some((from, _)) = &p.renamed_from {
+            renamed(repo, c, from, p.similarity().unwrap_or(0), &mut out)?;
+            continue;
+        }
         match (c.old, c.new) {
             // Like git: a change of type (file, link, submodule) is a deletion plus an addition.
             (Some(o), Some(n)) if kind_class(o.0) != kind_class(n.0) => {
@@ -93,7 +120,28 @@ fn mode(kind: EntryKind) -> &'static str {
 
 /// Writes the diff of one changed path.
 pub fn file(repo: &Repo, c: &ChangedPath, out: &mut Vec<u8>) -> Result<()> {
-    let a = quote(&format!("a/{}", c.path));
+    write_file(repo, c, None, out)
+}
+
+/// Writes the diff of a rename from `from` to `c.path`, as `git diff -M` does.
+fn renamed(
+    repo: &Repo,
+    c: &ChangedPath,
+    from: &str,
+    similarity: u64,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    write_file(repo, c, Some((from, similarity)), out)
+}
+
+fn write_file(
+    repo: &Repo,
+    c: &ChangedPath,
+    renamed: Option<(&str, u64)>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let old_path = renamed.map_or(c.path.as_str(), |(from, _)| from);
+    let a = quote(&format!("a/{old_path}"));
     let b = quote(&format!("b/{}", c.path));
     let mut head = format!("diff --git {a} {b}\n");
     let old_data = content(repo, c.old)?;
@@ -110,6 +158,15 @@ pub fn file(repo: &Repo, c: &ChangedPath, out: &mut Vec<u8>) -> Result<()> {
                 .expect("writing to a String")
         }
         _ => {}
+    }
+    if let Some((from, similarity)) = renamed {
+        write!(
+            head,
+            "similarity index {similarity}%\nrename from {}\nrename to {}\n",
+            quote(from),
+            quote(&c.path)
+        )
+        .expect("writing to a String");
     }
     let old_id = c.old.map(|(_, id)| id);
     let new_id = c.new.map(|(_, id)| id);
@@ -157,7 +214,8 @@ pub fn file(repo: &Repo, c: &ChangedPath, out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
-fn content(repo: &Repo, entry: Option<(EntryKind, ObjectId)>) -> Result<Vec<u8>> {
+/// Returns the content git diffs for an entry (a submodule as `Subproject commit <id>`).
+pub(crate) fn content(repo: &Repo, entry: Option<(EntryKind, ObjectId)>) -> Result<Vec<u8>> {
     match entry {
         None => Ok(Vec::new()),
         Some((EntryKind::Commit, id)) => Ok(format!("Subproject commit {id}\n").into_bytes()),
