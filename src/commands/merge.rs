@@ -305,10 +305,13 @@ fn refused(p: &Palette, refusal: Refusal, outside: Option<&crate::contract::Verd
         Refusal::Violation(mut verdict) => {
             said.raw(&crate::output::violation::render(&verdict, p));
             said.hint("nothing was merged");
-            let again = format!("then merge again: git task merge {}", verdict.task);
-            said.hint(again.as_str());
-            verdict.hints.push(again);
-            verdict.next.push(merge_again(&verdict.task));
+            // Unless its way out is a merge already (another strategy): then merge again.
+            if verdict.next.last().is_none_or(|c| c.tool != "merge") {
+                let again = format!("then merge again: git task merge {}", verdict.task);
+                said.hint(again.as_str());
+                verdict.hints.push(again);
+                verdict.next.push(merge_again(&verdict.task));
+            }
             let (hints, next) = (verdict.hints.clone(), verdict.next.clone());
             (refusal_value(verdict, hints, next), said.text)
         }

@@ -90,7 +90,7 @@ fn judged_landing(
             };
             commits = match by_clean_ranges(repo, cur, &commits, judge)? {
                 Ok(commits) => commits,
-                Err(verdict) => return Ok(Err(Refusal::Violation(verdict))),
+                Err(verdict) => return Ok(Err(Refusal::Violation(squash_instead(verdict)))),
             };
         }
         // A merge commit makes the task's whole history reachable from the target: each commit
@@ -99,7 +99,7 @@ fn judged_landing(
             if let Some(verdict) =
                 history_violation(repo, &p.record, &contract, cur, p.tip, &source)?
             {
-                return Ok(Err(Refusal::Violation(verdict)));
+                return Ok(Err(Refusal::Violation(squash_instead(verdict))));
             }
         }
         if let Some(last) = commits.last() {
@@ -110,6 +110,20 @@ fn judged_landing(
         p.landed_tree = Some(new_tree);
     }
     Ok(Ok(()))
+}
+
+/// A violation in a commit of the task's history whose net change keeps the contract (judged
+/// first): putting paths back would not change that commit, so the way out is the squash
+/// landing of the net change, which lands.
+fn squash_instead(mut verdict: crate::contract::Verdict) -> crate::contract::Verdict {
+    let task = verdict.task.clone();
+    verdict.hints = vec![format!(
+        "the task's net change keeps the contract: land it as one squash commit instead: git task merge {task} --squash (or rewrite the branch so that no commit holds the change)"
+    )];
+    verdict.next = vec![crate::error::Call::new("merge")
+        .arg("ids", vec![task])
+        .arg("strategy", "squash")];
+    verdict
 }
 
 /// The first commit reachable from `tip` but not from `onto` whose own change breaks

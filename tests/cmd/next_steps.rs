@@ -344,3 +344,34 @@ fn every_coded_error_carries_a_hint() {
     assert!(coded >= 10, "the walk found {coded} coded errors");
     assert!(bare.is_empty(), "coded errors without a hint: {bare:#?}");
 }
+
+/// `merge --merge` of a task whose history holds a change its net change undid: putting paths
+/// back changes no commit, so the way out is the squash landing of the net change
+/// (`merge` with `strategy: squash`), and it lands.
+#[test]
+fn a_violation_in_the_history_only_names_the_squash_landing() {
+    let repo = TestRepo::new();
+    let wt = repo.start("h", &["--allow", "src/**"]);
+    repo.write(&wt, "README.md", "outside\n");
+    repo.git(&wt, &["commit", "-q", "-am", "outside"]);
+    repo.write(&wt, "README.md", "# demo\n");
+    repo.write(&wt, "src/lib.rs", "pub fn h() {}\n");
+    repo.git(&wt, &["commit", "-q", "-am", "undo outside, work inside"]);
+    let doc = json(&repo.task_root(&["merge", "--merge", "--json", "h"]).code(1));
+    assert_eq!(doc["kind"], "contract_violation", "{doc}");
+    assert_eq!(
+        doc["next"],
+        serde_json::json!([
+            {"tool": "merge", "arguments": {"ids": ["h"], "strategy": "squash"}},
+        ])
+    );
+    assert!(
+        hints(&doc)[0].contains("git task merge h --squash"),
+        "{doc}"
+    );
+    repo.task_root(&["merge", "h", "--squash"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:src/lib.rs"]),
+        "pub fn h() {}"
+    );
+}
