@@ -325,6 +325,9 @@ impl Torture {
         let repo = &self.repo;
         let root = repo.root();
         let mut bad = Vec::new();
+        // A start that took a pool entry refills the pool in a detached process of its own,
+        // which the kill does not reach: the repository is judged once that is done.
+        wait_for_pool_fillers(root);
         let fsck = repo.git_run(root, &["fsck", "--no-progress", "--no-dangling"]);
         if fsck.code != 0 || fsck.stdout.contains("missing") || fsck.stderr.contains("error") {
             bad.push(format!("git fsck:\n{fsck}"));
@@ -400,7 +403,23 @@ impl Torture {
                     && !name.contains(".removing-")
                     && !pool_dirs.contains(&name)
                 {
-                    bad.push(format!("pool directory '{name}' has no ref"));
+                    let filler = name
+                        .strip_prefix(".pool-")
+                        .and_then(|rest| rest.split('-').next())
+                        .map(|pid| {
+                            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                                .ok()
+                                .and_then(|s| {
+                                    s.lines()
+                                        .find(|l| l.starts_with("State:"))
+                                        .map(str::to_owned)
+                                })
+                                .unwrap_or_else(|| "gone".into())
+                        })
+                        .unwrap_or_default();
+                    bad.push(format!(
+                        "pool directory '{name}' has no ref (its filler: {filler})"
+                    ));
                 }
             }
         }
@@ -490,6 +509,32 @@ impl Torture {
 }
 
 /// Files named like git-task's temporary files below `dir` (not inside `.git`).
+/// Waits (up to a minute) until no background `pool fill` of the repository at `root` runs
+/// (`/proc/*/cmdline`: a refill is spawned as `git-task -C <root> pool fill …`, and it may not
+/// have made its directory yet when this looks).
+fn wait_for_pool_fillers(root: &Path) {
+    let root = root.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let busy = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+                    return false;
+                };
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.windows(2).any(|w| w == [&b"pool"[..], &b"fill"[..]])
+                    && args.iter().any(|a| *a == root.as_bytes())
+            });
+        if !busy {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn temp_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
