@@ -4,7 +4,8 @@
 //! command line gives with `--json`.
 //!
 //! - A negative verdict (exit 1: violation, conflict, failed check, nothing eligible) is a tool
-//!   error (`isError`) whose content is the report.
+//!   error (`isError`) whose content is the report, with `hints` and `next`: the way out as
+//!   tool calls of this server (`revert` with `paths`, then `commit`, then `merge`).
 //! - An error is a tool error whose content is `{"kind":"error","error":<kind>,"exit_code",
 //!   "message","hints"}` ([`call::Failure`]).
 //! - Calls run one at a time (a current-thread runtime, and a lock): a command may change the
@@ -280,7 +281,7 @@ impl ServerHandler for Server {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("git-task", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "git-task: isolated, contract-fenced tasks. Start a task, work in its worktree, checkpoint, check, then merge through the gate. Each tool returns the JSON of the git-task command of the same name; a refused merge or a violation is a tool error whose content is the report and its repair instruction.",
+                "git-task: isolated, contract-fenced tasks. Start a task, work in its worktree, checkpoint, check, then merge through the gate. Each tool returns the JSON of the git-task command of the same name; a refused merge or a violation is a tool error whose content is the report and its repair instruction. Every refusal names its way out: 'hints' in words, and 'next', the tool calls to make in order ({\"tool\", \"arguments\"}: e.g. revert with paths, then commit, then merge); a step only an edit can take (resolving conflict markers, fixing a failed check) comes before them.",
             )
     }
 

@@ -113,7 +113,10 @@ async def main(binary, repo):
     seen = {}
     async with stdio_client(params) as (read, write_stream):
         async with ClientSession(read, write_stream) as session:
-            await session.initialize()
+            init = await session.initialize()
+            # The server tells the agent, up front, where a refusal's way out is.
+            if "'next'" not in (init.instructions or ""):
+                fail(f"the instructions do not name 'next': {init.instructions!r}")
             agent = Agent(session)
 
             async def start(task):
