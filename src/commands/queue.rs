@@ -25,6 +25,9 @@ pub enum QueueAction {
         /// The branch to land on (default: the tasks' base branch)
         #[arg(long, value_name = "BRANCH")]
         into: Option<String>,
+        /// Then land the queue in the background (a runner that exits when the queue is empty)
+        #[arg(long)]
+        run: bool,
     },
     /// Show the queue of a branch (default: every branch that has one)
     Status {
@@ -55,6 +58,9 @@ pub enum QueueAction {
         /// Keep running: land tasks as they are added, until interrupted
         #[arg(long)]
         follow: bool,
+        /// Run as the detached background runner (set by git-task itself)
+        #[arg(long, hide = true)]
+        detached: bool,
     },
 }
 
@@ -74,6 +80,10 @@ struct Added {
     already: Vec<String>,
     /// The queue after it, in landing order.
     queued: Vec<Item>,
+    /// `--run`: whether the background runner was started (it does nothing when another
+    /// runner holds the queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runner_started: Option<bool>,
 }
 
 impl Report for Added {
@@ -91,7 +101,15 @@ impl Report for Added {
                 escape(short(&self.into))
             ));
         }
-        out.hint("land the queue with: git task queue run");
+        match self.runner_started {
+            Some(true) => out.note(format_args!(
+                "Landing it in the background: git task queue status; git task log --follow --all"
+            )),
+            Some(false) => {
+                out.warn("could not start the background runner: run git task queue run")
+            }
+            None => out.hint("land the queue with: git task queue run"),
+        }
         Ok(())
     }
 }
@@ -282,8 +300,9 @@ fn show_step(out: &Out, step: Step<'_>) {
 pub fn run(ctx: &Ctx, args: &QueueArgs) -> CmdResult {
     let (repo, settings) = (&ctx.repo, &ctx.settings);
     match &args.action {
-        QueueAction::Add { ids, into } => {
+        QueueAction::Add { ids, into, run } => {
             let added = queue::add(repo, settings, ids, into.as_deref())?;
+            let runner_started = run.then(|| queue::spawn_runner(repo, &added.into));
             emit(
                 ctx,
                 &Added {
@@ -292,6 +311,7 @@ pub fn run(ctx: &Ctx, args: &QueueArgs) -> CmdResult {
                     added: added.added,
                     already: added.already,
                     queued: added.queued,
+                    runner_started,
                 },
                 Done::Ok,
             )
@@ -324,7 +344,11 @@ pub fn run(ctx: &Ctx, args: &QueueArgs) -> CmdResult {
             batch,
             jobs,
             follow,
+            detached,
         } => {
+            if *detached {
+                queue::detach();
+            }
             let opts = RunOptions {
                 into: into.clone(),
                 batch: *batch,

@@ -549,3 +549,33 @@ fn a_damaged_queue_ref_is_refused() {
     repo.task_root(&["queue", "run"]).ok();
     assert_eq!(landed_order(&repo), ids);
 }
+
+/// `queue add --run` starts a background runner: the queue lands unattended, the culprit is
+/// ejected, and the runner exits once nothing in the queue is ready.
+#[test]
+fn add_run_lands_in_the_background_and_the_runner_exits() {
+    let (repo, runs, ids) = queue_repo(4, Some(2), "");
+    let json = valid(
+        repo.task_root(&["queue", "add", "--run", "--json", &ids[0], &ids[1]])
+            .ok()
+            .json(),
+    );
+    assert_eq!(json["runner_started"], true, "{json}");
+    // Added while that runner works (or after it left): a second --run lands them too.
+    repo.task_root(&["queue", "add", "--run", &ids[2], &ids[3]])
+        .ok();
+    let start = std::time::Instant::now();
+    loop {
+        let status = repo.task_root(&["queue", "status", "--json"]).ok().json();
+        let q = &status["queues"][0];
+        if q["queued"] == serde_json::json!([]) && q["runner"].is_null() {
+            assert_eq!(q["ejected"][0]["task"], "t02", "{status}");
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 120, "never landed: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(landed_order(&repo), ["t01", "t03", "t04"]);
+    assert!(check_runs(&runs) <= 10);
+    repo.fsck();
+}

@@ -300,6 +300,33 @@ pub fn add(repo: &Repo, settings: &Settings, ids: &[TaskId], into: Option<&str>)
     })
 }
 
+/// Starts `git task queue run --into TARGET --detached` as a detached background process (the
+/// runner `queue add --run` starts); it lands the queue and exits when no task in it is ready,
+/// or at once when another runner holds the queue. Whether it could be started.
+pub fn spawn_runner(repo: &Repo, target: &str) -> bool {
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    let dir = repo
+        .workdir()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| repo.common_dir().to_path_buf());
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("-C")
+        .arg(&dir)
+        .args(["queue", "run", "--into", target, "--detached"])
+        .current_dir(&dir);
+    crate::git::spawn_detached(cmd)
+}
+
+/// Leaves the terminal's session (the background runner): a terminal closing does not stop it.
+pub fn detach() {
+    #[cfg(unix)]
+    {
+        let _ = rustix::process::setsid();
+    }
+}
+
 /// What `queue remove` did.
 #[derive(Clone, Debug)]
 pub struct Unqueued {

@@ -169,14 +169,32 @@ struct Runner<'a> {
 
 impl Runner<'_> {
     fn run(&mut self) -> Result<()> {
-        let _lock = match store::try_run_lock(self.repo, &self.target)? {
-            Ok(lock) => lock,
-            Err(pid) => {
-                self.report.busy = Some(pid);
-                self.report.remaining = self.queued_ids()?;
-                return Ok(());
+        let mut first = true;
+        loop {
+            let lock = match store::try_run_lock(self.repo, &self.target)? {
+                Ok(lock) => lock,
+                Err(pid) => {
+                    if first {
+                        self.report.busy = Some(pid);
+                    }
+                    break;
+                }
+            };
+            first = false;
+            self.run_locked()?;
+            drop(lock);
+            // A task queued after the last look, whose `queue add --run` found this runner
+            // busy, is not left waiting: the queue is looked at again.
+            if !self.needs_run()? {
+                break;
             }
-        };
+        }
+        self.report.remaining = self.queued_ids()?;
+        Ok(())
+    }
+
+    /// Lands the queue while holding the runner's lock, until no task in it is ready.
+    fn run_locked(&mut self) -> Result<()> {
         // What a killed runner knew of a failed batch.
         let mut known = store::read_journal(self.repo, &self.target).and_then(|j| j.failing);
         loop {
@@ -186,7 +204,7 @@ impl Runner<'_> {
                     std::thread::sleep(std::time::Duration::from_millis(500));
                     continue;
                 }
-                break;
+                return store::write_journal(self.repo, &self.target, None);
             }
             let batch: Vec<String> = ready.into_iter().take(self.opts.batch).collect();
             let resume = known.take().filter(|f| {
@@ -195,9 +213,23 @@ impl Runner<'_> {
             });
             self.settle(batch, resume)?;
         }
-        store::write_journal(self.repo, &self.target, None)?;
-        self.report.remaining = self.queued_ids()?;
-        Ok(())
+    }
+
+    /// Whether the queue holds a task a runner would act on (all but tasks still being started).
+    fn needs_run(&self) -> Result<bool> {
+        for task in self.queued_ids()? {
+            let starting = match TaskId::parse(&task) {
+                Ok(id) => matches!(
+                    record::load(self.repo, &id),
+                    Ok(Some(r)) if r.state.status == Status::Provisioning
+                ),
+                Err(_) => false,
+            };
+            if !starting {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn queued_ids(&self) -> Result<Vec<String>> {
