@@ -261,6 +261,21 @@ fn a_refused_rename_is_put_back_whole() {
     assert!(wt.join("src/lib.rs").exists());
     repo.task_root(&["commit", "mv"]).ok();
     repo.task_root(&["check", "mv"]).ok();
+
+    // The git-task way out (`revert` with both paths, then `commit`) does the same.
+    let wt = repo.start("mv2", &["--no-deletions"]);
+    repo.git(&wt, &["mv", "src/lib.rs", "src/moved.rs"]);
+    repo.git(&wt, &["commit", "-q", "-m", "rename"]);
+    let doc = json(&repo.task_root(&["check", "--json", "mv2"]).code(1));
+    let mut args = vec!["revert".to_owned(), "mv2".to_owned()];
+    for path in doc["next"][0]["arguments"]["paths"].as_array().unwrap() {
+        args.extend(["--path".to_owned(), path.as_str().unwrap().to_owned()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    repo.task_root(&args).ok();
+    repo.task_root(&["commit", "mv2"]).ok();
+    repo.task_root(&["check", "mv2"]).ok();
+    assert!(wt.join("src/lib.rs").exists() && !wt.join("src/moved.rs").exists());
 }
 
 /// Uncommitted work of which a part breaks the contract: `commit` would leave that part behind
