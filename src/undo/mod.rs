@@ -200,6 +200,9 @@ fn target(
                 None => (w.origin_tree, w.origin_tree),
             };
             let paths: Vec<String> = paths.iter().map(|p| normalize_path(p)).collect();
+            // A renamed file goes back under its old name: its new path and its old one.
+            let paths =
+                with_rename_sources(repo, origin_files, cur.worktree_tree, paths, w.skip())?;
             let file_edits =
                 restore_edits(repo, cur.worktree_tree, origin_files, &paths, w.skip())?;
             let index_edits = restore_edits(repo, cur.index_tree, origin_index, &paths, w.skip())?;
@@ -518,6 +521,35 @@ fn with_contract_file(repo: &Repo, files: ObjectId, current: ObjectId) -> Result
         }
         None => Ok(files),
     }
+}
+
+/// `paths` and, for each file under them that the task renamed (paired as `git diff -M` pairs
+/// them, from `origin` to `now`), its old path: reverting the new name restores the old one.
+fn with_rename_sources(
+    repo: &Repo,
+    origin: ObjectId,
+    now: ObjectId,
+    mut paths: Vec<String>,
+    skip: &[&str],
+) -> Result<Vec<String>> {
+    let pairs = unified::pairs(
+        repo,
+        origin,
+        now,
+        &[],
+        skip,
+        Some(crate::git::diff::similarity::DEFAULT_SCORE),
+    )?;
+    let mut sources = Vec::new();
+    for p in &pairs {
+        if let Some((from, _)) = &p.renamed_from {
+            if unified::selected(&p.change.path, &paths) && !unified::selected(from, &paths) {
+                sources.push(from.clone());
+            }
+        }
+    }
+    paths.extend(sources);
+    Ok(paths)
 }
 
 fn normalize_path(p: &str) -> String {

@@ -227,3 +227,30 @@ fn revert_refuses_when_an_ignored_path_is_in_the_way() {
     assert_eq!(picture(&repo, &root), before);
     assert!(repo.refs("refs/tasks/iw/attempts/").is_empty());
 }
+
+/// After a rename (`git mv`, staged or not, edited or not), `revert --path <new name>` puts the
+/// file back under its old name too, index and files, as git shows them; in patch mode as well.
+#[test]
+fn revert_path_of_a_renamed_file_restores_the_old_name() {
+    let repo = TestRepo::new();
+    let wt = repo.start("rn", &[]);
+    repo.git(&wt, &["mv", "src/store/mod.rs", "src/store/moved.rs"]);
+    repo.write(&wt, "src/store/moved.rs", "pub fn store() {}\n// more\n");
+    repo.write(&wt, "README.md", "# kept\n");
+    repo.task(&wt, &["revert", "--path", "src/store/moved.rs"])
+        .ok();
+    assert_eq!(repo.read(&wt, "src/store/mod.rs"), "pub fn store() {}\n");
+    assert!(!wt.join("src/store/moved.rs").exists());
+    // git sees the old file back, untouched, and the other work kept.
+    assert_eq!(repo.git(&wt, &["status", "--porcelain"]), " M README.md");
+
+    // Patch mode: the same, from the snapshot.
+    let root = repo.root().to_path_buf();
+    repo.task_root(&["start", "--mode", "patch", "pn"]).ok();
+    repo.git(&root, &["mv", "src/lib.rs", "src/renamed.rs"]);
+    repo.task_root(&["revert", "pn", "--path", "src/renamed.rs"])
+        .ok();
+    assert_eq!(repo.read(&root, "src/lib.rs"), "pub fn lib() {}\n");
+    assert!(!root.join("src/renamed.rs").exists());
+    assert_eq!(repo.git(&root, &["status", "--porcelain"]), "");
+}
