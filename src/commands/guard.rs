@@ -119,10 +119,7 @@ pub fn run(args: &GuardArgs) -> Done {
             }
         }
         Err(err) => {
-            let mut text = format!("error: {}", err.message());
-            for h in err.hints() {
-                text.push_str(&format!("\nhint: {h}"));
-            }
+            let mut text = crate::output::error_lines(&err).trim_end().to_owned();
             if !err.message().contains("blocked") {
                 text.push_str("\n(git task guard could not judge this edit, so it is blocked)");
             }

@@ -40,10 +40,7 @@ pub fn run_in(dir: &Path, command: &Command) -> Outcome {
     let error = result.err();
     let mut stderr = String::from_utf8_lossy(&stderr.take()).into_owned();
     if let Some(err) = &error {
-        stderr.push_str(&format!("error: {err}\n"));
-        for hint in err.hints() {
-            stderr.push_str(&format!("hint: {hint}\n"));
-        }
+        stderr.push_str(&crate::output::error_lines(err));
     }
     Outcome {
         code,

@@ -159,6 +159,16 @@ impl<'p> Said<'p> {
     }
 }
 
+/// An error as the `error:` and `hint:` lines [`Out::error`] writes, without colour: for text
+/// read elsewhere than this process's terminal (an MCP tool result, a harness's refusal).
+pub fn error_lines(err: &crate::Error) -> String {
+    let mut text = format!("error: {}\n", escape_keep_lines(&err.to_string()));
+    for hint in err.hints() {
+        text.push_str(&format!("hint: {}\n", escape_keep_lines(hint)));
+    }
+    text
+}
+
 /// The schema of the error document `--json` prints (`schema/error.json`).
 pub fn error_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
     vec![generator.subschema_for::<Versioned<'static, Failure>>()]
