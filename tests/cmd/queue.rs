@@ -579,3 +579,27 @@ fn add_run_lands_in_the_background_and_the_runner_exits() {
     assert!(check_runs(&runs) <= 10);
     repo.fsck();
 }
+
+/// A task dropped or removed while it waits is ejected, not landed; a dropped task cannot be
+/// queued (bad input, nothing written).
+#[test]
+fn dropped_or_removed_tasks_are_ejected_not_landed() {
+    let (repo, _, ids) = queue_repo(3, None, "");
+    add(&repo, &ids);
+    repo.task_root(&["drop", "t01"]).ok();
+    repo.task_root(&["remove", "t02", "--force"]).ok();
+    let json = valid(repo.task_root(&["queue", "run", "--json"]).code(1).json());
+    let kinds: Vec<(&str, &str)> = json["queues"][0]["ejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["task"].as_str().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("t01", "dropped"), ("t02", "removed")], "{json}");
+    assert_eq!(landed_order(&repo), ["t03"]);
+    let before = all_refs(&repo);
+    let run = repo.task_root(&["queue", "add", "t01"]).code(2);
+    assert!(run.stderr.contains("dropped"), "{run}");
+    assert_eq!(all_refs(&repo), before);
+    repo.fsck();
+}

@@ -200,7 +200,15 @@ fn target_for(
 fn refuse_unqueueable(rec: &record::Record) -> Result<()> {
     let id = &rec.state.id;
     match rec.state.status {
-        Status::Active | Status::Dropped => {}
+        Status::Active => {}
+        Status::Dropped => {
+            return Err(Error::input(format!(
+                "task '{id}' was dropped; the queue lands live tasks only"
+            ))
+            .hint(format!(
+                "to land it anyway, merge it by hand: git task merge {id}"
+            )))
+        }
         Status::Merged => {
             return Err(Error::input(format!("task '{id}' is merged already"))
                 .hint(format!("see its history with 'git task log {id}'")))

@@ -66,7 +66,7 @@ pub struct EjectedTask {
     pub task: String,
     /// Why, as a kind: `checks_failed`, `merge_conflict`, `contract_violation`,
     /// `uncommitted_work`, `worktree_not_on_branch`, `record_tampered`, `unsafe_path`,
-    /// `merged_elsewhere`, `removed`, `no_branch`, `patch_mode`, `missing`.
+    /// `merged_elsewhere`, `dropped`, `removed`, `no_branch`, `patch_mode`, `missing`.
     pub kind: String,
     /// Why, in words.
     pub reason: String,
@@ -328,6 +328,10 @@ impl Runner<'_> {
                         ))?,
                     }
                 }
+                Status::Dropped => self.eject(eject(
+                    "dropped",
+                    format!("task '{id}' was dropped; merge it by hand to land it anyway"),
+                ))?,
                 Status::Removed => self.eject(eject(
                     "removed",
                     format!("task '{id}' was removed; there is nothing left to land"),
@@ -337,7 +341,7 @@ impl Runner<'_> {
                 }
                 // Not ready yet: it waits.
                 Status::Provisioning => {}
-                Status::Active | Status::Dropped => {
+                Status::Active => {
                     if rec.state.mode == Mode::Patch {
                         self.eject(eject(
                             "patch_mode",
