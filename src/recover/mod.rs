@@ -438,3 +438,99 @@ fn remove_leftovers(dir: &Path, pid: u32) -> Result<()> {
     }
     Ok(())
 }
+
+/// The decision of recovery for a killed ref transaction: finish it once it had begun to move
+/// its refs, never move a ref someone else moved since, and leave one that moved nothing.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::Fixture;
+
+    fn change(name: &str, old: Option<&str>, new: Option<&str>) -> RefChange {
+        RefChange {
+            name: name.into(),
+            old: old.map(str::to_owned),
+            new: new.map(str::to_owned),
+            any: false,
+            message: String::new(),
+        }
+    }
+
+    /// A repository with two commits: (first, second).
+    fn two_commits(f: &Fixture) -> (String, String) {
+        let first = f.git(&["rev-parse", "HEAD"]);
+        f.write("docs/b.md", "b\n");
+        f.git(&["add", "-A"]);
+        f.git(&["commit", "-q", "-m", "second"]);
+        (first, f.git(&["rev-parse", "HEAD"]))
+    }
+
+    #[test]
+    fn a_transaction_that_moved_nothing_is_left_undone() {
+        let f = Fixture::new();
+        let (a, b) = two_commits(&f);
+        f.git(&["update-ref", "refs/heads/x", &a]);
+        f.git(&["update-ref", "refs/heads/y", &a]);
+        let updates = [
+            change("refs/heads/x", Some(&a), Some(&b)),
+            change("refs/heads/y", Some(&a), Some(&b)),
+        ];
+        assert!(finish_ref_update(&f.repo(), &updates).unwrap().is_empty());
+        assert_eq!(f.git(&["rev-parse", "x", "y"]), format!("{a}\n{a}"));
+    }
+
+    #[test]
+    fn a_transaction_half_applied_is_finished() {
+        let f = Fixture::new();
+        let (a, b) = two_commits(&f);
+        f.git(&["update-ref", "refs/heads/x", &b]);
+        f.git(&["update-ref", "refs/heads/y", &a]);
+        let updates = [
+            change("refs/heads/x", Some(&a), Some(&b)),
+            change("refs/heads/y", Some(&a), Some(&b)),
+            change("refs/heads/z", None, Some(&b)),
+        ];
+        let moved = finish_ref_update(&f.repo(), &updates).unwrap();
+        assert_eq!(moved, ["'refs/heads/y'", "'refs/heads/z'"]);
+        assert_eq!(
+            f.git(&["rev-parse", "x", "y", "z"]),
+            format!("{b}\n{b}\n{b}")
+        );
+    }
+
+    #[test]
+    fn a_ref_moved_by_someone_else_since_is_never_moved() {
+        let f = Fixture::new();
+        let (a, b) = two_commits(&f);
+        let c = f.git(&[
+            "commit-tree",
+            "-p",
+            &b,
+            "-m",
+            "elsewhere",
+            &format!("{b}^{{tree}}"),
+        ]);
+        f.git(&["update-ref", "refs/heads/x", &b]);
+        f.git(&["update-ref", "refs/heads/y", &c]);
+        let updates = [
+            change("refs/heads/x", Some(&a), Some(&b)),
+            change("refs/heads/y", Some(&a), Some(&b)),
+        ];
+        assert!(finish_ref_update(&f.repo(), &updates).unwrap().is_empty());
+        assert_eq!(f.git(&["rev-parse", "y"]), c);
+    }
+
+    #[test]
+    fn a_change_to_what_a_ref_already_was_proves_nothing() {
+        let f = Fixture::new();
+        let (a, b) = two_commits(&f);
+        f.git(&["update-ref", "refs/heads/x", &a]);
+        f.git(&["update-ref", "refs/heads/y", &a]);
+        let updates = [
+            change("refs/heads/x", Some(&a), Some(&a)),
+            change("refs/heads/y", Some(&a), Some(&b)),
+        ];
+        assert!(finish_ref_update(&f.repo(), &updates).unwrap().is_empty());
+        assert_eq!(f.git(&["rev-parse", "y"]), a);
+    }
+}
