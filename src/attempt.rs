@@ -107,21 +107,13 @@ impl Attempt {
         if !dirty && unsafe_tips.is_empty() && !(saved.always && saved.worktree.is_some()) {
             return Ok(None);
         }
-        let mut parents: Vec<ObjectId> = Vec::new();
-        let tree = match saved.worktree {
-            Some((_, state)) => {
-                parents.extend(state.head);
-                if state.index_tree != state.worktree_tree {
-                    parents.push(objects::write_own_commit(
-                        repo,
-                        state.index_tree,
-                        &parents.clone(),
-                        &format!("git-task: index of {id} before {}\n", saved.why),
-                    )?);
-                }
-                state.worktree_tree
-            }
-            None => objects::commit_tree(repo, unsafe_tips[0])?,
+        let (tree, mut parents) = match saved.worktree {
+            Some((_, state)) => shape(
+                repo,
+                state,
+                &format!("git-task: index of {id} before {}\n", saved.why),
+            )?,
+            None => (objects::commit_tree(repo, unsafe_tips[0])?, Vec::new()),
         };
         for tip in &unsafe_tips {
             if !parents.contains(tip) {
@@ -148,6 +140,22 @@ impl Attempt {
             what: what.join(" and "),
         }))
     }
+}
+
+/// The tree and first parents of a saved worktree, in the one shape (module docs): the files
+/// on disk; its HEAD, then a commit of the index (message `index_message`) when the index
+/// differs from the files. Attempts and the pool's saved entries (`pool::save_used`) use it.
+pub fn shape(
+    repo: &Repo,
+    state: &WorktreeState,
+    index_message: &str,
+) -> Result<(ObjectId, Vec<ObjectId>)> {
+    let mut parents: Vec<ObjectId> = state.head.into_iter().collect();
+    if state.index_tree != state.worktree_tree {
+        let index = objects::write_own_commit(repo, state.index_tree, &parents, index_message)?;
+        parents.push(index);
+    }
+    Ok((state.worktree_tree, parents))
 }
 
 /// How many commits of a tip's history are looked at before it counts as holding work anyway.

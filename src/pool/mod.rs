@@ -27,8 +27,8 @@
 //! agent can `cd` into: before one is deleted (a dirty or damaged entry a `start` claimed,
 //! `drain`, `sweep`), whatever differs from the commit it was filled at (uncommitted
 //! changes, untracked files, commits made on its HEAD) is saved as a commit under
-//! [`SAVED_PREFIX`]`<name>` (tree: the files on disk; parents: its HEAD, then its index when
-//! that differs), as attempts are (`attempt.rs`). An entry that cannot be saved is kept.
+//! [`SAVED_PREFIX`]`<name>`, in the shape of an attempt ([`crate::attempt::shape`]: the files
+//! on disk; its HEAD, then its index when that differs). An entry that cannot be saved is kept.
 
 mod fill;
 mod repair;
@@ -234,19 +234,15 @@ fn save_used(repo: &Repo, path: &Path, admin: &Path) -> Result<Option<String>> {
         .file_name()
         .map(|n| n.to_string_lossy().trim_start_matches('.').to_owned())
         .unwrap_or_default();
-    let mut parents: Vec<ObjectId> = state.head.into_iter().collect();
-    if state.index_tree != state.worktree_tree {
-        let index = crate::git::objects::write_own_commit(
-            repo,
-            state.index_tree,
-            &parents,
-            &format!("git-task: index of pool entry {name}\n"),
-        )?;
-        parents.push(index);
-    }
+    // The commit shape of an attempt (`attempt::shape`); the ref is the pool's, as no task owns it.
+    let (tree, parents) = crate::attempt::shape(
+        repo,
+        &state,
+        &format!("git-task: index of pool entry {name}\n"),
+    )?;
     let commit = crate::git::objects::write_own_commit(
         repo,
-        state.worktree_tree,
+        tree,
         &parents,
         &format!(
             "git-task: changes found in pool entry {name}\n\nFound in '{}' before it was deleted.\n",
