@@ -13,7 +13,9 @@
 //!
 //! | concept | home |
 //! |---|---|
-//! | a task: id, layout (ref names, paths), state; its base commit and environment | `task/mod.rs`, `task/id.rs`, `task/layout.rs` |
+//! | a task: id, layout (ref names, paths), state; its base commit, environment and worktree (`TaskState::is_worktree`) | `task/mod.rs`, `task/id.rs`, `task/layout.rs` |
+//! | a branch name read or made ([`git::refs::BranchName`]); `refs/heads/` spelled once | `git/refs/branch.rs`, `git/refs/mod.rs` |
+//! | the one three-way tree merge (`merge_trees`, and `Merger` with its caches) | `git/merge/mod.rs` |
 //! | an explicit id, or the active task of the current worktree | `resolve.rs` |
 //! | the event log: one typed [`record::event::Event`] | `record/event.rs` |
 //! | the record ref, and its compare-and-swap retry ([`record::update`]) | `record/mod.rs` |
@@ -22,8 +24,8 @@
 //! | whether two contracts (or claims) can touch a common path | `contract/overlap.rs` |
 //! | what a change is, as the judge sees it | `changes/` |
 //! | a task's work as trees: origin, checkpoints, the worktree now; `changes`' files panel | `work.rs` |
-//! | attempts: saving work before anything is discarded | `attempt.rs` |
-//! | the one reset (`reset`, `start --reset`) | `lifecycle/reset.rs` |
+//! | attempts: saving work before anything is discarded; the saved commit's shape (also a pool entry's) | `attempt.rs` |
+//! | the one reset (`reset`, `start --reset`) and its result | `lifecycle/reset.rs` (patch mode: `undo/reset.rs`) |
 //! | start, remove, drop, sweep, check; a task branch's first commit | `lifecycle/start/`, `lifecycle/remove.rs`, `lifecycle/drop.rs`, `lifecycle/sweep.rs`, `lifecycle/check.rs`, `lifecycle/branch.rs` |
 //! | a task's summary (`list`, `status`) | `lifecycle/summary.rs` |
 //! | crash recovery: the journal's repairs, abandoned starts, whether a process is gone | `recover/mod.rs`, `recover/abandoned.rs`, `recover/liveness.rs` |
@@ -48,9 +50,9 @@
 //! | the published JSON Schemas (`schema/`): which command prints what, and the files | `commands/mod.rs` (`JSON_SCHEMAS`), `commands/schema.rs` |
 //! | following records as they grow (`log --follow`) | `record/follow.rs`, `git/refs/stamp.rs` |
 //! | shell completions | `commands/completions.rs` |
-//! | exit codes | `app.rs` (from [`error::Error`]) |
-//! | an error as JSON with `--json` (`schema/error.json`), also an MCP tool error | `output/mod.rs` ([`output::Failure`]), `app.rs` |
-//! | the `task.*` settings, each value checked once per command (bad one: exit 2) | `config.rs` |
+//! | exit codes: one map for the CLI and MCP (from [`error::Error`]) | `commands/mod.rs` (`exit_code`) |
+//! | an error as JSON with `--json` (`schema/error.json`), also an MCP tool error; its `error:`/`hint:` lines | `output/mod.rs` ([`output::Failure`], `Out::error`, `error_lines`), `app.rs` |
+//! | the `task.*` settings (`task.poolSize` and the harness keys too), each value checked once per command (bad one: exit 2) | `config.rs` (`Settings`) |
 //! | the MCP server: tools → commands run in process | `mcp/` |
 //! | the kernel write fence of `exec --confine` (Landlock); a session's private object store and its settling | `confine/` |
 //! | agent-harness worktree hooks (Claude Code) | `harness.rs` |
