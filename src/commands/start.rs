@@ -58,6 +58,10 @@ pub struct StartArgs {
     /// Put an existing task back to its base (or --base), saving its work as an attempt first
     #[arg(long)]
     pub reset: bool,
+    /// With --reset: take the task's own commits off its branch too (saved as an attempt first), so
+    /// a looser contract may replace the frozen one
+    #[arg(long, requires = "reset")]
+    pub discard_commits: bool,
     /// Claim paths for the new task: no other task may change them while it is live (can be repeated)
     #[arg(long, value_name = "GLOB")]
     pub claim: Vec<String>,
@@ -294,6 +298,7 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
         setup: args.setup.clone(),
         setup_timeout: args.setup_timeout,
         reset: args.reset,
+        discard_commits: args.discard_commits,
         copy_ignored: args.copy_ignored,
         sparse: args.sparse,
         mode: match args.mode {

@@ -43,6 +43,9 @@ pub struct ResetOptions {
     pub setup: Option<String>,
     /// `start --reset --setup-timeout SECS`: how long it may run (else `task.setupTimeout`).
     pub setup_timeout: Option<u64>,
+    /// `start --reset --discard-commits`: the task's own commits go too (saved as an attempt
+    /// first, as every reset saves them), so `contract` may be any contract, looser included.
+    pub discard_commits: bool,
 }
 
 /// What `reset` did.
@@ -62,6 +65,35 @@ pub struct ResetDone {
     pub setup: Option<crate::checks::Outcome>,
     /// Where the user should `cd`: the process's directory was deleted or replaced by the reset.
     pub cd: Option<PathBuf>,
+}
+
+/// The commits on the task's branch above its contract commit (0 when the tip is the contract
+/// commit, or the branch is gone); a branch that no longer descends from it counts as 1.
+fn own_commits(repo: &Repo, record: &Record, tip: Option<ObjectId>) -> Result<usize> {
+    let Some(tip) = tip else {
+        return Ok(0);
+    };
+    let Some(first) = record
+        .state
+        .contract_commit
+        .as_deref()
+        .and_then(|c| c.parse::<ObjectId>().ok())
+    else {
+        return Ok(1);
+    };
+    let mut n = 0;
+    let mut next = Some(tip);
+    while let Some(commit) = next {
+        if commit == first {
+            return Ok(n);
+        }
+        n += 1;
+        if n > 10_000 {
+            break;
+        }
+        next = objects::commit_parents(repo, commit)?.first().copied();
+    }
+    Ok(n.max(1))
 }
 
 /// Resets the task of `record` to its base, or onto `opts.onto` (which becomes its new base).
@@ -120,25 +152,40 @@ pub fn reset(
         )?),
         _ => None,
     };
+    let tip = repo.find_ref(&s.branch)?;
     // SPEC §2.4: a task cannot loosen its own contract, by its branch's file nor by a reset
-    // (which anyone in its worktree can run).
+    // (which anyone in its worktree can run): the frozen contract binds the work done under it.
+    // While the task has no commits of its own (its branch is its contract commit), a reset
+    // may replace the contract with any contract: a slip at start is recoverable. So may
+    // `--discard-commits`, which takes the commits off the branch (saved as an attempt first).
     if let Some(why) = new_contract
         .as_ref()
         .and_then(|new| crate::contract::replacing_loosens(&record.contract, new))
     {
-        return Err(
-            Error::negative(format!("task '{id}' cannot loosen its contract: {why}"))
-                .hint(format!(
-                    "a reset keeps the contract, or narrows it: git task start {id} --reset"
-                ))
-                .hint("a wider contract needs a new task: 'git task start' with another id"),
-        );
+        let own = own_commits(repo, record, tip)?;
+        if own > 0 && !opts.discard_commits {
+            let commits = match own {
+                1 => "1 commit".to_owned(),
+                n => format!("{n} commits"),
+            };
+            return Err(
+                Error::negative(format!("task '{id}' cannot loosen its contract: {why}"))
+                    .hint(format!(
+                        "its frozen contract binds the work done under it, and it has {commits} of its own: a looser contract may replace it only while the task has none"
+                    ))
+                    .hint(format!(
+                        "to start over under the looser contract, add --discard-commits: its commits and uncommitted work are saved as an attempt first (refs/tasks/{id}/attempts/<n>): git task start {id} --reset --discard-commits <contract options>"
+                    ))
+                    .hint(format!(
+                        "or keep the contract, or narrow it: git task start {id} --reset; a wider contract for new work: 'git task start' with another id"
+                    )),
+            );
+        }
     }
     let path = PathBuf::from(&s.worktree);
     let linked = worktree::list(repo)?
         .into_iter()
         .find(|w| w.path == path || w.branch.as_deref() == Some(s.branch.as_str()));
-    let tip = repo.find_ref(&s.branch)?;
     let old_base = repo.find_ref(&layout::base_ref(&id))?;
     // The record's base (a base ref moved by hand is put back), as `list`, `changes` and the
     // gate count from.

@@ -1156,3 +1156,121 @@ fn setup_past_its_timeout_is_killed_and_the_start_undone() {
     assert!(bad.stderr.contains("task.setupTimeout"), "{bad}");
     assert_nothing_written(&repo);
 }
+
+/// The `allowed` globs of a task's frozen contract, as `status` reports them.
+fn allowed(repo: &TestRepo, id: &str) -> Vec<String> {
+    let j = repo.task_root(&["status", id, "--json"]).ok().json();
+    j["contract"]["allowed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A contract slip is recoverable (issue 34.4): while the task has no commits of its own,
+/// `start --reset` replaces the contract with any contract, looser included (a new frozen
+/// digest: the gate then judges by it, no `record_tampered`; the `reset` event says
+/// `contract_replaced`). Once it has commits, a looser one is refused, nothing written, with a
+/// hint that says why and names `--discard-commits`, which saves the commits first and then
+/// replaces the contract.
+#[test]
+fn a_contract_slip_is_recoverable_by_reset() {
+    let repo = TestRepo::new();
+    let wt = repo.start("slip", &["--allow", "src/store/**"]);
+    // Looser, no commits yet: replaced.
+    repo.task(&wt, &["start", "slip", "--reset", "--allow", "src/**"])
+        .ok();
+    assert_eq!(allowed(&repo, "slip"), ["src/**"]);
+    let log = repo.task_root(&["log", "slip", "--json"]).ok().json();
+    let last = log["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["event"], "reset", "{log}");
+    assert_eq!(last["details"]["contract_replaced"], true, "{log}");
+    assert_eq!(
+        repo.git(&wt, &["show", "HEAD:.task-contract.toml"])
+            .contains("\"src/**\""),
+        true
+    );
+
+    // With a commit of its own, a looser contract is refused and nothing moves.
+    repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");
+    commit_all(&repo, &wt, "work");
+    let refs = repo.git(
+        repo.root(),
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    );
+    let run = repo
+        .task(&wt, &["start", "slip", "--reset", "--allow", "**"])
+        .code(1);
+    assert!(run.stderr.contains("cannot loosen its contract"), "{run}");
+    assert!(run.stderr.contains("1 commit of its own"), "{run}");
+    assert!(run.stderr.contains("--discard-commits"), "{run}");
+    assert_eq!(
+        repo.git(
+            repo.root(),
+            &["for-each-ref", "--format=%(refname) %(objectname)"]
+        ),
+        refs
+    );
+    let work = rev(&repo, "task/slip");
+    // The recovery the hint names: the commit is saved as an attempt, then the contract replaced.
+    repo.task(
+        &wt,
+        &[
+            "start",
+            "slip",
+            "--reset",
+            "--discard-commits",
+            "--allow",
+            "**",
+        ],
+    )
+    .ok();
+    assert_eq!(allowed(&repo, "slip"), ["**"]);
+    assert_eq!(
+        show(&repo, "refs/tasks/slip/attempts/1", "src/lib.rs"),
+        "pub fn lib() { 1 }"
+    );
+    repo.git(
+        repo.root(),
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &work,
+            "refs/tasks/slip/attempts/1",
+        ],
+    );
+    assert_eq!(
+        repo.git(repo.root(), &["rev-list", "--count", "main..task/slip"]),
+        "1",
+        "only the contract commit is left"
+    );
+    // The gate judges by the replaced contract: a change outside the first one lands.
+    repo.write(&wt, "README.md", "# wider\n");
+    commit_all(&repo, &wt, "readme");
+    repo.task_root(&["merge", "slip", "--no-checks"]).ok();
+    assert_eq!(show(&repo, "main", "README.md"), "# wider");
+    repo.fsck();
+}
+
+/// A removed task that did no work (no commit, checkpoint or saved attempt) starts again with
+/// any contract as a new generation; its earlier life stays readable in `log`.
+#[test]
+fn a_removed_task_without_work_comes_back_with_another_contract() {
+    let repo = TestRepo::new();
+    repo.start("gen", &["--allow", "docs/**"]);
+    repo.task_root(&["remove", "gen"]).ok();
+    let wt = repo.start("gen", &["--allow", "src/**", "--allow", "README.md"]);
+    assert_eq!(allowed(&repo, "gen"), ["src/**", "README.md"]);
+    let events = events(&repo, "gen");
+    assert_eq!(
+        events.iter().filter(|e| e.as_str() == "started").count(),
+        2,
+        "both lives are in the record: {events:?}"
+    );
+    assert!(events.contains(&"removed".to_owned()), "{events:?}");
+    repo.write(&wt, "README.md", "# gen 2\n");
+    commit_all(&repo, &wt, "gen 2");
+    repo.task_root(&["merge", "gen", "--no-checks"]).ok();
+    assert_eq!(show(&repo, "main", "README.md"), "# gen 2");
+}

@@ -252,7 +252,8 @@ fn same_basename(a: &str, b: &str) -> bool {
 /// through a newline, each hashed; returns (hash, bytes) sorted by hash, equal hashes summed.
 fn span_hashes(data: &[u8]) -> Vec<(u32, u64)> {
     const HASHBASE: u32 = 107_927;
-    let text = !crate::git::diff::unified::is_binary(data);
+    // git's binary test (as `unified::is_binary`): a NUL byte in the first 8000 bytes.
+    let text = !data[..data.len().min(8000)].contains(&0);
     let mut map: HashMap<u32, u64> = HashMap::new();
     let (mut accum1, mut accum2, mut n) = (0u32, 0u32, 0u64);
     let mut i = 0;

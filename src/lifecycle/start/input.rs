@@ -119,9 +119,14 @@ pub(super) fn check_same_contract(
             "to narrow it to these, start the task over (its work is saved as an attempt first): git task start {id} --reset {}",
             contract_flags(spec)
         )),
-        false => err.hint(format!(
-            "to narrow it, start the task over (its work is saved as an attempt first): git task start {id} --reset <narrower contract options>"
-        )),
+        false => err
+            .hint(format!(
+                "to replace it with these, start the task over (its work is saved as an attempt first): git task start {id} --reset {}",
+                contract_flags(spec)
+            ))
+            .hint(
+                "these are looser: once the task has commits of its own, that also needs --discard-commits (its commits are saved as an attempt too)",
+            ),
     })
 }
 

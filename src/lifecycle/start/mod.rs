@@ -51,6 +51,9 @@ pub struct StartOptions {
     pub sparse: bool,
     /// `--reset`: an existing task is put back to its base (or `--base`), its work saved first.
     pub reset: bool,
+    /// `--reset --discard-commits`: its own commits go too (saved first), so the contract may be
+    /// replaced by a looser one.
+    pub discard_commits: bool,
     /// Where the work happens: a new linked worktree, or this worktree guarded by a snapshot.
     pub mode: Mode,
 }
@@ -95,6 +98,27 @@ fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<
         crate::patch::Started::Existing(record) => Ok(Started::Existing(record)),
         crate::patch::Started::Created(record) => Ok(Started::Created(record)),
     }
+}
+
+/// Whether the life of `record` did work under its contract: a commit, a checkpoint, or work
+/// saved as an attempt (by a reset, revert or the remove itself), as its events show.
+fn left_work(repo: &Repo, record: &Record) -> Result<bool> {
+    use crate::record::Event;
+    for entry in record::events(repo, record)? {
+        if matches!(entry.event, Event::Committed(_) | Event::Checkpoint(_)) {
+            return Ok(true);
+        }
+        let fields = entry.event.fields();
+        let saved = fields
+            .get("attempts")
+            .and_then(|a| a.as_array())
+            .is_some_and(|a| !a.is_empty())
+            || fields.get("attempt").is_some_and(|a| !a.is_null());
+        if saved {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A setup command failed; everything was rolled back.
@@ -177,6 +201,7 @@ pub fn start(
                         from_start: true,
                         setup: opts.setup.clone(),
                         setup_timeout: opts.setup_timeout,
+                        discard_commits: opts.discard_commits,
                     };
                     return Ok(Started::Reset(Box::new(super::reset::reset(
                         repo, settings, &current, &reset,
@@ -248,12 +273,22 @@ pub fn start(
         Some((text, _)) if !contract_given(&opts.contract) => text.clone(),
         _ => contract_text(&id, &opts.contract)?,
     };
-    if let Some((_, earlier)) = &earlier {
+    // The earlier contract binds only work done under it: a removed task that left none (no
+    // commit, checkpoint or saved attempt in its record) starts a new generation with any
+    // contract; its record stays readable (`restart_of`).
+    let bound = match previous.as_ref() {
+        Some(prev) if earlier.is_some() && prev.state.status == Status::Removed => {
+            left_work(repo, prev)?
+        }
+        _ => earlier.is_some(),
+    };
+    if let (Some((_, earlier)), true) = (&earlier, bound) {
         let new = ContractFile::parse(&text, CONTRACT_FILE)?;
         if let Some(why) = crate::contract::replacing_loosens(earlier, &new) {
             return Err(Error::negative(format!(
                 "task '{id}' was started before with a narrower contract; starting it again cannot loosen it: {why}"
             ))
+            .hint(format!("its frozen contract binds the work its earlier life did (commits or work saved as attempts: git task log {id}); only a task that did no work may come back with a looser contract"))
             .hint(format!("start it again with its contract: git task start {id}"))
             .hint("a wider contract needs a new task: 'git task start' with another id")
             .into());
