@@ -500,15 +500,17 @@ commit_scenario() {
     DROPS=("${drops[@]}")
     commit_prep() { # VARIANT RUN: reset the task worktree to its start, stage 5 changed files, set the hooks
         local f i=0
-        for f in "${SLOTS[@]}" "${DROPS[@]}"; do rm -f "$f"; done
         git -C "$wt" reset -q --hard "$START"
         touch_files "$wt" "commit $2 $1" "${FILES[@]}"
         git -C "$wt" add -- "${FILES[@]}"
+        # Each slot is replaced (a hook defined in config must name a script that exists).
         for f in "${SLOTS[@]}"; do
+            rm -f "$f"
             if [[ $1 != none && -f $W/slot$i.$1 ]]; then cp -p "$W/slot$i.$1" "$f"; fi
             i=$((i + 1))
         done
         for f in "${DROPS[@]}"; do
+            rm -f "$f"
             if [[ $1 == hooks && -f $W/slot$i.hooks ]]; then cp -p "$W/slot$i.hooks" "$f"; fi
             i=$((i + 1))
         done

@@ -164,15 +164,13 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir() {
         super::config_hooks::install(repo, &opts.settings)?;
     }
-    let point = match &layout {
-        Layout::Relative(_) => true,
-        Layout::Shared(_) => worktrees::can_point(repo) && !worktrees::config_hooks_run(repo),
-        Layout::Disabled => false,
-    };
-    if point && repo.config_bool("extensions.worktreeConfig") != Some(true) {
-        config::add_local_value(repo, "extensions", "worktreeConfig", "true")?;
-        config::add_local_value(repo, "task", "hooksAddedWorktreeConfig", "true")?;
-        worktree_config_changed = true;
+    // Per-worktree config, for the worktrees whose own core.hooksPath points at git-task's
+    // directory of them (see worktrees::points); `start` turns it on for the first one later.
+    for wt in worktrees::all(repo)? {
+        if worktrees::points(repo, &wt, &layout) {
+            worktree_config_changed = worktrees::ensure_worktree_config(repo)?;
+            break;
+        }
     }
     let dir = main_dir(repo, &layout);
     let shared = matches!(layout, Layout::Shared(_));

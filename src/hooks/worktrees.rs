@@ -183,6 +183,7 @@ pub fn install(
         }
     }
     if point {
+        ensure_worktree_config(repo)?;
         let sources = match layout {
             Layout::Relative(rel) => vec![repo.main_worktree()?.join(rel), wt.path.join(rel)],
             Layout::Shared(dir) => vec![dir.clone()],
@@ -202,27 +203,32 @@ pub fn install(
 /// of it: every worktree under a relative `core.hooksPath` (see [`super::install`]), and every
 /// linked worktree under a shared one, so that a hook manager installed since (which rewrites
 /// the repository's `core.hooksPath` or the shared directory, never a worktree's config) cannot
-/// turn the check off there. Not where per-worktree config cannot be turned on safely
-/// (`core.bare` or `core.worktree` in the shared config), nor with hooks turned off, nor where
-/// git-task's hooks are defined in config (git 2.54 and later run them everywhere).
+/// turn the check off there. Also where git-task's hooks are defined in config (git 2.54 and
+/// later run them in every worktree): clients that run the hooks directory git names
+/// (`git rev-parse --git-path hooks`: git gui; JGit and gitui read `core.hooksPath`) then find
+/// the shims there too, and those step aside for the copy defined in config under git. Not
+/// where per-worktree config cannot be turned on safely (`core.bare` or `core.worktree` in the
+/// shared config), nor with hooks turned off.
 pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout) -> bool {
     match layout {
         Layout::Relative(_) => true,
-        Layout::Shared(_) => !wt.main && can_point(repo) && !config_hooks_run(repo),
+        Layout::Shared(_) => !wt.main && can_point(repo),
         Layout::Disabled => false,
     }
 }
 
-/// Whether git-task's pre-commit hook is defined in config (git 2.54 and later run it in every
-/// worktree, whatever a hook manager does): no worktree needs pointing then.
-pub fn config_hooks_run(repo: &Repo) -> bool {
-    // `install` registers them in the same process as it sets up the worktrees, whose handle
-    // still has the configuration from before: the shim it wrote tells as well.
-    super::config_hooks::registered(repo, HookKind::PreCommit).is_some()
-        || (super::dir::read_text(&super::config_hooks::dir(repo).join("pre-commit"))
-            .is_some_and(|t| scripts::is_ours(&t))
-            && repo.config_bool("hook.git-task-pre-commit.enabled") != Some(false)
-            && repo.config_bool("hook.pre-commit.enabled") != Some(false))
+/// Turns `extensions.worktreeConfig` on in the repository's config unless some config has it on,
+/// remembering that git-task did ([`super::install::ADDED_WORKTREE_CONFIG_KEY`]) so that
+/// `uninstall` turns it off; returns whether it did.
+pub fn ensure_worktree_config(repo: &Repo) -> Result<bool> {
+    if repo.config_bool("extensions.worktreeConfig") == Some(true) {
+        return Ok(false);
+    }
+    let added = config::add_local_value(repo, "extensions", "worktreeConfig", "true")?;
+    if added {
+        config::add_local_value(repo, "task", "hooksAddedWorktreeConfig", "true")?;
+    }
+    Ok(added)
 }
 
 /// Whether `install` may turn per-worktree config on: not with `core.bare` or `core.worktree`

@@ -975,10 +975,20 @@ fn a_worktree_dir_and_hooks_path_under_home_are_expanded() {
     repo.git(repo.root(), &["config", "core.hooksPath", "~/hooks"]);
     repo.task_root(&["hooks", "install"]).ok();
     assert!(home.join("hooks/pre-commit").is_file());
-    // git looks for hooks there too.
-    let wt = home.join("trees/tilde");
-    let hooks = repo.git(&wt, &["rev-parse", "--git-path", "hooks"]);
+    // git looks for hooks there too (a task worktree, through its own directory, whose hooks
+    // run that one's first).
+    let hooks = repo.git(repo.root(), &["rev-parse", "--git-path", "hooks"]);
     assert_eq!(PathBuf::from(hooks), home.join("hooks"));
+    let wt = home.join("trees/tilde");
+    let own = repo.git(&wt, &["rev-parse", "--git-path", "hooks"]);
+    let own = std::fs::read_to_string(PathBuf::from(own).join("pre-commit")).unwrap();
+    assert!(
+        own.contains(&format!(
+            "git_task_chain='{}'",
+            home.join("hooks").display()
+        )),
+        "{own}"
+    );
 }
 
 /// The in-process listing of linked worktrees (git's administrative files read directly, for

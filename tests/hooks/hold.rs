@@ -61,8 +61,8 @@ fn refused_with_report(repo: &TestRepo, dir: &Path, run: &Run, before: &str) {
 }
 
 /// A violating commit in task `id`'s worktree `wt` is refused with the report from the git CLI
-/// (the check running once) and from a gitg-like environment, and from dulwich when `python`
-/// is given.
+/// (the check running once), from a gitg-like environment and as git gui runs the hook, and
+/// from dulwich when `python` is given.
 #[track_caller]
 fn blocked_everywhere(
     repo: &TestRepo,
@@ -79,6 +79,10 @@ fn blocked_everywhere(
     refused_with_report(repo, wt, &run, &before);
     assert_eq!(violations(repo, id), seen + 1, "the check ran once");
     refused_with_report(repo, wt, &run_as_gitg(repo, wt), &before);
+    // git gui runs the hook it finds where `git rev-parse --git-path hooks` says.
+    let gui = "h=$(git rev-parse --path-format=absolute --git-path hooks) && \"$h/pre-commit\"";
+    let run = tools::run_with_path(repo, "sh", wt, path, &["-c", gui]);
+    refused_with_report(repo, wt, &run, &before);
     if let Some(python) = python {
         let run = dulwich_commit(repo, python, wt, "violation");
         refused_with_report(repo, wt, &run, &before);
@@ -191,7 +195,8 @@ fn husky_after_git_task_never_turns_the_check_off_in_any_client() {
     for (id, wt) in [("early", &early), ("late", &late)] {
         blocked_everywhere(&repo, id, wt, &path, python.as_deref());
     }
-    // husky installing again (every `npm install`) changes nothing of that.
+    // husky installing again (every `npm install`), in the main worktree or in a task's,
+    // changes nothing of that: it sets the repository's core.hooksPath, never a worktree's.
     let run = tools::run_with_path(
         &repo,
         "sh",
@@ -199,6 +204,8 @@ fn husky_after_git_task_never_turns_the_check_off_in_any_client() {
         &path,
         &["-c", "node_modules/.bin/husky"],
     );
+    assert_eq!(run.code, 0, "{run}");
+    let run = tools::run_with_path(&repo, "husky", &early, &path, &[]);
     assert_eq!(run.code, 0, "{run}");
     blocked_everywhere(&repo, "early", &early, &path, None);
     // husky's hooks run in the task worktree started after it (whose checkout has them),

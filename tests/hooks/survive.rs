@@ -97,7 +97,19 @@ fn lefthook_resync_after_git_task_never_lets_a_task_commit_through_unchecked() {
     let run = git(&repo, &wt, &path, &["commit", "-q", "-am", "allowed"]);
     assert_eq!(run.code, 0, "{run}");
     // lefthook ran too (the task worktree's own lefthook.yml, from the task's base).
-    assert_eq!(ran(), lines + 1);
+    let own = std::path::PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"]));
+    assert_eq!(
+        ran(),
+        lines + 1,
+        "{}\n{:?}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        std::fs::read_dir(own.join("hooks"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect::<Vec<_>>(),
+        run
+    );
     assert!(!repo
         .task_root(&["overlaps"])
         .ok()
@@ -205,4 +217,60 @@ fn lefthook_installed_inside_a_task_worktree_is_refused_loudly_then_chained() {
     assert!(std::fs::read_to_string(own.join("pre-commit"))
         .unwrap()
         .contains("lefthook"));
+}
+
+/// What lefthook does when it syncs itself while it runs in a task worktree (its `lefthook.yml`
+/// there differs from the one it last installed; when it decides so depends on timestamps, so
+/// it is replayed here by a hook that does the same): it writes its hook where the worktree's
+/// `core.hooksPath` points, git-task's own directory, renaming git-task's to `pre-commit.old`.
+/// git-task's hook, still running, puts itself back: the next commit is checked too, and the
+/// manager's hook runs once.
+#[cfg(unix)]
+#[test]
+fn a_manager_writing_into_the_task_worktree_during_a_commit_is_put_behind_the_check() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    let log = repo.base().join("team.log");
+    let hook = repo.root().join(".git/hooks/pre-commit");
+    let script = format!(
+        "#!/bin/sh\necho team >> '{log}'\nh=$(git rev-parse --path-format=absolute --git-path hooks)\nif [ \"$h/pre-commit\" != \"$0\" ] && [ ! -e \"$h/pre-commit.old\" ]; then\n\tmv \"$h/pre-commit\" \"$h/pre-commit.old\" && cp \"{hook}\" \"$h/pre-commit\"\nfi\n",
+        log = log.display(),
+        hook = repo.root().join(".git/hooks/pre-commit.git-task-chained").display(),
+    );
+    std::fs::write(&hook, script).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.task_root(&["hooks", "install"]).ok();
+    let wt = repo.start("t", &["--forbid", "src/store/**"]);
+    let lines = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for round in 0..2 {
+        let before = repo.git(&wt, &["rev-parse", "HEAD"]);
+        repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+        repo.git(&wt, &["add", "-A"]);
+        let ran = lines();
+        let run = repo.git_run(&wt, &["commit", "-q", "-m", "violation"]);
+        assert_eq!(run.code, 1, "round {round}: {run}");
+        assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
+        assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]), before);
+        assert_eq!(
+            lines(),
+            ran + 1,
+            "round {round}: the manager's hook ran once"
+        );
+        super::restore_from_head(&repo, &wt, "src/store/mod.rs");
+    }
+    let own =
+        std::path::PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"])).join("hooks");
+    assert!(!own.join("pre-commit.old").exists());
+    assert!(!own.join("pre-commit.git-task-chained").exists());
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    assert!(
+        !own.exists(),
+        "nothing of git-task's is left in {}",
+        own.display()
+    );
 }
