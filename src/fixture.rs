@@ -1,6 +1,8 @@
 //! Unit-test fixture: a throwaway repository made by the real `git`, and tasks started in
 //! process, for the tests of the verbs' decisions that live beside each verb.
 
+#![cfg(test)]
+
 use crate::config::Settings;
 use crate::contract::spec::ContractSpec;
 use crate::git::Repo;

@@ -73,8 +73,6 @@ pub(crate) mod confine;
 pub(crate) mod contract;
 pub(crate) mod copy;
 pub(crate) mod error;
-#[cfg(test)]
-mod fixture;
 pub(crate) mod gate;
 pub(crate) mod git;
 pub(crate) mod guard;
@@ -165,3 +163,6 @@ pub mod testing {
         pub use crate::task::{Status, TaskId};
     }
 }
+
+#[cfg(test)]
+mod fixture;

@@ -526,7 +526,7 @@ fn wait_for_pool_fillers(root: &Path) {
                 };
                 let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
                 args.windows(2).any(|w| w == [&b"pool"[..], &b"fill"[..]])
-                    && args.iter().any(|a| *a == root.as_bytes())
+                    && args.contains(&root.as_bytes())
             });
         if !busy {
             return;
