@@ -61,9 +61,17 @@ fn with_field(toml: &str, key: &str, value: &Value) -> String {
 /// Appends to `id`'s record a `checkpoint` event whose `task.toml` and the state in its message
 /// both have `key` set to `value`, then adopts it as the user would (`trust --records --yes`).
 fn forge(repo: &TestRepo, id: &str, key: &str, value: &Value) {
-    let dir = repo.root();
     let record = format!("refs/tasks/{id}/record");
     let tip = rev(repo, &record);
+    let forged = forged_event(repo, &tip, key, value);
+    repo.git(repo.root(), &["update-ref", &record, &forged, &tip]);
+    trust_records(repo, &[id]);
+}
+
+/// A `checkpoint` event commit on top of record commit `tip` whose `task.toml` and the state in
+/// its message both have `key` set to `value` (no ref names it).
+fn forged_event(repo: &TestRepo, tip: &str, key: &str, value: &Value) -> String {
+    let dir = repo.root();
     let state = repo.git(dir, &["show", &format!("{tip}:task.toml")]);
     let blob = git_in(
         repo,
@@ -72,7 +80,7 @@ fn forge(repo: &TestRepo, id: &str, key: &str, value: &Value) {
         &with_field(&format!("{state}\n"), key, value),
     );
     let entries: String = repo
-        .git(dir, &["ls-tree", &tip])
+        .git(dir, &["ls-tree", tip])
         .lines()
         .map(|l| match l.ends_with("\ttask.toml") {
             true => format!("100644 blob {blob}\ttask.toml\n"),
@@ -80,20 +88,18 @@ fn forge(repo: &TestRepo, id: &str, key: &str, value: &Value) {
         })
         .collect();
     let tree = git_in(repo, dir, &["mktree"], &entries);
-    let message = repo.git(dir, &["log", "-1", "--format=%B", &tip]);
+    let message = repo.git(dir, &["log", "-1", "--format=%B", tip]);
     let mut body: Value = message
         .split_once("\n\n")
         .and_then(|(_, json)| serde_json::from_str(json.trim()).ok())
         .unwrap_or_else(|| json!({}));
     body["state"][key] = value.clone();
-    let forged = git_in(
+    git_in(
         repo,
         dir,
-        &["commit-tree", &tree, "-p", &tip, "-F", "-"],
+        &["commit-tree", &tree, "-p", tip, "-F", "-"],
         &format!("checkpoint\n\n{body}\n"),
-    );
-    repo.git(dir, &["update-ref", &record, &forged, &tip]);
-    trust_records(repo, &[id]);
+    )
 }
 
 /// Asserts `run` did not crash and exited 0, 1, 2 or 128.
@@ -339,4 +345,68 @@ fn hostile_numbers_mode_status_and_keys_fail_naming_the_record() {
     );
     every_command_survives("setup", &[json!(5), json!(["x"])], true);
     every_command_survives("evil", &[json!(1)], true);
+}
+
+/// A record pushed to the shared remote with a hostile field (`git push`, as an agent with the
+/// remote's credentials would). Must hold on the other machine: `fetch` neither panics nor
+/// fails as a whole, `list` lists, `adopt` refuses naming the record, and its checked-out `main`
+/// is unchanged; on the machine that has the task live, `fetch` leaves it as it was.
+#[test]
+fn hostile_remote_record_is_refused_naming_the_record() {
+    for (key, value) in [
+        ("id", json!("../x")),
+        ("branch", json!("refs/heads/main")),
+        ("branch", json!("main")),
+        ("base_branch", json!("refs/heads/refs/heads/main")),
+        ("worktree", json!("relative")),
+        ("base_commit", json!("main~1")),
+        ("status", json!(5)),
+    ] {
+        let what = format!("remote record with {key} = {value}");
+        let repo = TestRepo::new();
+        let bare = super::remote::bare_remote(&repo);
+        super::remote::publish(&repo, bare.to_str().unwrap());
+        let two = super::remote::machine(&repo, bare.to_str().unwrap(), "two");
+        repo.start("t1", &[]);
+        repo.task_root(&["push", "t1"]).ok();
+        let local = rev(&repo, "refs/tasks/t1/record");
+        let forged = forged_event(&repo, &local, key, &value);
+        repo.git(
+            repo.root(),
+            &[
+                "push",
+                "-q",
+                "-f",
+                "origin",
+                &format!("{forged}:refs/tasks/t1/record"),
+            ],
+        );
+        let main_two = repo.git(&two, &["rev-parse", "main"]);
+
+        let fetch = repo.task(&two, &["fetch", "--json"]);
+        no_crash(&fetch, &format!("fetch on two, {what}"));
+        let list = repo.task(&two, &["list", "--json"]);
+        no_crash(&list, &what);
+        assert_eq!(list.code, 0, "{what}:\n{list}");
+        let adopt = repo.task(&two, &["adopt", "t1", "--json"]);
+        no_crash(&adopt, &format!("adopt, {what}"));
+        if adopt.code != 0 {
+            names_record(&adopt, &format!("adopt, {what}"));
+        }
+        assert_eq!(repo.git(&two, &["rev-parse", "main"]), main_two, "{what}");
+        assert_eq!(repo.git(&two, &["symbolic-ref", "HEAD"]), "refs/heads/main");
+
+        let fetch = repo.task_root(&["fetch", "--json"]);
+        no_crash(&fetch, &format!("fetch on one, {what}"));
+        let status = repo.task_root(&["status", "t1", "--json"]);
+        no_crash(&status, &what);
+        assert_eq!(status.code, 0, "{what}: t1 here:\n{status}");
+        assert_eq!(status.json()["status"], "active", "{what}:\n{status}");
+        assert_eq!(
+            rev(&repo, "refs/tasks/t1/record"),
+            local,
+            "{what}: t1's record moved"
+        );
+        repo.fsck();
+    }
 }
