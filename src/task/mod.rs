@@ -174,8 +174,9 @@ impl TaskState {
         self.branch.short()
     }
 
-    /// The commit the task's changes are counted from: the record's base commit, else (an old
-    /// record without one) `refs/tasks/<id>/base`.
+    /// The commit the task's changes are counted from: the record's base commit (a full id in
+    /// every state read from a record), else (the [`TaskState::tampered`] stand-in, which has
+    /// none) `refs/tasks/<id>/base`.
     ///
     /// Every command that moves the base ref appends its event with the new base in the same
     /// transaction, so the two agree; a base ref moved by hand changes nothing, as at the gate,
