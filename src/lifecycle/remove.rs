@@ -6,6 +6,9 @@
 //! whole into the task's attic. Ignored files are counted so the report can say
 //! what goes with the worktree. A `remove` run from inside the worktree first
 //! moves the process to the main worktree and tells the user to `cd` there.
+//!
+//! Long on purpose: worktree and patch mode, nested repositories and submodules each have
+//! their own way of being saved before anything goes, and they are read in one place.
 
 use crate::attempt::{self, Attempt, Saved, SavedAttempt};
 use crate::config::Settings;

@@ -14,8 +14,8 @@
 //! reverting everything restores the snapshot exactly: HEAD, index, files.
 //! The patch-mode reset is `reset.rs`.
 //!
-//! A little over 500 lines: the target of each kind of revert and the one carry-out that
-//! saves, writes and moves HEAD are one flow, read top to bottom.
+//! Long on purpose: the target of each kind of revert and the one carry-out that saves,
+//! writes and moves HEAD are one flow, read top to bottom.
 
 mod reset;
 pub use reset::reset_patch;
