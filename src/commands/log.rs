@@ -115,9 +115,20 @@ fn follow(ctx: &Ctx, args: &LogArgs) -> CmdResult {
         Some(record.state.task_id())
     };
     let _interrupt = crate::git::interrupt::install();
+    let all = only.is_none();
     let mut follower = crate::record::follow::Follower::new(only);
+    // With --all, also the starts whose setup failed (rolled back: no record holds them).
+    let mut failed_seen = std::collections::HashSet::new();
     while !crate::git::interrupt::is_triggered() {
-        for (task, entry) in follower.poll(&ctx.repo)? {
+        let mut new = follower.poll(&ctx.repo)?;
+        if all {
+            new.extend(crate::lifecycle::start::failed::since(
+                &ctx.repo,
+                &mut failed_seen,
+            ));
+            new.sort_by_key(|(_, e)| e.time.unwrap_or(0));
+        }
+        for (task, entry) in new {
             let line = FollowedEvent {
                 kind: "event",
                 task: task.as_str().to_owned(),

@@ -202,3 +202,40 @@ fn follow_all_takes_no_id_and_all_needs_follow() {
     repo.task_root(&["log", "--all"]).code(2);
     repo.task_root(&["log", "--follow", "--all", "a"]).code(2);
 }
+
+/// A start whose setup fails leaves no task (everything is rolled back, record included), but
+/// `log --follow --all` streams its `setup_failed` event, live and to a later follower, with
+/// the command, its exit code and the end of its output.
+#[test]
+fn follow_all_streams_a_failed_setup() {
+    let repo = TestRepo::new();
+    let follow = Follow::spawn(&repo, &["--json", "log", "--follow", "--all"]);
+    repo.task_root(&["start", "sf", "--setup", "echo broke-it; exit 3"])
+        .code(1);
+    let failed = loop {
+        let line = follow.next_json();
+        assert_eq!(line["task"], "sf", "{line}");
+        if line["event"] == "setup_failed" {
+            break line;
+        }
+    };
+    let details = &failed["details"];
+    assert_eq!(details["command"], "echo broke-it; exit 3", "{failed}");
+    assert_eq!(details["code"], 3, "{failed}");
+    assert_eq!(details["timed_out"], false, "{failed}");
+    assert!(
+        details["output"].as_str().unwrap().contains("broke-it"),
+        "{failed}"
+    );
+    let (code, stderr) = follow.interrupt();
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    // Nothing of the task is left, and a follower started later still sees what happened.
+    assert!(repo.refs("refs/tasks").is_empty());
+    let later = Follow::spawn(&repo, &["log", "--follow", "--all"]);
+    let line = later.next();
+    assert!(
+        line.starts_with("sf ") && line.contains("setup_failed") && line.contains("code=3"),
+        "{line}"
+    );
+    later.interrupt();
+}

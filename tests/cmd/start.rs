@@ -1196,11 +1196,9 @@ fn a_contract_slip_is_recoverable_by_reset() {
     let last = log["events"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["event"], "reset", "{log}");
     assert_eq!(last["details"]["contract_replaced"], true, "{log}");
-    assert_eq!(
-        repo.git(&wt, &["show", "HEAD:.task-contract.toml"])
-            .contains("\"src/**\""),
-        true
-    );
+    assert!(repo
+        .git(&wt, &["show", "HEAD:.task-contract.toml"])
+        .contains("\"src/**\""));
 
     // With a commit of its own, a looser contract is refused and nothing moves.
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 1 }\n");

@@ -13,6 +13,7 @@
 //! `reset.rs`); a removed task is started again on the same record, and rolling
 //! that back restores the record as it was.
 
+pub mod failed;
 mod input;
 use super::branch::first_commit;
 use crate::config::Settings;
@@ -456,11 +457,18 @@ pub fn start(
                     StartError::Other(e) => e.to_string(),
                     StartError::Setup(s) => format!("setup '{}' failed", s.outcome.command),
                 };
+                if let StartError::Setup(s) = &err {
+                    failed::note(repo, s);
+                }
                 return Err(
                     Error::repo_msg(format!("{msg}; cleaning up also failed: {cleanup}"))
                         .hint("run 'git task sweep' to finish the clean-up")
                         .into(),
                 );
+            }
+            // The task is gone; its `setup_failed` event is kept outside refs for `log --follow --all`.
+            if let StartError::Setup(s) = &err {
+                failed::note(repo, s);
             }
             Err(err)
         }
