@@ -26,6 +26,10 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     if let Command::Run(commands::Command::DeleteAside(args)) = &cli.command {
         return exit(commands::delete_aside::run(args));
     }
+    // The settle of a merge gate checkout opens the repository the checkout belongs to itself.
+    if let Command::Run(commands::Command::GateSettle(args)) = &cli.command {
+        return exit(commands::gate_settle::run(args));
+    }
     // A harness's pre-write hook: the hook input says where; it prints and exits by itself
     // (never an error JSON on stdout, exit 2 on any failure).
     if let Command::Run(commands::Command::Guard(args)) = &cli.command {

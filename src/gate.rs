@@ -24,6 +24,19 @@
 //!    which the clean memo saw untouched); otherwise with `git write-tree`. A mismatch is
 //!    repaired by step 2 and verified again.
 //!
+//! After a run that passed, the checkout is *settled* in the background, by a detached
+//! `git task gate-settle` that inherits the slot's lock (so no merge uses the checkout until it
+//! is done, and a merge that finds it settling waits for it rather than making a cold one):
+//! the look of step 1 (an `lstat` of every tracked file and directory) and, when the check left
+//! anything behind, step 2, then the index verified; it then writes `gate/<n>.settled`: the
+//! HEAD, the index's stat data and the stat data (mtime, inode) of every directory holding a
+//! tracked file. The next run on it takes the settled look instead of looking again when the
+//! HEAD, the index and every one of those directories are as the settle left them: a file
+//! created, deleted or renamed anywhere since changes a directory's mtime and the full look
+//! runs. The marker is deleted before the checkout is touched, so a run killed half-way leaves
+//! none. The full look, the one cost of the gate that grows with the tree, is thus paid
+//! between merges, once the check's processes ended, not on the merge's way.
+//!
 //! Ignored files (`target/`, `node_modules/`, caches) stay between runs, so checks start warm.
 //! They are the gate's own: seeded once, when the checkout is made, from the *main* worktree
 //! as the target's `.worktreeinclude` names them, never from a task's worktree (a task could
@@ -99,14 +112,18 @@ pub struct Looked {
 pub struct Ahead {
     slot: Slot,
     look: Option<(ObjectId, std::thread::JoinHandle<bool>)>,
+    /// What is known without a look (the checkout is as its settle left it).
+    known: Option<Looked>,
 }
 
 impl Ahead {
     /// The slot, and what the look found (waiting for it).
     pub fn finish(self) -> (Slot, Option<Looked>) {
-        let looked = self.look.and_then(|(head, handle)| {
-            let untouched = handle.join().ok()?;
-            Some(Looked { head, untouched })
+        let looked = self.known.or_else(|| {
+            self.look.and_then(|(head, handle)| {
+                let untouched = handle.join().ok()?;
+                Some(Looked { head, untouched })
+            })
         });
         (self.slot, looked)
     }
@@ -121,6 +138,17 @@ pub fn take_ahead(repo: &Repo) -> Result<Ahead> {
         .and_then(|a| std::fs::read_to_string(a.join("HEAD")).ok())
         .and_then(|t| t.trim().parse::<ObjectId>().ok())
         .filter(|_| slot.path.is_dir());
+    // Settled after the last run and untouched since: nothing to look at.
+    if let Some(head) = head.filter(|h| settled_holds(&slot.path, &admin, *h)) {
+        return Ok(Ahead {
+            slot,
+            look: None,
+            known: Some(Looked {
+                head,
+                untouched: true,
+            }),
+        });
+    }
     let look = head.map(|head| {
         let handle = repo.for_thread();
         let path = slot.path.clone();
@@ -129,7 +157,11 @@ pub fn take_ahead(repo: &Repo) -> Result<Ahead> {
             std::thread::spawn(move || untouched(&handle, &path, &admin, head)),
         )
     });
-    Ok(Ahead { slot, look })
+    Ok(Ahead {
+        slot,
+        look,
+        known: None,
+    })
 }
 
 /// Takes the first free gate checkout (module docs); it is brought to a tree by [`Slot::prepare`].
@@ -138,23 +170,185 @@ pub fn take(repo: &Repo) -> Result<Slot> {
     std::fs::create_dir_all(&gate)
         .map_err(|e| Error::repo(format!("could not create '{}'", gate.display()), e))?;
     make_private(&gate)?;
-    for n in 0..MAX_SLOTS {
-        if let Some(mut lock) = try_slot(&gate, n)? {
-            use std::io::{Seek, Write};
-            let _ = lock.set_len(0);
-            let _ = lock.rewind();
-            let _ = writeln!(lock, "{}", std::process::id());
-            return Ok(Slot {
-                path: gate.join(n.to_string()),
-                _lock: lock,
-            });
+    let taken = |n: usize, mut lock: std::fs::File| {
+        use std::io::{Seek, Write};
+        let _ = lock.set_len(0);
+        let _ = lock.rewind();
+        let _ = writeln!(lock, "{}", std::process::id());
+        Slot {
+            path: gate.join(n.to_string()),
+            _lock: lock,
         }
+    };
+    let deadline = std::time::Instant::now() + SETTLE_WAIT;
+    loop {
+        // A free checkout that exists is warm; a settling one is worth waiting for (its settle
+        // is a look at it); only when there is neither is a new one made (a full checkout).
+        let (mut settling, mut fresh) = (false, None);
+        for n in 0..MAX_SLOTS {
+            let warm = admin_of(&gate.join(n.to_string())).is_some();
+            if !warm && fresh.is_some() {
+                continue;
+            }
+            match try_slot(&gate, n)? {
+                Some(lock) if warm => return Ok(taken(n, lock)),
+                Some(_) => fresh = fresh.or(Some(n)),
+                None => settling |= warm && is_settling(&gate, n),
+            }
+        }
+        if !settling || std::time::Instant::now() >= deadline {
+            match fresh {
+                Some(n) => match try_slot(&gate, n)? {
+                    Some(lock) => return Ok(taken(n, lock)),
+                    // Taken meanwhile by another merge: look again.
+                    None => continue,
+                },
+                None if !settling => break,
+                None => {}
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
     Err(Error::repo_msg(format!(
         "all {MAX_SLOTS} gate checkouts under '{}' are in use",
         gate.display()
     ))
     .hint("wait for the other merges to finish"))
+}
+
+/// How long a merge waits for a gate checkout being settled before it makes another one.
+const SETTLE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What a slot's lock file says while its settle holds it.
+const SETTLING: &str = "settling";
+
+/// Whether slot `n` is held by its settle (not by a merge).
+fn is_settling(gate: &Path, n: usize) -> bool {
+    std::fs::read_to_string(gate.join(format!("{n}.lock"))).is_ok_and(|t| t.trim() == SETTLING)
+}
+
+/// `gate/<n>.settled`, beside the checkout at `path`.
+fn settled_marker(path: &Path) -> PathBuf {
+    path.with_extension("settled")
+}
+
+/// The stat data of `path` a settle keeps: mtime (seconds, nanoseconds) and inode.
+#[cfg(unix)]
+fn stamp(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some(format!(
+        "{} {} {} {}",
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino(),
+        m.len()
+    ))
+}
+
+#[cfg(not(unix))]
+fn stamp(_: &Path) -> Option<String> {
+    None
+}
+
+/// Whether the checkout at `path` (administrative directory `admin`) is as its settle left it
+/// at `head`: the same HEAD, index and directories (module docs).
+fn settled_holds(path: &Path, admin: &Path, head: ObjectId) -> bool {
+    let Ok(text) = std::fs::read_to_string(settled_marker(path)) else {
+        return false;
+    };
+    let mut lines = text.lines();
+    if lines.next() != Some(head.to_string().as_str()) {
+        return false;
+    }
+    if lines.next() != stamp(&admin.join("HEAD")).as_deref()
+        || lines.next() != stamp(&admin.join("index")).as_deref()
+    {
+        return false;
+    }
+    let mut dirs = 0;
+    for line in lines {
+        let Some((want, rel)) = line.rsplit_once('\t') else {
+            return false;
+        };
+        if stamp(&path.join(rel)).as_deref() != Some(want) {
+            return false;
+        }
+        dirs += 1;
+    }
+    dirs > 0
+}
+
+/// Writes the settled marker of the checkout at `path`, clean at `head` now (module docs).
+fn write_settled(path: &Path, admin: &Path, head: ObjectId) -> Result<()> {
+    let index = gix::index::File::at(
+        admin.join("index"),
+        gix::hash::Kind::Sha1,
+        false,
+        gix::index::decode::Options::default(),
+    )
+    .map_err(|e| Error::repo_msg(format!("could not read the gate checkout's index: {e}")))?;
+    let mut dirs = std::collections::BTreeSet::new();
+    dirs.insert(String::new());
+    for entry in index.entries() {
+        let rel = entry.path(&index).to_string();
+        let mut dir = rel.as_str();
+        while let Some(i) = dir.rfind('/') {
+            dir = &dir[..i];
+            if !dirs.insert(dir.to_owned()) {
+                break;
+            }
+        }
+    }
+    let missing = || Error::repo_msg(format!("could not stat '{}'", path.display()));
+    let mut text = format!(
+        "{head}\n{}\n{}\n",
+        stamp(&admin.join("HEAD")).ok_or_else(missing)?,
+        stamp(&admin.join("index")).ok_or_else(missing)?
+    );
+    for dir in &dirs {
+        let at = if dir.is_empty() {
+            path.to_owned()
+        } else {
+            path.join(dir)
+        };
+        text.push_str(&format!("{}\t{dir}\n", stamp(&at).ok_or_else(missing)?));
+    }
+    let file = settled_marker(path);
+    crate::git::fs::write_atomically(&file, text.as_bytes())
+        .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))
+}
+
+/// Settles the gate checkout at `path` after a run that passed (module docs): run by the
+/// detached `gate-settle`, which holds the slot's lock, inherited from the merge.
+pub fn settle(repo: &Repo, path: &Path) -> Result<()> {
+    let Some(admin) = admin_of(path) else {
+        return Ok(());
+    };
+    let head = std::fs::read_to_string(admin.join("HEAD"))
+        .ok()
+        .and_then(|t| t.trim().parse::<ObjectId>().ok())
+        .ok_or_else(|| Error::repo_msg(format!("no HEAD in '{}'", admin.display())))?;
+    let tree = objects::commit_tree(repo, head)?;
+    let _ = std::fs::remove_file(settled_marker(path));
+    if !untouched(repo, path, &admin, head) {
+        show_dot_git(path, &admin)?;
+        crate::git::cli::reset_hard_and_clean(path, head)?;
+        let now = crate::git::cli::index_tree(path)?;
+        hide_dot_git(path)?;
+        if now != tree {
+            return Err(Error::repo_msg(format!(
+                "the gate checkout '{}' holds tree {now}, not {tree}",
+                path.display()
+            )));
+        }
+        dirty::remember_index_on_disk(path, &admin, head, repo.ignore_files());
+        // Proven clean now by the look that wrote the memo, or not settled.
+        if !untouched(repo, path, &admin, head) {
+            return Ok(());
+        }
+    }
+    write_settled(path, &admin, head)
 }
 
 /// The administrative directory of the gate checkout at `path` (`<n>.git` beside it), when
@@ -240,6 +434,18 @@ impl Slot {
                 .parse::<ObjectId>()
                 .ok()
         });
+        let settled = looked.is_none() && head.is_some_and(|h| settled_holds(path, &admin, h));
+        // Gone before anything changes: a run killed from here on leaves no settled marker.
+        match std::fs::remove_file(settled_marker(path)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not delete '{}'", settled_marker(path).display()),
+                    e,
+                ))
+            }
+        }
         // Whether the index is known to hold `tree`: after the two-way move of an index that
         // held the last run's verified tree untouched (the clean memo), every changed path is
         // checked in the index just written; otherwise git says what tree it holds.
@@ -250,7 +456,7 @@ impl Slot {
                 // Looked at before the `.git` file is written, as the last run left it.
                 let untouched = match looked {
                     Some(l) if l.head == head => l.untouched,
-                    _ => untouched(repo, path, &admin, head),
+                    _ => settled || untouched(repo, path, &admin, head),
                 };
                 show_dot_git(path, &admin)?;
                 let moved = untouched
@@ -349,6 +555,35 @@ impl Slot {
         Ok(())
     }
 
+    /// Hands the checkout, after a run that passed, to a detached `git task gate-settle`
+    /// (module docs), which inherits the slot's lock and holds it until it is done. When it
+    /// cannot start, the lock is let go here and the next run looks at the checkout itself.
+    pub fn settle_later(self, repo: &Repo) {
+        #[cfg(unix)]
+        {
+            use std::io::{Seek, Write};
+            let Ok(exe) = std::env::current_exe() else {
+                return;
+            };
+            let mut lock = &self._lock;
+            let _ = lock.set_len(0);
+            let _ = lock.rewind();
+            let _ = writeln!(lock, "{SETTLING}");
+            // Inherited by the child (and only by it: this process closes it when `self` goes).
+            if rustix::io::fcntl_setfd(&self._lock, rustix::io::FdFlags::empty()).is_err() {
+                return;
+            }
+            let mut cmd = std::process::Command::new(exe);
+            cmd.arg("gate-settle")
+                .arg("--")
+                .arg(&self.path)
+                .current_dir(repo.common_dir());
+            crate::git::spawn_detached(cmd);
+        }
+        #[cfg(not(unix))]
+        let _ = repo;
+    }
+
     /// Keeps the checkout for inspection after task `task`'s checks failed in it: it stays
     /// until the next run on it, `sweep`, or the task's `remove`.
     pub fn keep_failed(self, task: &str) -> PathBuf {
@@ -370,6 +605,7 @@ fn discard(repo: &Repo, path: &Path) -> Result<()> {
             ))
         }
     }
+    let _ = std::fs::remove_file(settled_marker(path));
     if std::fs::symlink_metadata(path).is_ok() {
         worktree::move_dir_aside(repo.common_dir(), path)?.delete_now()?;
     }

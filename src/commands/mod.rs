@@ -13,6 +13,7 @@ pub mod diff;
 pub mod drop;
 pub mod exec;
 pub mod fetch;
+pub mod gate_settle;
 pub mod guard;
 pub mod hook;
 pub mod hooks;
@@ -68,6 +69,8 @@ pub enum Command {
     Hook(hook::HookArgs),
     #[command(hide = true)]
     DeleteAside(delete_aside::DeleteAsideArgs),
+    #[command(hide = true)]
+    GateSettle(gate_settle::GateSettleArgs),
     Merge(merge::MergeArgs),
     Sync(sync::SyncArgs),
     Pool(pool::PoolArgs),
@@ -206,6 +209,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::Completions(_)
             | Command::Guard(_)
             | Command::DeleteAside(_)
+            | Command::GateSettle(_)
     ) {
         if let Some(state) = crate::hooks::bypassed(&ctx.repo) {
             crate::output::enforcement::warn_unenforced(&ctx.out, &state, false);
@@ -290,6 +294,7 @@ fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {
         Command::Hook(args) => hook::run(ctx, args),
         // Handled by `app::run` before a repository is opened; here only for completeness.
         Command::DeleteAside(args) => Ok(delete_aside::run(args)),
+        Command::GateSettle(args) => Ok(gate_settle::run(args)),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Pool(args) => pool::run(ctx, args),

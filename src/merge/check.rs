@@ -92,8 +92,13 @@ pub(super) fn run_checks_on_landing(
         keep_going: false,
     };
     let run = frozen.run(slot.path(), how, &mut |_| {})?;
-    // Kept for inspection after a failure.
-    let kept = (!run.passed).then(|| slot.keep_failed(&rec.state.id));
+    // Kept for inspection after a failure; settled for the next run after a pass.
+    let kept = if run.passed {
+        slot.settle_later(repo);
+        None
+    } else {
+        Some(slot.keep_failed(&rec.state.id))
+    };
     Ok((run, kept))
 }
 

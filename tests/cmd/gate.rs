@@ -268,3 +268,39 @@ fn concurrent_merges_into_different_branches_all_land_with_their_notes() {
     }
     repo.fsck();
 }
+
+/// After a run that passed, the checkout is settled in the background (`gate/<n>.settled`):
+/// what the check left is gone before the next merge takes the checkout, and a file created in
+/// it after the settle is still seen and removed (the settled look no longer holds).
+#[test]
+fn gate_checkout_is_settled_after_a_pass_and_a_later_file_is_still_removed() {
+    let repo = TestRepo::new();
+    let check = "test ! -e src/leftover.rs && test ! -e src/planted.rs && test ! -e planted \
+                 && test \"$(cat README.md)\" = '# demo' \
+                 && touch src/leftover.rs && echo junk >> README.md";
+    task_with(&repo, "a", check, "src/a.rs");
+    repo.task_root(&["merge", "a"]).ok();
+    let slot = gate_dir(&repo).join("0");
+    let settled = slot.with_extension("settled");
+    for _ in 0..400 {
+        if settled.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(settled.exists(), "the settle wrote its marker");
+    // The settle put back what the check changed.
+    assert!(!slot.join("src/leftover.rs").exists());
+    assert_eq!(repo.read(&slot, "README.md").trim_end(), "# demo");
+    // Written into the checkout after the settle: the next run must not see them.
+    repo.write(&slot, "src/planted.rs", "// planted\n");
+    repo.write(&slot, "planted", "planted\n");
+    task_with(&repo, "b", check, "src/b.rs");
+    repo.task_root(&["merge", "b"]).ok();
+    assert_eq!(repo.git(repo.root(), &["show", "main:src/b.rs"]), "// b");
+    assert!(
+        !gate_dir(&repo).join("1").exists(),
+        "the settled checkout was used again"
+    );
+    repo.fsck();
+}
