@@ -118,6 +118,22 @@ fn move_submodules_aside(
     Ok(Some(attic))
 }
 
+/// The worktree directories that an earlier removal moved aside and whose background delete
+/// failed or died (noted, still there, held by no delete): one warning each, naming `sweep`,
+/// which deletes them. Said by the next `remove`, since the one that started the delete had
+/// already returned.
+fn unfinished_deletes(repo: &Repo) -> Vec<String> {
+    worktree::leftover_removals(repo.common_dir())
+        .into_iter()
+        .map(|(path, _)| {
+            format!(
+                "the background delete of a removed worktree did not finish: '{}' is still there; 'git task sweep' deletes it",
+                path.display()
+            )
+        })
+        .collect()
+}
+
 /// Removes the worktree and branch of a task. A dirty worktree is refused unless `force`.
 pub fn remove(
     repo: &Repo,
@@ -313,6 +329,7 @@ pub fn remove(
         record::Updated::Stopped(removed) => return Ok(Ok(Removed::AlreadyGone(removed))),
         record::Updated::Gone => return Ok(Ok(Removed::AlreadyGone(None))),
     };
+    warnings.extend(unfinished_deletes(repo));
     let mut warnings = Vec::new();
     // A removed task's claims end here (`sweep` drops one a killed remove left).
     let _ = crate::claims::release_all(repo, &record.state.id);

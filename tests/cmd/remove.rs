@@ -470,3 +470,50 @@ fn remove_of_a_patch_task_saves_then_drops_its_snapshot_mark_and_scratch() {
     repo.task_root(&["merge", "pa"]).ok();
     assert!(!scratch.exists());
 }
+
+/// A background delete that failed (or died) leaves its moved-aside directory and its note:
+/// the next `remove` warns about it (human and JSON) and names `sweep`, which deletes it.
+#[test]
+fn remove_warns_when_a_background_delete_failed() {
+    let repo = TestRepo::new();
+    let a = repo.start("bga", &[]);
+    repo.task_root(&["remove", "bga"]).ok();
+    // What a background delete that failed leaves: the directory moved aside by that
+    // (other, finished) process, and git-task's note of it.
+    let aside = a.with_file_name(".bga.removing-1-42");
+    std::fs::create_dir_all(aside.join("stuck")).unwrap();
+    std::fs::write(aside.join("stuck/file"), "left\n").unwrap();
+    let notes = repo.root().join(".git/git-task/asides");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join(".bga.removing-1-42"),
+        aside.to_str().unwrap().as_bytes(),
+    )
+    .unwrap();
+
+    repo.start("bgb", &[]);
+    let run = repo.task_root(&["remove", "bgb"]).ok();
+    assert!(
+        run.stderr
+            .contains("warning: the background delete of a removed worktree did not finish")
+            && run.stderr.contains(".bga.removing-1-42")
+            && run.stderr.contains("git task sweep"),
+        "{run}"
+    );
+    repo.start("bgc", &[]);
+    let json = repo.task_root(&["remove", "bgc", "--json"]).ok().json();
+    assert!(
+        json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains(".bga.removing-1-42")),
+        "{json}"
+    );
+    repo.task_root(&["sweep"]).ok();
+    assert!(!aside.exists());
+    let quiet = repo.start("bgd", &[]);
+    let _ = quiet;
+    let run = repo.task_root(&["remove", "bgd"]).ok();
+    assert!(!run.stderr.contains("did not finish"), "{run}");
+}
