@@ -215,6 +215,16 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
         {
             continue;
         }
+        // Never made here: the record's last event is another machine's (its path is not this
+        // machine's) and git knows no worktree of the task: an `adopt` that did not finish
+        // (run it again), not a worktree that vanished. Nothing of it is removed.
+        let known_to_git = linked.iter().any(|l| s.is_worktree(l));
+        let last_written_here = record::read_state(repo, r.tip)
+            .map(|stored| stored.worktree == s.worktree)
+            .unwrap_or(true);
+        if !known_to_git && !last_written_here {
+            continue;
+        }
         let plan = repair(
             "worktree_vanished",
             Some(s.id.to_string()),

@@ -277,8 +277,13 @@ fn apply(repo: &Repo, entry: &Entry, attempts: &mut Vec<Attempt>) -> Result<Stri
         }
         Step::Provision { task, worktree } => {
             let id = TaskId::parse(task).map_err(|e| Error::repo_msg(e.to_string()))?;
-            let named = crate::record::load(repo, &id)?
-                .is_some_and(|r| Path::new(&r.state.worktree) == worktree.as_path());
+            // The `provisioned` event written here names it: the record's own state, not the
+            // place this machine notes for the task before its worktree is made.
+            let named = match crate::record::load(repo, &id)? {
+                Some(r) => crate::record::read_state(repo, r.tip)
+                    .is_ok_and(|s| Path::new(&s.worktree) == worktree.as_path()),
+                None => false,
+            };
             if named {
                 return Ok(format!("'{}' was finished", worktree.display()));
             }
