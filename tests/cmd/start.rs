@@ -1282,3 +1282,39 @@ fn a_removed_task_without_work_comes_back_with_another_contract() {
     repo.task_root(&["merge", "gen", "--no-checks"]).ok();
     assert_eq!(show(&repo, "main", "README.md"), "# gen 2");
 }
+
+/// A dropped task started with another contract says both ways out: `--reset` on its record
+/// (it becomes active, the contract replaced), or remove it and start a new generation; both work.
+#[test]
+fn a_dropped_task_starts_again_with_another_contract() {
+    let repo = TestRepo::new();
+    repo.start("dr", &["--allow", "docs/**"]);
+    repo.task_root(&["drop", "dr"]).ok();
+    let run = repo
+        .task_root(&["start", "dr", "--allow", "src/**"])
+        .code(2);
+    assert!(
+        run.stderr
+            .contains("git task start dr --reset --allow 'src/**'")
+            || run
+                .stderr
+                .contains("git task start dr --reset --allow src/**"),
+        "{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("git task remove dr && git task start dr --allow"),
+        "{run}"
+    );
+    // The new generation, as the hint says.
+    repo.task_root(&["remove", "dr"]).ok();
+    repo.start("dr", &["--allow", "src/**"]);
+    assert_eq!(allowed(&repo, "dr"), ["src/**"]);
+    // And on the record: a dropped task reset with a looser contract is active again.
+    repo.start("dr2", &["--allow", "docs/**"]);
+    repo.task_root(&["drop", "dr2"]).ok();
+    repo.task_root(&["start", "dr2", "--reset", "--allow", "**"])
+        .ok();
+    assert_eq!(allowed(&repo, "dr2"), ["**"]);
+    assert_eq!(record_status(&repo, "dr2"), "active");
+}

@@ -109,8 +109,16 @@ pub(super) fn check_same_contract(
     if same {
         return Ok(());
     }
-    let err = Error::input(format!("task '{id}' already exists with another contract"))
+    let mut err = Error::input(format!("task '{id}' already exists with another contract"))
         .hint(format!("see its contract with 'git task status {id}'"));
+    if current.state.status == crate::task::Status::Dropped {
+        // A dropped task starts again either on its record (`--reset`, below: it becomes active)
+        // or as a new generation once removed (its record stays readable in `log`).
+        err = err.hint(format!(
+            "or end it and start a new generation: git task remove {id} && git task start {id} {} (a looser contract only when it did no work)",
+            contract_flags(spec)
+        ));
+    }
     let narrower = ContractFile::parse(&wanted, CONTRACT_FILE)
         .ok()
         .is_some_and(|new| crate::contract::replacing_loosens(&current.contract, &new).is_none());
