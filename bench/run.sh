@@ -2,8 +2,9 @@
 # bench/run.sh — measure git-task against the git commands that do the same job (SPEC §10).
 #
 # usage: bench/run.sh [--sizes 10000,100000] [--runs 7] [--warmup 1] [--out bench/out]
-#                     [--scenarios start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,confine,install]
+#                     [--scenarios start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,confine,install,live]
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
+#                     [--live-counts 1,100,1000] [--live-files 200]
 #                     [--timer hyperfine|python] [--keep-work]
 #
 # Builds and installs the binary under OUT/prefix with ./install.sh, makes the benchmark repositories with
@@ -24,12 +25,14 @@ SIZES=10000,100000
 RUNS=7
 WARMUP=1
 OUT=$TOP/bench/out
-SCENARIOS=start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,install
+SCENARIOS=start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,install,live
 # The user's own HOME, before setup_env replaces it: the install scenario's cargo needs its toolchain.
 REAL_HOME=${HOME:-}
 LIST_TASKS=1000
 LIST_FILES=50
 OVERLAP_TASKS=50
+LIVE_COUNTS=1,100,1000
+LIVE_FILES=200
 BUILD=1
 KEEP_WORK=0
 GT=
@@ -51,6 +54,8 @@ parse_args() {
         --list-tasks) LIST_TASKS=$2; shift 2 ;;
         --list-files) LIST_FILES=$2; shift 2 ;;
         --overlap-tasks) OVERLAP_TASKS=$2; shift 2 ;;
+        --live-counts) LIVE_COUNTS=$2; shift 2 ;;
+        --live-files) LIVE_FILES=$2; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --bin) GT=$(realpath "$2"); BUILD=0; shift 2 ;;
         --keep-work) KEEP_WORK=1; shift ;;
@@ -740,6 +745,101 @@ scenario_gate() {
     measure gate "$n" chk plain warm cold
 }
 
+# start, merge, the pre-commit hook and status with many live tasks vs with one (issue 33: <= 1.25x
+# at 1,000 live tasks), on a LIVE_FILES-file repository. Two repositories side by side: "one" has
+# only the task measured, "many" has COUNT-1 more live tasks started before (each with a commit of
+# its own file under its own directory, allowed only there). Both sides do the same thing in
+# their repository, alternated in the same run; the many-task repository grows through the counts
+# in LIVE_COUNTS (untimed, kept under OUT/repos per binary, as list's).
+scenario_live() {
+    local k id n count have=0 digest
+    supports merge || skip "not supported by this build"
+    digest=$(sha256sum "$GT" | cut -c1-12)
+    local home=$OUT/repos/live-$LIVE_FILES-$digest
+    if [[ ! -d $home ]]; then
+        rm -rf "$OUT"/repos/live-*
+        fresh_copy "$LIVE_FILES" "$home/many"
+        fresh_copy "$LIVE_FILES" "$home/one"
+        for r in many one; do "$GT" -C "$home/$r" -q hooks install >/dev/null 2>&1 || true; done
+    fi
+    have=$(cat "$home/count" 2>/dev/null || echo 0)
+    mapfile -t FILES < <(pick_files "$home/one" 5)
+    for count in ${LIVE_COUNTS//,/ }; do
+        say "  $count live tasks: starting $((count - 1 - have)) more (untimed)"
+        for ((k = have + 1; k <= count - 1; k++)); do
+            printf -v id 'bg%04d' "$k"
+            "$GT" -C "$home/many" -q start "$id" --allow "bg/$id/**" >/dev/null
+            mkdir -p "$home/many.tasks/$id/bg/$id"
+            echo "$id" >"$home/many.tasks/$id/bg/$id/work.txt"
+            git -C "$home/many.tasks/$id" add bg && git -C "$home/many.tasks/$id" commit -q -m "work $id"
+        done
+        have=$((count - 1 > have ? count - 1 : have))
+        echo "$have" >"$home/count"
+        live_rows "$count" "$home"
+    done
+}
+
+# live_rows COUNT HOME — the four rows at COUNT live tasks.
+live_rows() {
+    local count=$1 home=$2
+    local size="$count live tasks, $LIVE_FILES files"
+    row live-start "$size" "start (overlap warning): $count live tasks vs 1" many one ratio 1.25 ""
+    row live-merge "$size" "merge --keep --no-checks (post-merge forecast): $count live tasks vs 1" many one ratio 1.25 ""
+    row live-hook "$size" "commit 1 file through the pre-commit hook: $count live tasks vs 1" many one ratio 1.25 ""
+    row live-status "$size" "status ID: $count live tasks vs 1" many one ratio 1.25 ""
+    # start
+    prep_many() { :; }
+    cmd_many() { echo "$GT -C $home/many start ls$count-$1 --allow ${FILES[0]%/*}/**"; }
+    clean_many() { drop_task "$home/many" "ls$count-$1"; }
+    prep_one() { :; }
+    cmd_one() { echo "$GT -C $home/one start ls$count-$1 --allow ${FILES[0]%/*}/**"; }
+    clean_one() { drop_task "$home/one" "ls$count-$1"; }
+    measure live-start "$size" many one
+    # merge (the post-merge forecast looks at every live task on the target)
+    live_merge_prep() { # REPO ID
+        "$GT" -C "$1" -q start "$2" >/dev/null
+        touch_files "$1.tasks/$2" "$2" "${FILES[@]}"
+        git -C "$1.tasks/$2" commit -q -am "work $2"
+        git -C "$1" rev-parse HEAD >"$W/base-${1##*/}"
+    }
+    live_merge_clean() { # REPO ID
+        wait_gt_idle
+        git -C "$1" reset -q --hard "$(cat "$W/base-${1##*/}")"
+        git -C "$1" update-ref -d refs/notes/tasks 2>/dev/null || true
+        drop_task "$1" "$2"
+    }
+    prep_many() { live_merge_prep "$home/many" "lm$count-$1"; }
+    cmd_many() { echo "$GT -C $home/many merge --keep --no-checks lm$count-$1"; }
+    clean_many() { live_merge_clean "$home/many" "lm$count-$1"; }
+    prep_one() { live_merge_prep "$home/one" "lm$count-$1"; }
+    cmd_one() { echo "$GT -C $home/one merge --keep --no-checks lm$count-$1"; }
+    clean_one() { live_merge_clean "$home/one" "lm$count-$1"; }
+    measure live-merge "$size" many one
+    # the pre-commit hook and status, in one task worktree of each repository
+    for r in many one; do
+        [[ -d $home/$r.tasks/lh ]] || "$GT" -C "$home/$r" -q start lh >/dev/null
+    done
+    live_hook_prep() { # REPO
+        touch_files "$1.tasks/lh" "hook $RANDOM" "${FILES[0]}"
+        git -C "$1.tasks/lh" add -- "${FILES[0]}"
+    }
+    live_hook_clean() { git -C "$1.tasks/lh" reset -q --soft HEAD~1; git -C "$1.tasks/lh" reset -q; }
+    prep_many() { live_hook_prep "$home/many"; }
+    cmd_many() { echo "git -C $home/many.tasks/lh commit -q -m hook"; }
+    clean_many() { live_hook_clean "$home/many"; }
+    prep_one() { live_hook_prep "$home/one"; }
+    cmd_one() { echo "git -C $home/one.tasks/lh commit -q -m hook"; }
+    clean_one() { live_hook_clean "$home/one"; }
+    measure live-hook "$size" many one
+    prep_many() { :; }
+    cmd_many() { echo "$GT -C $home/many.tasks/lh status lh"; }
+    clean_many() { :; }
+    prep_one() { :; }
+    cmd_one() { echo "$GT -C $home/one.tasks/lh status lh"; }
+    clean_one() { :; }
+    measure live-status "$size" many one
+}
+
 # guard claude (SPEC §10: <= 10 ms per call at 100,000 files): Claude Code's PreToolUse input
 # for one Edit, on stdin, once for a path the contract allows (no output) and once for one it
 # refuses (the deny document). Read-only, so no prepare. The binary is run directly, as the
@@ -820,6 +920,7 @@ main() {
         done
     done
     if want list; then run_scenario list "$LIST_TASKS"; fi
+    if want live; then run_scenario live "$LIVE_COUNTS"; fi
     if want install; then run_scenario install "fresh-clone"; fi
     if ((!KEEP_WORK)); then rm -rf "$OUT/work"; fi
     say "done in $((SECONDS - t0)) s"
