@@ -172,18 +172,8 @@ pub fn remove(
             ),
         };
     }
-    // The branch and worktree it deletes are the ones frozen at start: a record rewritten to
-    // name `main` never deletes it (tests/cmd/hostile_records.rs).
-    if let Some(t) = record::frozen::verify(repo, &record)? {
-        return Err(
-            Error::negative(format!("record_tampered: {}; nothing was removed", t.why))
-                .with_code("record_tampered")
-                .hint(format!(
-                    "see what changed: git log -p {}",
-                    crate::task::layout::record_ref(id)
-                )),
-        );
-    }
+    // The branch and worktree it deletes are the ones frozen at start (tests/cmd/hostile_records.rs).
+    super::frozen_untouched(repo, &record, "nothing was removed")?;
     if record.state.mode == Mode::Patch {
         return remove_patch(repo, record).map(Ok);
     }
@@ -329,7 +319,6 @@ pub fn remove(
         record::Updated::Stopped(removed) => return Ok(Ok(Removed::AlreadyGone(removed))),
         record::Updated::Gone => return Ok(Ok(Removed::AlreadyGone(None))),
     };
-    warnings.extend(unfinished_deletes(repo));
     let mut warnings = Vec::new();
     // A removed task's claims end here (`sweep` drops one a killed remove left).
     let _ = crate::claims::release_all(repo, &record.state.id);
@@ -340,6 +329,7 @@ pub fn remove(
     if let Err(e) = crate::gate::clean(repo, Some(&record.state.id), false) {
         warnings.push(e.to_string());
     }
+    warnings.extend(unfinished_deletes(repo));
     Ok(Ok(Removed::Done(Box::new(RemoveDone {
         attempts,
         attic,

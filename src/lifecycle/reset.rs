@@ -124,6 +124,8 @@ pub fn reset(
         }
         Status::Tampered => return Err(Status::tampered_error(id.as_str())),
     }
+    // The branch it moves is the one frozen at start (tests/cmd/hostile_records.rs).
+    super::frozen_untouched(repo, record, "nothing was reset")?;
     if s.mode == Mode::Patch {
         if opts.contract.is_some() {
             return Err(Error::input(format!(

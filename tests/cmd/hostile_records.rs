@@ -151,7 +151,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// The read commands, then the two that act (`merge`, `remove`), each against t1.
+/// The read commands, then those that act (`sync`, `reset`, `merge`, `remove`), each against t1.
 const COMMANDS: &[&[&str]] = &[
     &["list"],
     &["list", "--all", "--json"],
@@ -164,6 +164,8 @@ const COMMANDS: &[&[&str]] = &[
     &["diff", "t1"],
     &["changes", "t1", "--json"],
     &["overlaps", "--json"],
+    &["sync", "t1", "--json"],
+    &["reset", "t1", "--json"],
     &["merge", "t1", "--no-checks", "--json"],
     &["remove", "t1", "--force", "--json"],
 ];
