@@ -21,11 +21,13 @@ fn frozen_untouched(
 ) -> crate::Result<()> {
     match crate::record::frozen::verify(repo, record)? {
         None => Ok(()),
-        Some(t) => Err(crate::Error::negative(format!("record_tampered: {}; {nothing}", t.why))
-            .with_code("record_tampered")
-            .hint(format!(
-                "see what changed: git log -p {}",
-                crate::task::layout::record_ref(&record.state.id)
-            ))),
+        Some(t) => Err(
+            crate::Error::negative(format!("record_tampered: {}; {nothing}", t.why))
+                .with_code("record_tampered")
+                .hint(format!(
+                    "see what changed: git log -p {}",
+                    crate::task::layout::record_ref(&record.state.id)
+                )),
+        ),
     }
 }
