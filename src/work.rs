@@ -123,6 +123,33 @@ pub struct Landed {
     pub into: Option<String>,
 }
 
+/// The refusal of `diff`/`changes` for a task that is neither live nor merged (removed): its
+/// worktree and branch are gone; the hint names where its saved work is.
+pub fn nothing_to_show(repo: &Repo, record: &Record) -> Error {
+    let id = record.state.task_id();
+    let attempts = repo
+        .refs_under(&format!("{}attempts/", layout::task_prefix(&id)))
+        .unwrap_or_default();
+    let err = Error::input(format!(
+        "task '{id}' is {}: its worktree and branch are gone, there is nothing to show",
+        record.state.status
+    ))
+    .hint(format!("see what happened with 'git task log {id}'"));
+    let latest = attempts.iter().max_by_key(|(name, _)| {
+        name.rsplit('/')
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    match latest {
+        Some((name, _)) => err.hint(format!(
+            "its saved work is in {} attempt ref(s), the latest: git show --stat {name}",
+            attempts.len()
+        )),
+        None => err,
+    }
+}
+
 /// Returns what a merged task landed (read from its `merged` event), or `None` when the task
 /// is not merged. Read only: nothing is opened for writing.
 pub fn landed(repo: &Repo, record: &Record) -> Result<Option<Landed>> {
@@ -340,6 +367,9 @@ pub fn files(repo: &Repo, record: &Record, renames: u64, stat: bool) -> Result<V
             )?,
             BTreeMap::new(),
         ),
+        None if record.state.status == crate::task::Status::Removed => {
+            return Err(nothing_to_show(repo, record));
+        }
         None => {
             let id = record.state.task_id();
             let w = open(repo, record)?;

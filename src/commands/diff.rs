@@ -94,6 +94,9 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
             crate::work::skipped(record.state.mode),
             Some(l.into),
         ),
+        None if record.state.status == crate::task::Status::Removed => {
+            return Err(crate::work::nothing_to_show(&ctx.repo, &record));
+        }
         None => {
             let w = crate::work::open(&ctx.repo, &record)?;
             (w.origin_tree, w.state.worktree_tree, w.skip(), None)

@@ -388,4 +388,18 @@ fn a_merged_task_shows_what_landed() {
     let refused = repo.task_root(&["diff", "mv"]).code(2);
     assert!(refused.stderr.contains("is removed"), "{refused}");
     assert!(refused.stderr.contains("hint: "), "{refused}");
+    // A task removed with its work saved: the hint names the attempt that holds it.
+    let wt = repo.start("gone", &[]);
+    repo.write(&wt, "README.md", "# unfinished\n");
+    repo.task_root(&["remove", "gone", "--force"]).ok();
+    for cmd in ["diff", "changes"] {
+        let refused = repo.task_root(&[cmd, "gone"]).code(2);
+        assert!(refused.stderr.contains("nothing to show"), "{refused}");
+        assert!(
+            refused
+                .stderr
+                .contains("git show --stat refs/tasks/gone/attempts/1"),
+            "{refused}"
+        );
+    }
 }
