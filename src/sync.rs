@@ -100,6 +100,8 @@ pub fn sync(repo: &Repo, id: &TaskId) -> Result<std::result::Result<Synced, Stop
             rec.state.status
         )));
     }
+    // The branches it merges and moves are the ones frozen at start (tests/cmd/hostile_records.rs).
+    crate::lifecycle::frozen_untouched(repo, &rec, "nothing was synced")?;
     let Some(base_branch) = rec.state.base_branch.as_ref().map(String::from) else {
         return Err(Error::input(format!("task '{id}' was started from a commit, not a branch; there is no base branch to sync with")));
     };

@@ -14,7 +14,7 @@ pub mod sweep;
 /// branch, base branch, mode) are not those git-task recorded at start: a verb that moves or
 /// deletes the task's branch never acts on one rewritten to name `main`, even once the user
 /// adopted it (`trust --records`); `nothing` says what was not done (`nothing was reset`).
-fn frozen_untouched(
+pub(crate) fn frozen_untouched(
     repo: &crate::git::Repo,
     record: &crate::record::Record,
     nothing: &str,

@@ -412,3 +412,33 @@ fn hostile_remote_record_is_refused_naming_the_record() {
         repo.fsck();
     }
 }
+
+/// A record rewritten (and adopted) to name `main` as its branch and another branch as its base:
+/// `sync` would fast-forward `main` onto the base, `reset` move it to a contract commit, `remove`
+/// delete it. Must hold: each refuses as `record_tampered` (exit 1) and `main` stays.
+#[test]
+fn record_naming_main_as_its_branch_never_moves_main() {
+    let repo = TestRepo::new();
+    repo.start("t1", &[]);
+    let ahead = repo.git(
+        repo.root(),
+        &["commit-tree", "main^{tree}", "-p", "main", "-m", "other"],
+    );
+    repo.git(repo.root(), &["update-ref", "refs/heads/other", &ahead]);
+    forge(&repo, "t1", "branch", &json!("refs/heads/main"));
+    forge(&repo, "t1", "base_branch", &json!("refs/heads/other"));
+    let main = rev(&repo, "main");
+    for args in [
+        &["sync", "t1", "--json"][..],
+        &["reset", "t1", "--json"],
+        &["merge", "t1", "--no-checks", "--json"],
+        &["remove", "t1", "--force", "--json"],
+    ] {
+        let run = repo.task_root(args);
+        no_crash(&run, &format!("{args:?}"));
+        assert_eq!(run.code, 1, "{args:?}:\n{run}");
+        assert_eq!(run.json()["kind"], "record_tampered", "{args:?}:\n{run}");
+        assert_eq!(rev(&repo, "main"), main, "{args:?} moved main:\n{run}");
+    }
+    repo.fsck();
+}
