@@ -11,6 +11,17 @@
 //! - every piece of work the test made (committed or not) is still somewhere: in its file,
 //!   or in an object reachable from a ref (the branch, an attempt, a checkpoint, the base).
 //!
+//! The landing queue (issue 33) adds its own invariants ([`Torture::check_queue`]): every
+//! `refs/tasks/_queue/*` holds a `queue.toml` that `queue status` reads; after `queue add` is
+//! killed each task is queued with one `queued` event or not queued with none; after `queue run`
+//! is killed (three tasks with committed work and a check, one of which fails it, so the runner
+//! batches, bisects, lands and ejects through the merge gate) each task is landed on `main` once
+//! with its work, or still on its branch, queued or ejected; then the next `queue run` finishes:
+//! every good task landed exactly once (one commit, one `landed` and one `merged` event), the bad
+//! one ejected once with its branch intact, never landed; the gate's checkouts (once their
+//! detached settles are done) are one reused checkout, whole, with no `.git` file or
+//! `index.lock` left; and the repository passes the checks above again.
+//!
 //! CI runs a few kills per command (`GIT_TASK_TORTURE_N`, default 2) on a small repository
 //! (`GIT_TASK_TORTURE_FILES`, default 300); `bench/torture.sh N` runs long ones. The
 //! delay before each kill is uniform in [0, 1.3 × the command's duration unkilled], measured
@@ -65,7 +76,20 @@ struct Work {
     dirty: Vec<(PathBuf, String)>,
     /// (worktree, path, content) of every piece of work: the file, or an object reachable from a ref.
     keep: Vec<(PathBuf, String, String)>,
+    /// The tasks a queue round queued (or is queueing), in order.
+    queued: Vec<Queued>,
 }
+
+/// A task of a queue round: its id, whether its check fails, its committed files (path, content).
+struct Queued {
+    id: String,
+    bad: bool,
+    files: Vec<(String, String)>,
+}
+
+/// The check of every task of a queue round: it fails on a tree that holds `qbad/`, which only
+/// the round's bad task adds.
+const QUEUE_CHECK: &str = "test ! -d qbad";
 
 struct Torture {
     repo: TestRepo,
@@ -157,6 +181,40 @@ impl Torture {
     fn start(&self, id: &str) -> PathBuf {
         let run = self.task(self.repo.root(), &["start", id]).ok();
         PathBuf::from(run.out())
+    }
+
+    /// Starts `n` tasks `<id>-<k>` with the check [`QUEUE_CHECK`], each with committed work on
+    /// files of its own (no two meet: none is ejected for a conflict); task `bad` also commits a
+    /// file its check fails on.
+    fn queue_tasks(&mut self, id: &str, n: usize, bad: Option<usize>, work: &mut Work) {
+        let round = self.round;
+        let files = self.pick(3 * n);
+        for k in 0..n {
+            let tid = format!("{id}-{k}");
+            let run = self
+                .task(self.repo.root(), &["start", &tid, "--check", QUEUE_CHECK])
+                .ok();
+            let wt = PathBuf::from(run.out());
+            let mut paths = files[3 * k..3 * k + 3].to_vec();
+            paths.push(format!("new/{tid}.txt"));
+            if bad == Some(k) {
+                paths.push(format!("qbad/{tid}.txt"));
+            }
+            let mut task = Queued {
+                id: tid.clone(),
+                bad: bad == Some(k),
+                files: Vec::new(),
+            };
+            for p in paths {
+                let content = format!("{tid} {round} {p}\n");
+                self.repo.write(&wt, &p, &content);
+                work.keep.push((wt.clone(), p.clone(), content.clone()));
+                task.files.push((p, content));
+            }
+            self.repo.git(&wt, &["add", "-A"]);
+            self.repo.git(&wt, &["commit", "-q", "-m", &tid]);
+            work.queued.push(task);
+        }
     }
 
     /// Sets up round `self.round` of `command`; returns the id, where it runs, its arguments, and the work.
@@ -253,6 +311,25 @@ impl Torture {
                     "--detached".into(),
                 ]
             }
+            // The landing queue: `queue add` writes the queue's ref and the tasks' `queued`
+            // events in one transaction; killed, each task is queued or not, never half.
+            "queue-add" => {
+                self.queue_tasks(&id, 2, None, &mut work);
+                let mut args = vec!["queue".to_owned(), "add".to_owned()];
+                args.extend(work.queued.iter().map(|q| q.id.clone()));
+                args
+            }
+            // The runner, killed anywhere: while it lands a batch, bisects a failing one (one
+            // of the three tasks fails its check), ejects, records, or its gate checkout is
+            // made, moved or settled. The next `queue run` finishes the queue.
+            "queue-run" => {
+                let bad = self.rng.below(3) as usize;
+                self.queue_tasks(&id, 3, Some(bad), &mut work);
+                let mut add = vec!["queue", "add"];
+                add.extend(work.queued.iter().map(|q| q.id.as_str()));
+                self.task(&root, &add).ok();
+                vec!["queue".into(), "run".into()]
+            }
             other => panic!("unknown command {other}"),
         };
         let dir = if command.starts_with("patch-") {
@@ -264,7 +341,23 @@ impl Torture {
     }
 
     /// Ends whatever the round left, so the next round starts from a clean repository.
-    fn finish(&mut self, command: &str, id: &str) -> Result<(), String> {
+    fn finish(&mut self, command: &str, id: &str, work: &Work) -> Result<(), String> {
+        if command.starts_with("queue-") {
+            let root = self.repo.root().to_path_buf();
+            for q in &work.queued {
+                let run = self.task(&root, &["queue", "remove", &q.id]);
+                if run.code != 0 {
+                    return Err(format!("clean-up 'queue remove {}' failed:\n{run}", q.id));
+                }
+                if self.branch_exists(&q.id) {
+                    let run = self.task(&root, &["remove", &q.id, "--force"]);
+                    if run.code != 0 {
+                        return Err(format!("clean-up 'remove {} --force' failed:\n{run}", q.id));
+                    }
+                }
+            }
+            return Ok(());
+        }
         if command.starts_with("patch-") {
             // The patch worktree goes back to its branch tip; the work was checked already.
             let wt = self.patch_wt.clone();
@@ -307,6 +400,9 @@ impl Torture {
             }
         }
         let _ = repo.git_run(root, &["worktree", "prune"]);
+        // The gate's checkouts go: the next merge with checks makes a new one.
+        wait_for_gate_settles(root);
+        let _ = std::fs::remove_dir_all(common.join("git-task/gate"));
         for dir in [root.to_path_buf(), self.patch_wt.clone()] {
             for tmp in temp_files(&dir) {
                 let _ = std::fs::remove_file(tmp);
@@ -506,6 +602,252 @@ impl Torture {
         }
         bad
     }
+
+    fn branch_exists(&self, id: &str) -> bool {
+        let name = format!("refs/heads/task/{id}");
+        self.repo
+            .git_run(self.repo.root(), &["rev-parse", "-q", "--verify", &name])
+            .code
+            == 0
+    }
+
+    /// How many commits on `main` carry task `id` (their `Task-Id` trailer).
+    fn landings(&self, id: &str) -> usize {
+        self.repo
+            .git(
+                self.repo.root(),
+                &["log", "--format=%(trailers:key=Task-Id,valueonly)", "main"],
+            )
+            .lines()
+            .filter(|l| l.trim() == id)
+            .count()
+    }
+
+    /// Whether every file of `q` is in the tree of `rev` as the test wrote it.
+    fn holds(&self, rev: &str, q: &Queued) -> Result<(), String> {
+        for (path, content) in &q.files {
+            let run = self
+                .repo
+                .git_run(self.repo.root(), &["show", &format!("{rev}:{path}")]);
+            if run.code != 0 || run.stdout != *content {
+                return Err(format!("'{path}' of task '{}' is not in {rev}", q.id));
+            }
+        }
+        Ok(())
+    }
+
+    /// The ids in the queue of `main` (`queue status --json`, which reads every queue's ref).
+    fn queue_of_main(&self) -> Result<Vec<String>, String> {
+        let run = self.task(self.repo.root(), &["queue", "status", "--json"]);
+        if run.code != 0 {
+            return Err(format!("queue status exited {}:\n{run}", run.code));
+        }
+        let json: serde_json::Value = serde_json::from_str(&run.stdout)
+            .map_err(|e| format!("queue status printed no JSON ({e}):\n{run}"))?;
+        let mut ids = Vec::new();
+        for q in json["queues"].as_array().into_iter().flatten() {
+            if q["into"] == "refs/heads/main" {
+                for w in q["queued"].as_array().into_iter().flatten() {
+                    ids.push(w["task"].as_str().unwrap_or("").to_owned());
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// The queue's invariants after a queue command was killed and `sweep` ran (module docs):
+    /// every queue ref parses; `queue add`: each task queued (with one `queued` event) or not
+    /// (with none); `queue run`: each task landed on `main` once with its work, or still on its
+    /// branch, queued or ejected, and the next `queue run` lands every good task exactly once,
+    /// ejects the bad one with its branch kept, and leaves the gate usable and whole.
+    fn check_queue(&self, command: &str, work: &Work) -> Vec<String> {
+        if !command.starts_with("queue-") {
+            return Vec::new();
+        }
+        let repo = &self.repo;
+        let root = repo.root();
+        let mut bad = Vec::new();
+        for name in repo.refs("refs/tasks/_queue/") {
+            let run = repo.git_run(root, &["cat-file", "-e", &format!("{name}:queue.toml")]);
+            if run.code != 0 {
+                bad.push(format!("'{name}' holds no queue.toml"));
+            }
+        }
+        let queued = match self.queue_of_main() {
+            Ok(q) => q,
+            Err(e) => {
+                bad.push(e);
+                return bad;
+            }
+        };
+        let count = |id: &str, event: &str| events(repo, id).iter().filter(|e| *e == event).count();
+        for q in &work.queued {
+            let id = q.id.as_str();
+            let waiting = queued.iter().filter(|t| *t == id).count();
+            let events_queued = count(id, "queued");
+            if waiting > 1 || events_queued > 1 {
+                bad.push(format!(
+                    "'{id}' is {waiting} times in the queue, with {events_queued} 'queued' events"
+                ));
+            }
+            if command == "queue-add" {
+                if waiting != events_queued {
+                    bad.push(format!(
+                        "'{id}' is half queued: {waiting} times in the queue, {events_queued} 'queued' events"
+                    ));
+                }
+                continue;
+            }
+            let landed = self.landings(id);
+            if landed > 1 || (landed == 1 && q.bad) {
+                bad.push(format!("'{id}' (bad: {}) landed {landed} times", q.bad));
+            } else if landed == 1 {
+                if let Err(e) = self.holds("main", q) {
+                    bad.push(format!("'{id}' landed without its work: {e}"));
+                }
+            } else if !self.branch_exists(id) {
+                bad.push(format!("'{id}' neither landed nor on its branch"));
+            } else if let Err(e) = self.holds(&format!("task/{id}"), q) {
+                bad.push(format!("'{id}' lost work on its branch: {e}"));
+            } else if waiting == 0 && count(id, "queue_ejected") == 0 {
+                bad.push(format!("'{id}' neither landed, queued nor ejected"));
+            }
+        }
+        if command != "queue-run" || !bad.is_empty() {
+            return bad;
+        }
+        // The next runner finishes the queue.
+        let locks = gate_index_locks(root);
+        let run = self.task(root, &["queue", "run", "--json"]);
+        if run.code != 0 && run.code != 1 {
+            bad.push(format!(
+                "the next queue run exited {} (gate index locks left before it: {locks:?}):\n{run}",
+                run.code
+            ));
+            return bad;
+        }
+        match self.queue_of_main() {
+            Ok(left) if left.iter().any(|t| work.queued.iter().any(|q| q.id == *t)) => {
+                bad.push(format!("the next queue run left {left:?} queued"));
+            }
+            Ok(_) => {}
+            Err(e) => bad.push(e),
+        }
+        for q in &work.queued {
+            let id = q.id.as_str();
+            let landed = self.landings(id);
+            let (landed_events, ejected) = (count(id, "landed"), count(id, "queue_ejected"));
+            let merged = count(id, "merged");
+            if q.bad {
+                if landed != 0 || landed_events != 0 || ejected != 1 {
+                    bad.push(format!(
+                        "bad task '{id}': {landed} landings, {landed_events} 'landed', {ejected} 'queue_ejected' events"
+                    ));
+                }
+                if let Err(e) = self.holds(&format!("task/{id}"), q) {
+                    bad.push(format!("ejected '{id}' lost work on its branch: {e}"));
+                }
+            } else {
+                if landed != 1 || landed_events != 1 || merged != 1 || ejected != 0 {
+                    bad.push(format!(
+                        "good task '{id}': {landed} landings, {landed_events} 'landed', {merged} 'merged', {ejected} 'queue_ejected' events"
+                    ));
+                }
+                if let Err(e) = self.holds("main", q) {
+                    bad.push(format!("after the next queue run: {e}"));
+                }
+                if self.branch_exists(id) {
+                    bad.push(format!("landed '{id}' still has its branch"));
+                }
+            }
+        }
+        bad.extend(self.check_gate());
+        bad.extend(
+            self.check(work)
+                .into_iter()
+                .map(|b| format!("after the next queue run: {b}")),
+        );
+        bad
+    }
+
+    /// The merge gate's checkouts (`<common dir>/git-task/gate`), once their settles are done:
+    /// one checkout reused round after round (a killed run's is taken again, not left aside for
+    /// a new one), each whole (its administrative directory, no `.git` file showing the
+    /// repository to a check), and nothing else there.
+    fn check_gate(&self) -> Vec<String> {
+        let root = self.repo.root();
+        wait_for_gate_settles(root);
+        let gate = root.join(".git/git-task/gate");
+        let mut bad = Vec::new();
+        let mut slots = 0;
+        let Ok(entries) = std::fs::read_dir(&gate) else {
+            return bad;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (stem, ext) = name.split_once('.').unwrap_or((&name, ""));
+            let known = ["", "git", "lock", "settled", "failed"].contains(&ext);
+            if stem.parse::<usize>().is_err() || !known {
+                bad.push(format!("unexpected '{name}' in the gate"));
+                continue;
+            }
+            if ext.is_empty() {
+                slots += 1;
+                let path = e.path();
+                if !path.with_extension("git").join("HEAD").is_file() {
+                    bad.push(format!("gate checkout '{name}' has no HEAD (half-made)"));
+                }
+                if path.join(".git").exists() {
+                    bad.push(format!("gate checkout '{name}' is left with its .git file"));
+                }
+                let lock = path.with_extension("git").join("index.lock");
+                if lock.exists() {
+                    bad.push(format!("'{}' is left", lock.display()));
+                }
+            }
+        }
+        if slots > 1 {
+            bad.push(format!("{slots} gate checkouts for one runner"));
+        }
+        bad
+    }
+}
+
+/// The `index.lock` files in the administrative directories of the gate's checkouts.
+fn gate_index_locks(root: &Path) -> Vec<PathBuf> {
+    let gate = root.join(".git/git-task/gate");
+    std::fs::read_dir(gate)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("index.lock"))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// Waits (up to a minute) until no `gate-settle` of a gate checkout of the repository at `root`
+/// runs: a run that passed hands its checkout to one, detached, which the kill does not reach.
+fn wait_for_gate_settles(root: &Path) {
+    let root = root.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let busy = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+                    return false;
+                };
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.contains(&&b"gate-settle"[..])
+                    && args.iter().any(|a| a.starts_with(root.as_bytes()))
+            });
+        if !busy {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Files named like git-task's temporary files below `dir` (not inside `.git`).
@@ -569,6 +911,8 @@ const COMMANDS: &[&str] = &[
     "pool-fill",
     "pool-start",
     "pool-refill",
+    "queue-add",
+    "queue-run",
 ];
 
 /// Runs `args` in `dir` and kills it with SIGKILL after `delay` (if it is still running then).
@@ -622,11 +966,14 @@ fn every_mutating_command_survives_kill_9_anywhere() {
             let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
             let run = t.task(&dir, &args_ref);
             took = took.min(began.elapsed());
-            assert!(run.code == 0, "{command} unkilled failed: {args:?}\n{run}");
+            // A queue run that ejects a task says so with exit 1.
+            let expected = run.code == 0 || (command == "queue-run" && run.code == 1);
+            assert!(expected, "{command} unkilled failed: {args:?}\n{run}");
             let mut bad = t.check(&work);
+            bad.extend(t.check_queue(command, &work));
             bad.truncate(8);
             assert!(bad.is_empty(), "{command} unkilled: {bad:#?}");
-            t.finish(command, &id).unwrap();
+            t.finish(command, &id, &work).unwrap();
         }
         let window = (took.as_micros() as u64 * 13 / 10).max(1000);
         let mut failures = 0;
@@ -646,7 +993,8 @@ fn every_mutating_command_survives_kill_9_anywhere() {
                 bad.push(format!("sweep exited {}:\n{sweep}", sweep.code));
             }
             bad.extend(t.check(&work));
-            if let Err(e) = t.finish(command, &id) {
+            bad.extend(t.check_queue(command, &work));
+            if let Err(e) = t.finish(command, &id, &work) {
                 bad.push(e);
             }
             if !bad.is_empty() {
