@@ -41,21 +41,8 @@ impl Report for FetchReport {
         }
         for m in &self.merged_elsewhere {
             match &m.left {
-                None => {
-                    let saved: Vec<&str> = m.attempts.iter().map(|a| a.name.as_str()).collect();
-                    out.note(format_args!(
-                        "'{}' was merged on another machine: removed its worktree and branch here{}",
-                        m.task,
-                        match saved.is_empty() {
-                            true => String::new(),
-                            false => format!(", its work saved as {}", saved.join(", ")),
-                        }
-                    ));
-                }
-                Some(why) => out.warn(format_args!(
-                    "'{}' says it was merged on '{}', but its worktree and branch here were left: {why}",
-                    m.task, m.remote
-                )),
+                None => out.note(m.describe()),
+                Some(_) => out.warn(m.describe()),
             }
         }
         for t in self.tasks.iter().filter(|t| t.here == "none") {

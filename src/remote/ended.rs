@@ -33,6 +33,29 @@ pub struct MergedElsewhere {
     pub left: Option<String>,
 }
 
+impl MergedElsewhere {
+    /// What was done, in a sentence.
+    pub fn describe(&self) -> String {
+        let id = &self.task;
+        match &self.left {
+            Some(why) => format!(
+                "'{id}' says it was merged on '{}', but its worktree and branch here were left: {why}",
+                self.remote
+            ),
+            None => {
+                let saved: Vec<&str> = self.attempts.iter().map(|a| a.name.as_str()).collect();
+                format!(
+                    "'{id}' was merged on another machine: removed its worktree and branch here{}",
+                    match saved.is_empty() {
+                        true => String::new(),
+                        false => format!(", its work saved as {}", saved.join(", ")),
+                    }
+                )
+            }
+        }
+    }
+}
+
 /// The landing the remote's record `theirs` names in a `merged` event newer than the record
 /// here (`local`): `(commit on the target, target branch, task tip that landed)`.
 fn landing(

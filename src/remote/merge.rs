@@ -30,19 +30,27 @@ pub fn merge(
     remote: &str,
 ) -> Result<Outcome> {
     let mut target = String::new();
+    // What was done here for tasks another machine had merged (reported with the answer).
+    let mut settled = Vec::new();
     for tries in 1..=TRIES {
         fetch(repo, remote)?;
         for id in ids {
             crate::record::load_existing(repo, id)?;
             // Merged by another machine meanwhile: this machine's work is saved and its
             // worktree and branch go, before the record takes the ending in.
-            super::ended::settle(repo, remote, id)?;
+            if let Some(done) = super::ended::settle(repo, remote, id)? {
+                settled.push(done.describe());
+            }
             reconcile(repo, remote, id)?;
         }
         merge_notes(repo, remote)?;
         let tip_of = |name: &str| repo.find_ref(&layout::remote_branch_ref(remote, name));
         let lock = format!("refs/remotes/{remote}");
         let planned = match plan_onto(repo, settings, ids, opts, &lock, &tip_of)? {
+            Plan::Answer(Outcome::Landed(mut landed)) => {
+                landed.warnings.extend(settled);
+                return Ok(Outcome::Landed(landed));
+            }
             Plan::Answer(outcome) => return Ok(outcome),
             Plan::Ready(planned) => planned,
         };
@@ -97,7 +105,9 @@ pub fn merge(
         let run = cli::push_atomic(super::git_dir(repo), remote, &push)?;
         if run.success {
             record_pushed(repo, remote, &push)?;
-            return Ok(Outcome::Landed(finish(repo, planned)?));
+            let mut landed = finish(repo, planned)?;
+            landed.warnings.extend(settled);
+            return Ok(Outcome::Landed(landed));
         }
         if !lease_failed(&run) {
             return Err(Error::repo_msg(format!(

@@ -989,6 +989,12 @@ fn merge_remote_of_a_task_merged_elsewhere_cleans_up_here() {
         .ok()
         .json();
     assert_eq!(again["tasks"][0]["already_merged"], true, "{again}");
+    assert!(
+        again["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("merged on another machine") && w.contains("attempts/")),
+        "{again}"
+    );
     assert!(!wt2.exists());
     assert!(repo
         .git(&two, &["for-each-ref", "refs/heads/task"])
