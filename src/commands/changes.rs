@@ -8,8 +8,9 @@ use crate::output::{escape, Out, Report};
 use crate::task::TaskId;
 use crate::work::{self, FileRow};
 
-/// List the files a task changed, with the checkpoint that last touched each; for a merged
-/// task, the files it landed
+/// List the files a task changed, with the checkpoint that last touched each
+///
+/// For a merged task: the files it landed on its target, read only.
 #[derive(clap::Args, Debug)]
 pub struct ChangesArgs {
     /// Task id (default: the active task of this worktree)

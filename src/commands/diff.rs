@@ -8,8 +8,9 @@ use crate::git::diff::unified;
 use crate::output::{Out, Report};
 use crate::task::TaskId;
 
-/// Show a task's changes since its base (or snapshot) as a unified diff; for a merged task,
-/// what landed
+/// Show a task's changes since its base (or snapshot) as a unified diff
+///
+/// For a merged task: what it landed on its target, read only.
 #[derive(clap::Args, Debug)]
 pub struct DiffArgs {
     /// Task id (default: the active task of this worktree)
