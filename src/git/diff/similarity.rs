@@ -2,7 +2,8 @@
 //! by git's own similarity estimate (diffcore-delta's span hashes), the best pairs first.
 //!
 //! The score is git's, so `similarity index N%` and which pairs count as renames agree with
-//! `git diff -M<n>` for ordinary changes (git's basename pre-pass and its rename limit are left out).
+//! `git diff -M<n>` for ordinary changes (git's basename pre-pass is left out; past its default
+//! rename limit only exact renames are paired, as git does).
 
 use crate::error::{Context, Result};
 use crate::git::diff::{ChangeKind, ChangedPath};
@@ -15,6 +16,10 @@ pub const MAX_SCORE: u64 = 60000;
 
 /// git's default minimum score (`-M` alone): 50%.
 pub const DEFAULT_SCORE: u64 = MAX_SCORE / 2;
+
+/// git's default rename limit: inexact detection only while sources × destinations stays
+/// within its square.
+const RENAME_LIMIT: usize = 1000;
 
 /// Candidates kept per destination (git's `NUM_CANDIDATE_PER_DST`).
 const CANDIDATES_PER_DST: usize = 4;
@@ -128,7 +133,10 @@ pub fn pair(repo: &Repo, changes: Vec<ChangedPath>, min_score: u64) -> Result<Ve
         .copied()
         .filter(|&d| !used[d] && regular(changes[d].new))
         .collect();
-    if !left_srcs.is_empty() && !left_dsts.is_empty() {
+    // git's `diff.renameLimit` (1000): past that many candidate pairs, exact renames only.
+    let within_limit =
+        left_srcs.len().saturating_mul(left_dsts.len()) <= RENAME_LIMIT * RENAME_LIMIT;
+    if !left_srcs.is_empty() && !left_dsts.is_empty() && within_limit {
         let mut spans: HashMap<usize, (usize, Vec<(u32, u64)>)> = HashMap::new();
         let mut spans_of = |i: usize, id: ObjectId| -> Result<(usize, Vec<(u32, u64)>)> {
             if let Some(s) = spans.get(&i) {
