@@ -169,9 +169,13 @@ impl TaskState {
         self.base_branch.as_ref().map(BranchName::short)
     }
 
-    /// Returns the task branch's short name (`task/x`).
+    /// Returns the task branch's short name (`task/x`); nothing for the [`TaskState::tampered`]
+    /// stand-in, which knows no branch.
     pub fn branch_short(&self) -> &str {
-        self.branch.short()
+        match self.status {
+            Status::Tampered => "",
+            _ => self.branch.short(),
+        }
     }
 
     /// The commit the task's changes are counted from: the record's base commit (a full id in
