@@ -97,9 +97,17 @@ pub fn pair(repo: &Repo, changes: Vec<ChangedPath>, min_score: u64) -> Result<Ve
         return Ok(unpaired(changes));
     }
     // Exact renames: the same blob, same kind of entry; a source with the same base name first.
+    let mut by_blob: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    for &s in &srcs {
+        let (_, sid) = changes[s].old.expect("a deletion has an old entry");
+        by_blob.entry(sid).or_default().push(s);
+    }
     for &d in &dsts {
         let (dk, did) = changes[d].new.expect("an addition has a new entry");
-        let best = srcs
+        let Some(same_blob) = by_blob.get(&did) else {
+            continue;
+        };
+        let best = same_blob
             .iter()
             .copied()
             .filter(|&s| !used[s])
