@@ -101,11 +101,15 @@ fn start_patch(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<
     }
 }
 
-/// Whether the life of `record` did work under its contract: a commit, a checkpoint, or work
-/// saved as an attempt (by a reset, revert or the remove itself), as its events show.
+/// Whether the latest life of `record` did work under its contract: a commit, a checkpoint, or
+/// work saved as an attempt (by a reset, revert or the remove itself), as its events since its
+/// latest `started` show.
 fn left_work(repo: &Repo, record: &Record) -> Result<bool> {
     use crate::record::Event;
-    for entry in record::events(repo, record)? {
+    for entry in record::events(repo, record)?.into_iter().rev() {
+        if matches!(entry.event, Event::Started(_)) {
+            break;
+        }
         if matches!(entry.event, Event::Committed(_) | Event::Checkpoint(_)) {
             return Ok(true);
         }
