@@ -105,7 +105,10 @@ pub fn before_merge(
             continue;
         };
         let state = &record.state;
-        let Some(target) = into.map(full_name).or_else(|| state.base_branch.as_ref().map(String::from)) else {
+        let Some(target) = into
+            .map(full_name)
+            .or_else(|| state.base_branch.as_ref().map(String::from))
+        else {
             continue;
         };
         let Some(moved) = moved_on(repo, &target, state.created) else {
