@@ -427,6 +427,11 @@ impl Slot {
         let _ = std::fs::remove_file(self.failed_marker());
         let path = &self.path;
         let admin = path.with_extension("git");
+        // This run holds the slot's lock: an index lock in its checkout is what a run killed
+        // while it moved the checkout left.
+        if admin.is_dir() {
+            crate::git::checkout::twoway::clear_stale_index_lock(&admin.join("index"))?;
+        }
         let head = admin_of(path).and_then(|a| {
             std::fs::read_to_string(a.join("HEAD"))
                 .ok()?

@@ -304,3 +304,31 @@ fn gate_checkout_is_settled_after_a_pass_and_a_later_file_is_still_removed() {
     );
     repo.fsck();
 }
+
+/// A merge killed while it moved the gate checkout leaves the checkout's `index.lock` (the
+/// two-way move holds it in process): the next merge with checks, which holds the slot's own
+/// lock, takes it for a leftover and lands, rather than failing on it forever.
+#[test]
+fn a_lock_a_killed_run_left_in_the_gate_checkout_is_cleared_by_the_next() {
+    let repo = TestRepo::new();
+    task_with(&repo, "t1", "true", "src/t1.rs");
+    task_with(&repo, "t2", "true", "src/t2.rs");
+    repo.task_root(&["merge", "t1"]).ok();
+    let lock = gate_dir(&repo).join("0.git/index.lock");
+    assert!(
+        lock.parent().unwrap().is_dir(),
+        "the gate checkout's admin dir"
+    );
+    std::fs::write(&lock, "").unwrap();
+    // As old as a lock a killed process left: past the wait for a git still finishing.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    repo.task_root(&["merge", "t2"]).ok();
+    assert_eq!(rev(&repo, "main:src/t2.rs").len(), 40);
+    assert!(!lock.exists());
+}

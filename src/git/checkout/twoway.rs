@@ -362,28 +362,7 @@ pub fn settle(
         &opened
     };
     let index_path = wt.inner.index_path();
-    let stale_lock = index_path.with_file_name("index.lock");
-    // A `git read-tree` the killed process started may still be finishing: give a fresh lock a moment.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while std::fs::metadata(&stale_lock)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < std::time::Duration::from_secs(3))
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    match std::fs::remove_file(&stale_lock) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(Error::repo(
-                format!("could not delete '{}'", stale_lock.display()),
-                e,
-            ))
-        }
-    }
+    clear_stale_index_lock(&index_path)?;
     let mut written = Vec::new();
     for c in &changes {
         let full = worktree.join(&c.path);
@@ -811,6 +790,31 @@ fn discard(workdir: &Path, staged: &[(PathBuf, PathBuf)]) {
     for (tmp, _) in staged {
         let _ = std::fs::remove_file(tmp);
         remove_empty_parents(workdir, tmp);
+    }
+}
+
+/// Deletes the `index.lock` next to `index_path` that a killed process left, once the caller
+/// holds what makes it the only writer there: a lock younger than three seconds gets that
+/// long first (a `git read-tree` the killed process started may still be finishing).
+pub fn clear_stale_index_lock(index_path: &Path) -> Result<()> {
+    let stale_lock = index_path.with_file_name("index.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::fs::metadata(&stale_lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < std::time::Duration::from_secs(3))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    match std::fs::remove_file(&stale_lock) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::repo(
+            format!("could not delete '{}'", stale_lock.display()),
+            e,
+        )),
     }
 }
 

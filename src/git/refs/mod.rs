@@ -130,6 +130,14 @@ pub fn short_name(name: &str) -> &str {
 
 /// Applies all `updates` as one transaction.
 pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefError> {
+    apply_with(repo, updates, true)
+}
+
+fn apply_with(
+    repo: &Repo,
+    updates: Vec<Update>,
+    retry_packed: bool,
+) -> std::result::Result<(), RefError> {
     if updates.is_empty() {
         return Ok(());
     }
@@ -144,6 +152,7 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
     // kill made every later transaction fail as "changed meanwhile".
     locks.push(repo.common_dir().join("packed-refs.lock"));
     let journaled = updates.iter().map(Update::journaled).collect();
+    let asked = updates.clone();
     let _journal = crate::git::journal::Journal::begin(
         repo,
         crate::git::journal::Step::RefLocks {
@@ -192,6 +201,19 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
         .edit_references_as(edits, Some(signature.to_ref(&mut time)))
     {
         Ok(_) => Ok(()),
+        // gix moved the updated refs, then failed to delete a `packed-refs` another process had
+        // just deleted (it raced for the file, not for our refs): what is left, the deletions,
+        // is applied again on its own.
+        Err(err) if retry_packed && is_packed_refs_gone(&err) => {
+            let mut left = Vec::new();
+            for u in asked {
+                let now = repo.find_ref(&u.name).map_err(RefError::Other)?;
+                if now != u.new {
+                    left.push(u);
+                }
+            }
+            apply_with(repo, left, false)
+        }
         Err(err) if err.is_conflict() || is_lock_contention(&err) || is_vanished(&err) => {
             Err(RefError::Conflict(format!(
                 "could not update {}: it was changed meanwhile",
@@ -208,6 +230,11 @@ pub fn apply(repo: &Repo, updates: Vec<Update>) -> std::result::Result<(), RefEr
 /// Applies `updates`, turning a lost race into a repository error with a retry hint.
 pub fn commit(repo: &Repo, updates: Vec<Update>) -> Result<()> {
     apply(repo, updates).map_err(Error::from)
+}
+
+/// gix's commit of a packed-refs transaction that left no line found the file already gone.
+fn is_packed_refs_gone(err: &gix::Error) -> bool {
+    format!("{err:?}").contains("Could not delete empty packed refs")
 }
 
 /// A delete (with an expected value) of a ref another process deleted first: it lost the race.
