@@ -418,3 +418,35 @@ pub(super) fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
     })
     .context(|| format!("could not write '{}'", path.display()))
 }
+
+/// The file (under the common dir) listing every shared hooks directory `install` wrote to,
+/// one absolute path a line: `uninstall` cleans each, wherever `core.hooksPath` points now.
+pub const DIRS_FILE: &str = "git-task/hooks-dirs";
+
+pub(super) fn remembered_dirs(repo: &Repo) -> Vec<std::path::PathBuf> {
+    std::fs::read_to_string(repo.common_dir().join(DIRS_FILE))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(std::path::PathBuf::from)
+        .collect()
+}
+
+pub(super) fn remember_dir(repo: &Repo, dir: &std::path::Path) -> Result<()> {
+    let dir = crate::git::absolute(dir);
+    let mut dirs = remembered_dirs(repo);
+    if dirs.contains(&dir) {
+        return Ok(());
+    }
+    dirs.push(dir);
+    let text: String = dirs.iter().map(|d| format!("{}\n", d.display())).collect();
+    let path = repo.common_dir().join(DIRS_FILE);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
+    }
+    crate::git::fs::replace_file(&path, None, |f| {
+        std::io::Write::write_all(f, text.as_bytes())
+    })
+    .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))
+}

@@ -41,7 +41,10 @@
 //! The config files are edited in process ([`crate::git::config`]). No git
 //! process is started.
 
-use super::dir::{install_in_dir, main_dir, read_text, status_in_dir, uninstall_in_dir};
+use super::dir::{
+    install_in_dir, main_dir, read_text, remember_dir, remembered_dirs, status_in_dir,
+    uninstall_in_dir, DIRS_FILE,
+};
 pub use super::dir::{HookOutcome, HookStatus, InstallAction, State, UninstallAction};
 use super::scripts::{self, HookKind};
 use super::worktrees::{self, WorktreeOutcome};
@@ -360,38 +363,6 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
         worktrees: wts,
         notes_rewrite_ref,
     })
-}
-
-/// The file (under the common dir) listing every shared hooks directory `install` wrote to,
-/// one absolute path a line: `uninstall` cleans each, wherever `core.hooksPath` points now.
-pub const DIRS_FILE: &str = "git-task/hooks-dirs";
-
-pub(super) fn remembered_dirs(repo: &Repo) -> Vec<std::path::PathBuf> {
-    std::fs::read_to_string(repo.common_dir().join(DIRS_FILE))
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(std::path::PathBuf::from)
-        .collect()
-}
-
-fn remember_dir(repo: &Repo, dir: &std::path::Path) -> Result<()> {
-    let dir = crate::git::absolute(dir);
-    let mut dirs = remembered_dirs(repo);
-    if dirs.contains(&dir) {
-        return Ok(());
-    }
-    dirs.push(dir);
-    let text: String = dirs.iter().map(|d| format!("{}\n", d.display())).collect();
-    let path = repo.common_dir().join(DIRS_FILE);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::repo(format!("could not create '{}'", parent.display()), e))?;
-    }
-    crate::git::fs::replace_file(&path, None, |f| {
-        std::io::Write::write_all(f, text.as_bytes())
-    })
-    .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))
 }
 
 /// Adds `notes.rewriteRef=refs/notes/tasks` unless some config has it; returns whether it was added.

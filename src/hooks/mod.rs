@@ -204,7 +204,7 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
 /// since): the state to warn about. A few file reads, no process.
 pub fn bypassed(repo: &Repo) -> Option<Enforcement> {
     let common = repo.common_dir();
-    let installed = common.join(install::DIRS_FILE).is_file()
+    let installed = common.join(dir::DIRS_FILE).is_file()
         || main_own_dir(common).is_dir()
         || config_hooks::dir(repo).is_dir();
     if !installed {

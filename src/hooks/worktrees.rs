@@ -405,7 +405,7 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
         .or_else(|| {
             let common = repo.common_dir();
             let mut dirs = vec![common.join("hooks"), super::own_dir(common, common)];
-            dirs.extend(super::install::remembered_dirs(repo));
+            dirs.extend(super::dir::remembered_dirs(repo));
             dirs.iter().find_map(|d| super::dir::settings_in(d))
         })
     else {
