@@ -281,25 +281,7 @@ fn settled_holds(path: &Path, admin: &Path, head: ObjectId) -> bool {
 
 /// Writes the settled marker of the checkout at `path`, clean at `head` now (module docs).
 fn write_settled(path: &Path, admin: &Path, head: ObjectId) -> Result<()> {
-    let index = gix::index::File::at(
-        admin.join("index"),
-        gix::hash::Kind::Sha1,
-        false,
-        gix::index::decode::Options::default(),
-    )
-    .map_err(|e| Error::repo_msg(format!("could not read the gate checkout's index: {e}")))?;
-    let mut dirs = std::collections::BTreeSet::new();
-    dirs.insert(String::new());
-    for entry in index.entries() {
-        let rel = entry.path(&index).to_string();
-        let mut dir = rel.as_str();
-        while let Some(i) = dir.rfind('/') {
-            dir = &dir[..i];
-            if !dirs.insert(dir.to_owned()) {
-                break;
-            }
-        }
-    }
+    let dirs = crate::git::index::file::entry_dirs(&admin.join("index"))?;
     let missing = || Error::repo_msg(format!("could not stat '{}'", path.display()));
     let mut text = format!(
         "{head}\n{}\n{}\n",

@@ -281,9 +281,8 @@ fn name_conflict_markers(worktree: &Path, commit: ObjectId, name: &str) -> Resul
             }
         }
         if changed {
-            std::fs::write(&file, out).map_err(|e| {
-                crate::Error::repo(format!("could not write '{}'", file.display()), e)
-            })?;
+            std::fs::write(&file, out)
+                .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))?;
         }
     }
     Ok(())

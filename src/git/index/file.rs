@@ -24,6 +24,31 @@ pub fn open_index(repo: &Repo, path: &Path) -> Result<gix::index::File> {
     .map_err(|e| Error::repo(format!("could not read the index '{}'", path.display()), e))
 }
 
+/// The directories that hold the tracked files of the index at `path` (SHA-1), each once,
+/// `""` for the top.
+pub fn entry_dirs(path: &Path) -> Result<std::collections::BTreeSet<String>> {
+    let index = gix::index::File::at(
+        path,
+        gix::hash::Kind::Sha1,
+        false,
+        gix::index::decode::Options::default(),
+    )
+    .map_err(|e| Error::repo(format!("could not read the index '{}'", path.display()), e))?;
+    let mut dirs = std::collections::BTreeSet::new();
+    dirs.insert(String::new());
+    for entry in index.entries() {
+        let rel = entry.path(&index).to_string();
+        let mut dir = rel.as_str();
+        while let Some(i) = dir.rfind('/') {
+            dir = &dir[..i];
+            if !dirs.insert(dir.to_owned()) {
+                break;
+            }
+        }
+    }
+    Ok(dirs)
+}
+
 /// Returns the index the caller's git would commit: `GIT_INDEX_FILE` when set (hooks), else the worktree's index.
 pub fn index_path(repo: &Repo) -> std::path::PathBuf {
     repo.inner.index_path()
