@@ -195,6 +195,10 @@ struct StartArgs {
     /// Put an existing task back to its base, saving its work as an attempt first
     #[serde(default)]
     reset: bool,
+    /// With reset: take the task's own commits off its branch too (saved as an attempt first),
+    /// so a looser contract may replace the frozen one
+    #[serde(default)]
+    discard_commits: bool,
     /// Globs to claim for the new task: no other task may change them while it is live
     #[serde(default)]
     claim: Vec<String>,
@@ -253,6 +257,24 @@ struct DiffArgs {
     /// Limit the diff to these files or directories
     #[serde(default)]
     paths: Vec<String>,
+    /// Lines added and removed per file and git's summary line instead of the patch
+    #[serde(default)]
+    stat: bool,
+    /// Pair renames at this minimum similarity, as `git diff -M<N>` ("50%", "90%"; default: no rename detection)
+    find_renames: Option<String>,
+}
+
+/// Arguments of `changes`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ChangesArgs {
+    /// Task id (default: the active task of the directory the call runs in)
+    id: Option<String>,
+    /// Also count the lines each file added and removed, with git's summary line
+    #[serde(default)]
+    stat: bool,
+    /// Pair renames at this minimum similarity, as `git diff -M<N>` ("50%", "90%"; default: no rename detection)
+    find_renames: Option<String>,
 }
 
 /// Arguments of `revert`.
@@ -379,6 +401,7 @@ pub fn all() -> Vec<ToolDef> {
                     .flag("copy-ignored", a.copy_ignored)
                     .flag("sparse", a.sparse)
                     .flag("reset", a.reset)
+                    .flag("discard-commits", a.discard_commits)
                     .opts("claim", &a.claim)
                     .flag("share", a.share)
                     .id(a.id.as_deref())?
@@ -446,10 +469,14 @@ pub fn all() -> Vec<ToolDef> {
             description: "Each file changed since the base (or snapshot): created, modified, deleted, renamed, and which checkpoint last touched it. Returns the JSON of 'git task changes --json'.",
             effect: ReadOnly,
             idempotent: true,
-            schema: schema_of::<IdArgs>,
+            schema: schema_of::<ChangesArgs>,
             argv: |v| {
-                let a: IdArgs = parse("changes", v)?;
-                Line::new("changes").id(a.id.as_deref())?.done()
+                let a: ChangesArgs = parse("changes", v)?;
+                Line::new("changes")
+                    .flag("stat", a.stat)
+                    .opt("find-renames", a.find_renames)
+                    .id(a.id.as_deref())?
+                    .done()
             },
         },
         ToolDef {
@@ -462,6 +489,8 @@ pub fn all() -> Vec<ToolDef> {
             argv: |v| {
                 let a: DiffArgs = parse("diff", v)?;
                 Line::new("diff")
+                    .flag("stat", a.stat)
+                    .opt("find-renames", a.find_renames)
                     .id(a.id.as_deref())?
                     .paths(&a.paths)
                     .done()

@@ -540,7 +540,11 @@ fn command_stderr_is_in_the_result_and_not_on_the_servers_stderr() {
     let (err, doc, _) = s.call("status", json!({"id": "nope"}));
     assert!(err);
     assert!(!doc["hints"].as_array().unwrap().is_empty(), "{doc}");
-    assert_eq!(doc["next"], json!([{"tool": "list", "arguments": {}}]), "{doc}");
+    assert_eq!(
+        doc["next"],
+        json!([{"tool": "list", "arguments": {}}]),
+        "{doc}"
+    );
     let (code, stderr) = s.close_with_stderr();
     assert_eq!(code, 0);
     assert_eq!(stderr, "", "the server wrote on its own stderr");
@@ -587,5 +591,49 @@ fn start_takes_a_base_of_this_repository_only_and_the_server_serves_one_reposito
     let (err, doc, _) = s.call("list", json!({"repo": other.root().display().to_string()}));
     assert!(err, "{doc}");
     assert_eq!(doc["exit_code"], 2, "{doc}");
+    assert_eq!(s.close(), 0);
+}
+
+/// The MCP tools take what the command line offers for these ways out: `diff`/`changes` with
+/// `stat` and `find_renames` answer what `--stat`/`--find-renames` print, and `start` with
+/// `reset` and `discard_commits` lets a looser contract replace a task's own (its commits saved).
+#[test]
+fn diff_changes_and_start_take_the_flags_of_their_ways_out() {
+    let repo = TestRepo::new();
+    let wt = repo.start("m", &["--allow", "src/**"]);
+    repo.git(&wt, &["mv", "src/lib.rs", "src/renamed.rs"]);
+    repo.git(&wt, &["commit", "-q", "-m", "rename"]);
+    let mut s = Session::open(&repo, repo.root());
+    for (tool, args, cli) in [
+        (
+            "diff",
+            json!({"id": "m", "stat": true, "find_renames": "50%"}),
+            vec!["diff", "m", "--stat", "--find-renames=50%", "--json"],
+        ),
+        (
+            "changes",
+            json!({"id": "m", "stat": true, "find_renames": "50%"}),
+            vec!["changes", "m", "--stat", "--find-renames=50%", "--json"],
+        ),
+    ] {
+        let (err, doc, _) = s.call(tool, args);
+        assert!(!err, "{doc}");
+        assert_eq!(doc, repo.task_root(&cli).ok().json(), "{tool}");
+        assert!(doc.to_string().contains("renamed.rs"), "{doc}");
+    }
+    let diff = repo.task_root(&["diff", "m", "--find-renames"]).ok();
+    assert!(diff.stdout.contains("rename from src/lib.rs"), "{diff}");
+    // A looser contract over the task's own commit: refused as it is, accepted once the commit
+    // goes (saved as an attempt).
+    let looser = json!({"id": "m", "reset": true, "allow": ["**"]});
+    let (err, refused, _) = s.call("start", looser.clone());
+    assert!(err, "{refused}");
+    let mut with = looser;
+    with["discard_commits"] = json!(true);
+    let (err, doc, _) = s.call("start", with);
+    assert!(!err, "{doc}");
+    assert!(!repo
+        .git(repo.root(), &["for-each-ref", "refs/tasks/m/attempts/"])
+        .is_empty());
     assert_eq!(s.close(), 0);
 }
