@@ -227,6 +227,10 @@ enum RefusedJson {
         checks: crate::checks::Run,
         /// The checkout the checks ran in, kept for inspection.
         checkout: Option<String>,
+        /// Whether the checks also fail on the target's tip without the task (then the target,
+        /// not the task, breaks them); absent when that was not run.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fails_without_task: Option<bool>,
     },
     /// The task conflicts with the target branch.
     MergeConflict {
@@ -436,6 +440,7 @@ fn refused(p: &Palette, refusal: Refusal, outside: Option<&crate::contract::Verd
             task,
             checks,
             checkout,
+            baseline,
         } => {
             if let Some(last) = checks.commands.last() {
                 said.raw(&last.output);
@@ -460,13 +465,29 @@ fn refused(p: &Palette, refusal: Refusal, outside: Option<&crate::contract::Verd
             if let Some(dir) = &checkout {
                 said.hint(format!("the checks ran on the tree that would land, checked out in '{dir}' (kept for inspection)"));
             }
-            said.hint(format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit (git task commit {task}), and merge again (git task merge {task})"));
-            // After the fix (the agent's own edit): commit it, then merge again.
-            let next = vec![Call::on("commit", &task), merge_again(&task)];
+            let fails_without_task = baseline.as_ref().map(|b| b.fails_without_task);
+            if fails_without_task == Some(true) {
+                said.hint(format!(
+                    "the check also fails on the target's tip without the task: the target breaks it, not the task; fix it there, or fix the contract's check (git task start {task} --reset with another --check), or land without the checks: git task merge {task} --no-checks"
+                ));
+            } else {
+                said.hint(format!("the worktree is kept: cd \"$(git task path {task})\", fix it, commit (git task commit {task}), and merge again (git task merge {task})"));
+            }
+            if baseline.as_ref().is_some_and(|b| !b.worktreeinclude) {
+                said.hint("the target has no .worktreeinclude: no ignored file (node_modules/, target/, ...) is copied into the checkout the checks run in; list what they need there".to_owned());
+            }
+            // After the fix (the agent's own edit): commit it, then merge again; a check the
+            // target itself fails is the user's to decide (`--no-checks` is no MCP argument).
+            let next = if fails_without_task == Some(true) {
+                Vec::new()
+            } else {
+                vec![Call::on("commit", &task), merge_again(&task)]
+            };
             let report = RefusedJson::ChecksFailed {
                 task,
                 checks,
                 checkout,
+                fails_without_task,
             };
             (refusal_value(report, said.hints, next), said.text)
         }

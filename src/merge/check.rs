@@ -28,7 +28,7 @@ pub(super) fn check_all(
             Some(t) => t,
             None => objects::commit_tree(repo, commit)?,
         };
-        let (run, checkout) =
+        let (run, checkout, baseline) =
             run_checks_on_landing(repo, &p.record, commit, tree, onto, opts, ahead)?;
         if !run.passed {
             // A failure is recorded now, with the passes of the tasks before it; a pass is
@@ -53,6 +53,7 @@ pub(super) fn check_all(
                 task: p.record.state.id.to_string(),
                 checks: run,
                 checkout: checkout.map(|c| c.display().to_string()),
+                baseline,
             }));
         }
         pending[i].checks = Some(run);
@@ -76,10 +77,10 @@ pub(super) fn run_checks_on_landing(
     onto: ObjectId,
     opts: &Options,
     ahead: &mut Option<crate::gate::Ahead>,
-) -> Result<(Run, Option<PathBuf>)> {
+) -> Result<(Run, Option<PathBuf>, Option<Baseline>)> {
     let frozen = rec.frozen_checks();
     if opts.no_checks || frozen.commands.is_empty() {
-        return Ok((Run::not_run(opts.no_checks), None));
+        return Ok((Run::not_run(opts.no_checks), None, None));
     }
     // A checkout of git-task's own, in a directory private to the user (0700).
     let (slot, looked) = match ahead.take() {
@@ -92,14 +93,51 @@ pub(super) fn run_checks_on_landing(
         keep_going: false,
     };
     let run = frozen.run(slot.path(), how, &mut |_| {})?;
-    // Kept for inspection after a failure; settled for the next run after a pass.
-    let kept = if run.passed {
+    // Kept for inspection after a failure (the run on the target's tip takes another checkout
+    // while this one is held); settled for the next run after a pass.
+    if run.passed {
         slot.settle_later(repo);
-        None
-    } else {
-        Some(slot.keep_failed(&rec.state.id))
+        return Ok((run, None, None));
+    }
+    let baseline = baseline(repo, rec, onto);
+    let kept = slot.keep_failed(&rec.state.id);
+    Ok((run, Some(kept), baseline))
+}
+
+/// What the failed checks do on the target's tip without the task (issue 33): whether they
+/// fail there too, and whether the target has a `.worktreeinclude` (without one, no ignored
+/// file is copied into the gate checkout).
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    /// The checks also fail on the target's tip: the target, not the task, breaks them.
+    pub fails_without_task: bool,
+    /// The target's tree has a `.worktreeinclude`.
+    pub worktreeinclude: bool,
+}
+
+/// Runs the task's frozen checks on `onto` (the target's tip) in a gate checkout of its own,
+/// after they failed on the landing; `None` when that run could not be made.
+fn baseline(repo: &Repo, rec: &Record, onto: ObjectId) -> Option<Baseline> {
+    let tree = objects::commit_tree(repo, onto).ok()?;
+    let worktreeinclude = objects::read_blob_in_tree(repo, tree, ".worktreeinclude")
+        .ok()
+        .flatten()
+        .is_some();
+    let slot = crate::gate::take(repo).ok()?;
+    slot.prepare(repo, onto, tree, onto, None).ok()?;
+    let how = How {
+        stream: false,
+        keep_going: false,
     };
-    Ok((run, kept))
+    let run = rec
+        .frozen_checks()
+        .run(slot.path(), how, &mut |_| {})
+        .ok()?;
+    slot.settle_later(repo);
+    Some(Baseline {
+        fails_without_task: !run.passed,
+        worktreeinclude,
+    })
 }
 
 /// Whether any of `pending` will run checks: then a gate checkout is taken ahead (and looked at
@@ -211,6 +249,7 @@ pub(super) fn check_combined(
                     task,
                     checks: run,
                     checkout: Some(kept.display().to_string()),
+                    baseline: None,
                 }));
             }
             run

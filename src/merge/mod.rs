@@ -240,6 +240,8 @@ pub enum Refusal {
         checks: Run,
         /// The temporary checkout of the landing tree the checks ran in, kept for inspection.
         checkout: Option<String>,
+        /// The same checks on the target's tip without the task, when they were run there.
+        baseline: Option<check::Baseline>,
     },
     /// The in-memory merge onto the target conflicts.
     Conflict {

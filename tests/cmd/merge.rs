@@ -1420,3 +1420,40 @@ fn a_rebase_conflict_names_the_modes_that_land() {
     );
     repo.fsck();
 }
+
+/// A failed check is run again on the target's tip without the task (issue 33): when it fails
+/// there too, the refusal says the target breaks it and names `--no-checks` and the contract
+/// fix; when it passes there, the task is told to fix its work. Without a `.worktreeinclude`
+/// on the target, the hint says no ignored file is copied into the checks' checkout.
+#[test]
+fn a_failed_check_says_whether_it_also_fails_without_the_task() {
+    let repo = TestRepo::new();
+    let broken = repo.start("broken", &["--check", "test -f needed.txt"]);
+    repo.write(&broken, "src/broken.rs", "// b\n");
+    commit_all(&repo, &broken, "work");
+    let own = repo.start("own", &["--check", "! test -f src/bad.rs"]);
+    repo.write(&own, "src/bad.rs", "// bad\n");
+    commit_all(&repo, &own, "work");
+    let main = rev(&repo, "main");
+
+    let run = repo.task_root(&["merge", "broken"]).code(1);
+    assert!(
+        run.stderr
+            .contains("also fails on the target's tip without the task")
+            && run.stderr.contains("git task merge broken --no-checks"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("no .worktreeinclude"), "{run}");
+    let j = repo
+        .task_root(&["merge", "broken", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(j["fails_without_task"], true, "{j}");
+
+    let run = repo.task_root(&["merge", "own"]).code(1);
+    assert!(!run.stderr.contains("also fails"), "{run}");
+    assert!(run.stderr.contains("git task commit own"), "{run}");
+    let j = repo.task_root(&["merge", "own", "--json"]).code(1).json();
+    assert_eq!(j["fails_without_task"], false, "{j}");
+    assert_eq!(rev(&repo, "main"), main, "nothing was merged");
+}
