@@ -99,7 +99,9 @@ pub(super) fn run_checks_on_landing(
         slot.settle_later(repo);
         return Ok((run, None, None));
     }
-    let baseline = baseline(repo, rec, onto);
+    // A check that timed out is not waited for a second time.
+    let timed_out = run.commands.last().is_some_and(|c| c.timed_out);
+    let baseline = (!timed_out).then(|| baseline(repo, rec, onto)).flatten();
     let kept = slot.keep_failed(&rec.state.id);
     Ok((run, Some(kept), baseline))
 }

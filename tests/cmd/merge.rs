@@ -1457,3 +1457,26 @@ fn a_failed_check_says_whether_it_also_fails_without_the_task() {
     assert_eq!(j["fails_without_task"], false, "{j}");
     assert_eq!(rev(&repo, "main"), main, "nothing was merged");
 }
+
+/// A check that timed out is not run again on the target's tip: nobody waits for it twice.
+#[test]
+fn a_timed_out_check_is_not_run_again_without_the_task() {
+    let repo = TestRepo::new();
+    let count = repo.base().join("runs");
+    let contract = repo.base().join("slow.toml");
+    std::fs::write(
+        &contract,
+        format!(
+            "version = 1\nallowed = [\"src/**\"]\n\n[checks]\ncommands = [\"echo run >> '{}'; sleep 30\"]\ntimeout_s = 1\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    let wt = repo.start("slow", &["--contract", contract.to_str().unwrap()]);
+    repo.write(&wt, "src/slow.rs", "// s\n");
+    commit_all(&repo, &wt, "work");
+    let j = repo.task_root(&["merge", "slow", "--json"]).code(1).json();
+    assert_eq!(j["kind"], "checks_failed", "{j}");
+    assert!(j.get("fails_without_task").is_none(), "{j}");
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n");
+}
