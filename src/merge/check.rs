@@ -82,12 +82,7 @@ pub(super) fn run_checks_on_landing(
     if opts.no_checks || frozen.commands.is_empty() {
         return Ok((Run::not_run(opts.no_checks), None, None));
     }
-    // A checkout of git-task's own, in a directory private to the user (0700).
-    let (slot, looked) = match ahead.take() {
-        Some(ahead) => ahead.finish(),
-        None => (crate::gate::take(repo)?, None),
-    };
-    slot.prepare(repo, commit, tree, onto, looked)?;
+    let slot = gate_slot(repo, ahead, commit, tree, onto)?;
     let how = How {
         stream: opts.stream_checks,
         keep_going: false,
@@ -104,6 +99,23 @@ pub(super) fn run_checks_on_landing(
     let baseline = (!timed_out).then(|| baseline(repo, rec, onto)).flatten();
     let kept = slot.keep_failed(&rec.state.id);
     Ok((run, Some(kept), baseline))
+}
+
+/// A gate checkout of git-task's own (a directory private to the user, 0700), the one taken
+/// ahead when there is one, brought to `commit` (tree `tree`, landing on `onto`).
+fn gate_slot(
+    repo: &Repo,
+    ahead: &mut Option<crate::gate::Ahead>,
+    commit: ObjectId,
+    tree: ObjectId,
+    onto: ObjectId,
+) -> Result<crate::gate::Slot> {
+    let (slot, looked) = match ahead.take() {
+        Some(ahead) => ahead.finish(),
+        None => (crate::gate::take(repo)?, None),
+    };
+    slot.prepare(repo, commit, tree, onto, looked)?;
+    Ok(slot)
 }
 
 /// What the failed checks do on the target's tip without the task (issue 33): whether they
@@ -222,11 +234,7 @@ pub(super) fn check_combined(
     let run = match verified.filter(same) {
         Some(v) => v.checks.clone(),
         None => {
-            let (slot, looked) = match ahead.take() {
-                Some(ahead) => ahead.finish(),
-                None => (crate::gate::take(repo)?, None),
-            };
-            slot.prepare(repo, commit, tree, onto, looked)?;
+            let slot = gate_slot(repo, ahead, commit, tree, onto)?;
             let how = How {
                 stream: opts.stream_checks,
                 keep_going: false,
