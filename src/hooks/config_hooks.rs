@@ -11,10 +11,14 @@
 //! config (never the user's global one), each running the same shim as the hooks directory
 //! would (the fast path stays: no process on a commit outside tasks), kept in
 //! `<common dir>/git-task/config-hooks/`, a directory git reads hooks from only through that
-//! config. The hooks-directory layout stays beside it, for the gits older than 2.54 that may
-//! commit in the same repository (an IDE's own git, a GUI's) and for clients that read no
-//! config: git runs the config copy first, which leaves word ([`WORD_FILE`]) for the copy in
-//! the hooks directory, which then steps aside, so a commit runs the check once.
+//! config. Then ([`active`]) nothing of git-task's goes into a hooks directory git reads (git
+//! would fork each copy beside the config hook, for every event: four more processes per
+//! commit): not the shared directory, no per-worktree `core.hooksPath`. Shims stay only where
+//! clients that read no config look and git does not: a linked worktree's private `hooks/`
+//! (dulwich, gitg), `.git/hooks` when `core.hooksPath` points elsewhere (dulwich in the main
+//! worktree). An install by an older git puts the hooks-directory layout back for it; git
+//! 2.54 then runs the config copy first, which leaves word ([`WORD_FILE`]) for the copy in the
+//! hooks directory, which steps aside, so a commit still runs the check once.
 
 use super::dir::{read_text, write_executable, HookOutcome, InstallAction};
 use super::scripts::{self, HookKind};
@@ -33,6 +37,13 @@ pub const MIN_GIT: (u32, u32) = (2, 54);
 /// Whether the `git` on `PATH` runs hooks defined in config (asked once per process).
 pub fn supported() -> bool {
     crate::git::cli::version().is_some_and(|v| v >= MIN_GIT)
+}
+
+/// Whether git-task's hooks are defined in config and the `git` on `PATH` runs them: then
+/// `install` (and `start`, for a new worktree) writes no copy where git reads hooks. Asks git
+/// its version (once per process) only when they are registered.
+pub fn active(repo: &Repo) -> bool {
+    registered(repo, HookKind::PreCommit).is_some() && supported()
 }
 
 /// Where the shims the config names are kept.

@@ -28,6 +28,12 @@
 //! `hooks/`, where dulwich and gitui look (git never does, unless `core.hooksPath`
 //! says so, so they never run twice).
 //!
+//! On git 2.54 and later neither layout goes where git reads hooks: the hooks are defined in
+//! config ([`super::config_hooks`]), the shared directory gets no shim (an earlier install's
+//! go, and a hook they chained gets its place back) and no worktree is pointed; only the
+//! copies git does not read stay (a linked worktree's private `hooks/`, `.git/hooks` when
+//! `core.hooksPath` points elsewhere).
+//!
 //! - `install` is idempotent: a second run finds every shim identical and
 //!   writes nothing. A shim of ours with other settings (binary moved, branch
 //!   prefix changed, an earlier version) is rewritten; one that was edited is only
@@ -164,25 +170,40 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     // git 2.54 and later also run the hooks defined in config, in every worktree, whatever a
     // hook manager does to the hooks directories; the copies there step aside for them.
     // An older git keeps them up to date once a newer one registered them.
-    if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir() {
-        super::config_hooks::install(repo, &opts.settings)?;
-    }
+    // On such a git (`config_mode`) nothing of git-task's goes where git reads hooks: no
+    // shared directory's copy, no per-worktree pointer (see super::config_hooks).
+    let config_mode = if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir()
+    {
+        let out = super::config_hooks::install(repo, &opts.settings)?;
+        super::config_hooks::supported().then_some(out)
+    } else {
+        None
+    };
     // Per-worktree config, for the worktrees whose own core.hooksPath points at git-task's
     // directory of them (see worktrees::points); `start` turns it on for the first one later.
     for wt in worktrees::all(repo)? {
-        if worktrees::points(repo, &wt, &layout) {
+        if worktrees::points(repo, &wt, &layout, config_mode.is_some()) {
             worktree_config_changed = worktrees::ensure_worktree_config(repo)?;
             break;
         }
     }
     let dir = main_dir(repo, &layout);
     let shared = matches!(layout, Layout::Shared(_));
-    let hooks = if shared {
-        let hooks = install_in_dir(&dir, &opts.settings, opts.force)?;
-        remember_dir(repo, &dir)?;
-        hooks
-    } else {
-        Vec::new()
+    let hooks = match &config_mode {
+        // An install by an older git put copies there: they go, and a hook they chained
+        // gets its place back (git runs it after the config hooks).
+        Some(configured) => {
+            if shared && dir.is_dir() {
+                uninstall_in_dir(&dir)?;
+            }
+            configured.clone()
+        }
+        None if shared => {
+            let hooks = install_in_dir(&dir, &opts.settings, opts.force)?;
+            remember_dir(repo, &dir)?;
+            hooks
+        }
+        None => Vec::new(),
     };
     // dulwich (and gitg) run the main worktree's hooks from `.git/hooks` whatever
     // core.hooksPath says; git never looks there while it is set, so a copy there runs once.
@@ -200,8 +221,17 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     for wt in worktrees::all(repo)? {
         if wt.main && !shared {
             // The main worktree's own directory: its hooks are the main ones.
-            let outcome = worktrees::install(repo, &wt, &layout, &opts.settings, opts.force)?;
-            main_hooks = outcome.hooks.clone();
+            let outcome = worktrees::install(
+                repo,
+                &wt,
+                &layout,
+                &opts.settings,
+                opts.force,
+                config_mode.is_some(),
+            )?;
+            if config_mode.is_none() {
+                main_hooks = outcome.hooks.clone();
+            }
             if outcome.skipped.is_some() {
                 worktrees_out.push(outcome);
             }
@@ -209,7 +239,14 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
         }
         if wt.main {
             // Only undoes a pointer of a relative layout before (the shared directory serves).
-            worktrees::install(repo, &wt, &layout, &opts.settings, opts.force)?;
+            worktrees::install(
+                repo,
+                &wt,
+                &layout,
+                &opts.settings,
+                opts.force,
+                config_mode.is_some(),
+            )?;
             continue;
         }
         worktrees_out.push(worktrees::install(
@@ -218,7 +255,11 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
             &layout,
             &opts.settings,
             opts.force,
+            config_mode.is_some(),
         )?);
+    }
+    if config_mode.is_some() && release_worktree_config(repo)? {
+        worktree_config_changed = true;
     }
     let notes_rewrite_ref_changed = add_rewrite_ref(repo)?;
     // Pins the settings when nothing is pinned yet; once pinned, only `git task trust`
@@ -289,19 +330,7 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
     // The hooks defined in config (git >= 2.54), whichever git runs uninstall.
     hooks.extend(super::config_hooks::uninstall(repo)?);
     let notes_rewrite_ref_changed = remove_rewrite_ref(repo)?;
-    // Another use of per-worktree config (a sparse task worktree) keeps the extension on.
-    let still_used = worktrees::all(repo)?
-        .iter()
-        .any(|wt| worktrees::config_file(&wt.git_dir).exists());
-    let worktree_config_changed =
-        if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) == Some(true) && !still_used {
-            let removed =
-                config::remove_local_value(repo, "extensions", "worktreeConfig", Some("true"))?;
-            config::remove_local_value(repo, "task", "hooksAddedWorktreeConfig", None)?;
-            removed
-        } else {
-            false
-        };
+    let worktree_config_changed = release_worktree_config(repo)?;
     Ok(Outcome {
         layout: layout_name(&layout),
         dir: dir.display().to_string(),
@@ -312,18 +341,40 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
     })
 }
 
+/// Turns `extensions.worktreeConfig` off when `install` turned it on and no worktree has a
+/// `config.worktree` any more (another use of per-worktree config, a sparse task worktree,
+/// keeps it on); returns whether it did.
+fn release_worktree_config(repo: &Repo) -> Result<bool> {
+    if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) != Some(true) {
+        return Ok(false);
+    }
+    let still_used = worktrees::all(repo)?
+        .iter()
+        .any(|wt| worktrees::config_file(&wt.git_dir).exists());
+    if still_used {
+        return Ok(false);
+    }
+    let removed = config::remove_local_value(repo, "extensions", "worktreeConfig", Some("true"))?;
+    config::remove_local_value(repo, "task", "hooksAddedWorktreeConfig", None)?;
+    Ok(removed)
+}
+
 /// Reports what is installed where; `settings` are what `install` would write now.
 pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     let layout = super::layout(repo);
     // What git runs in the main worktree: where its config.worktree points, if git-task set
     // that (it wins over the repository's core.hooksPath, changed since or not).
     let configured = super::config_hooks::registered(repo, HookKind::PreCommit).is_some();
-    // The hooks directory's copies stay beside the hooks defined in config (for older gits
-    // and clients that read no config): they are what is listed.
-    let dir =
-        super::pointed_own_dir(repo, repo.common_dir()).unwrap_or_else(|| main_dir(repo, &layout));
+    let active = configured && super::config_hooks::supported();
+    // With the hooks defined in config, those are what git runs in the main worktree: listed,
+    // never "missing" for want of a copy in a directory git reads.
+    let dir = if configured {
+        super::config_hooks::dir(repo)
+    } else {
+        super::pointed_own_dir(repo, repo.common_dir()).unwrap_or_else(|| main_dir(repo, &layout))
+    };
     let rel = match &layout {
-        Layout::Relative(rel) => rel.clone(),
+        Layout::Relative(rel) if !configured => rel.clone(),
         _ => String::new(),
     };
     let main_settings = scripts::Settings {
@@ -344,7 +395,10 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
             hooks: status_in_dir(
                 &own,
                 &scripts::Settings {
-                    chain: worktrees::chain(&layout, worktrees::points(repo, &wt, &layout)),
+                    chain: worktrees::chain(
+                        &layout,
+                        worktrees::points(repo, &wt, &layout, configured && active),
+                    ),
                     ..settings.clone()
                 },
             )?,

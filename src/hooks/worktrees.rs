@@ -128,6 +128,7 @@ pub fn install(
     layout: &Layout,
     settings: &scripts::Settings,
     force: bool,
+    configured: bool,
 ) -> Result<WorktreeOutcome> {
     let own = super::own_dir(&wt.git_dir, repo.common_dir());
     let mut outcome = WorktreeOutcome {
@@ -142,7 +143,7 @@ pub fn install(
         Layout::Relative(rel) => Some(rel.as_str()),
         _ => None,
     };
-    let point = points(repo, wt, layout);
+    let point = points(repo, wt, layout, configured);
     // Set up for another layout before: a pointer that should no longer be (git would keep
     // running the old hooks), a relative layout's copy of husky's directory. It goes, with what
     // it pointed at, and the worktree is set up as for the layout now.
@@ -203,13 +204,17 @@ pub fn install(
 /// of it: every worktree under a relative `core.hooksPath` (see [`super::install`]), and every
 /// linked worktree under a shared one, so that a hook manager installed since (which rewrites
 /// the repository's `core.hooksPath` or the shared directory, never a worktree's config) cannot
-/// turn the check off there. Also where git-task's hooks are defined in config (git 2.54 and
-/// later run them in every worktree): clients that run the hooks directory git names
-/// (`git rev-parse --git-path hooks`: git gui; JGit and gitui read `core.hooksPath`) then find
-/// the shims there too, and those step aside for the copy defined in config under git. Not
-/// where per-worktree config cannot be turned on safely (`core.bare` or `core.worktree` in the
-/// shared config), nor with hooks turned off.
-pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout) -> bool {
+/// turn the check off there. Not where git-task's hooks are defined in config and the git on
+/// `PATH` runs them (`configured`, [`super::config_hooks::active`]): git runs those in every worktree, and a
+/// pointed directory would only add copies that step aside. Not where per-worktree config
+/// cannot be turned on safely (`core.bare` or `core.worktree` in the shared config), nor with
+/// hooks turned off.
+pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout, configured: bool) -> bool {
+    // git >= 2.54 runs the hooks defined in config in every worktree: a pointed directory
+    // would only add copies that step aside (see super::config_hooks).
+    if configured {
+        return false;
+    }
     match layout {
         Layout::Relative(_) => true,
         Layout::Shared(_) => !wt.main && can_point(repo),
@@ -416,6 +421,7 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
         git_dir: git_dir.clone(),
         main: false,
     };
-    install(repo, &wt, &layout, &settings, false)?;
+    let configured = super::config_hooks::active(repo);
+    install(repo, &wt, &layout, &settings, false, configured)?;
     Ok(Some(git_dir))
 }

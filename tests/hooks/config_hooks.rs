@@ -1,9 +1,11 @@
 //! Hooks defined in config on git 2.54 and later (issue 32, items 1, 2, 8), driven with the
 //! git `tests/tools/build-git.sh` builds (2.55): `hooks install` registers
-//! `hook.git-task-<event>` in the repository's config beside the hooks-directory layout (kept
-//! for older gits and clients that read no config, whose copies step aside when git ran the
-//! config one); the check runs once per commit, in every worktree, whatever a hook manager or
-//! `core.hooksPath` does to the hooks directory; `uninstall` leaves nothing.
+//! `hook.git-task-<event>` in the repository's config and writes nothing into a hooks directory
+//! git reads (so a commit runs each of git-task's hooks once), keeping shims only where
+//! clients that read no config look and git does not (a linked worktree's private `hooks/`,
+//! `.git/hooks` when `core.hooksPath` points elsewhere); the check runs once per commit, in
+//! every worktree, whatever a hook manager or `core.hooksPath` does to the hooks directory;
+//! `uninstall` leaves nothing.
 
 use super::tools;
 use crate::common::{Run, TestRepo};
@@ -89,9 +91,27 @@ fn is_ours(path: &Path) -> bool {
     })
 }
 
+/// The hooks directory git runs in `dir`'s worktree (`git rev-parse --git-path hooks`).
+fn git_hooks_dir(g: &Git55, dir: &Path) -> PathBuf {
+    let out = g.git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+    );
+    PathBuf::from(out.ok().stdout.trim())
+}
+
+/// Nothing of git-task's in the hooks directory git runs in `dir`'s worktree.
+#[track_caller]
+fn nothing_where_git_reads(g: &Git55, dir: &Path) {
+    let hooks = git_hooks_dir(g, dir);
+    for e in std::fs::read_dir(&hooks).into_iter().flatten().flatten() {
+        assert!(!is_ours(&e.path()), "{} is git-task's", e.path().display());
+    }
+}
+
 #[cfg(unix)]
 #[test]
-fn install_registers_config_hooks_beside_the_hooks_directory() {
+fn install_registers_config_hooks_and_writes_nothing_where_git_reads_hooks() {
     let Some(g) = Git55::new("install_registers_config_hooks") else {
         return;
     };
@@ -99,8 +119,8 @@ fn install_registers_config_hooks_beside_the_hooks_directory() {
     let config_before = std::fs::read(root.join(".git/config")).unwrap();
     g.task(&root, &["hooks", "install"]).ok();
     for name in ["pre-commit", "post-checkout", "reference-transaction"] {
-        // The copy for older gits and clients that read no config.
-        assert!(is_ours(&root.join(".git/hooks").join(name)), "{name}");
+        // git reads .git/hooks here: a copy there would run beside the config hook.
+        assert!(!root.join(".git/hooks").join(name).exists(), "{name}");
         let key = format!("hook.git-task-{name}.event");
         assert_eq!(
             g.git(&root, &["config", "--local", &key])
@@ -118,12 +138,25 @@ fn install_registers_config_hooks_beside_the_hooks_directory() {
             .code,
         1
     );
+    // What status lists is what runs: the config hooks' shims, none "missing".
     let status = g.task(&root, &["hooks", "status", "--json"]).ok().json();
     assert_eq!(status["mechanism"], "config", "{status}");
+    for h in status["hooks"].as_array().unwrap() {
+        assert_eq!(h["state"], "installed", "{status}");
+        assert!(
+            h["path"]
+                .as_str()
+                .unwrap()
+                .contains("git-task/config-hooks"),
+            "{status}"
+        );
+    }
     let human = g.task(&root, &["hooks", "status"]).ok();
     assert!(human.stdout.contains("mechanism        config"), "{human}");
+    assert!(!human.stdout.contains("missing"), "{human}");
 
-    // A task worktree: blocked, once; its private hooks/ holds shims for dulwich and gitui only.
+    // A task worktree: blocked, once; its private hooks/ holds shims for dulwich and gitui
+    // only, which git does not read there (no per-worktree core.hooksPath).
     let wt = {
         g.task(&root, &["start", "t", "--forbid", "src/store/**"])
             .ok();
@@ -136,17 +169,43 @@ fn install_registers_config_hooks_beside_the_hooks_directory() {
             .trim(),
     );
     assert!(is_ours(&private.join("hooks/pre-commit")));
+    assert!(!private.join("config.worktree").exists());
+    assert_eq!(
+        g.git(&root, &["config", "extensions.worktreeConfig"]).code,
+        1
+    );
+    nothing_where_git_reads(&g, &wt);
+    nothing_where_git_reads(&g, &root);
     g.refuses_once(&wt, "t");
-    // The machine's older git (a GUI's, an IDE's) reads no config hooks: the hooks
-    // directory's copy judges its commits.
-    let old_git = g.repo.git_run(&wt, &["version"]);
-    if !old_git.stdout.contains("version 2.5") {
-        g.repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
-        g.repo.git(&wt, &["add", "-A"]);
-        let run = g.repo.git_run(&wt, &["commit", "-q", "-m", "older git"]);
-        assert_eq!(run.code, 1, "{run}");
-        assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
-        super::restore_from_head(&g.repo, &wt, "src/store/mod.rs");
+    // git forks each of git-task's hooks once per event it runs (reference-transaction:
+    // preparing, prepared, committed): no copy in a hooks directory steps aside.
+    let trace = g.repo.base().join("trace");
+    g.repo.write(&wt, "src/lib.rs", "// allowed\n");
+    let out = g
+        .repo
+        .command("git", &wt)
+        .env("PATH", &g.path)
+        .env("GIT_TRACE", &trace)
+        .args(["commit", "-q", "-am", "allowed"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let hooks: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("run_command:") && !l.contains("run_command: git "))
+        .collect();
+    assert_eq!(
+        hooks.iter().filter(|l| l.contains("/pre-commit")).count(),
+        1,
+        "{trace}"
+    );
+    assert!(
+        hooks.iter().any(|l| l.contains("/reference-transaction")),
+        "{trace}"
+    );
+    for l in &hooks {
+        assert!(l.contains("/git-task/config-hooks/"), "{l}\n{trace}");
     }
     // The main worktree's commits go through (no task there).
     g.repo.write(&root, "README.md", "main\n");
@@ -218,7 +277,7 @@ fn config_hooks_survive_managers_and_a_disabled_hooks_path() {
 
 #[cfg(unix)]
 #[test]
-fn an_install_made_by_an_older_git_gains_config_hooks_and_keeps_chaining() {
+fn an_install_made_by_an_older_git_gains_config_hooks_and_gives_the_users_hook_back() {
     let Some(g) = Git55::new("an_install_made_by_an_older_git") else {
         return;
     };
@@ -232,11 +291,16 @@ fn an_install_made_by_an_older_git_gains_config_hooks_and_keeps_chaining() {
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     g.repo.task_root(&["hooks", "install"]).ok();
     g.task(&root, &["hooks", "install"]).ok();
+    // git 2.55 runs the config hooks, then the hooks directory's: the user's hook is back in
+    // its place, byte for byte, and git runs it itself.
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), body);
+    assert!(!root.join(".git/hooks/pre-commit.git-task-chained").exists());
     g.task(&root, &["start", "t", "--forbid", "src/store/**"])
         .ok();
     let wt = g.repo.task_dir("t");
+    nothing_where_git_reads(&g, &wt);
     g.refuses_once(&wt, "t");
-    // The user's hook ran once for that commit, through the hooks directory's copy.
+    // The user's hook ran once for that commit.
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
     g.task(&root, &["hooks", "uninstall"]).ok();
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), body);
@@ -302,7 +366,21 @@ fn an_install_by_an_older_git_keeps_the_config_hooks() {
     assert_eq!(status["mechanism"], "config", "{status}");
     g.task(&root, &["start", "t", "--forbid", "src/store/**"])
         .ok();
-    g.refuses_once(&g.repo.task_dir("t"), "t");
+    let wt = g.repo.task_dir("t");
+    g.refuses_once(&wt, "t");
+    // The older git reads no config hooks: its install put the hooks-directory layout back,
+    // which judges its own commits (git 2.55's above ran the check once all the same).
+    let old_git = g.repo.git_run(&wt, &["version"]);
+    if !old_git.stdout.contains("version 2.5") {
+        g.repo.task_root(&["hooks", "install"]).ok();
+        g.refuses_once(&wt, "t");
+        g.repo.write(&wt, "src/store/mod.rs", "// forbidden\n");
+        g.repo.git(&wt, &["add", "-A"]);
+        let run = g.repo.git_run(&wt, &["commit", "-q", "-m", "older git"]);
+        assert_eq!(run.code, 1, "{run}");
+        assert!(run.stderr.contains("src/store/mod.rs  forbidden"), "{run}");
+        super::restore_from_head(&g.repo, &wt, "src/store/mod.rs");
+    }
     // And an uninstall by the older git removes them.
     g.repo.task_root(&["hooks", "uninstall"]).ok();
     assert_eq!(g.git(&root, &["hook", "list", "pre-commit"]).code, 1);

@@ -79,8 +79,13 @@ fn blocked_everywhere(
     refused_with_report(repo, wt, &run, &before);
     assert_eq!(violations(repo, id), seen + 1, "the check ran once");
     refused_with_report(repo, wt, &run_as_gitg(repo, wt), &before);
-    // git gui runs the hook it finds where `git rev-parse --git-path hooks` says.
-    let gui = "h=$(git rev-parse --path-format=absolute --git-path hooks) && \"$h/pre-commit\"";
+    // git gui runs the hook it finds where `git rev-parse --git-path hooks` says; the git gui
+    // of git 2.54 and later runs `git hook run` (git-gui.sh's githook_read), which runs the
+    // hooks defined in config too.
+    let gui = match tools::git_runs_config_hooks() {
+        true => "git hook run --ignore-missing pre-commit",
+        false => "h=$(git rev-parse --path-format=absolute --git-path hooks) && \"$h/pre-commit\"",
+    };
     let run = tools::run_with_path(repo, "sh", wt, path, &["-c", gui]);
     refused_with_report(repo, wt, &run, &before);
     if let Some(python) = python {

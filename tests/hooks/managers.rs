@@ -228,6 +228,9 @@ pub(super) fn husky_repo(repo: &TestRepo, husky: &Path, log: &Path, fail: &Path)
 #[cfg(unix)]
 #[test]
 fn husky_first_then_git_task_runs_both_in_every_worktree() {
+    if super::tools::config_hooks_instead("husky_first_then_git_task_runs_both_in_every_worktree") {
+        return;
+    }
     let Some(husky) = tools::require("husky", "husky_first_then_git_task") else {
         return;
     };
@@ -432,6 +435,9 @@ fn lefthook_before_and_after_git_task() {
 #[cfg(unix)]
 #[test]
 fn pre_commit_framework_before_and_after_git_task() {
+    if super::tools::config_hooks_instead("pre_commit_framework_before_and_after_git_task") {
+        return;
+    }
     let Some(pre_commit) = tools::require(
         "pre-commit",
         "pre_commit_framework_before_and_after_git_task",
@@ -480,6 +486,11 @@ fn pre_commit_framework_before_and_after_git_task() {
 #[cfg(unix)]
 #[test]
 fn committed_githooks_are_never_modified_and_run_from_each_checkout() {
+    if super::tools::config_hooks_instead(
+        "committed_githooks_are_never_modified_and_run_from_each_checkout",
+    ) {
+        return;
+    }
     let repo = TestRepo::new();
     let (log, fail) = (repo.base().join("hooks.log"), repo.base().join("fail"));
     super::commit_githooks(

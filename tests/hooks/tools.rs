@@ -151,3 +151,38 @@ pub fn run_with_path(
         .unwrap();
     crate::common::Run::of(out)
 }
+
+/// Whether the `git` on the test's `PATH` runs hooks defined in config (2.54 or later).
+pub fn git_runs_config_hooks() -> bool {
+    let out = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .expect("git runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut parts = text
+        .trim()
+        .trim_start_matches("git version ")
+        .split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= (2, 54)
+}
+
+/// For a test of the hooks-directory layout (what `hooks install` writes for git older than
+/// 2.54): under a git that runs hooks defined in config, `install` writes no hook where git
+/// reads them (`config_hooks.rs` covers that), so there is no such layout to check; says so
+/// and returns `true` (the caller then returns).
+pub fn config_hooks_instead(test: &str) -> bool {
+    let yes = git_runs_config_hooks();
+    if yes {
+        eprintln!(
+            "{test}: tests the hooks-directory layout of git < 2.54; the git on PATH defines hooks in config (see config_hooks.rs)"
+        );
+    }
+    yes
+}
+
+/// The absolute path of the `git` on the test's `PATH` (to run it under a minimal `PATH`).
+pub fn git_program() -> PathBuf {
+    on_path("git").expect("git on PATH")
+}

@@ -88,6 +88,11 @@ fn users_hook(repo: &TestRepo) -> (PathBuf, (Vec<u8>, u32)) {
 #[cfg(unix)]
 #[test]
 fn lefthook_old_copy_goes_and_lefthook_uninstall_brings_back_the_users_hook() {
+    if super::tools::config_hooks_instead(
+        "lefthook_old_copy_goes_and_lefthook_uninstall_brings_back_the_users_hook",
+    ) {
+        return;
+    }
     let Some(lefthook) = tools::require("lefthook", "lefthook_old_copy_goes") else {
         return;
     };
@@ -158,6 +163,11 @@ fn lefthook_resync_over_a_reinstall_leaves_no_stale_copy() {
 #[cfg(unix)]
 #[test]
 fn pre_commit_legacy_copy_goes_and_pre_commit_uninstall_brings_back_the_users_hook() {
+    if super::tools::config_hooks_instead(
+        "pre_commit_legacy_copy_goes_and_pre_commit_uninstall_brings_back_the_users_hook",
+    ) {
+        return;
+    }
     let Some(pre_commit) = tools::require("pre-commit", "pre_commit_legacy_copy_goes") else {
         return;
     };
@@ -197,6 +207,10 @@ fn pre_commit_legacy_copy_goes_and_pre_commit_uninstall_brings_back_the_users_ho
 #[cfg(unix)]
 #[test]
 fn hooks_left_where_core_hooks_path_pointed_before_go_too() {
+    if super::tools::config_hooks_instead("hooks_left_where_core_hooks_path_pointed_before_go_too")
+    {
+        return;
+    }
     let repo = TestRepo::new();
     let (hook, before) = users_hook(&repo);
     repo.task_root(&["hooks", "install"]).ok();
@@ -231,6 +245,9 @@ fn hooks_left_where_core_hooks_path_pointed_before_go_too() {
 #[cfg(unix)]
 #[test]
 fn husky_layout_left_behind_is_reported_and_uninstalled() {
+    if super::tools::config_hooks_instead("husky_layout_left_behind_is_reported_and_uninstalled") {
+        return;
+    }
     // git-task set each worktree's core.hooksPath for husky's relative layout; the user then
     // drops husky (core.hooksPath unset). git still runs git-task's hooks through
     // config.worktree: status says so, never "missing"; uninstall removes every pointer.
