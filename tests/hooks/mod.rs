@@ -5,6 +5,8 @@ mod clients;
 mod config_hooks;
 mod fail_closed;
 mod hold;
+#[cfg(unix)]
+mod jgit_gitui;
 mod managers;
 mod patch_guard;
 mod refs;

@@ -1,0 +1,462 @@
+//! Clients that read no hooks defined in config, driven for real (issue 32, item 1):
+//!
+//! - **JGit**: Debian's `jgit-cli` 4.11.9 (`jgit commit`), through the launcher
+//!   `tests/tools/install-hook-tools.sh` writes (Debian's `/usr/bin/jgit` leaves jars off its
+//!   class path). JGit 4.11 runs `<git-dir>/hooks/` only (no `core.hooksPath`), and cannot open a
+//!   linked worktree (it takes the `.git` file's directory for a bare repository): it commits
+//!   only in the main worktree, where a patch-mode task's contract binds.
+//! - **gitui**: NOT the gitui binary (its terminal UI is not driven here; building it takes far
+//!   longer than CI can spend), but `tests/tools/gitui-hooks`, a small program that runs gitui
+//!   0.28.1's commit path with the very crates gitui links at the versions its `Cargo.lock`
+//!   pins: `git2-hooks` 0.7.0 for `prepare-commit-msg`, `pre-commit`, `commit-msg` and
+//!   `post-commit`, and libgit2 (`git2` 0.20.4) to open the repository and commit, as
+//!   asyncgit does. git2-hooks runs `core.hooksPath` when libgit2's config has it (libgit2 reads
+//!   a worktree's `config.worktree`, as git does), else `<git-dir>/hooks/`.
+//!
+//! Each case runs under the git on `PATH` (the machine's 2.47; 2.55 in `.ci/run`'s second
+//! pass) and under git 2.55's hooks defined in config (`tests/tools/build-git.sh`), with
+//! `core.hooksPath` unset, absolute, and relative (a committed `.githooks`). A missing tool
+//! fails the test under `CI` and prints `SKIP:` otherwise.
+
+use super::tools;
+use crate::common::{Run, TestRepo};
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Fails under `CI`, else prints a `SKIP:` line past the test harness's capture.
+fn missing(what: &str, test: &str) {
+    let msg = format!(
+        "{test}: {what} is not installed; run tests/tools/install-hook-tools.sh (it installs into {})",
+        tools::prefix().display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIP: {msg}");
+}
+
+/// The JGit launcher the install script writes (`<prefix>/bin/jgit`).
+fn jgit(test: &str) -> Option<PathBuf> {
+    let path = tools::prefix().join("bin/jgit");
+    if path.is_file() {
+        return Some(path);
+    }
+    missing("JGit (Debian's jgit-cli)", test);
+    None
+}
+
+/// gitui's commit path (`<prefix>/bin/gitui-hooks`, built from `tests/tools/gitui-hooks`).
+fn gitui_hooks(test: &str) -> Option<PathBuf> {
+    let path = tools::prefix().join("bin/gitui-hooks");
+    if path.is_file() {
+        return Some(path);
+    }
+    missing("gitui's commit path (tests/tools/gitui-hooks)", test);
+    None
+}
+
+/// The git every command of a case runs under: `PATH` for git, git-task and its hooks.
+struct Git {
+    label: String,
+    path: OsString,
+    /// The git reads hooks defined in config (2.54 or later): `hooks install` uses them.
+    config_hooks: bool,
+}
+
+fn version_at_least_2_54(path: &OsString) -> (String, bool) {
+    let out = std::process::Command::new("git")
+        .env("PATH", path)
+        .arg("--version")
+        .output()
+        .expect("git runs");
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let v = text.strip_prefix("git version ").unwrap_or_default();
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let at_least = (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (2, 54);
+    (text, at_least)
+}
+
+/// The git on `PATH`, and git 2.55 when that one is older than 2.54.
+fn gits(test: &str) -> Vec<Git> {
+    let path = tools::path_with_first(
+        crate::common::bin().parent().unwrap(),
+        &std::env::var_os("PATH").unwrap_or_default(),
+    );
+    let (label, config_hooks) = version_at_least_2_54(&path);
+    let mut gits = vec![Git {
+        label,
+        path: path.clone(),
+        config_hooks,
+    }];
+    if !config_hooks {
+        if let Some(bin) = tools::git_with_config_hooks(test) {
+            let path = tools::path_with_first(&bin, &path);
+            let (label, config_hooks) = version_at_least_2_54(&path);
+            assert!(config_hooks, "{label}");
+            gits.push(Git {
+                label,
+                path,
+                config_hooks,
+            });
+        }
+    }
+    gits
+}
+
+/// Where `core.hooksPath` points before `hooks install`.
+#[derive(Clone, Copy, Debug)]
+enum HooksPath {
+    Unset,
+    /// An absolute directory outside the repository.
+    Absolute,
+    /// A committed `.githooks` (relative), whose `pre-commit` prints "team hook".
+    Committed,
+}
+
+const LAYOUTS: [HooksPath; 3] = [HooksPath::Unset, HooksPath::Absolute, HooksPath::Committed];
+
+/// A repository set up under one git and one `core.hooksPath` layout.
+struct Case {
+    repo: TestRepo,
+    git: Git,
+    layout: HooksPath,
+}
+
+impl Case {
+    fn new(git: Git, layout: HooksPath) -> Case {
+        let repo = TestRepo::new();
+        match layout {
+            HooksPath::Unset => {}
+            HooksPath::Absolute => {
+                let dir = repo.base().join("team-hooks");
+                std::fs::create_dir_all(&dir).unwrap();
+                repo.git(
+                    repo.root(),
+                    &["config", "core.hooksPath", dir.to_str().unwrap()],
+                );
+            }
+            HooksPath::Committed => {
+                super::commit_githooks(&repo, "#!/bin/sh\necho 'team hook' >&2\n");
+            }
+        }
+        Case { repo, git, layout }
+    }
+
+    fn run(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path, args: &[&str]) -> Run {
+        let out = self
+            .repo
+            .command(program, dir)
+            .env("PATH", &self.git.path)
+            .args(args)
+            .output()
+            .unwrap();
+        Run::of(out)
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let run = self.run("git", dir, args);
+        assert_eq!(run.code, 0, "{self:?}: git {args:?}\n{run}");
+        run.stdout.trim_end().to_string()
+    }
+
+    fn task(&self, dir: &Path, args: &[&str]) -> Run {
+        self.run(crate::common::bin(), dir, args)
+    }
+
+    fn root(&self) -> PathBuf {
+        self.repo.root().to_path_buf()
+    }
+
+    /// `hooks install`, and the mechanism it chose is the one this git calls for.
+    fn install(&self) {
+        self.task(&self.root(), &["hooks", "install"]).ok();
+        let j = self
+            .task(&self.root(), &["hooks", "status", "--json"])
+            .ok()
+            .json();
+        let want = if self.git.config_hooks {
+            "config"
+        } else {
+            "hooks_dir"
+        };
+        assert_eq!(j["mechanism"], want, "{self:?}: {j}");
+    }
+
+    fn start(&self, id: &str, args: &[&str]) -> PathBuf {
+        let mut full = vec!["start", id, "--forbid", "src/store/**"];
+        full.extend_from_slice(args);
+        PathBuf::from(self.task(&self.root(), &full).ok().out())
+    }
+
+    fn head(&self, dir: &Path) -> String {
+        self.git(dir, &["rev-parse", "HEAD"])
+    }
+
+    fn violations(&self, id: &str) -> usize {
+        let j = self.task(&self.root(), &["log", id, "--json"]).ok().json();
+        j["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["event"] == "violation")
+            .count()
+    }
+
+    /// Stages a forbidden change in `dir`.
+    fn stage_violation(&self, dir: &Path) {
+        self.repo
+            .write(dir, "src/store/mod.rs", "// forbidden edit\n");
+        self.git(dir, &["add", "-A"]);
+    }
+
+    /// Puts the forbidden path back and stages an allowed change.
+    fn stage_clean(&self, dir: &Path, text: &str) {
+        self.git(
+            dir,
+            &[
+                "restore",
+                "--source=HEAD",
+                "--staged",
+                "--worktree",
+                "--",
+                "src/store/mod.rs",
+            ],
+        );
+        self.repo.write(dir, "src/lib.rs", text);
+        self.git(dir, &["add", "-A"]);
+    }
+
+    /// `commit` (the client's) of a forbidden change in `dir` is refused with the report in
+    /// `shown` (what the client shows the user), once, recorded on task `id`; then a clean
+    /// commit goes through on top of the same HEAD.
+    #[track_caller]
+    fn refused_then_clean(
+        &self,
+        dir: &Path,
+        id: &str,
+        commit: impl Fn(&str) -> Run,
+        shown: impl Fn(&Run) -> String,
+        header: &str,
+    ) {
+        let before = self.head(dir);
+        let events = self.violations(id);
+        self.stage_violation(dir);
+        let run = commit("violation");
+        assert_ne!(
+            run.code, 0,
+            "{self:?}: the forbidden commit went through, the client ran no check: {run}"
+        );
+        let text = shown(&run);
+        assert!(text.contains(header), "{self:?}: {run}");
+        assert!(
+            text.contains("src/store/mod.rs  forbidden  src/store/**"),
+            "{self:?}: the report is shown: {run}"
+        );
+        assert!(
+            text.contains(&format!("error: task '{id}': 1 contract violation")),
+            "{self:?}: {run}"
+        );
+        assert_eq!(self.head(dir), before, "{self:?}: nothing committed");
+        assert_eq!(
+            self.violations(id),
+            events + 1,
+            "{self:?}: the check ran once"
+        );
+        self.stage_clean(dir, &format!("// clean commit of {id}\n"));
+        let run = commit("clean");
+        assert_eq!(run.code, 0, "{self:?}: {run}");
+        assert_eq!(
+            self.git(dir, &["rev-parse", "HEAD^"]),
+            before,
+            "{self:?}: {run}"
+        );
+        assert_eq!(self.git(dir, &["log", "-1", "--format=%s"]), "clean");
+        assert_eq!(
+            self.git(dir, &["show", "--name-only", "--format=", "HEAD"]),
+            "src/lib.rs"
+        );
+        assert_eq!(self.git(dir, &["status", "--porcelain"]), "");
+    }
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}, core.hooksPath {:?}]", self.git.label, self.layout)
+    }
+}
+
+/// Runs `each` on a fresh case for every git and layout.
+fn for_each_case(test: &str, each: impl Fn(&Case)) {
+    for layout in LAYOUTS {
+        for git in gits(test) {
+            each(&Case::new(git, layout));
+        }
+    }
+}
+
+// ---- gitui ----
+
+/// What gitui shows in its error popup for the commit in `dir`.
+fn gitui_commit(case: &Case, gitui: &Path, dir: &Path, message: &str) -> Run {
+    case.run(gitui, dir, &[message])
+}
+
+#[test]
+fn gitui_commits_in_task_worktrees_are_judged() {
+    let test = "gitui_commits_in_task_worktrees_are_judged";
+    let Some(gitui) = gitui_hooks(test) else {
+        return;
+    };
+    for_each_case(test, |case| {
+        // One task started before the hooks were installed, one after.
+        let early = case.start("early", &[]);
+        case.install();
+        let late = case.start("late", &[]);
+        for (id, wt) in [("early", &early), ("late", &late)] {
+            // libgit2 sees the hooks directory git uses in this worktree (it reads
+            // `config.worktree`), so git2-hooks runs git-task's script there.
+            let seen = case.run(&gitui, wt, &["--hooks-path"]).ok();
+            let git_sees = case.run("git", wt, &["config", "core.hooksPath"]);
+            assert_eq!(seen.out(), git_sees.out(), "{case:?}");
+            case.refused_then_clean(
+                wt,
+                id,
+                |m| gitui_commit(case, &gitui, wt, m),
+                |run| run.stderr.clone(),
+                "pre-commit hook error:",
+            );
+            if let HooksPath::Committed = case.layout {
+                let before = case.head(wt);
+                case.stage_violation(wt);
+                let run = gitui_commit(case, &gitui, wt, "violation");
+                assert!(run.stderr.contains("team hook"), "{case:?}: chained: {run}");
+                assert_eq!(case.head(wt), before);
+                case.stage_clean(wt, "// again\n");
+            }
+        }
+        case.repo.fsck();
+    });
+}
+
+#[test]
+fn gitui_commits_in_a_patch_mode_main_worktree_are_judged() {
+    let test = "gitui_commits_in_a_patch_mode_main_worktree_are_judged";
+    let Some(gitui) = gitui_hooks(test) else {
+        return;
+    };
+    for_each_case(test, |case| {
+        case.install();
+        let root = case.root();
+        case.task(
+            &root,
+            &["start", "--mode", "patch", "p", "--forbid", "src/store/**"],
+        )
+        .ok();
+        case.refused_then_clean(
+            &root,
+            "p",
+            |m| gitui_commit(case, &gitui, &root, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
+        case.repo.fsck();
+    });
+}
+
+// ---- JGit ----
+
+#[test]
+fn jgit_commits_in_a_patch_mode_main_worktree_are_judged() {
+    let test = "jgit_commits_in_a_patch_mode_main_worktree_are_judged";
+    let Some(jgit) = jgit(test) else {
+        return;
+    };
+    for_each_case(test, |case| {
+        case.install();
+        let root = case.root();
+        case.task(
+            &root,
+            &["start", "--mode", "patch", "p", "--forbid", "src/store/**"],
+        )
+        .ok();
+        // JGit prints the hook's output in its AbortedByHookException.
+        case.refused_then_clean(
+            &root,
+            "p",
+            |m| case.run(&jgit, &root, &["commit", "-m", m]),
+            |run| format!("{}{}", run.stdout, run.stderr),
+            "Rejected by \"pre-commit\" hook.",
+        );
+        case.repo.fsck();
+    });
+}
+
+/// JGit 4.11 reads a linked worktree's `.git` file but not its `commondir`: it takes the
+/// worktree's private git dir for a bare repository and commits nothing there, so no task
+/// commit can be made with it (and no hook runs).
+#[test]
+fn jgit_cannot_commit_in_a_linked_task_worktree() {
+    let test = "jgit_cannot_commit_in_a_linked_task_worktree";
+    let Some(jgit) = jgit(test) else {
+        return;
+    };
+    for_each_case(test, |case| {
+        case.install();
+        let wt = case.start("t", &[]);
+        let before = case.head(&wt);
+        case.stage_violation(&wt);
+        let run = case.run(&jgit, &wt, &["commit", "-m", "violation"]);
+        assert_ne!(run.code, 0, "{case:?}: {run}");
+        assert!(
+            run.stderr
+                .contains("Cannot commit on a repo with state: BARE"),
+            "{case:?}: {run}"
+        );
+        assert_eq!(case.head(&wt), before, "{case:?}");
+        assert_eq!(case.violations("t"), 0, "{case:?}: no hook ran");
+        // Not even a clean commit.
+        case.stage_clean(&wt, "// clean\n");
+        let run = case.run(&jgit, &wt, &["commit", "-m", "clean"]);
+        assert_ne!(run.code, 0, "{case:?}: {run}");
+        assert_eq!(case.head(&wt), before, "{case:?}");
+    });
+}
+
+/// JGit runs `pre-commit` for `commit -a` before it stages the changes: the hook sees an index
+/// without them and lets the commit through. The commit is judged afterwards: `git task check`
+/// reports the violation.
+#[test]
+fn jgit_commit_all_is_judged_only_after_the_fact() {
+    let test = "jgit_commit_all_is_judged_only_after_the_fact";
+    let Some(jgit) = jgit(test) else {
+        return;
+    };
+    for git in gits(test) {
+        let case = Case::new(git, HooksPath::Unset);
+        case.install();
+        let root = case.root();
+        case.task(
+            &root,
+            &["start", "--mode", "patch", "p", "--forbid", "src/store/**"],
+        )
+        .ok();
+        let before = case.head(&root);
+        case.repo
+            .write(&root, "src/store/mod.rs", "// forbidden, unstaged\n");
+        let run = case.run(&jgit, &root, &["commit", "-a", "-m", "all"]);
+        assert_eq!(run.code, 0, "{case:?}: {run}");
+        assert_eq!(case.git(&root, &["rev-parse", "HEAD^"]), before);
+        assert_eq!(
+            case.git(&root, &["show", "--name-only", "--format=", "HEAD"]),
+            "src/store/mod.rs",
+            "{case:?}: JGit committed the forbidden change"
+        );
+        let check = case.task(&root, &["check", "p"]);
+        assert_eq!(check.code, 1, "{case:?}: {check}");
+        assert!(
+            check.stdout.contains("src/store/mod.rs  forbidden"),
+            "{case:?}: {check}"
+        );
+    }
+}
