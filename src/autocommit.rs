@@ -255,6 +255,8 @@ pub fn commit(
     let parents: Vec<ObjectId> = cur.head.into_iter().chain(merged.iter().copied()).collect();
     let commit = objects::write_commit(repo, tree, &parents, &body)?;
     let branch = w.wt.head_branch()?.unwrap_or_else(|| "HEAD".into());
+    let branch_name = crate::task::BranchName::parse(&branch)
+        .map_err(|why| Error::repo_msg(format!("the branch checked out for task '{id}': {why}")))?;
     let reflog = format!("commit: {}", subject.lines().next().unwrap_or_default());
     let update = match cur.head {
         Some(old) => Update::update(branch.clone(), old, commit, reflog),
@@ -277,7 +279,7 @@ pub fn commit(
     }
     let committed = Event::Committed(event::Committed {
         commit: commit.to_string(),
-        branch: branch.clone(),
+        branch: branch_name,
         files: files.clone(),
         skipped: skipped.iter().map(|s| s.path.clone()).collect(),
     });

@@ -40,8 +40,10 @@ const FILE: &str = "claims.toml";
     Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 pub struct Claim {
+    // A bad id makes the whole `claims.toml` unreadable (see `read_ref`).
     /// The claiming task.
-    pub task: String,
+    #[schemars(with = "String")]
+    pub task: TaskId,
     /// Its claimed globs (contract glob rules, SPEC §5).
     pub globs: Vec<String>,
     /// The `created` time of the task's life that claimed them.
@@ -97,7 +99,12 @@ fn read_ref(repo: &Repo, tip: ObjectId) -> std::result::Result<Vec<Claim>, Strin
     };
     toml::from_str::<Table>(&String::from_utf8_lossy(&bytes))
         .map(|t| t.claims)
-        .map_err(|_| format!("its commit {tip} holds a {FILE} git-task did not write"))
+        .map_err(|e| {
+            format!(
+                "its commit {tip} holds a {FILE} git-task did not write ({})",
+                e.message()
+            )
+        })
 }
 
 /// Reads the claims that count: git-task's own copy (see the module comment).
@@ -206,10 +213,7 @@ fn any(repo: &Repo) -> Result<bool> {
 
 /// Returns whether a stored claim's task is still live, in the life that claimed (`sweep`).
 fn live_claimant(repo: &Repo, claim: &Claim) -> Result<bool> {
-    let Ok(id) = TaskId::parse(&claim.task) else {
-        return Ok(false);
-    };
-    match record::load(repo, &id) {
+    match record::load(repo, &claim.task) {
         Ok(r) => Ok(r.is_some_and(|r| {
             matches!(r.state.status, Status::Active | Status::Provisioning)
                 && r.state.created == claim.created
@@ -226,11 +230,11 @@ pub fn live(repo: &Repo) -> Result<Vec<Claim>> {
 }
 
 /// Returns the claims that bind, but those of task `me`.
-pub fn of_others(repo: &Repo, me: &str) -> Result<Vec<Claim>> {
+pub fn of_others(repo: &Repo, me: &TaskId) -> Result<Vec<Claim>> {
     if !any(repo)? {
         return Ok(Vec::new());
     }
-    Ok(live(repo)?.into_iter().filter(|c| c.task != me).collect())
+    Ok(live(repo)?.into_iter().filter(|c| c.task != *me).collect())
 }
 
 /// Returns the globs task `record` claims (empty when it claims nothing).
@@ -245,7 +249,8 @@ pub fn of_task(repo: &Repo, record: &Record) -> Result<Vec<String>> {
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Conflict {
     /// The task that holds the claim.
-    pub claimed_by: String,
+    #[schemars(with = "String")]
+    pub claimed_by: TaskId,
     /// Its claimed globs.
     pub globs: Vec<String>,
     /// A path both would cover (`None`: they may overlap, it could not be told for sure).
@@ -253,7 +258,7 @@ pub struct Conflict {
 }
 
 /// Returns the first live claim of another task that `paths` would need, if any.
-pub fn conflict_with(repo: &Repo, me: &str, paths: &PathSet) -> Result<Option<Conflict>> {
+pub fn conflict_with(repo: &Repo, me: &TaskId, paths: &PathSet) -> Result<Option<Conflict>> {
     for claim in of_others(repo, me)? {
         if let Some(conflict) = conflicts(&claim, paths, repo.ignore_case())? {
             return Ok(Some(conflict));
@@ -278,7 +283,7 @@ fn conflicts(claim: &Claim, paths: &PathSet, ignore_case: bool) -> Result<Option
 
 /// Before a new task is written (`start`): refuses `--claim` globs another live task claims,
 /// and a contract (its text) that allows a path another live task claims unless `--share`.
-pub fn check_start(repo: &Repo, id: &str, contract: &str, spec: &ContractSpec) -> Result<()> {
+pub fn check_start(repo: &Repo, id: &TaskId, contract: &str, spec: &ContractSpec) -> Result<()> {
     if !spec.claim.is_empty() {
         check_globs(&spec.claim)?;
         within_contract(
@@ -347,7 +352,7 @@ pub fn take_at_start(repo: &Repo, record: &Record, spec: &ContractSpec) -> Resul
 
 /// Refuses (exit 2) claim globs that reach beyond what the task's `contract` allows: a task
 /// claims only paths it may change, so no task can fence off the rest of the repository.
-fn within_contract(id: &str, contract: &ContractFile, globs: &[String]) -> Result<()> {
+fn within_contract(id: &TaskId, contract: &ContractFile, globs: &[String]) -> Result<()> {
     match crate::contract::beyond_allowed(contract, globs, false) {
         Some(g) => Err(Error::input(format!(
             "cannot claim '{g}': it reaches beyond what task '{id}' may change ({})",
@@ -404,7 +409,7 @@ pub fn claim(
         }
         claims.retain(|c| c.task != me);
         claims.push(Claim {
-            task: me.to_string(),
+            task: me.clone(),
             globs: all.clone(),
             created: record.state.created,
         });
@@ -428,7 +433,7 @@ pub fn release(repo: &Repo, record: &Record, globs: &[String]) -> Result<Vec<Str
         claims.retain(|c| c.task != me);
         if !left.is_empty() {
             claims.push(Claim {
-                task: me.to_string(),
+                task: me.clone(),
                 globs: left.clone(),
                 created: record.state.created,
             });
@@ -472,14 +477,14 @@ fn from_owner(repo: &Repo, record: &Record) -> Result<()> {
 /// Drops the claims of task `id` when it is no longer live: after `merge`, `drop`, `remove`
 /// and a rolled-back start, and in `sweep`. A claim of a new life of the same id, made
 /// meanwhile, is kept.
-pub fn release_all(repo: &Repo, id: &str) -> Result<()> {
+pub fn release_all(repo: &Repo, id: &TaskId) -> Result<()> {
     if !any(repo)? {
         return Ok(());
     }
     change(repo, &format!("release for task '{id}'"), |claims| {
         let mut kept = Vec::new();
         for c in claims.drain(..) {
-            if c.task != id || live_claimant(repo, &c)? {
+            if c.task != *id || live_claimant(repo, &c)? {
                 kept.push(c);
             }
         }
@@ -489,7 +494,7 @@ pub fn release_all(repo: &Repo, id: &str) -> Result<()> {
 }
 
 /// Returns the tasks whose stored claims bind no one any more (`sweep` drops them).
-pub fn stale(repo: &Repo) -> Result<Vec<String>> {
+pub fn stale(repo: &Repo) -> Result<Vec<TaskId>> {
     let mut out = Vec::new();
     for claim in read(repo)?.claims {
         if !live_claimant(repo, &claim)? {

@@ -186,7 +186,7 @@ pub fn landed(repo: &Repo, record: &Record) -> Result<Option<Landed>> {
                 return Ok(Some(Landed {
                     before: tree,
                     after: tree,
-                    into: Some(into),
+                    into: Some(into.into()),
                 }));
             };
             let last = oid(&last)?;
@@ -199,7 +199,7 @@ pub fn landed(repo: &Repo, record: &Record) -> Result<Option<Landed>> {
             Ok(Some(Landed {
                 before,
                 after: objects::commit_tree(repo, last)?,
-                into: Some(into),
+                into: Some(into.into()),
             }))
         }
         Merged::Patch { accepted, .. } => {

@@ -153,7 +153,7 @@ fn done_line(d: &Finished) -> String {
             d.task,
             escape(d.reason.as_deref().unwrap_or(""))
         ),
-        (None, None) => d.task.clone(),
+        (None, None) => d.task.to_string(),
     }
 }
 
@@ -227,6 +227,12 @@ impl Report for Ran {
     }
 }
 
+/// The ids of `tasks`, separated by spaces.
+fn ids(tasks: &[TaskId]) -> String {
+    let ids: Vec<&str> = tasks.iter().map(TaskId::as_str).collect();
+    ids.join(" ")
+}
+
 fn show_step(out: &Out, step: Step<'_>) {
     if out.is_json() {
         return;
@@ -237,7 +243,7 @@ fn show_step(out: &Out, step: Step<'_>) {
             tasks.len(),
             if tasks.len() == 1 { "" } else { "s" },
             escape(short(into)),
-            tasks.join(" ")
+            ids(tasks)
         )),
         Step::Checking {
             into,
@@ -252,7 +258,7 @@ fn show_step(out: &Out, step: Step<'_>) {
                 .map(usize::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
-            tasks.join(" ")
+            ids(tasks)
         )),
         Step::Landed { into, tasks } => {
             for t in tasks {
@@ -307,9 +313,9 @@ pub fn run(ctx: &Ctx, args: &QueueArgs) -> CmdResult {
                 ctx,
                 &Added {
                     kind: "queue_add",
-                    into: added.into,
-                    added: added.added,
-                    already: added.already,
+                    into: added.into.into(),
+                    added: added.added.into_iter().map(String::from).collect(),
+                    already: added.already.into_iter().map(String::from).collect(),
                     queued: added.queued,
                     runner_started,
                 },
@@ -322,8 +328,8 @@ pub fn run(ctx: &Ctx, args: &QueueArgs) -> CmdResult {
                 ctx,
                 &Removed {
                     kind: "queue_remove",
-                    task: removed.task,
-                    from: removed.from,
+                    task: removed.task.into(),
+                    from: removed.from.map(String::from),
                 },
                 Done::Ok,
             )

@@ -484,12 +484,12 @@ pub fn sweep(repo: &Repo, settings: &Settings, dry_run: bool) -> Result<Swept> {
     }
     // 7. Claims of tasks that are not live any more (a release that was interrupted).
     for task in crate::claims::stale(repo)? {
-        if TaskId::parse(&task).is_ok_and(|id| is_tampered(&id)) {
+        if is_tampered(&task) {
             continue;
         }
         let plan = repair(
             "stale_claim",
-            Some(task.clone()),
+            Some(task.to_string()),
             "dropped the claims of a task that is not live".into(),
         );
         run_repair(&mut repairs, plan, dry_run, |_| {

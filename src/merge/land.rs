@@ -177,6 +177,8 @@ pub(super) fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<
             repo, path, target, old_tip, new_tip,
         )?);
     }
+    let into = crate::task::BranchName::parse(target)
+        .map_err(|why| Error::input(format!("the target branch: {why}")))?;
     let mut results = Vec::new();
     for p in pending {
         let id = p.record.state.task_id();
@@ -188,7 +190,7 @@ pub(super) fn transaction(repo: &Repo, l: &Landing) -> Result<(Vec<Update>, Vec<
             commit: commit.clone(),
             commits: p.commits.iter().map(|c| c.to_string()).collect(),
             mode: strategy.to_string(),
-            into: target.to_owned(),
+            into: into.clone(),
             keep,
             task_tip: p.tip.to_string(),
             checks: p.checks.as_ref().map(Into::into),

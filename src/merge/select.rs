@@ -238,7 +238,7 @@ fn resolve_into(
     tip_of: &dyn Fn(&str) -> Result<Option<ObjectId>>,
 ) -> Result<String> {
     let full = full_branch(name);
-    let valid = full.starts_with("refs/heads/") && crate::git::refs::is_valid_name(&full);
+    let valid = crate::task::BranchName::parse(&full).is_ok_and(|b| !b.is_detached());
     if !valid || tip_of(&full)?.is_none() {
         return Err(Error::input(format!("--into '{name}' is not a branch"))
             .hint("--into takes the name of an existing branch; 'git branch' lists them ('git branch -r' those of a remote, for --remote)"));
@@ -333,7 +333,7 @@ fn earlier_merge(repo: &Repo, rec: &Record) -> Result<TaskMerged> {
             keep,
             checks,
             ..
-        }) => Some((commit, commits, mode, into, keep, checks)),
+        }) => Some((commit, commits, mode, String::from(into), keep, checks)),
         _ => None,
     });
     let (commit, commits, mode, into, keep, checks) = merged.unwrap_or_default();

@@ -128,7 +128,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
         }
     };
     let text = contract_text(&id, &opts.contract)?;
-    crate::claims::check_start(repo, id.as_str(), &text, &opts.contract)?;
+    crate::claims::check_start(repo, &id, &text, &opts.contract)?;
     let (state, snap) = take_snapshot(repo, &id)?;
     let head = state.head.expect("take_snapshot refuses an unborn HEAD");
     if opts.base.is_some() && Some(head) != head_now {
@@ -159,7 +159,7 @@ pub fn start(repo: &Repo, settings: &Settings, opts: &StartOptions) -> Result<St
     let details = event::Started {
         mode: Mode::Patch,
         base: head.to_string(),
-        base_branch: branch,
+        base_branch: base_branch.clone(),
         branch: None,
         snapshot: Some(snap.to_string()),
         worktree: task_state.worktree.clone(),

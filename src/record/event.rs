@@ -17,7 +17,7 @@ use crate::checks::{Outcome, Run};
 use crate::contract::Violation as Broken;
 use crate::copy::Copied;
 use crate::git::status::ignored::Ignored;
-use crate::task::{Mode, Status};
+use crate::task::{BranchName, Mode, Status};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -100,10 +100,12 @@ pub struct Started {
     /// The base commit.
     pub base: String,
     /// The branch the task merges into (full ref name), if started from one.
-    pub base_branch: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub base_branch: Option<BranchName>,
     /// Worktree mode: the task branch (full ref name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub branch: Option<BranchName>,
     /// Patch mode: the snapshot commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
@@ -274,7 +276,8 @@ pub enum Merged {
         /// The strategy: `squash`, `merge` or `rebase`.
         mode: String,
         /// The target branch (full ref name).
-        into: String,
+        #[schemars(with = "String")]
+        into: BranchName,
         /// Whether the worktree and branch were kept.
         keep: bool,
         /// The task branch's tip that landed.
@@ -396,7 +399,8 @@ pub struct Committed {
     /// The new commit.
     pub commit: String,
     /// The branch it moved (full ref name).
-    pub branch: String,
+    #[schemars(with = "String")]
+    pub branch: BranchName,
     /// The committed paths.
     pub files: Vec<String>,
     /// The changed paths left out (excluded, or outside the contract).
@@ -769,6 +773,44 @@ mod tests {
         let entry = Entry::parse("c0ffee".into(), message);
         assert!(matches!(entry.event, Event::Other { .. }), "{entry:?}");
         assert_eq!(entry.details()["why"], 3);
+    }
+
+    /// A branch no task could have (`refs/heads/../x`, a short name, a wrong type): the event is
+    /// kept as stored, not typed, so no reader takes it for a branch; a good one is typed.
+    #[test]
+    fn a_hostile_branch_keeps_the_event_as_stored() {
+        let committed = |branch: Value| {
+            let body = serde_json::json!({"event": "committed", "task": "t", "time": 1,
+                "commit": "c", "branch": branch, "files": [], "skipped": []});
+            Entry::parse("c0ffee".into(), &format!("committed\n\n{body}\n"))
+        };
+        let merged = |into: Value| {
+            let body = serde_json::json!({"event": "merged", "task": "t", "time": 1,
+                "commit": null, "commits": [], "mode": "squash", "into": into, "keep": false,
+                "task_tip": "c", "checks": null});
+            Entry::parse("c0ffee".into(), &format!("merged\n\n{body}\n"))
+        };
+        for bad in [
+            Value::from("refs/heads/../x"),
+            Value::from("main"),
+            Value::from("refs/heads/-x"),
+            Value::from(""),
+            Value::from(5),
+        ] {
+            for entry in [committed(bad.clone()), merged(bad.clone())] {
+                assert!(
+                    matches!(entry.event, Event::Other { .. }),
+                    "{bad}: {entry:?}"
+                );
+                assert!(entry.details().values().any(|v| *v == bad), "{bad}");
+            }
+        }
+        let good = Value::from("refs/heads/main");
+        assert!(matches!(committed(good.clone()).event, Event::Committed(_)));
+        assert!(matches!(
+            merged(good).event,
+            Event::Merged(Merged::Branch { .. })
+        ));
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn landing(
             ..
         }) = event::Entry::parse(c.to_string(), &message).event
         {
-            return Ok(Some((commit, into, task_tip)));
+            return Ok(Some((commit, into.into(), task_tip)));
         }
         next = objects::commit_parents(repo, c)?.first().copied();
     }

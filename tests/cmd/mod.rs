@@ -54,6 +54,7 @@ mod sync;
 mod guard;
 mod harness;
 mod hostile_records;
+mod hostile_state;
 mod input2;
 mod mcp;
 mod next_steps;

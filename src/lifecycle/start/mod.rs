@@ -299,7 +299,7 @@ pub fn start(
             .into());
         }
     }
-    crate::claims::check_start(repo, id.as_str(), &text, &opts.contract)?;
+    crate::claims::check_start(repo, &id, &text, &opts.contract)?;
     let sparse = match opts.sparse {
         false => None,
         true => {
@@ -377,8 +377,8 @@ pub fn start(
     let details = event::Started {
         mode: Mode::Worktree,
         base: base.commit.to_string(),
-        base_branch: base.branch.clone(),
-        branch: Some(branch.clone()),
+        base_branch: state.base_branch.clone(),
+        branch: Some(state.branch.clone()),
         snapshot: None,
         worktree: state.worktree.clone(),
         nonce: String::new(),

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::git::refs::Update;
 use crate::git::Repo;
 use crate::record::{self, Event};
-use crate::task::{Mode, Status, TaskId};
+use crate::task::{BranchName, Mode, Status, TaskId};
 use serde_json::{Map, Value};
 
 /// A task was added to a landing queue.
@@ -66,7 +66,8 @@ pub struct Queue {
 )]
 pub struct Item {
     /// The task id.
-    pub task: String,
+    #[schemars(with = "String")]
+    pub task: TaskId,
     /// When it was queued, in seconds since the epoch.
     pub time: i64,
 }
@@ -77,7 +78,8 @@ pub struct Item {
 )]
 pub struct Done {
     /// The task id.
-    pub task: String,
+    #[schemars(with = "String")]
+    pub task: TaskId,
     /// When, in seconds since the epoch.
     pub time: i64,
     /// Landed: the commit that carries it on the branch.
@@ -96,15 +98,9 @@ impl Queue {
         self.queued.iter().position(|i| i.task == task)
     }
 
-    /// Takes `task` out of the waiting list; whether it was there.
-    fn take(&mut self, task: &str) -> bool {
-        match self.position(task) {
-            Some(i) => {
-                self.queued.remove(i);
-                true
-            }
-            None => false,
-        }
+    /// Takes `task` out of the waiting list; its entry, if it was there.
+    fn take(&mut self, task: &str) -> Option<Item> {
+        self.position(task).map(|i| self.queued.remove(i))
     }
 
     fn remember(list: &mut Vec<Done>, done: Done) {
@@ -141,14 +137,23 @@ fn details(pairs: &[(&str, Value)]) -> Map<String, Value> {
 /// What `queue add` did.
 #[derive(Clone, Debug)]
 pub struct Added {
-    /// The target branch (full name).
-    pub into: String,
+    /// The target branch.
+    pub into: BranchName,
     /// The tasks added now, in order.
-    pub added: Vec<String>,
+    pub added: Vec<TaskId>,
     /// The tasks named that were queued already (nothing done).
-    pub already: Vec<String>,
+    pub already: Vec<TaskId>,
     /// The queue after it.
     pub queued: Vec<Item>,
+}
+
+/// The branch `--into` names (as `merge --into` takes it).
+fn branch(repo: &Repo, settings: &Settings, into: &str) -> Result<BranchName> {
+    let full = super::resolve_branch(repo, settings, into)?;
+    BranchName::parse(&full).map_err(|why| {
+        Error::input(format!("--into '{into}' is not a branch: {why}"))
+            .hint("--into takes the name of an existing branch; 'git branch' lists them")
+    })
 }
 
 /// The branch a task lands on: `into` (a branch, as `merge --into` takes it), else its base branch.
@@ -157,13 +162,13 @@ fn target_for(
     settings: &Settings,
     into: Option<&str>,
     records: &[record::Record],
-) -> Result<String> {
+) -> Result<BranchName> {
     if let Some(b) = into {
-        return super::resolve_branch(repo, settings, b);
+        return branch(repo, settings, b);
     }
-    let mut target: Option<String> = None;
+    let mut target: Option<BranchName> = None;
     for rec in records {
-        let Some(base) = rec.state.base_branch.as_deref().map(str::to_owned) else {
+        let Some(base) = rec.state.base_branch.clone() else {
             return Err(Error::input(format!(
                 "task '{}' was started from a commit, not a branch",
                 rec.state.id
@@ -177,8 +182,8 @@ fn target_for(
             Some(t) if *t != base => {
                 return Err(Error::input(format!(
                     "the tasks have different base branches ('{}' and '{}')",
-                    crate::git::refs::short_name(t),
-                    crate::git::refs::short_name(&base)
+                    t.short(),
+                    base.short()
                 ))
                 .hint("queue them separately, or name one branch for all: --into <branch>"))
             }
@@ -187,11 +192,10 @@ fn target_for(
     }
     let target = target.ok_or_else(|| Error::input("no task named"))?;
     if repo.find_ref(&target)?.is_none() {
-        return Err(Error::input(format!(
-            "branch '{}' does not exist",
-            crate::git::refs::short_name(&target)
-        ))
-        .hint("name the branch to land on: --into <branch>"));
+        return Err(
+            Error::input(format!("branch '{}' does not exist", target.short()))
+                .hint("name the branch to land on: --into <branch>"),
+        );
     }
     Ok(target)
 }
@@ -262,18 +266,18 @@ pub fn add(repo: &Repo, settings: &Settings, ids: &[TaskId], into: Option<&str>)
         if let Some(id) = ids.iter().find(|id| q.position(id.as_str()).is_some()) {
             return Err(Error::input(format!(
                 "task '{id}' is queued to land on '{}' already",
-                crate::git::refs::short_name(&other)
+                other.short()
             ))
             .hint(format!(
                 "take it out first: git task queue remove {id} --into {}",
-                crate::git::refs::short_name(&other)
+                other.short()
             )));
         }
     }
     let what = format!(
         "queue {} for {}",
         ids.iter().map(TaskId::as_str).collect::<Vec<_>>().join(" "),
-        crate::git::refs::short_name(&target)
+        target.short()
     );
     let now = crate::task::now();
     store::update(repo, &target, &what, |q| {
@@ -281,20 +285,20 @@ pub fn add(repo: &Repo, settings: &Settings, ids: &[TaskId], into: Option<&str>)
         let mut added = Vec::new();
         let mut already = Vec::new();
         for id in ids {
-            if q.position(id.as_str()).is_some() {
-                already.push(id.to_string());
+            if q.position(id).is_some() {
+                already.push(id.clone());
                 continue;
             }
             q.queued.push(Item {
-                task: id.to_string(),
+                task: id.clone(),
                 time: now,
             });
             let d = details(&[
-                ("into", target.clone().into()),
+                ("into", target.as_str().into()),
                 ("position", (q.queued.len()).into()),
             ]);
             updates.push(event_update(repo, id, QUEUED, d)?);
-            added.push(id.to_string());
+            added.push(id.clone());
         }
         Ok((
             updates,
@@ -311,7 +315,7 @@ pub fn add(repo: &Repo, settings: &Settings, ids: &[TaskId], into: Option<&str>)
 /// Starts `git task queue run --into TARGET --detached` as a detached background process (the
 /// runner `queue add --run` starts); it lands the queue and exits when no task in it is ready,
 /// or at once when another runner holds the queue. Whether it could be started.
-pub fn spawn_runner(repo: &Repo, target: &str) -> bool {
+pub fn spawn_runner(repo: &Repo, target: &BranchName) -> bool {
     let Ok(exe) = std::env::current_exe() else {
         return false;
     };
@@ -322,7 +326,7 @@ pub fn spawn_runner(repo: &Repo, target: &str) -> bool {
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("-C")
         .arg(&dir)
-        .args(["queue", "run", "--into", target, "--detached"])
+        .args(["queue", "run", "--into", target.as_str(), "--detached"])
         .current_dir(&dir);
     crate::git::spawn_detached(cmd)
 }
@@ -339,9 +343,9 @@ pub fn detach() {
 #[derive(Clone, Debug)]
 pub struct Unqueued {
     /// The task.
-    pub task: String,
+    pub task: TaskId,
     /// The branch whose queue it left (`None`: it was in none).
-    pub from: Option<String>,
+    pub from: Option<BranchName>,
 }
 
 /// `queue remove`: takes task `id` out of the queue of `into` (else of whichever queue holds it),
@@ -355,37 +359,30 @@ pub fn remove(
 ) -> Result<Unqueued> {
     record::load_existing(repo, id)?;
     let targets = match into {
-        Some(b) => vec![super::resolve_branch(repo, settings, b)?],
+        Some(b) => vec![branch(repo, settings, b)?],
         None => store::targets(repo)?,
     };
     for target in targets {
-        if store::read(repo, &target)?
-            .queue
-            .position(id.as_str())
-            .is_none()
-        {
+        if store::read(repo, &target)?.queue.position(id).is_none() {
             continue;
         }
-        let what = format!(
-            "take {id} out of the queue for {}",
-            crate::git::refs::short_name(&target)
-        );
+        let what = format!("take {id} out of the queue for {}", target.short());
         let removed = store::update(repo, &target, &what, |q| {
-            if !q.take(id.as_str()) {
+            if q.take(id).is_none() {
                 return Ok((Vec::new(), false));
             }
-            let d = details(&[("into", target.clone().into())]);
+            let d = details(&[("into", target.as_str().into())]);
             Ok((vec![event_update(repo, id, UNQUEUED, d)?], true))
         })?;
         if removed {
             return Ok(Unqueued {
-                task: id.to_string(),
+                task: id.clone(),
                 from: Some(target),
             });
         }
     }
     Ok(Unqueued {
-        task: id.to_string(),
+        task: id.clone(),
         from: None,
     })
 }
@@ -394,7 +391,8 @@ pub fn remove(
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Waiting {
     /// The task id.
-    pub task: String,
+    #[schemars(with = "String")]
+    pub task: TaskId,
     /// When it was queued, in seconds since the epoch.
     pub time: i64,
     /// The task's status now (`active`, `dropped`, `merged`, ...; `missing` when it has no record).
@@ -405,7 +403,8 @@ pub struct Waiting {
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct QueueStatus {
     /// The target branch (full ref name).
-    pub into: String,
+    #[schemars(with = "String")]
+    pub into: BranchName,
     /// The pid of the runner landing it now, if one is.
     pub runner: Option<String>,
     /// The tasks waiting, in landing order.
@@ -419,7 +418,7 @@ pub struct QueueStatus {
 /// `queue status`: the queue of `into`, or of every branch that has one.
 pub fn status(repo: &Repo, settings: &Settings, into: Option<&str>) -> Result<Vec<QueueStatus>> {
     let targets = match into {
-        Some(b) => vec![super::resolve_branch(repo, settings, b)?],
+        Some(b) => vec![branch(repo, settings, b)?],
         None => store::targets(repo)?,
     };
     let mut out = Vec::new();
@@ -427,14 +426,11 @@ pub fn status(repo: &Repo, settings: &Settings, into: Option<&str>) -> Result<Ve
         let q = store::read(repo, &target)?.queue;
         let mut queued = Vec::new();
         for item in q.queued {
-            let status = match TaskId::parse(&item.task) {
-                Ok(id) => match record::load(repo, &id) {
-                    Ok(Some(r)) => r.state.status.to_string(),
-                    Ok(None) => "missing".to_owned(),
-                    Err(e) if e.code() == "record_tampered" => "tampered".to_owned(),
-                    Err(e) => return Err(e),
-                },
-                Err(_) => "missing".to_owned(),
+            let status = match record::load(repo, &item.task) {
+                Ok(Some(r)) => r.state.status.to_string(),
+                Ok(None) => "missing".to_owned(),
+                Err(e) if e.code() == "record_tampered" => "tampered".to_owned(),
+                Err(e) => return Err(e),
             };
             queued.push(Waiting {
                 task: item.task,

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::git::{ObjectId, Repo};
 use crate::merge::{Landed, Options, Outcome, Probe, Refusal, Verified};
 use crate::record;
-use crate::task::{Mode, Status, TaskId};
+use crate::task::{BranchName, Mode, Status, TaskId};
 use serde_json::Value;
 
 /// What `queue run` was asked to do.
@@ -31,21 +31,24 @@ pub struct RunOptions {
 #[derive(Clone, Debug)]
 pub enum Step<'a> {
     /// A landing of these tasks is being computed, judged and checked.
-    Trying { into: &'a str, tasks: &'a [String] },
+    Trying {
+        into: &'a BranchName,
+        tasks: &'a [TaskId],
+    },
     /// These tasks fail their checks together: prefixes of them are checked at once.
     Checking {
-        into: &'a str,
-        tasks: &'a [String],
+        into: &'a BranchName,
+        tasks: &'a [TaskId],
         prefixes: &'a [usize],
     },
     /// These tasks landed.
     Landed {
-        into: &'a str,
+        into: &'a BranchName,
         tasks: &'a [LandedTask],
     },
     /// This task was ejected.
     Ejected {
-        into: &'a str,
+        into: &'a BranchName,
         task: &'a EjectedTask,
     },
 }
@@ -77,10 +80,11 @@ pub struct EjectedTask {
 }
 
 /// What `queue run` did to one branch's queue.
-#[derive(Clone, Debug, Default, serde::Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct RunReport {
     /// The target branch (full ref name).
-    pub into: String,
+    #[schemars(with = "String")]
+    pub into: BranchName,
     /// The tasks landed, in order.
     pub landed: Vec<LandedTask>,
     /// The tasks ejected, in order.
@@ -88,7 +92,8 @@ pub struct RunReport {
     /// How many times checks ran (each on one landing tree).
     pub check_runs: usize,
     /// The tasks still queued.
-    pub remaining: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub remaining: Vec<TaskId>,
     /// Another runner holds this queue (its pid): this one did nothing to it.
     pub busy: Option<String>,
 }
@@ -107,7 +112,7 @@ pub fn run(
         return Err(Error::input("--jobs must be at least 1"));
     }
     let targets = match &opts.into {
-        Some(b) => vec![crate::merge::resolve_branch(repo, settings, b)?],
+        Some(b) => vec![super::branch(repo, settings, b)?],
         None => store::targets(repo)?,
     };
     let mut reports = Vec::new();
@@ -118,7 +123,11 @@ pub fn run(
             opts,
             report: RunReport {
                 into: target.clone(),
-                ..RunReport::default()
+                landed: Vec::new(),
+                ejected: Vec::new(),
+                check_runs: 0,
+                remaining: Vec::new(),
+                busy: None,
             },
             target,
             on_step: &mut *on_step,
@@ -160,7 +169,7 @@ struct Runner<'a> {
     repo: &'a Repo,
     settings: &'a Settings,
     opts: &'a RunOptions,
-    target: String,
+    target: BranchName,
     report: RunReport,
     on_step: &'a mut dyn FnMut(Step<'_>),
     /// What is known of a failing batch now (journaled with every step).
@@ -206,7 +215,7 @@ impl Runner<'_> {
                 }
                 return store::write_journal(self.repo, &self.target, None);
             }
-            let batch: Vec<String> = ready.into_iter().take(self.opts.batch).collect();
+            let batch: Vec<TaskId> = ready.into_iter().take(self.opts.batch).collect();
             let resume = known.take().filter(|f| {
                 batch.starts_with(&f.tasks)
                     && self.tip().ok().flatten().map(|t| t.to_string()) == Some(f.tip.clone())
@@ -217,14 +226,11 @@ impl Runner<'_> {
 
     /// Whether the queue holds a task a runner would act on (all but tasks still being started).
     fn needs_run(&self) -> Result<bool> {
-        for task in self.queued_ids()? {
-            let starting = match TaskId::parse(&task) {
-                Ok(id) => matches!(
-                    record::load(self.repo, &id),
-                    Ok(Some(r)) if r.state.status == Status::Provisioning
-                ),
-                Err(_) => false,
-            };
+        for id in self.queued_ids()? {
+            let starting = matches!(
+                record::load(self.repo, &id),
+                Ok(Some(r)) if r.state.status == Status::Provisioning
+            );
             if !starting {
                 return Ok(true);
             }
@@ -232,7 +238,7 @@ impl Runner<'_> {
         Ok(false)
     }
 
-    fn queued_ids(&self) -> Result<Vec<String>> {
+    fn queued_ids(&self) -> Result<Vec<TaskId>> {
         Ok(store::read(self.repo, &self.target)?
             .queue
             .queued
@@ -246,7 +252,7 @@ impl Runner<'_> {
     }
 
     /// Journals the landing being tried now, with what is known of a failing batch.
-    fn journal(&self, trying: &[String]) -> Result<()> {
+    fn journal(&self, trying: &[TaskId]) -> Result<()> {
         store::write_journal(
             self.repo,
             &self.target,
@@ -266,29 +272,26 @@ impl Runner<'_> {
 
     /// Settles the queue's waiting tasks that need no landing (merged by a runner killed before
     /// it recorded them, removed, ...) and returns the ready ones, in order.
-    fn reconcile(&mut self) -> Result<Vec<String>> {
+    fn reconcile(&mut self) -> Result<Vec<TaskId>> {
         let queue = store::read(self.repo, &self.target)?.queue;
         let mut ready = Vec::new();
         for item in queue.queued {
-            let Ok(id) = TaskId::parse(&item.task) else {
-                self.eject_quietly(&item.task, "missing", "not a task id")?;
-                continue;
-            };
+            let id = item.task;
             let rec = match record::load(self.repo, &id) {
                 Ok(Some(rec)) => rec,
                 Ok(None) => {
-                    self.eject_quietly(&item.task, "missing", "the task has no record")?;
+                    self.eject_quietly(&id, "missing", "the task has no record")?;
                     continue;
                 }
                 Err(e) if e.code() == "record_tampered" => {
                     let why = e.to_string();
-                    self.eject_quietly(&item.task, "record_tampered", &why)?;
+                    self.eject_quietly(&id, "record_tampered", &why)?;
                     continue;
                 }
                 Err(e) => return Err(e),
             };
             let eject = |kind: &str, reason: String| EjectedTask {
-                task: item.task.clone(),
+                task: id.to_string(),
                 kind: kind.to_owned(),
                 reason,
                 checks: None,
@@ -299,7 +302,7 @@ impl Runner<'_> {
                     // Landed by a runner (or a merge) that did not get to record it: the merge
                     // repeated finishes its clean-up and says where it landed.
                     let opts = Options {
-                        into: Some(self.target.clone()),
+                        into: Some(self.target.to_string()),
                         ..Options::default()
                     };
                     let outcome = crate::merge::merge(
@@ -337,7 +340,7 @@ impl Runner<'_> {
                     format!("task '{id}' was removed; there is nothing left to land"),
                 ))?,
                 Status::Tampered => {
-                    self.eject_quietly(&item.task, "record_tampered", "its record is tampered")?
+                    self.eject_quietly(&id, "record_tampered", "its record is tampered")?
                 }
                 // Not ready yet: it waits.
                 Status::Provisioning => {}
@@ -353,7 +356,7 @@ impl Runner<'_> {
                             format!("task '{id}' has no branch '{}'", rec.state.branch_short()),
                         ))?;
                     } else {
-                        ready.push(item.task);
+                        ready.push(id);
                     }
                 }
             }
@@ -363,7 +366,7 @@ impl Runner<'_> {
 
     /// Lands `batch` (ready tasks, in order), bisecting when its checks fail; `known`: what a
     /// killed runner journaled of a failing prefix of it.
-    fn settle(&mut self, mut rest: Vec<String>, mut known: Option<Failing>) -> Result<()> {
+    fn settle(&mut self, mut rest: Vec<TaskId>, mut known: Option<Failing>) -> Result<()> {
         'outer: while !rest.is_empty() {
             let resumed = known.take();
             if resumed.is_none() {
@@ -406,7 +409,7 @@ impl Runner<'_> {
                     let task = rest.remove(0);
                     let reason = failed_reason(&checks, &task);
                     self.eject(EjectedTask {
-                        task,
+                        task: task.to_string(),
                         kind: "checks_failed".into(),
                         reason,
                         checks: Some(checks),
@@ -437,7 +440,7 @@ impl Runner<'_> {
                     }
                 }
                 let mid = hi / 2;
-                let half: Vec<String> = rest[..mid].to_vec();
+                let half: Vec<TaskId> = rest[..mid].to_vec();
                 match self.attempt(&half, None)? {
                     Attempt::Landed(landed) => {
                         let moved_by_us = landed.old_tip.as_deref() == Some(expect.as_str());
@@ -474,7 +477,7 @@ impl Runner<'_> {
     /// prefix that passed, shorter than the shortest that failed, without running its checks
     /// again. Says what is known then: `rest[..landed]` landed and `rest[landed..failing]`
     /// fails on the new tip.
-    fn probe_prefixes(&mut self, rest: &[String], hi: usize, expect: &str) -> Result<Narrowed> {
+    fn probe_prefixes(&mut self, rest: &[TaskId], hi: usize, expect: &str) -> Result<Narrowed> {
         let j = self.opts.jobs.min(hi - 1);
         let mut cuts: Vec<usize> = (1..=j).map(|i| i * hi / (j + 1)).collect();
         cuts.retain(|k| *k > 0 && *k < hi);
@@ -494,9 +497,7 @@ impl Runner<'_> {
                     let repo = self.repo.for_thread();
                     let tasks = rest[..k].to_vec();
                     let opts = &opts;
-                    scope.spawn(move || {
-                        crate::merge::probe(&repo, settings, &parse_ids(&tasks)?, opts)
-                    })
+                    scope.spawn(move || crate::merge::probe(&repo, settings, &tasks, opts))
                 })
                 .collect();
             handles
@@ -578,15 +579,14 @@ impl Runner<'_> {
 
     /// One landing of `tasks` through the merge gate: all land, or none does. `verified`: a
     /// probe ran and passed the checks on the tree it should land (they are not run again).
-    fn attempt(&mut self, tasks: &[String], verified: Option<&Verified>) -> Result<Attempt> {
+    fn attempt(&mut self, tasks: &[TaskId], verified: Option<&Verified>) -> Result<Attempt> {
         (self.on_step)(Step::Trying {
             into: &self.target,
             tasks,
         });
         self.journal(tasks)?;
-        let ids = parse_ids(tasks)?;
         let opts = self.merge_options(self.opts.stream_checks);
-        let outcome = crate::merge::merge_batch(self.repo, self.settings, &ids, &opts, verified)?;
+        let outcome = crate::merge::merge_batch(self.repo, self.settings, tasks, &opts, verified)?;
         let eject = |task: String, kind: &str, reason: String| {
             Ok(Attempt::Eject(EjectedTask {
                 task,
@@ -636,7 +636,7 @@ impl Runner<'_> {
 
     fn merge_options(&self, stream_checks: bool) -> Options {
         Options {
-            into: Some(self.target.clone()),
+            into: Some(self.target.to_string()),
             stream_checks,
             ..Options::default()
         }
@@ -661,31 +661,27 @@ impl Runner<'_> {
         let repo = self.repo;
         let now = crate::task::now();
         let names: Vec<&str> = tasks.iter().map(|t| t.task.as_str()).collect();
-        let what = format!(
-            "landed {} on {}",
-            names.join(" "),
-            crate::git::refs::short_name(&target)
-        );
+        let what = format!("landed {} on {}", names.join(" "), target.short());
         store::update(repo, &target, &what, |q: &mut Queue| {
             let mut updates = Vec::new();
             for t in tasks {
-                if !q.take(&t.task) {
+                let Some(item) = q.take(&t.task) else {
                     // Recorded already (or taken out by hand meanwhile).
                     continue;
-                }
+                };
+                let id = item.task;
                 Queue::remember(
                     &mut q.landed,
                     Done {
-                        task: t.task.clone(),
+                        task: id.clone(),
                         time: now,
                         commit: t.commit.clone(),
                         kind: None,
                         reason: None,
                     },
                 );
-                let id = TaskId::parse(&t.task).map_err(Error::input)?;
                 let mut d = vec![
-                    ("into", Value::from(target.clone())),
+                    ("into", Value::from(target.as_str())),
                     ("commit", t.commit.clone().map_or(Value::Null, Value::from)),
                 ];
                 if batch > 0 {
@@ -709,10 +705,10 @@ impl Runner<'_> {
     }
 
     /// Takes a task whose record cannot take an event out of the queue.
-    fn eject_quietly(&mut self, task: &str, kind: &str, reason: &str) -> Result<()> {
+    fn eject_quietly(&mut self, task: &TaskId, kind: &str, reason: &str) -> Result<()> {
         self.eject_with(
             EjectedTask {
-                task: task.to_owned(),
+                task: task.to_string(),
                 kind: kind.to_owned(),
                 reason: reason.to_owned(),
                 checks: None,
@@ -726,19 +722,16 @@ impl Runner<'_> {
         let target = self.target.clone();
         let repo = self.repo;
         let now = crate::task::now();
-        let what = format!(
-            "eject {} from the queue for {}",
-            e.task,
-            crate::git::refs::short_name(&target)
-        );
+        let what = format!("eject {} from the queue for {}", e.task, target.short());
         store::update(repo, &target, &what, |q: &mut Queue| {
-            if !q.take(&e.task) {
+            let Some(item) = q.take(&e.task) else {
                 return Ok((Vec::new(), ()));
-            }
+            };
+            let id = item.task;
             Queue::remember(
                 &mut q.ejected,
                 Done {
-                    task: e.task.clone(),
+                    task: id.clone(),
                     time: now,
                     commit: None,
                     kind: Some(e.kind.clone()),
@@ -747,17 +740,15 @@ impl Runner<'_> {
             );
             let mut updates = Vec::new();
             if event {
-                if let Ok(id) = TaskId::parse(&e.task) {
-                    let mut d = vec![
-                        ("into", Value::from(target.clone())),
-                        ("kind", Value::from(e.kind.clone())),
-                        ("reason", Value::from(e.reason.clone())),
-                    ];
-                    if let Some(c) = &e.checks {
-                        d.push(("checks", c.clone()));
-                    }
-                    updates.push(event_update(repo, &id, EJECTED, details(&d))?);
+                let mut d = vec![
+                    ("into", Value::from(target.as_str())),
+                    ("kind", Value::from(e.kind.clone())),
+                    ("reason", Value::from(e.reason.clone())),
+                ];
+                if let Some(c) = &e.checks {
+                    d.push(("checks", c.clone()));
                 }
+                updates.push(event_update(repo, &id, EJECTED, details(&d))?);
             }
             Ok((updates, ()))
         })?;
@@ -847,13 +838,6 @@ fn refused(refusal: Refusal) -> Result<Attempt> {
             .hint("run 'git task queue run' again")),
 
     }
-}
-
-fn parse_ids(tasks: &[String]) -> Result<Vec<TaskId>> {
-    tasks
-        .iter()
-        .map(|t| TaskId::parse(t).map_err(Error::input))
-        .collect()
 }
 
 /// The reason of a task ejected because the checks of a landing with it failed.

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{Expect, RefError, Update};
 use crate::git::{EntryKind, ObjectId, Repo};
+use crate::task::{BranchName, TaskId};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -15,22 +16,35 @@ use std::path::PathBuf;
 pub const QUEUE_NS: &str = "refs/tasks/_queue/";
 const FILE: &str = "queue.toml";
 
-/// The ref of the queue of branch `target` (full name).
-pub fn ref_name(target: &str) -> String {
-    format!("{QUEUE_NS}{}", crate::git::refs::short_name(target))
+/// The ref of the queue of branch `target`.
+pub fn ref_name(target: &BranchName) -> String {
+    format!("{QUEUE_NS}{}", target.short())
 }
 
-/// The branch (full name) whose queue is the ref `name`.
-pub fn target_of(name: &str) -> Option<String> {
-    name.strip_prefix(QUEUE_NS)
-        .map(|short| format!("refs/heads/{short}"))
+/// The branch whose queue is the ref `name` (one under [`QUEUE_NS`]): a name that is no
+/// branch's (`_queue/HEAD`, `_queue/refs/heads/main`) is a damaged queue, named in the error.
+fn target_of(name: &str) -> Result<BranchName> {
+    let short = name.strip_prefix(QUEUE_NS).unwrap_or(name);
+    BranchName::from_short(short).map_err(|why| damaged(name, &format!("names no branch: {why}")))
+}
+
+/// The error for the queue ref `name`, which git-task did not write as it is (`why`).
+fn damaged(name: &str, why: &str) -> Error {
+    Error::repo_msg(format!("the landing queue {name} {why}"))
+        .hint(format!(
+            "it was changed outside git-task; see its history with: git log {name}"
+        ))
+        .hint(format!(
+            "to start the queue again, empty: git update-ref -d {name}"
+        ))
+        .with_code("queue_damaged")
 }
 
 /// `<common dir>/git-task/queue/<branch>` + `ext`: the runner's lock and journal files.
-pub fn state_file(repo: &Repo, target: &str, ext: &str) -> PathBuf {
+pub fn state_file(repo: &Repo, target: &BranchName, ext: &str) -> PathBuf {
     crate::git::state_dir(repo.common_dir())
         .join("queue")
-        .join(format!("{}.{ext}", crate::git::refs::short_name(target)))
+        .join(format!("{}.{ext}", target.short()))
 }
 
 /// A queue as stored, with the ref's tip it was read at.
@@ -39,8 +53,9 @@ pub struct Stored {
     pub queue: Queue,
 }
 
-/// Reads the queue of `target` (empty when it has none).
-pub fn read(repo: &Repo, target: &str) -> Result<Stored> {
+/// Reads the queue of `target` (empty when it has none); one git-task did not write (a bad
+/// task id in it included) is an error naming its ref.
+pub fn read(repo: &Repo, target: &BranchName) -> Result<Stored> {
     let name = ref_name(target);
     let Some(tip) = repo.find_ref(&name)? else {
         return Ok(Stored {
@@ -48,36 +63,30 @@ pub fn read(repo: &Repo, target: &str) -> Result<Stored> {
             queue: Queue::default(),
         });
     };
-    let unreadable = |why: &str| {
-        Error::repo_msg(format!("the landing queue {name} {why}"))
-            .hint(format!(
-                "it was changed outside git-task; see its history with: git log {name}"
-            ))
-            .hint(format!(
-                "to start the queue again, empty: git update-ref -d {name}"
-            ))
-            .with_code("queue_damaged")
-    };
+    let unreadable = |why: &str| damaged(&name, why);
     let tree = objects::commit_tree(repo, tip).map_err(|_| unreadable("is not a commit"))?;
     let bytes = objects::read_blob_in_tree(repo, tree, FILE)
         .ok()
         .flatten()
         .ok_or_else(|| unreadable(&format!("holds no {FILE}")))?;
-    let queue = toml::from_str::<Queue>(&String::from_utf8_lossy(&bytes))
-        .map_err(|_| unreadable(&format!("holds a {FILE} git-task did not write")))?;
+    let queue = toml::from_str::<Queue>(&String::from_utf8_lossy(&bytes)).map_err(|e| {
+        unreadable(&format!(
+            "holds a {FILE} git-task did not write ({})",
+            e.message()
+        ))
+    })?;
     Ok(Stored {
         tip: Some(tip),
         queue,
     })
 }
 
-/// Every branch (full name) that has a queue ref.
-pub fn targets(repo: &Repo) -> Result<Vec<String>> {
-    Ok(repo
-        .refs_under(QUEUE_NS)?
+/// Every branch that has a queue ref.
+pub fn targets(repo: &Repo) -> Result<Vec<BranchName>> {
+    repo.refs_under(QUEUE_NS)?
         .into_iter()
-        .filter_map(|(name, _)| target_of(&name))
-        .collect())
+        .map(|(name, _)| target_of(&name))
+        .collect()
 }
 
 /// Changes the queue of `target` in one transaction with the record events `step` prepares:
@@ -87,7 +96,7 @@ pub fn targets(repo: &Repo) -> Result<Vec<String>> {
 /// written.
 pub fn update<T>(
     repo: &Repo,
-    target: &str,
+    target: &BranchName,
     what: &str,
     mut step: impl FnMut(&mut Queue) -> Result<(Vec<Update>, T)>,
 ) -> Result<T> {
@@ -136,7 +145,10 @@ pub struct RunLock {
 }
 
 /// Takes the runner's lock of `target`'s queue: `Ok(None)` while another runner holds it.
-pub fn try_run_lock(repo: &Repo, target: &str) -> Result<std::result::Result<RunLock, String>> {
+pub fn try_run_lock(
+    repo: &Repo,
+    target: &BranchName,
+) -> Result<std::result::Result<RunLock, String>> {
     let path = state_file(repo, target, "run");
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
@@ -176,7 +188,7 @@ fn flock(path: &std::path::Path) -> Result<std::result::Result<std::fs::File, St
 }
 
 /// The pid of the runner landing `target`'s queue now, if one is.
-pub fn runner(repo: &Repo, target: &str) -> Result<Option<String>> {
+pub fn runner(repo: &Repo, target: &BranchName) -> Result<Option<String>> {
     let path = state_file(repo, target, "run");
     if !path.exists() {
         return Ok(None);
@@ -185,13 +197,13 @@ pub fn runner(repo: &Repo, target: &str) -> Result<Option<String>> {
 }
 
 /// Reads the journal of `target`'s runner (`None`: none, or unreadable).
-pub fn read_journal(repo: &Repo, target: &str) -> Option<Journal> {
+pub fn read_journal(repo: &Repo, target: &BranchName) -> Option<Journal> {
     let bytes = std::fs::read(state_file(repo, target, "journal")).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 /// Writes the journal of `target`'s runner (replacing it atomically), or deletes it (`None`).
-pub fn write_journal(repo: &Repo, target: &str, journal: Option<&Journal>) -> Result<()> {
+pub fn write_journal(repo: &Repo, target: &BranchName, journal: Option<&Journal>) -> Result<()> {
     let path = state_file(repo, target, "journal");
     match journal {
         Some(j) => {
@@ -218,7 +230,7 @@ pub struct Journal {
     pub pid: u32,
     /// The tasks of the landing being computed and checked now.
     #[serde(default)]
-    pub trying: Vec<String>,
+    pub trying: Vec<TaskId>,
     /// A batch known to fail: these tasks, on top of the tip `tip`, fail their checks.
     #[serde(default)]
     pub failing: Option<Failing>,
@@ -228,7 +240,7 @@ pub struct Journal {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Failing {
     /// The tasks, in order.
-    pub tasks: Vec<String>,
+    pub tasks: Vec<TaskId>,
     /// The branch's tip they fail on.
     pub tip: String,
     /// The failed checks (as `merge --json` shows them).
