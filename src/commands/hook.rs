@@ -197,7 +197,10 @@ fn post_checkout(ctx: &Ctx, args: &HookArgs) {
             // Commits here are judged only if git runs git-task's pre-commit hook: say so
             // when a hook manager (or a core.hooksPath set since) turned that off.
             let state = crate::hooks::enforcement(&ctx.repo, Some(ctx.repo.git_dir()));
-            crate::output::enforcement::warn_unenforced(&ctx.out, &state, true);
+            crate::output::enforcement::warn_unchecked(
+                &ctx.out,
+                &[("this task's worktree".to_owned(), state)],
+            );
         }
         Ok(post_checkout::Outcome::Finished { task, status }) => {
             ctx.out.warn(format_args!("task '{task}' is {status}; commits on this branch are not checked against its contract"));

@@ -293,9 +293,18 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         })
         .collect();
     forecast(&ctx.repo, cache, &mut tasks)?;
-    let live_worktrees = tasks
-        .iter()
-        .any(|t| t.mode == Mode::Worktree && t.status.is_live());
+    // The worktrees whose commits should run the check: live worktree tasks', and the one a
+    // patch-mode task guards.
+    let unchecked = crate::output::enforcement::unchecked_tasks(
+        &ctx.repo,
+        tasks
+            .iter()
+            .filter(|t| match t.mode {
+                Mode::Worktree => t.status.is_live(),
+                Mode::Patch => crate::hooks::patch::guards(t.status),
+            })
+            .map(|t| (t.id.as_str(), t.mode, t.path.as_str())),
+    );
     let done = emit(
         ctx,
         &ListReport {
@@ -310,13 +319,7 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> CmdResult {
         Done::Ok,
     );
     super::warn_base_moved(&ctx.out, &moved);
-    if live_worktrees {
-        crate::output::enforcement::warn_unenforced(
-            &ctx.out,
-            &crate::hooks::enforcement(&ctx.repo, None),
-            false,
-        );
-    }
+    crate::output::enforcement::warn_unchecked(&ctx.out, &unchecked);
     done
 }
 

@@ -211,8 +211,11 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             | Command::DeleteAside(_)
             | Command::GateSettle(_)
     ) {
-        if let Some(state) = crate::hooks::bypassed(&ctx.repo) {
-            crate::output::enforcement::warn_unenforced(&ctx.out, &state, false);
+        if let Some(state) = crate::hooks::main_bypassed(&ctx.repo) {
+            crate::output::enforcement::warn_unchecked(
+                &ctx.out,
+                &[(crate::output::enforcement::MAIN.to_owned(), state)],
+            );
         }
     }
     // A command that runs git or the user's commands, or writes into a worktree, refuses

@@ -335,12 +335,15 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
                 )?;
             }
             let done = emit(ctx, &report, Done::Ok);
-            let git_dir =
-                crate::hooks::worktrees::git_dir_of(std::path::Path::new(&record.state.worktree));
-            crate::output::enforcement::warn_unenforced(
+            let s = &record.state;
+            crate::output::enforcement::warn_unchecked(
                 &ctx.out,
-                &crate::hooks::enforcement(&ctx.repo, git_dir.as_deref()),
-                true,
+                &crate::output::enforcement::unchecked_task(
+                    &ctx.repo,
+                    s.id.as_str(),
+                    s.mode,
+                    s.worktree.as_str(),
+                ),
             );
             done
         }

@@ -238,12 +238,19 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> CmdResult {
     };
     let done = emit(ctx, &report, Done::Ok);
     super::warn_base_moved(&ctx.out, &report.warnings);
-    if s.mode == Mode::Worktree && s.status.is_live() {
-        let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(&s.worktree));
-        crate::output::enforcement::warn_unenforced(
+    let checked = match s.mode {
+        Mode::Worktree => s.status.is_live(),
+        Mode::Patch => crate::hooks::patch::guards(s.status),
+    };
+    if checked {
+        crate::output::enforcement::warn_unchecked(
             &ctx.out,
-            &crate::hooks::enforcement(&ctx.repo, git_dir.as_deref()),
-            true,
+            &crate::output::enforcement::unchecked_task(
+                &ctx.repo,
+                s.id.as_str(),
+                s.mode,
+                s.worktree.as_str(),
+            ),
         );
     }
     done

@@ -199,18 +199,22 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     }
 }
 
-/// When the hooks were installed (`hooks install` ran and `uninstall` did not) but commits no
-/// longer run git-task's pre-commit hook (a hook manager replaced it, `core.hooksPath` changed
-/// since): the state to warn about. A few file reads, no process.
-pub fn bypassed(repo: &Repo) -> Option<Enforcement> {
-    let common = repo.common_dir();
-    let installed = common.join(dir::DIRS_FILE).is_file()
-        || main_own_dir(common).is_dir()
-        || config_hooks::dir(repo).is_dir();
-    if !installed {
+/// When the hooks were installed (`hooks install` ran and `uninstall` did not) but commits in
+/// the main worktree no longer run git-task's pre-commit hook (a hook manager replaced it,
+/// `core.hooksPath` changed since): its state, to warn about. A few file reads, no process.
+pub fn main_bypassed(repo: &Repo) -> Option<Enforcement> {
+    if !installed(repo) || repo.is_bare() {
         return None;
     }
     Some(enforcement(repo, None)).filter(|e| *e != Enforcement::Enforced)
+}
+
+/// Whether `hooks install` ran and `uninstall` did not.
+fn installed(repo: &Repo) -> bool {
+    let common = repo.common_dir();
+    common.join(dir::DIRS_FILE).is_file()
+        || main_own_dir(common).is_dir()
+        || config_hooks::dir(repo).is_dir()
 }
 
 /// Whether git-task's `reference-transaction` hook is installed where the main worktree's hooks

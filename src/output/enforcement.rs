@@ -1,35 +1,124 @@
-//! The warning `start`, `status` and `list` give when commits are not checked at commit time.
+//! The warning `start`, `status`, `list` and every other command give when commits are not
+//! checked at commit time: which worktrees, why, and the command that restores the check.
 
 use super::Out;
 use crate::hooks::Enforcement;
 
-/// Warns on stderr when commits in a task's worktree (`one`), or in task worktrees at all, do
-/// not run git-task's pre-commit hook ([`crate::hooks::enforcement`]), with the command that fixes it.
-pub fn warn_unenforced(out: &Out, state: &Enforcement, one: bool) {
-    let whose = if one {
-        "this task's worktree"
-    } else {
-        "task worktrees"
-    };
-    match state {
-        Enforcement::Enforced => {}
-        Enforcement::NotInstalled => {
-            out.warn(format_args!(
-                "commits in {whose} do not run git-task's pre-commit hook: contracts are checked only at merge"
-            ));
-            out.hint("install the hooks: git task hooks install");
+/// Warns on stderr, once per reason, about the worktrees (`(what the warning calls it, its
+/// enforcement)`) whose commits do not run the contract check, naming them all, with the
+/// command that restores it. Enforced ones are left out.
+pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
+    let mut reasons: Vec<(&Enforcement, Vec<&str>)> = Vec::new();
+    for (name, state) in worktrees {
+        if *state == Enforcement::Enforced {
+            continue;
         }
-        Enforcement::Overwritten { path } => {
-            out.warn(format_args!(
-                "another hook replaced git-task's at '{path}': commits in {whose} are not checked against contracts until merge"
-            ));
-            out.hint("run it behind git-task's check: git task hooks install");
+        match reasons.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, names)) => names.push(name),
+            None => reasons.push((state, vec![name])),
         }
-        Enforcement::Disabled => {
-            out.warn(format_args!(
-                "core.hooksPath is /dev/null, so git runs no hooks: commits in {whose} are not checked against contracts until merge"
-            ));
-            out.hint("turn hooks back on and install them: git config --unset core.hooksPath && git task hooks install");
+    }
+    for (state, names) in reasons {
+        // Task worktrees together: "the worktrees of tasks 'a' and 'b'".
+        let (tasks, others): (Vec<&str>, Vec<&str>) =
+            names.iter().partition(|n| n.starts_with(TASK_PREFIX));
+        let mut names = others;
+        let ids: Vec<&str> = tasks.iter().map(|n| &n[TASK_PREFIX.len()..]).collect();
+        let merged = match ids.as_slice() {
+            [] => None,
+            [_] => Some(tasks[0].to_owned()),
+            _ => Some(format!("the worktrees of tasks {}", join(&ids))),
+        };
+        if let Some(merged) = &merged {
+            names.insert(0, merged);
         }
+        let whose = join(&names);
+        match state {
+            Enforcement::Enforced => {}
+            Enforcement::NotInstalled => {
+                out.warn(format_args!(
+                    "commits in {whose} do not run git-task's pre-commit hook: contracts are checked only at merge"
+                ));
+                out.hint("install the hooks: git task hooks install");
+            }
+            Enforcement::Overwritten { path } => {
+                out.warn(format_args!(
+                    "another hook replaced git-task's at '{path}': commits in {whose} are not checked against contracts until merge"
+                ));
+                out.hint("run it behind git-task's check: git task hooks install");
+            }
+            Enforcement::Disabled => {
+                out.warn(format_args!(
+                    "core.hooksPath is /dev/null, so git runs no hooks: commits in {whose} are not checked against contracts until merge"
+                ));
+                out.hint("turn hooks back on and install them: git config --unset core.hooksPath && git task hooks install");
+            }
+        }
+    }
+}
+
+/// How the warnings name a worktree task's worktree (then the quoted id).
+const TASK_PREFIX: &str = "the worktree of task ";
+
+/// What the warnings call the main worktree.
+pub const MAIN: &str = "the main worktree";
+
+/// The entries [`warn_unchecked`] takes for the live tasks `(id, mode, worktree path)` whose
+/// commits should be checked (worktree tasks, and patch-mode tasks that guard the worktree
+/// they started in), and for the main worktree when the hooks were installed and no longer run
+/// there: the same true statement from `start`, `status` and `list`.
+pub fn unchecked_tasks<'a>(
+    repo: &crate::git::Repo,
+    tasks: impl IntoIterator<Item = (&'a str, crate::task::Mode, &'a str)>,
+) -> Vec<(String, Enforcement)> {
+    unchecked(repo, tasks, false)
+}
+
+/// [`unchecked_tasks`] for the one task `start` and `status <task>` speak of: "this task's
+/// worktree".
+pub fn unchecked_task(
+    repo: &crate::git::Repo,
+    id: &str,
+    mode: crate::task::Mode,
+    path: &str,
+) -> Vec<(String, Enforcement)> {
+    unchecked(repo, [(id, mode, path)], true)
+}
+
+fn unchecked<'a>(
+    repo: &crate::git::Repo,
+    tasks: impl IntoIterator<Item = (&'a str, crate::task::Mode, &'a str)>,
+    own: bool,
+) -> Vec<(String, Enforcement)> {
+    let mut out = Vec::new();
+    let mut main_named = false;
+    for (id, mode, path) in tasks {
+        let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(path));
+        let state = crate::hooks::enforcement(repo, git_dir.as_deref());
+        main_named |= git_dir.is_none();
+        let name = match (mode, &git_dir) {
+            _ if own => "this task's worktree".to_owned(),
+            (crate::task::Mode::Patch, None) => format!("{MAIN} (patch-mode task '{id}')"),
+            (crate::task::Mode::Patch, Some(_)) => {
+                format!("the worktree of patch-mode task '{id}'")
+            }
+            _ => format!("{TASK_PREFIX}'{id}'"),
+        };
+        out.push((name, state));
+    }
+    if !main_named {
+        if let Some(state) = crate::hooks::main_bypassed(repo) {
+            out.push((MAIN.to_owned(), state));
+        }
+    }
+    out
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

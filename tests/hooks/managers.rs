@@ -333,10 +333,12 @@ fn git_task_first_then_husky_keeps_the_check_in_task_worktrees_then_both_run() {
     let run = repo
         .task_root(&["start", "t", "--forbid", "src/store/**"])
         .ok();
-    assert!(!enforcement_warning(&run.stderr), "{run}");
+    // Its own worktree is checked; the main worktree runs husky's hooks alone, which start,
+    // status and list all say.
+    only_the_main_worktree_unchecked(&run.stderr);
     let wt = repo.task_dir("t");
     let status = repo.task_root(&["status", "t"]).ok();
-    assert!(!enforcement_warning(&status.stderr), "{status}");
+    only_the_main_worktree_unchecked(&status.stderr);
     let j = repo.task_root(&["hooks", "status", "--json"]).ok().json();
     assert_eq!(j["worktrees"][0]["enforcement"]["state"], "enforced", "{j}");
     both_run_in(&repo, &wt, &path, "husky", &log, &fail);
@@ -417,7 +419,7 @@ fn lefthook_before_and_after_git_task() {
         repo.task_root(&["status", "t"]).ok(),
         repo.task_root(&["start", "u"]).ok(),
     ] {
-        assert!(!enforcement_warning(&run.stderr), "{run}");
+        only_the_main_worktree_unchecked(&run.stderr);
     }
     both_run_in(&repo, &wt, &path, "lefthook", &log, &fail);
     // Installing again chains lefthook's hook once more; both run.
@@ -579,13 +581,28 @@ fn start_and_status_say_when_nothing_enforces_the_contract() {
     // A task worktree made before runs git-task's directory through its own config.worktree,
     // which /dev/null in the repository's config does not override.
     let run = repo.task_root(&["status", "t"]).ok();
-    assert!(!enforcement_warning(&run.stderr), "{run}");
+    only_the_main_worktree_unchecked(&run.stderr);
     let run = repo.task_root(&["start", "v"]).ok();
     assert!(run.stderr.contains("core.hooksPath is /dev/null"), "{run}");
     assert!(
         run.stderr.contains("git config --unset core.hooksPath"),
         "{run}"
     );
+}
+
+/// The enforcement warnings in `stderr` name the main worktree, and only it (with the command
+/// that restores the check there).
+#[track_caller]
+fn only_the_main_worktree_unchecked(stderr: &str) {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") && l.contains("commits in"))
+        .collect();
+    assert!(!lines.is_empty(), "{stderr}");
+    for l in lines {
+        assert!(l.contains("commits in the main worktree "), "{stderr}");
+    }
+    assert!(stderr.contains("git task hooks install"), "{stderr}");
 }
 
 /// Whether `stderr` has a warning other than `start`'s overlap forecast (tasks whose contracts

@@ -274,3 +274,57 @@ fn a_manager_writing_into_the_task_worktree_during_a_commit_is_put_behind_the_ch
         own.display()
     );
 }
+
+/// After a hook manager takes the main worktree's hooks over (lefthook's re-sync renames
+/// git-task's shim), task worktrees still run the check (their own pointed directory) and the
+/// main worktree does not: `list`, `start`, `status <task>` and every other command say that
+/// same true thing (the main worktree, not "task worktrees"), with the command that restores it.
+#[cfg(unix)]
+#[test]
+fn every_command_names_the_worktrees_a_manager_left_unchecked() {
+    if tools::config_hooks_instead("every_command_names_the_worktrees") {
+        return;
+    }
+    let Some(lefthook) = tools::require("lefthook", "every_command_names_the_worktrees") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_tools(&[&lefthook]);
+    let log = repo.base().join("lefthook.log");
+    repo.write(repo.root(), "lefthook.yml", &lefthook_yml(&log, "first"));
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "lefthook"]);
+    repo.task_root(&["hooks", "install"]).ok();
+    let _wt = repo.start("t", &["--forbid", "src/store/**"]);
+    assert_eq!(sh(&repo, &path, "lefthook install").code, 0);
+    let main_unchecked = "replaced git-task's at";
+    let says_main = |run: &Run| {
+        let warning = run
+            .stderr
+            .lines()
+            .find(|l| l.contains(main_unchecked))
+            .unwrap_or_else(|| panic!("no warning: {run}"));
+        assert!(
+            warning.ends_with(
+                "commits in the main worktree are not checked against contracts until merge"
+            ),
+            "{run}"
+        );
+        for l in run.stderr.lines().filter(|l| l.contains("commits in")) {
+            assert!(l.contains("commits in the main worktree "), "{run}");
+        }
+        assert!(
+            run.stderr
+                .contains("hint: run it behind git-task's check: git task hooks install"),
+            "{run}"
+        );
+    };
+    says_main(&repo.task_root(&["list"]).ok());
+    says_main(&repo.task_root(&["status", "t"]).ok());
+    says_main(&repo.task_root(&["overlaps"]).ok());
+    let run = repo.task_root(&["start", "u"]).ok();
+    says_main(&run);
+    // Installing again restores it: nothing to say.
+    repo.task_root(&["hooks", "install"]).ok();
+    assert!(!repo.task_root(&["list"]).ok().stderr.contains("warning"));
+}
