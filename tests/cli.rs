@@ -7,3 +7,4 @@ mod cmd;
 mod guards;
 mod hooks;
 mod layers;
+mod slow;

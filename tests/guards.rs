@@ -646,9 +646,18 @@ cp "$FAKE_BINARY" "$CARGO_TARGET_DIR/${target}release/git-task"
 #[test]
 fn every_test_file_is_wired_in() {
     let mut unwired = Vec::new();
-    for dir in ["tests/cmd", "tests/hooks"] {
+    // Each directory with the file that declares its modules: `tests/cli.rs` declares the
+    // top-level files and directories, each directory's `mod.rs` its files.
+    let dirs = [
+        ("tests", "cli.rs"),
+        ("tests/cmd", "mod.rs"),
+        ("tests/hooks", "mod.rs"),
+        ("tests/common", "mod.rs"),
+        ("tests/slow", "mod.rs"),
+    ];
+    for (dir, module) in dirs {
         let dir = root().join(dir);
-        let module = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+        let module = std::fs::read_to_string(dir.join(module)).unwrap();
         let declared: Vec<&str> = module
             .lines()
             .filter_map(|l| {
@@ -662,16 +671,71 @@ fn every_test_file_is_wired_in() {
             .collect();
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(stem) = name.strip_suffix(".rs") else {
-                continue;
+            let path = entry.path();
+            let stem = match name.strip_suffix(".rs") {
+                Some(stem) if stem != "mod" && stem != "cli" => stem.to_owned(),
+                // A directory of test modules (not fixtures or tools).
+                None if path.join("mod.rs").is_file() => name.clone(),
+                _ => continue,
             };
-            if stem != "mod" && !declared.contains(&stem) {
-                unwired.push(entry.path().display().to_string());
+            if !declared.contains(&stem.as_str()) {
+                unwired.push(path.display().to_string());
             }
         }
     }
     assert!(
         unwired.is_empty(),
-        "test files not declared in their mod.rs: {unwired:?}"
+        "test files not declared in their mod.rs (or tests/cli.rs): {unwired:?}"
+    );
+}
+
+/// A test that `cargo test` skips (`#[ignore]`) still runs in CI: it lives in `tests/slow/` and
+/// says so, and `.ci/run` runs that module's ignored tests. The only others are measurements.
+#[test]
+fn every_ignored_test_is_a_slow_one_ci_runs() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("tests"), &mut files);
+    let slow = "#[ignore = \"slow: run by .ci/run (cargo test --locked --test cli slow:: -- --ignored)\"]";
+    let mut wrong = Vec::new();
+    let mut in_slow = 0;
+    for file in files {
+        let rel = file.strip_prefix(root()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if !line.starts_with("#[ignore") {
+                continue;
+            }
+            let fine = if rel.starts_with("tests/slow/") {
+                in_slow += 1;
+                line == slow
+            } else {
+                line.starts_with("#[ignore = \"a measurement, run by hand")
+            };
+            if !fine {
+                wrong.push(format!("{rel}:{}: {line}", n + 1));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "ignored tests CI does not run (move them to tests/slow/, marked {slow}):\n{}",
+        wrong.join("\n")
+    );
+    assert!(in_slow > 0, "tests/slow/ has no slow test");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("cargo test --locked --test cli slow:: -- --ignored"),
+        ".ci/run does not run the slow tests"
     );
 }

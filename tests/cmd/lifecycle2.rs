@@ -453,12 +453,13 @@ fn run_killed(repo: &TestRepo, dir: &Path, args: &[&str], delay: std::time::Dura
     }
 }
 
-/// Rounds of a kill loop (`GIT_TASK_KILLS`, default 12).
-fn kill_rounds() -> u64 {
+/// Rounds of a kill loop: `GIT_TASK_KILLS`, else `rounds` (3 in the normal run; 12 in
+/// `slow::kills`, which CI runs).
+fn kill_rounds(rounds: u64) -> u64 {
     std::env::var("GIT_TASK_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(12)
+        .unwrap_or(rounds)
 }
 
 /// Whether `text` is the content of `path` in a commit some ref reaches (`git rev-list --all`).
@@ -487,12 +488,17 @@ fn many_files(repo: &TestRepo, n: usize) {
 /// Ignored files always stay; the work is always in the worktree or a ref.
 #[test]
 fn reset_of_a_detached_worktree_survives_kill_9_anywhere() {
+    reset_of_a_detached_worktree_survives_kill_9_anywhere_rounds(3);
+}
+
+/// [`reset_of_a_detached_worktree_survives_kill_9_anywhere`] with `rounds` kills.
+pub(crate) fn reset_of_a_detached_worktree_survives_kill_9_anywhere_rounds(rounds: u64) {
     let repo = TestRepo::new();
     repo.write(repo.root(), ".gitignore", ".env\n");
     many_files(&repo, 300);
     let mut rng = Rng::new();
     let mut window = 0u64;
-    for round in 0..=kill_rounds() {
+    for round in 0..=kill_rounds(rounds) {
         let id = format!("r{round}");
         let wt = repo.start(&id, &[]);
         ignored_env(&repo, &wt);
@@ -612,11 +618,16 @@ fn a_reset_killed_before_it_attached_head_is_finished_from_the_journal() {
 /// no worktree registered without its directory nor a pool directory without its ref.
 #[test]
 fn pool_discards_of_a_used_entry_survive_kill_9_anywhere() {
+    pool_discards_of_a_used_entry_survive_kill_9_anywhere_rounds(3);
+}
+
+/// [`pool_discards_of_a_used_entry_survive_kill_9_anywhere`] with `rounds` kills.
+pub(crate) fn pool_discards_of_a_used_entry_survive_kill_9_anywhere_rounds(rounds: u64) {
     let repo = TestRepo::new();
     many_files(&repo, 300);
     let mut rng = Rng::new();
     let mut windows = [0u64; 2];
-    for round in 0..=kill_rounds() {
+    for round in 0..=kill_rounds(rounds) {
         let entry = fill_pool(&repo, "1").remove(0);
         let work = format!("work of round {round}\n");
         repo.write(&entry, "notes/work.txt", &work);
@@ -781,13 +792,18 @@ fn merge_keeps_a_worktree_holding_submodule_repositories() {
 /// and the remote whole.
 #[test]
 fn adopt_and_merge_remote_survive_kill_9_anywhere() {
+    adopt_and_merge_remote_survive_kill_9_anywhere_rounds(3);
+}
+
+/// [`adopt_and_merge_remote_survive_kill_9_anywhere`] with `rounds` kills.
+pub(crate) fn adopt_and_merge_remote_survive_kill_9_anywhere_rounds(rounds: u64) {
     let repo = TestRepo::new();
     let bare = super::remote::bare_remote(&repo);
     super::remote::publish(&repo, bare.to_str().unwrap());
     let two = super::remote::machine(&repo, bare.to_str().unwrap(), "two");
     let mut rng = Rng::new();
     let mut windows = [0u64; 2];
-    for round in 0..=kill_rounds() {
+    for round in 0..=kill_rounds(rounds) {
         let id = format!("m{round}");
         let allow = format!("{id}/**");
         let wt = PathBuf::from(
@@ -934,10 +950,15 @@ fn an_empty_merge_lock_left_by_a_kill_is_taken_over() {
 /// as another task's `start` sees them.
 #[test]
 fn claim_release_and_drop_survive_kill_9_anywhere() {
+    claim_release_and_drop_survive_kill_9_anywhere_rounds(3);
+}
+
+/// [`claim_release_and_drop_survive_kill_9_anywhere`] with `rounds` kills.
+pub(crate) fn claim_release_and_drop_survive_kill_9_anywhere_rounds(rounds: u64) {
     let repo = TestRepo::new();
     let mut rng = Rng::new();
     let mut windows = [0u64; 3];
-    for round in 0..=kill_rounds() {
+    for round in 0..=kill_rounds(rounds) {
         let id = format!("c{round}");
         repo.start(&id, &[]);
         let glob = format!("claimed{round}/**");

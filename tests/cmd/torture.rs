@@ -22,8 +22,9 @@
 //! detached settles are done) are reused (no more than the runner's `--jobs`), whole, with no
 //! `index.lock` left; and the repository passes the checks above again.
 //!
-//! CI runs a few kills per command (`GIT_TASK_TORTURE_N`, default 2) on a small repository
-//! (`GIT_TASK_TORTURE_FILES`, default 300); `bench/torture.sh N` runs long ones. The
+//! The normal run kills each command once on a repository of 60 files; CI's slow step
+//! (`slow::torture`) a few times (`GIT_TASK_TORTURE_N`, default 2) on 300
+//! (`GIT_TASK_TORTURE_FILES`); `bench/torture.sh N` runs long ones. The
 //! delay before each kill is uniform in [0, 1.3 × the command's duration unkilled], measured
 //! once per command. `GIT_TASK_TORTURE_SEED` repeats a run; `GIT_TASK_TORTURE_ONLY` picks
 //! commands (comma-separated); `GIT_TASK_TORTURE_BIN` runs another build of git-task.
@@ -950,10 +951,17 @@ fn run_and_kill(t: &Torture, dir: &Path, args: &[String], delay: Duration) -> bo
     }
 }
 
+/// One kill of each command on a small repository (`slow::torture` kills more, on more files).
 #[test]
-fn every_mutating_command_survives_kill_9_anywhere() {
-    let n = env_or("GIT_TASK_TORTURE_N", 2);
-    let files = env_or("GIT_TASK_TORTURE_FILES", 300);
+fn every_mutating_command_survives_a_kill_9() {
+    torture(1, 60);
+}
+
+/// Kills each command `n` times at random instants on a repository of `files` files
+/// (`GIT_TASK_TORTURE_N` and `GIT_TASK_TORTURE_FILES` say otherwise), checking after each.
+pub(crate) fn torture(n: u64, files: u64) {
+    let n = env_or("GIT_TASK_TORTURE_N", n);
+    let files = env_or("GIT_TASK_TORTURE_FILES", files);
     let seed = env_or(
         "GIT_TASK_TORTURE_SEED",
         std::time::SystemTime::now()
