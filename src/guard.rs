@@ -150,8 +150,9 @@ pub struct Input {
 pub enum Answer {
     /// Let the harness's own permission flow decide (print nothing).
     Pass,
-    /// Refuse the tool call, with a reason written for the agent.
-    Deny(String),
+    /// Refuse the tool call, with a reason written for the agent and what to run next (the
+    /// command adds them as `hint:` lines).
+    Deny { reason: String, hints: Vec<String> },
 }
 
 fn bad_input(harness: Harness, what: impl std::fmt::Display) -> Error {
@@ -326,7 +327,11 @@ enum Owner {
         contract: Option<Box<Effective>>,
     },
     /// A worktree git-task made or marked for a task whose record cannot be used.
-    Unusable { id: String, why: String },
+    Unusable {
+        id: String,
+        why: String,
+        hints: Vec<String>,
+    },
 }
 
 /// A worktree the guard looked at.
@@ -451,6 +456,7 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
                     layout::record_ref(&id)
                 ),
                 id: id.to_string(),
+                hints: Vec::new(),
             }))
         }
         Ok(None) => return Ok(None),
@@ -465,6 +471,7 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
         return Ok(Some(Owner::Unusable {
             id: id.to_string(),
             why: format!("record_tampered: {}", t.why),
+            hints: Vec::new(),
         }));
     }
     // A linked or marked worktree must be the one the record names (a `.git` file planted in a
@@ -481,6 +488,7 @@ fn owner(repo: &Repo, settings: &Settings, root: &Path) -> Result<Option<Owner>>
                 root.display(),
                 recorded.display()
             ),
+            hints: Vec::new(),
         }));
     }
     Ok(Some(Owner::Task {
@@ -499,13 +507,10 @@ fn by_place(settings: &Settings, root: &Path) -> Option<TaskId> {
 }
 
 fn unusable(id: &TaskId, e: &Error) -> Owner {
-    let mut why = e.message().to_owned();
-    for h in e.hints() {
-        why.push_str(&format!("\nhint: {h}"));
-    }
     Owner::Unusable {
         id: id.to_string(),
-        why,
+        why: e.message().to_owned(),
+        hints: e.hints().to_vec(),
     }
 }
 
@@ -633,6 +638,7 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
         None => None,
     };
     let mut refusals: Vec<String> = Vec::new();
+    let mut hints: Vec<String> = Vec::new();
     // The tasks whose rules the refusal names.
     let mut named: Vec<usize> = Vec::new();
     for target in &input.targets {
@@ -657,8 +663,9 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
         // A path that looks inside a task's worktree but leads out of it through a symlink:
         // judged as a symlink of that worktree pointing where the write would land.
         if let Some((l, found)) = at_lexical.clone().filter(|(l, _)| Some(*l) != at_real) {
-            if let Some(r) = unusable_refusal(&places, l, &shown) {
+            if let Some((r, h)) = unusable_refusal(&places, l, &shown) {
                 refusals.push(r);
+                add_hints(&mut hints, h);
                 continue;
             }
             let change = Change {
@@ -691,8 +698,9 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
             named.push(s);
             continue;
         }
-        if let Some(r) = unusable_refusal(&places, p, &shown) {
+        if let Some((r, h)) = unusable_refusal(&places, p, &shown) {
             refusals.push(r);
+            add_hints(&mut hints, h);
             continue;
         }
         let rel = relative(&places.places[p].root, &real);
@@ -753,16 +761,35 @@ pub fn decide(harness: Harness, input: &Input) -> Result<Answer> {
         text.push_str(&scope_of(&mut places, i)?);
         text.push('\n');
     }
-    Ok(Answer::Deny(text.trim_end().to_owned()))
+    Ok(Answer::Deny {
+        reason: text.trim_end().to_owned(),
+        hints,
+    })
+}
+
+/// Adds the hints `new` to `hints`, each once.
+fn add_hints(hints: &mut Vec<String>, new: Vec<String>) {
+    for h in new {
+        if !hints.contains(&h) {
+            hints.push(h);
+        }
+    }
 }
 
 /// The refusal of any edit in a worktree whose task's record is missing or tampered.
-fn unusable_refusal(places: &Places, i: usize, shown: &str) -> Option<String> {
-    let Some(Owner::Unusable { id, why }) = &places.places[i].owner else {
+fn unusable_refusal(places: &Places, i: usize, shown: &str) -> Option<(String, Vec<String>)> {
+    let Some(Owner::Unusable { id, why, hints }) = &places.places[i].owner else {
         return None;
     };
-    Some(format!(
-        "'{shown}' is in the worktree of task '{id}', whose record git-task cannot use, so no edit there is allowed: {why}\nhint: 'git task list --all' shows the tasks; 'git task status {id}' says what is wrong"
+    let mut hints = hints.clone();
+    hints.push(format!(
+        "'git task list --all' shows the tasks; 'git task status {id}' says what is wrong"
+    ));
+    Some((
+        format!(
+            "'{shown}' is in the worktree of task '{id}', whose record git-task cannot use, so no edit there is allowed: {why}"
+        ),
+        hints,
     ))
 }
 

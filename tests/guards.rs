@@ -405,6 +405,131 @@ fn the_adapter_fence_check_catches_planted_violations() {
     }
 }
 
+/// Lines of the file `rel` (relative to `src/`) outside `output/` and outside test code that
+/// build an `error:`, `warning:` or `hint:` line themselves (reading git's or clap's, with
+/// `strip_prefix` and the like, is fine).
+fn label_offences(rel: &str, text: &str) -> Vec<String> {
+    if rel.starts_with("output/") || text.contains("#![cfg(test)]") {
+        return Vec::new();
+    }
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let reads = [
+        "strip_prefix(",
+        "trim_start_matches(",
+        "starts_with(",
+        "contains(",
+    ];
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let builds = ["error:", "warning:", "hint:"].iter().any(|label| {
+            line.contains(&format!("\"{label}")) || line.contains(&format!("\\n{label}"))
+        });
+        if builds && !reads.iter().any(|r| line.contains(r)) && !line.trim_start().starts_with("//")
+        {
+            out.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+        }
+    }
+    out
+}
+
+/// Issue 29: every `error:`, `warning:` and `hint:` line comes from `src/output/`, so they are
+/// styled, escaped and placed (stdout or stderr) one way.
+#[test]
+fn labelled_lines_come_from_output() {
+    let mut offences = Vec::new();
+    for (rel, text) in src_files() {
+        offences.extend(label_offences(&rel, &text));
+    }
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+    for planted in [
+        r#"out.line(format_args!("{} x", "error:".style(p.error)))?;"#,
+        r#"why.push_str(&format!("\nhint: {h}"));"#,
+        r#"eprintln!("warning: {w}");"#,
+    ] {
+        assert_eq!(
+            label_offences("commands/x.rs", planted).len(),
+            1,
+            "{planted}"
+        );
+    }
+    for fine in [
+        r#"let m = body.strip_prefix("error: ").unwrap_or(&body);"#,
+        r#"let s = "error:".style(p.error);"#,
+    ] {
+        assert!(label_offences("output/mod.rs", fine).is_empty(), "{fine}");
+    }
+    assert!(label_offences("app.rs", r#"let m = body.strip_prefix("error: ");"#).is_empty());
+}
+
+/// What breaks the rule for running git in the file `rel` (relative to `src/`): outside test
+/// code, `git` is spawned only in `git/cli.rs`, and there every spawn sets `LC_ALL=C` (git's
+/// messages are parsed; in another language they would not match). Test code (a
+/// `#![cfg(test)]` file, or what follows `#[cfg(test)]`) is not looked at.
+fn git_spawn_offences(rel: &str, text: &str) -> Vec<String> {
+    if text.contains("#![cfg(test)]") {
+        return Vec::new();
+    }
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = Vec::new();
+    let spawns: Vec<usize> = code
+        .match_indices("Command::new(\"git\")")
+        .map(|(at, _)| at)
+        .collect();
+    for &at in &spawns {
+        let line = code[..at].lines().count().max(1);
+        if rel != "git/cli.rs" {
+            out.push(format!("src/{rel}:{line}: runs git outside src/git/cli.rs"));
+            continue;
+        }
+        // The builder of this spawn: up to the next function.
+        let rest = &code[at..];
+        let end = ["\nfn ", "\npub fn ", "\npub(crate) fn "]
+            .iter()
+            .filter_map(|f| rest[1..].find(f))
+            .min();
+        let body = &rest[..end.map_or(rest.len(), |e| e + 1)];
+        if !body.contains(".env(\"LC_ALL\", \"C\")") {
+            out.push(format!("src/{rel}:{line}: runs git without LC_ALL=C"));
+        }
+    }
+    out
+}
+
+/// Issue 29: every git command whose output git-task reads runs with `LC_ALL=C`, and all of
+/// them are spawned in one place, `src/git/cli.rs`.
+#[test]
+fn git_runs_only_in_git_cli_and_in_english() {
+    let mut offences = Vec::new();
+    for (rel, text) in src_files() {
+        offences.extend(git_spawn_offences(&rel, &text));
+    }
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+    // The check catches what it is for.
+    let planted = [
+        ("merge/land.rs", "let out = Command::new(\"git\").arg(\"log\").output();"),
+        (
+            "git/cli.rs",
+            "fn f() {\n    Command::new(\"git\").arg(\"status\");\n}\nfn g() {\n    x.env(\"LC_ALL\", \"C\");\n}\n",
+        ),
+    ];
+    for (rel, text) in planted {
+        assert_eq!(git_spawn_offences(rel, text).len(), 1, "{rel}: {text}");
+    }
+    let fine = [
+        (
+            "git/cli.rs",
+            "fn f() {\n    Command::new(\"git\")\n        .env(\"LC_ALL\", \"C\");\n}\n",
+        ),
+        (
+            "merge/lock.rs",
+            "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn r() { Command::new(\"git\"); }\n}\n",
+        ),
+    ];
+    for (rel, text) in fine {
+        assert_eq!(git_spawn_offences(rel, text), Vec::<String>::new(), "{rel}");
+    }
+}
+
 /// No code changes the process's environment: `set_var` races with every thread that reads
 /// it (`list`'s workers open repositories), and git-task passes what a child needs to the child.
 #[test]
@@ -705,7 +830,8 @@ fn every_ignored_test_is_a_slow_one_ci_runs() {
     }
     let mut files = Vec::new();
     walk(&root().join("tests"), &mut files);
-    let slow = "#[ignore = \"slow: run by .ci/run (cargo test --locked --test cli slow:: -- --ignored)\"]";
+    let slow =
+        "#[ignore = \"slow: run by .ci/run (cargo test --locked --test cli slow:: -- --ignored)\"]";
     let mut wrong = Vec::new();
     let mut in_slow = 0;
     for file in files {

@@ -70,9 +70,8 @@ impl Report for CheckReport {
                     (false, Some(code)) => format!("exit {code}"),
                     (false, None) => "killed by a signal".to_owned(),
                 };
-                out.line(format_args!(
-                    "{} check '{}' failed ({why}, {secs:.1}s)",
-                    "error:".style(p.error),
+                out.error_line(format_args!(
+                    "check '{}' failed ({why}, {secs:.1}s)",
                     c.command
                 ))?;
                 for line in c.output.lines() {

@@ -95,7 +95,13 @@ pub fn run(args: &GuardArgs) -> Done {
     let answer = std::panic::catch_unwind(move || {
         answer(harness).map(|a| match a {
             Answer::Pass => None,
-            Answer::Deny(reason) => Some((harness.deny_json(&reason), reason)),
+            Answer::Deny { mut reason, hints } => {
+                for h in &hints {
+                    reason.push('\n');
+                    reason.push_str(&crate::output::hint_line(h));
+                }
+                Some((harness.deny_json(&reason), reason))
+            }
         })
     });
     let _ = std::panic::take_hook();

@@ -164,9 +164,16 @@ impl<'p> Said<'p> {
 pub fn error_lines(err: &crate::Error) -> String {
     let mut text = format!("error: {}\n", escape_keep_lines(&err.to_string()));
     for hint in err.hints() {
-        text.push_str(&format!("hint: {}\n", escape_keep_lines(hint)));
+        text.push_str(&hint_line(hint));
+        text.push('\n');
     }
     text
+}
+
+/// A `hint:` line without colour or newline, for text read elsewhere than this process's
+/// terminal (a harness's refusal).
+pub fn hint_line(hint: &str) -> String {
+    format!("hint: {}", escape_keep_lines(hint))
 }
 
 /// The schema of the error document `--json` prints (`schema/error.json`).
@@ -296,6 +303,15 @@ impl Out {
             "warning:".style(self.err_palette.warning),
             escape_keep_lines(&text.to_string())
         );
+    }
+
+    /// Writes an `error:` line to stdout, as part of a report's human form (a failed check).
+    pub fn error_line(&self, text: impl std::fmt::Display) -> io::Result<()> {
+        use owo_colors::OwoColorize;
+        self.line(format_args!(
+            "{} {text}",
+            "error:".style(self.palette.error)
+        ))
     }
 
     /// Writes a `hint:` line to stderr, unless `--quiet` (an error's hints always show).
