@@ -11,7 +11,10 @@
 //!   pins: `git2-hooks` 0.7.0 for `prepare-commit-msg`, `pre-commit`, `commit-msg` and
 //!   `post-commit`, and libgit2 (`git2` 0.20.4) to open the repository and commit, as
 //!   asyncgit does. git2-hooks runs `core.hooksPath` when libgit2's config has it (libgit2 reads
-//!   a worktree's `config.worktree`, as git does), else `<git-dir>/hooks/`.
+//!   a worktree's `config.worktree`, as git does), else `<git-dir>/hooks/`. The real gitui
+//!   0.28.1, driven under tmux with `tests/tools/gitui-tmux.sh`, gave the same outcome as this
+//!   stand-in in every case below (checked by hand; `cargo install gitui --locked` takes about
+//!   480 s of CPU, too long for CI).
 //!
 //! Each case runs under the git on `PATH` (the machine's 2.47; 2.55 in `.ci/run`'s second
 //! pass) and under git 2.55's hooks defined in config (`tests/tools/build-git.sh`), with
