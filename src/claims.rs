@@ -19,6 +19,9 @@
 //! (a record ref can be forged too): claims end only when git-task releases them — `release`,
 //! and `merge`, `drop` and `remove` of the claiming task — or when `sweep` finds a claim whose
 //! task is no longer live (a release that was interrupted).
+//!
+//! Long on purpose: how claims are stored (the ref and the copy) and every rule about them are
+//! one file, so that a change to either is one diff.
 
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
 use crate::contract::glob::check_new_pattern;

@@ -31,13 +31,15 @@
 //! | crash recovery: the journal's repairs, abandoned starts, whether a process is gone | `recover/mod.rs`, `recover/abandoned.rs`, `recover/liveness.rs` |
 //! | copying ignored files into a new worktree (`.worktreeinclude`) | `copy.rs` |
 //! | the frozen checks: one runner, one result | `checks.rs` |
-//! | exclusive claims: one ref, compare-and-swap | `claims.rs` |
+//! | exclusive claims: one ref, compare-and-swap, and git-task's own copy | `claims.rs` |
+//! | the local landing queue: one ref per branch, its runner | `merge/queue/` |
+//! | what git-task itself wrote: record tips, base-branch moves; the one ref mover | `ledger/` |
 //! | the merge gate: select → land and judge → check → land | `merge/` |
 //! | bringing the base in | `sync.rs` |
 //! | tasks across machines: fetch, push, adopt, merge on a remote; records and notes reconciled | `remote/` |
 //! | the overlap forecast: pairs of live tasks, trial merges; `list`'s COLLIDES cache | `overlaps/` |
 //! | patch mode; its snapshot | `patch/`, `snapshot.rs` |
-//! | checkpoints, revert and undo | `checkpoint.rs`, `undo.rs` |
+//! | checkpoints, revert and undo | `checkpoint.rs`, `undo/` |
 //! | hooks: shims, layouts, install, the hooks themselves | `hooks/` |
 //! | path safety (which paths git-task may write) | `git/pathsafe.rs` |
 //! | checkout: moving or rewriting a worktree, the one file writer | `git/checkout/` |

@@ -1,6 +1,6 @@
-//! A lock file per ledger entry, for the few microseconds a writer needs between reading an
-//! entry and writing it back. It holds the owner's pid: a lock whose owner is gone (killed)
-//! is broken by the next writer.
+//! A lock file per ledger entry, held while a writer reads an entry and writes it back (and by
+//! `claims`, while it moves its ref and its copy together: a few milliseconds). It holds the
+//! owner's pid: a lock whose owner is gone (killed) is broken by the next writer.
 
 use crate::error::{Context, Result};
 use std::path::{Path, PathBuf};

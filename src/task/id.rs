@@ -73,8 +73,8 @@ impl std::str::FromStr for TaskId {
     }
 }
 
-/// Read from a repository (a record, a claim, a remote record), a bad id fails the read: the
-/// error says why, quoting at most 80 characters of it.
+/// Read from a repository (a record, a claim, a queue, a remote record), a bad id fails the
+/// read: the error says why, quoting at most 80 characters of it.
 impl<'de> serde::Deserialize<'de> for TaskId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;

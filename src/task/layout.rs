@@ -1,6 +1,8 @@
 //! Pure naming: task id → ref names, branch name, worktree path (SPEC §4).
 //!
-//! Ref names are built here and nowhere else, from a validated [`TaskId`].
+//! A task's refs (`refs/tasks/<id>/…`), branch and worktree path are named here and nowhere
+//! else, from a validated [`TaskId`]; the shared refs beside them are named by their owners
+//! (`claims::CLAIMS_REF`, `merge::queue`'s `refs/tasks/_queue/<branch>`).
 
 use super::TaskId;
 use std::path::{Path, PathBuf};

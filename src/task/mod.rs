@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// A linked worktree on branch `task/<id>` (the default).
+    /// A linked worktree on the task's own branch (`task/<id>`, `task.branchPrefix`); the
+    /// default.
     #[default]
     Worktree,
     /// The worktree it was started in, guarded by a snapshot.

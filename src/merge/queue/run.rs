@@ -1,6 +1,9 @@
 //! The queue's runner (`queue run`): lands the queue of a branch, batch by batch, every landing
 //! through [`crate::merge::merge_batch`]; bisects a batch whose checks fail (module docs of
 //! `queue`).
+//!
+//! Long on purpose: settling, bisecting, resuming from the journal and ejecting all move one
+//! `Runner`'s state, and read best side by side.
 
 use super::store::{self, Failing, Journal};
 use super::{details, event_update, Done, Queue, EJECTED, LANDED};
