@@ -4,6 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Captured output of one process run.
 pub struct Run {
@@ -81,6 +82,73 @@ pub fn temp_dir() -> tempfile::TempDir {
         .expect("a temporary directory")
 }
 
+/// The files and directories of [`TestRepo::new`]'s repository (its `.git` too), read once.
+static TEMPLATE: OnceLock<Template> = OnceLock::new();
+
+/// A directory tree held in memory: directories (empty ones too), then files with their modes.
+struct Template {
+    dirs: Vec<PathBuf>,
+    files: Vec<(PathBuf, Vec<u8>, u32)>,
+}
+
+impl Template {
+    fn read(root: &Path) -> Template {
+        fn walk(root: &Path, dir: &Path, t: &mut Template) {
+            for e in std::fs::read_dir(dir).expect("read the template").flatten() {
+                let path = e.path();
+                let rel = path.strip_prefix(root).unwrap().to_path_buf();
+                let meta = e.metadata().expect("stat the template");
+                if meta.is_dir() {
+                    t.dirs.push(rel);
+                    walk(root, &path, t);
+                } else {
+                    let bytes = std::fs::read(&path).expect("read the template");
+                    t.files.push((rel, bytes, mode(&meta)));
+                }
+            }
+        }
+        let mut t = Template {
+            dirs: Vec::new(),
+            files: Vec::new(),
+        };
+        walk(root, root, &mut t);
+        t
+    }
+
+    fn write(&self, root: &Path) {
+        for dir in &self.dirs {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for (rel, bytes, mode) in &self.files {
+            let path = root.join(rel);
+            std::fs::write(&path, bytes).unwrap();
+            set_mode(&path, *mode);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn mode(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn mode(_: &std::fs::Metadata) -> u32 {
+    0o644
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    if mode != 0o644 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) {}
+
 /// A throwaway repository in a temporary directory, with its own HOME and git config.
 pub struct TestRepo {
     tmp: tempfile::TempDir,
@@ -90,7 +158,25 @@ pub struct TestRepo {
 
 impl TestRepo {
     /// Creates `repo/` with `src/lib.rs`, `src/store/mod.rs`, `README.md` and one commit on `main`.
+    ///
+    /// Real git makes that repository once per test-binary run ([`Template`]); each test gets a
+    /// copy of its files, then `git update-index --refresh` gives the copy's index its own stat
+    /// data, as `git commit` left it (commits and dates are fixed, so the copy is what `git init`,
+    /// `add` and `commit` would make here: one process instead of three).
     pub fn new() -> Self {
+        let repo = Self::dirs();
+        TEMPLATE
+            .get_or_init(|| {
+                let made = Self::made_by_git();
+                Template::read(&made.root)
+            })
+            .write(&repo.root);
+        repo.git(&repo.root, &["update-index", "-q", "--refresh"]);
+        repo
+    }
+
+    /// What [`TestRepo::new`] copies: the fixture made by `git init`, `add` and `commit`.
+    fn made_by_git() -> Self {
         let repo = Self::empty();
         repo.write(&repo.root, "src/lib.rs", "pub fn lib() {}\n");
         repo.write(&repo.root, "src/store/mod.rs", "pub fn store() {}\n");
@@ -102,6 +188,13 @@ impl TestRepo {
 
     /// Creates `repo/` with `git init` and no commit.
     pub fn empty() -> Self {
+        let repo = Self::dirs();
+        repo.git(&repo.root, &["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    /// A temporary directory with an empty `repo/`, `tmp/` and `home/` with its `.gitconfig`.
+    fn dirs() -> Self {
         let tmp = temp_dir();
         // Canonical path: macOS /var vs /private/var, and paths git prints.
         let base = tmp.path().canonicalize().expect("canonical temp dir");
@@ -115,9 +208,7 @@ impl TestRepo {
             "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n",
         )
         .unwrap();
-        let repo = TestRepo { tmp, root, home };
-        repo.git(&repo.root, &["init", "-q", "-b", "main"]);
-        repo
+        TestRepo { tmp, root, home }
     }
 
     /// The main worktree.
