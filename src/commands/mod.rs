@@ -243,6 +243,23 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
         crate::recover::abandoned::repair_abandoned_starts(&ctx.repo, &ctx.settings);
     }
     let done = dispatch(ctx, command);
+    // A patch-mode task that no longer guards the main worktree (dropped, removed, merged)
+    // leaves it to the user's own hooks: git-task's pointer there goes.
+    if matches!(
+        command,
+        Command::Drop(_)
+            | Command::Remove(_)
+            | Command::Merge(_)
+            | Command::Revert(_)
+            | Command::Queue(_)
+            | Command::Sweep(_)
+    ) {
+        if let Err(err) = crate::hooks::patch::release_main(&ctx.repo) {
+            ctx.out.warn(format_args!(
+                "could not take git-task's hooks pointer away from the main worktree: {err}"
+            ));
+        }
+    }
     // The command's refs are written (or it failed): its packs may be repacked now.
     crate::git::pack::release();
     done

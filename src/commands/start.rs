@@ -324,6 +324,10 @@ pub fn run(ctx: &Ctx, args: &StartArgs) -> CmdResult {
     match start::start(&ctx.repo, &ctx.settings, &opts, &mut progress) {
         Ok(Started::Created(record)) => {
             crate::audit::watch_base(&ctx.repo, &record.state);
+            // A patch-mode task guards the main worktree as a task worktree is guarded.
+            if record.state.mode == crate::task::Mode::Patch {
+                crate::hooks::patch::guard_main(&ctx.repo)?;
+            }
             let mut report = StartReport::new(&record, true);
             report.overlaps = crate::overlaps::contract_neighbours(&ctx.repo, &record)?;
             if let Ok(base) = ctx.repo.rev_parse_commit(&record.state.base_commit) {

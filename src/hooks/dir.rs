@@ -450,3 +450,44 @@ pub(super) fn remember_dir(repo: &Repo, dir: &std::path::Path) -> Result<()> {
     })
     .map_err(|e| Error::repo(format!("could not write '{}'", path.display()), e))
 }
+
+/// Moves every hook left in `from` (git-task's own directory of a worktree, its shims gone)
+/// into `to`: where nothing is, or, beside git-task's shim there, as the hook that shim chains
+/// (`<name>.git-task-chained`) when none is chained yet. What has no free place stays; `from`
+/// goes when it is left empty.
+pub(super) fn move_foreign(from: &Path, to: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if !e.file_type().is_ok_and(|t| t.is_file())
+            || read_text(&path).is_some_and(|t| scripts::is_ours(&t))
+        {
+            continue;
+        }
+        let target = to.join(e.file_name());
+        let dest = if !exists(&target) {
+            target
+        } else if read_text(&target).is_some_and(|t| scripts::is_ours(&t))
+            && !exists(&chained_path(&target))
+        {
+            chained_path(&target)
+        } else {
+            continue;
+        };
+        std::fs::create_dir_all(to).context(|| format!("could not create '{}'", to.display()))?;
+        std::fs::rename(&path, &dest).context(|| {
+            format!(
+                "could not move '{}' to '{}'",
+                path.display(),
+                dest.display()
+            )
+        })?;
+    }
+    let _ = std::fs::remove_dir(from);
+    if let Some(parent) = from.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(())
+}

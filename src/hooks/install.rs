@@ -344,7 +344,7 @@ pub fn uninstall(repo: &Repo) -> Result<Outcome<UninstallAction>> {
 /// Turns `extensions.worktreeConfig` off when `install` turned it on and no worktree has a
 /// `config.worktree` any more (another use of per-worktree config, a sparse task worktree,
 /// keeps it on); returns whether it did.
-fn release_worktree_config(repo: &Repo) -> Result<bool> {
+pub(super) fn release_worktree_config(repo: &Repo) -> Result<bool> {
     if repo.config_bool(ADDED_WORKTREE_CONFIG_KEY) != Some(true) {
         return Ok(false);
     }
@@ -375,6 +375,11 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     };
     let rel = match &layout {
         Layout::Relative(rel) if !configured => rel.clone(),
+        // The main worktree's own directory under a shared layout: pointed at while a
+        // patch-mode task guards it.
+        Layout::Shared(_) if !configured && dir != main_dir(repo, &layout) => {
+            scripts::CHAIN_REPOSITORY.to_owned()
+        }
         _ => String::new(),
     };
     let main_settings = scripts::Settings {
@@ -398,6 +403,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
                     chain: worktrees::chain(
                         &layout,
                         worktrees::points(repo, &wt, &layout, configured && active),
+                        false,
                     ),
                     ..settings.clone()
                 },

@@ -48,3 +48,77 @@ pub fn lift(record: &Record) -> Result<bool> {
         _ => Ok(false),
     }
 }
+
+/// Whether a patch-mode task guards the main worktree now: its active mark there names a
+/// patch-mode task that still guards ([`guards`]). A few file reads.
+pub fn guards_main(repo: &crate::git::Repo) -> bool {
+    let Some(mark) = crate::resolve::read_mark_file(repo.common_dir()) else {
+        return false;
+    };
+    if mark.branch.is_some() {
+        return false;
+    }
+    matches!(
+        crate::record::load(repo, &mark.id),
+        Ok(Some(r)) if r.state.mode == Mode::Patch && guards(r.state.status)
+    )
+}
+
+/// Points the main worktree at git-task's own hooks directory of it while a patch-mode task
+/// guards it, as a task worktree is (see [`super::worktrees::points`]): on git older than 2.54,
+/// where a hook manager installed since (husky setting `core.hooksPath`, lefthook rewriting
+/// `.git/hooks`) would otherwise turn the check off there. The shims there run the hook of the
+/// directory the repository's config names when they run, then the check. Nothing when the
+/// hooks are not installed, are defined in config, or the main worktree is pointed already.
+pub fn guard_main(repo: &crate::git::Repo) -> Result<()> {
+    if repo.is_bare() || !guards_main(repo) || super::config_hooks::active(repo) {
+        return Ok(());
+    }
+    let layout = super::layout(repo);
+    let Some(settings) = super::worktrees::installed_settings(repo, &layout) else {
+        return Ok(());
+    };
+    let main = main_worktree(repo)?;
+    if !super::worktrees::points(repo, &main, &layout, false) {
+        return Ok(());
+    }
+    super::worktrees::install(repo, &main, &layout, &settings, false, false)?;
+    Ok(())
+}
+
+/// Takes away the pointer [`guard_main`] set once no patch-mode task guards the main worktree
+/// (dropped, reverted and dropped, merged, removed), with git-task's directory of it and, when
+/// git-task turned it on for that alone, `extensions.worktreeConfig`: the main worktree runs
+/// the user's hooks as before. Returns whether it did.
+pub fn release_main(repo: &crate::git::Repo) -> Result<bool> {
+    if repo.is_bare() {
+        return Ok(false);
+    }
+    let common = repo.common_dir();
+    let own = super::own_dir(common, common);
+    let ours = super::worktrees::points_here(common, &own)
+        && super::dir::settings_in(&own)
+            .is_some_and(|s| s.chain == super::scripts::CHAIN_REPOSITORY);
+    if !ours || guards_main(repo) {
+        return Ok(false);
+    }
+    let main = main_worktree(repo)?;
+    super::worktrees::uninstall(repo, &main)?;
+    // A manager run in the main worktree meanwhile (`lefthook install`) wrote its hooks where
+    // the pointer led, git-task's directory: they go where it would have written them without
+    // the pointer, so that they keep running (beside git-task's shim there, as the hook it
+    // chains, when that is where git-task's is).
+    if let super::Layout::Shared(dir) = super::layout(repo) {
+        super::dir::move_foreign(&own, &dir)?;
+    }
+    super::install::release_worktree_config(repo)?;
+    Ok(true)
+}
+
+fn main_worktree(repo: &crate::git::Repo) -> Result<super::worktrees::Worktree> {
+    Ok(super::worktrees::Worktree {
+        path: repo.main_worktree()?,
+        git_dir: repo.common_dir().to_path_buf(),
+        main: true,
+    })
+}

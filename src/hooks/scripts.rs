@@ -67,6 +67,18 @@ const V3_PRE_COMMIT: &str = include_str!("v3/pre-commit");
 const V3_POST_CHECKOUT: &str = include_str!("v3/post-checkout");
 const V3_REFERENCE_TRANSACTION: &str = include_str!("v3/reference-transaction");
 
+/// The shims of version 4 (a chain that is always a fixed directory), likewise.
+const V4_PRE_COMMIT: &str = include_str!("v4/pre-commit");
+const V4_POST_CHECKOUT: &str = include_str!("v4/post-checkout");
+const V4_REFERENCE_TRANSACTION: &str = include_str!("v4/reference-transaction");
+/// The pass-through hook of version 2 (a fixed directory), likewise.
+const V2_PASS_THROUGH: &str = include_str!("v2/pass-through");
+
+/// The chain setting of the shims in git-task's own directory of the main worktree, pointed at
+/// while a patch-mode task guards it: the directory the repository's own config names, looked
+/// up when the hook runs (a hook manager may have changed it since).
+pub const CHAIN_REPOSITORY: &str = "@";
+
 /// The line that identifies a shim as git-task's (its second line starts with it).
 pub const MARKER: &str = "# git-task ";
 const BIN_LINE: &str = "git_task_bin=";
@@ -144,27 +156,49 @@ pub fn parse(text: &str) -> Option<Settings> {
 /// Returns whether `text` is exactly a shim `kind` of this or an earlier version with some
 /// settings (not edited): one `install` may replace without `--force`.
 pub fn is_pristine(kind: HookKind, text: &str) -> bool {
-    let (v1, v2, v3) = match kind {
-        HookKind::PreCommit => (Some(V1_PRE_COMMIT), V2_PRE_COMMIT, V3_PRE_COMMIT),
-        HookKind::PostCheckout => (Some(V1_POST_CHECKOUT), V2_POST_CHECKOUT, V3_POST_CHECKOUT),
-        HookKind::ReferenceTransaction => {
-            (None, V2_REFERENCE_TRANSACTION, V3_REFERENCE_TRANSACTION)
-        }
+    let (v1, v2, v3, v4) = match kind {
+        HookKind::PreCommit => (
+            Some(V1_PRE_COMMIT),
+            V2_PRE_COMMIT,
+            V3_PRE_COMMIT,
+            V4_PRE_COMMIT,
+        ),
+        HookKind::PostCheckout => (
+            Some(V1_POST_CHECKOUT),
+            V2_POST_CHECKOUT,
+            V3_POST_CHECKOUT,
+            V4_POST_CHECKOUT,
+        ),
+        HookKind::ReferenceTransaction => (
+            None,
+            V2_REFERENCE_TRANSACTION,
+            V3_REFERENCE_TRANSACTION,
+            V4_REFERENCE_TRANSACTION,
+        ),
     };
     parse(text).is_some_and(|s| {
         render(kind, &s) == text
+            || fill(v4, &s) == text
             || fill(v3, &s) == text
             || fill(v2, &s) == text
             || v1.is_some_and(|v1| fill(v1, &s) == text)
     })
 }
 
-/// Returns whether `text` is a pass-through hook of this version with some chain, not edited.
+/// Returns whether `text` is a pass-through hook of this or an earlier version with some chain,
+/// not edited.
 pub fn is_pristine_pass_through(text: &str) -> bool {
     text.lines()
         .find_map(|l| l.strip_prefix(CHAIN_LINE))
         .and_then(sh_unquote)
-        .is_some_and(|chain| render_pass_through(&chain) == text)
+        .is_some_and(|chain| {
+            render_pass_through(&chain) == text
+                || V2_PASS_THROUGH.replacen(
+                    DEFAULT_CHAIN_LINE,
+                    &format!("{CHAIN_LINE}{}", sh_quote(&chain)),
+                    1,
+                ) == text
+        })
 }
 
 /// Quotes `s` for a POSIX shell, always with single quotes.
@@ -224,6 +258,9 @@ mod tests {
             (HookKind::PostCheckout, V2_POST_CHECKOUT),
             (HookKind::ReferenceTransaction, V2_REFERENCE_TRANSACTION),
             (HookKind::PreCommit, V3_PRE_COMMIT),
+            (HookKind::PreCommit, V4_PRE_COMMIT),
+            (HookKind::PostCheckout, V4_POST_CHECKOUT),
+            (HookKind::ReferenceTransaction, V4_REFERENCE_TRANSACTION),
             (HookKind::PostCheckout, V3_POST_CHECKOUT),
             (HookKind::ReferenceTransaction, V3_REFERENCE_TRANSACTION),
         ] {

@@ -171,7 +171,7 @@ pub fn install(
         }
     }
     let settings = scripts::Settings {
-        chain: chain(layout, point),
+        chain: chain(layout, point, wt.main),
         ..settings.clone()
     };
     outcome.hooks = super::dir::install_in_dir(&own, &settings, force)?;
@@ -190,7 +190,13 @@ pub fn install(
             Layout::Shared(dir) => vec![dir.clone()],
             Layout::Disabled => Vec::new(),
         };
-        write_pass_through(&sources, &own, &settings.chain)?;
+        if settings.chain == scripts::CHAIN_REPOSITORY {
+            // The directory the repository names may change while the pointer stands (a
+            // manager installed since): every hook passes through.
+            write_pass_through(&[], &own, &settings.chain)?;
+        } else {
+            write_pass_through(&sources, &own, &settings.chain)?;
+        }
         if !points_here(&wt.git_dir, &own) {
             config::set_in_file(&cfg, "core.hooksPath", &own.display().to_string())?;
         }
@@ -217,7 +223,9 @@ pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout, configured: bool) -> 
     }
     match layout {
         Layout::Relative(_) => true,
-        Layout::Shared(_) => !wt.main && can_point(repo),
+        // The main worktree only while a patch-mode task guards it (its own hooks are the
+        // user's, whose manager may change where they are).
+        Layout::Shared(_) => (!wt.main || super::patch::guards_main(repo)) && can_point(repo),
         Layout::Disabled => false,
     }
 }
@@ -245,10 +253,15 @@ pub fn can_point(repo: &Repo) -> bool {
 /// The directory whose hooks the shims in `wt`'s own directory run first: the relative
 /// `core.hooksPath` (under the worktree's top), or the shared directory by its absolute path
 /// (the shims then run what a manager put there, or the hook git-task's shim there chained).
-/// Empty when the worktree is not pointed there: its own `<name>.git-task-chained` then.
-pub fn chain(layout: &Layout, point: bool) -> String {
+/// Empty when the worktree is not pointed there: its own `<name>.git-task-chained` then. The
+/// main worktree, pointed under a shared one while a patch-mode task guards it, chains to
+/// whatever directory the repository's config names when the hook runs
+/// ([`scripts::CHAIN_REPOSITORY`]): a manager that sets `core.hooksPath` meanwhile still has
+/// its hooks run there.
+pub fn chain(layout: &Layout, point: bool, main: bool) -> String {
     match layout {
         Layout::Relative(rel) => rel.clone(),
+        Layout::Shared(_) if point && main => scripts::CHAIN_REPOSITORY.to_owned(),
         Layout::Shared(dir) if point => crate::git::absolute(dir).display().to_string(),
         _ => String::new(),
     }
@@ -373,11 +386,12 @@ fn copy_generated(repo: &Repo, wt: &Worktree, rel: &str) -> Result<Option<String
 /// and `wt` resolve it), except the ones git-task handles.
 fn write_pass_through(sources: &[PathBuf], own: &Path, chain: &str) -> Result<()> {
     let text = scripts::render_pass_through(chain);
+    let every = chain == scripts::CHAIN_REPOSITORY;
     for name in GIT_HOOKS {
         if HookKind::ALL.iter().any(|k| k.name() == *name) {
             continue;
         }
-        if !sources.iter().any(|d| super::is_executable(&d.join(name))) {
+        if !every && !sources.iter().any(|d| super::is_executable(&d.join(name))) {
             continue;
         }
         let path = own.join(name);
@@ -399,21 +413,7 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
         return Ok(None);
     };
     let layout = super::layout(repo);
-    // The config hooks' shims first (git >= 2.54), else the hooks directory's.
-    let registered = super::config_hooks::registered(repo, super::scripts::HookKind::PreCommit)
-        .and_then(|path| super::dir::read_text(&path))
-        .and_then(|t| super::scripts::parse(&t));
-    // Wherever an install put them: the hooks directory may have moved since (a hook manager
-    // set core.hooksPath), and the new worktree is set up for where it is now.
-    let Some(settings) = registered
-        .or_else(|| super::dir::installed_settings(repo, &layout))
-        .or_else(|| {
-            let common = repo.common_dir();
-            let mut dirs = vec![common.join("hooks"), super::own_dir(common, common)];
-            dirs.extend(super::dir::remembered_dirs(repo));
-            dirs.iter().find_map(|d| super::dir::settings_in(d))
-        })
-    else {
+    let Some(settings) = installed_settings(repo, &layout) else {
         return Ok(Some(git_dir));
     };
     let wt = Worktree {
@@ -424,4 +424,22 @@ pub fn prepare(repo: &Repo, worktree: &Path) -> Result<Option<PathBuf>> {
     let configured = super::config_hooks::active(repo);
     install(repo, &wt, &layout, &settings, false, configured)?;
     Ok(Some(git_dir))
+}
+
+/// The settings of the installed shims, `None` when the hooks are not installed: the config
+/// hooks' (git >= 2.54), else the hooks directory's wherever an install put them (the hooks
+/// directory may have moved since: a hook manager set core.hooksPath). The chain is the
+/// caller's to set.
+pub(super) fn installed_settings(repo: &Repo, layout: &Layout) -> Option<scripts::Settings> {
+    let registered = super::config_hooks::registered(repo, HookKind::PreCommit)
+        .and_then(|path| super::dir::read_text(&path))
+        .and_then(|t| scripts::parse(&t));
+    registered
+        .or_else(|| super::dir::installed_settings(repo, layout))
+        .or_else(|| {
+            let common = repo.common_dir();
+            let mut dirs = vec![common.join("hooks"), super::own_dir(common, common)];
+            dirs.extend(super::dir::remembered_dirs(repo));
+            dirs.iter().find_map(|d| super::dir::settings_in(d))
+        })
 }

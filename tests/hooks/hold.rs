@@ -305,3 +305,141 @@ fn dulwich_in_the_main_worktree_of_a_patch_task_is_judged_with_a_hooks_path_set(
         nothing_left(&repo, &[]);
     }
 }
+
+/// The main worktree's `config.worktree` value of `core.hooksPath`, if any.
+fn main_pointer(repo: &TestRepo) -> Option<String> {
+    let file = repo.root().join(".git/config.worktree");
+    let run = repo.git_run(
+        repo.root(),
+        &["config", "--file", file.to_str().unwrap(), "core.hooksPath"],
+    );
+    (run.code == 0).then(|| run.stdout.trim().to_owned())
+}
+
+/// A patch-mode task guards the main worktree like a task worktree: installed before or after
+/// git-task (husky setting `core.hooksPath`, lefthook rewriting `.git/hooks`), a manager never
+/// turns the check off there (on git older than 2.54 the main worktree's `config.worktree`
+/// points `core.hooksPath` at git-task's own directory while the task guards it, and the shims
+/// there run the hook the repository's own config names now, once); dropping or removing the
+/// task takes the pointer away (the manager's hook alone runs, once), and `uninstall` leaves
+/// nothing.
+#[cfg(unix)]
+#[test]
+fn a_patch_task_in_the_main_worktree_outlives_a_manager_in_either_order() {
+    let test = "a_patch_task_in_the_main_worktree_outlives_a_manager";
+    let (Some(husky), Some(lefthook)) = (
+        tools::require("husky", test),
+        tools::require("lefthook", test),
+    ) else {
+        return;
+    };
+    let config_hooks = tools::git_runs_config_hooks();
+    for (manager, first) in [
+        ("husky", true),
+        ("husky", false),
+        ("lefthook", true),
+        ("lefthook", false),
+    ] {
+        let repo = TestRepo::new();
+        let root = repo.root().to_path_buf();
+        let (log, fail) = (repo.base().join("hooks.log"), repo.base().join("fail"));
+        let set_up = |repo: &TestRepo| -> OsString {
+            if manager == "husky" {
+                return super::managers::husky_repo(repo, &husky, &log, &fail);
+            }
+            let path = tools::path_with_tools(&[&lefthook]);
+            repo.write(
+                repo.root(),
+                "lefthook.yml",
+                &format!(
+                    "pre-commit:\n  commands:\n    log:\n      run: echo \"lefthook $(pwd)\" >> '{}' && [ ! -e '{}' ]\n",
+                    log.display(),
+                    fail.display()
+                ),
+            );
+            repo.git(repo.root(), &["add", "-A"]);
+            repo.git(repo.root(), &["commit", "-q", "-m", "lefthook"]);
+            let run =
+                tools::run_with_path(repo, "sh", repo.root(), &path, &["-c", "lefthook install"]);
+            assert_eq!(run.code, 0, "{run}");
+            path
+        };
+        let mut path = tools::path_with_tools(&[]);
+        if first {
+            path = set_up(&repo);
+        }
+        repo.task_root(&["hooks", "install"]).ok();
+        repo.task_root(&["start", "--mode", "patch", "p", "--forbid", "src/store/**"])
+            .ok();
+        if !first {
+            path = set_up(&repo);
+            let list = repo.task_root(&["list"]).ok();
+            if manager == "lefthook" && !config_hooks {
+                // lefthook run in the main worktree writes its hooks where its core.hooksPath
+                // points, git-task's directory, over git-task's: a commit is refused loudly,
+                // every command says so, and `hooks install` puts lefthook's hook behind the
+                // check.
+                assert!(
+                    list.stderr
+                        .contains("commits in the main worktree (patch-mode task 'p')"),
+                    "{list}"
+                );
+                assert!(list.stderr.contains("git task hooks install"), "{list}");
+                let before = super::head(&repo, &root);
+                repo.write(&root, "src/store/mod.rs", "// forbidden\n");
+                git(&repo, &root, &path, &["add", "-A"]);
+                let run = git(&repo, &root, &path, &["commit", "-q", "-m", "violation"]);
+                assert_ne!(run.code, 0, "{run}");
+                assert!(run.stderr.contains("git task hooks install"), "{run}");
+                assert_eq!(super::head(&repo, &root), before);
+                super::restore_from_head(&repo, &root, "src/store/mod.rs");
+                repo.task_root(&["hooks", "install"]).ok();
+            } else {
+                // Every command says the check holds: no warning about this worktree.
+                assert!(!list.stderr.contains("warning"), "{manager}: {list}");
+            }
+        }
+        let tag = format!("{manager} first={first}");
+        if config_hooks {
+            assert_eq!(main_pointer(&repo), None, "{tag}");
+        } else {
+            assert_eq!(
+                main_pointer(&repo).as_deref(),
+                Some(root.join(".git/git-task/hooks").to_str().unwrap()),
+                "{tag}"
+            );
+        }
+        let status = repo.task_root(&["status", "p"]).ok();
+        assert!(!status.stderr.contains("warning"), "{tag}: {status}");
+        // Refused with the report, the manager's hook ran once; a clean commit goes through.
+        super::managers::both_run_in(&repo, &root, &path, manager, &log, &fail);
+        let seen = |log: &Path| logged(log, manager, &root);
+        if first {
+            repo.task_root(&["drop", "p"]).ok();
+        } else {
+            repo.task_root(&["remove", "p"]).ok();
+        }
+        // The guard's pointer goes; the one a relative core.hooksPath at install time needs
+        // (husky first) stays, as every worktree's does.
+        let stays = !config_hooks && manager == "husky" && first;
+        assert_eq!(
+            main_pointer(&repo).is_some(),
+            stays,
+            "{tag}: the guard is lifted"
+        );
+        // The user's own commit: free, and the manager's hook runs once.
+        let before = seen(&log);
+        repo.write(&root, "src/store/mod.rs", "// the user's\n");
+        git(&repo, &root, &path, &["add", "-A"]);
+        let run = git(&repo, &root, &path, &["commit", "-q", "-m", "mine"]);
+        assert_eq!(run.code, 0, "{tag}: {run}");
+        assert_eq!(seen(&log), before + 1, "{tag}");
+        repo.task_root(&["hooks", "uninstall"]).ok();
+        nothing_left(&repo, &[]);
+        repo.write(&root, "src/store/mod.rs", "// after\n");
+        let run = git(&repo, &root, &path, &["commit", "-q", "-am", "after"]);
+        assert_eq!(run.code, 0, "{tag}: {run}");
+        assert_eq!(seen(&log), before + 2, "{tag}");
+        repo.fsck();
+    }
+}

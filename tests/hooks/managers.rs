@@ -196,7 +196,7 @@ pub(super) fn husky_repo(repo: &TestRepo, husky: &Path, log: &Path, fail: &Path)
     let run = sh(repo, repo.root(), &path, "node_modules/.bin/husky");
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(
-        repo.git(repo.root(), &["config", "core.hooksPath"]),
+        repo.git(repo.root(), &["config", "--local", "core.hooksPath"]),
         ".husky/_"
     );
     repo.write(
