@@ -290,6 +290,18 @@ fn merge_again(task: &str) -> Call {
     Call::new("merge").arg("ids", vec![task.to_owned()])
 }
 
+/// The target's tips before and after a landing that only wrote new squash commits on top of
+/// it (what lets the post-merge forecast reuse what it knew of the tip before).
+fn squashed(landed: &Landed) -> Option<(crate::git::ObjectId, crate::git::ObjectId)> {
+    if !landed.tasks.iter().all(|t| t.strategy == Strategy::Squash) {
+        return None;
+    }
+    Some((
+        landed.old_tip.as_deref()?.parse().ok()?,
+        landed.new_tip.as_deref()?.parse().ok()?,
+    ))
+}
+
 /// For uncommitted work, the task's whole verdict when part of what it changed breaks its
 /// contract: `commit` would leave that part behind, so the way out puts it back first.
 fn outside_contract(ctx: &Ctx, refusal: &Refusal) -> Option<crate::contract::Verdict> {
@@ -701,7 +713,8 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> CmdResult {
             let now_conflicting = match &remote {
                 Some(_) => Vec::new(),
                 None => {
-                    crate::overlaps::conflicting_with(&ctx.repo, &landed.into).unwrap_or_default()
+                    crate::overlaps::conflicting_with(&ctx.repo, &landed.into, squashed(&landed))
+                        .unwrap_or_default()
                 }
             };
             let done = emit(

@@ -14,6 +14,13 @@
 //! means no path is in both sets. The answer is `MayOverlap` past a state bound, when a set could
 //! not be compiled exactly, or when the path found is one git refuses in a spelling the search
 //! does not know (`git~1`): never a false `Disjoint`.
+//!
+//! Before any search, each set's *hulls* are compared: the literal directory prefixes its
+//! `allowed` rules start with ([`hull`]), one hull per level that restricts `allowed`. Every path
+//! of a set lies at or below one prefix of each of its hulls, so two sets with hulls that share
+//! no prefix line (neither prefix is the other's directory) share no path: `Disjoint` without a
+//! search. The overlaps index (`crate::overlaps::index`) keeps each live task's hull so that
+//! `start` looks only at the tasks whose hull meets the new one's.
 
 use super::glob;
 use super::Effective;
@@ -58,6 +65,9 @@ pub struct PathSet {
     /// A table was too large to build and was left out: the set is a superset of the real one,
     /// so only `Disjoint` answers stay exact.
     approx: bool,
+    /// One [`hull`] per level that restricts `allowed`: every path of the set is at or below a
+    /// prefix of each.
+    hulls: Vec<Vec<String>>,
 }
 
 impl PathSet {
@@ -69,11 +79,13 @@ impl PathSet {
         let mut set = PathSet {
             tables: Vec::new(),
             approx: false,
+            hulls: Vec::new(),
         };
         let mut forbidden = Vec::new();
         for (allowed, forbid) in levels {
             if !allowed.is_empty() {
                 set.add(&regexes(allowed, ignore_case)?, true);
+                set.hulls.push(hull(allowed, ignore_case));
             }
             for rule in forbid {
                 forbidden.push(regexes(std::slice::from_ref(rule), ignore_case)?);
@@ -101,9 +113,16 @@ impl PathSet {
         let mut set = PathSet {
             tables: Vec::new(),
             approx: false,
+            hulls: vec![hull(rules, ignore_case)],
         };
         set.add(&regexes(rules, ignore_case)?, true);
         Ok(set)
+    }
+
+    /// Whether some path of this set may lie at or below a prefix of `other` (a [`hull`]):
+    /// `false` only when none can.
+    pub fn may_meet(&self, other: &[String]) -> bool {
+        self.hulls.iter().all(|h| hulls_meet(h, other))
     }
 
     /// Adds the table of `regexes`, unless the same one is there already.
@@ -137,6 +156,9 @@ pub enum Overlap {
 /// Returns whether a path is in both sets: exact where it can be, `MayOverlap` when in doubt
 /// (never a false `Disjoint`).
 pub fn intersect(a: &PathSet, b: &PathSet) -> Overlap {
+    if !b.hulls.iter().all(|h| a.may_meet(h)) {
+        return Overlap::Disjoint;
+    }
     let tables: Vec<&Table> = std::iter::once(tracker())
         .chain(protected())
         .chain(a.tables.iter().map(|t| &**t))
@@ -165,6 +187,52 @@ pub fn intersect(a: &PathSet, b: &PathSet) -> Overlap {
             _ => Overlap::MayOverlap,
         },
     }
+}
+
+/// Returns the literal directory prefixes `rules` (contract rules as written) start with: every
+/// path a rule matches is that prefix or below it. A rule with no literal leading component (`**`,
+/// `*.lock`, a name with no `/`, which matches at any depth) gives `""`, the whole repository.
+/// Components stop at the first glob character (`*?[]{}` and `\`); with `ignore_case` the prefix
+/// is folded to ASCII lower case and stops before a component that is not ASCII (Unicode case
+/// folding matches `ſ` for `s`: such a prefix could miss a path). Sorted, without duplicates.
+pub fn hull(rules: &[String], ignore_case: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for rule in rules {
+        for one in glob::expand(rule) {
+            let mut prefix = String::new();
+            for part in one.split('/') {
+                if part.contains(['*', '?', '[', ']', '{', '}', '\\'])
+                    || (ignore_case && !part.is_ascii())
+                {
+                    break;
+                }
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                match ignore_case {
+                    true => prefix.push_str(&part.to_ascii_lowercase()),
+                    false => prefix.push_str(part),
+                }
+            }
+            out.push(prefix);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether two hulls ([`hull`]) have prefixes on one line: equal, or one the other's directory
+/// (`""` is every path's).
+pub fn hulls_meet(a: &[String], b: &[String]) -> bool {
+    let on_line = |p: &str, q: &str| {
+        p.is_empty()
+            || q.is_empty()
+            || p == q
+            || q.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
+            || p.strip_prefix(q).is_some_and(|r| r.starts_with('/'))
+    };
+    a.iter().any(|p| b.iter().any(|q| on_line(p, q)))
 }
 
 /// Returns the globset regexes of `rules`, each expanded as [`glob::Patterns`] expands it.
@@ -944,5 +1012,51 @@ mod tests {
             "{disjoint} disjoint, {overlap} overlap"
         );
         assert_eq!(may, 0, "may-overlap answers");
+    }
+
+    #[test]
+    fn hulls_are_the_literal_directory_prefixes() {
+        let h = |list: &[&str], ic| hull(&rules(list), ic);
+        assert_eq!(
+            h(&["src/api/**", "tests/*.rs"], false),
+            ["src/api", "tests"]
+        );
+        assert_eq!(
+            h(&["src/db"], false),
+            ["src/db"],
+            "a directory covers itself and below"
+        );
+        assert_eq!(h(&["/Cargo.lock"], false), ["Cargo.lock"]);
+        for anywhere in [
+            "**",
+            "*.lock",
+            "node_modules",
+            "**/x/**",
+            "*/x",
+            "{a,b}/x",
+            "\\*/x",
+        ] {
+            assert_eq!(h(&[anywhere], false), [""], "{anywhere}");
+        }
+        assert_eq!(h(&["Src/API/**"], true), ["src/api"]);
+        assert_eq!(
+            h(&["src/\u{17f}ub/**"], true),
+            ["src"],
+            "not ASCII: folding could miss"
+        );
+        assert_eq!(h(&["src/\u{17f}ub/**"], false), ["src/\u{17f}ub"]);
+        let meet = |a: &[&str], b: &[&str]| hulls_meet(&rules(a), &rules(b));
+        assert!(meet(&["src"], &["src/api"]) && meet(&["src/api"], &["src"]));
+        assert!(meet(&[""], &["x"]) && meet(&["a", "b"], &["b"]));
+        assert!(!meet(&["src/api"], &["src/apix"]) && !meet(&["bg/b1"], &["bg/b2"]));
+        // Disjoint hulls decide without a search, even where the search alone would give up.
+        let (a, b) = (allowed(&["bg/b1/**"]), allowed(&["bg/b2/**", "other/*.rs"]));
+        assert_eq!(intersect(&a, &b), Overlap::Disjoint);
+        assert_eq!(
+            intersect(&allowed(&["bg/**"]), &allowed(&["*.rs"])),
+            Overlap::Overlap {
+                witness: "bg/a.rs".into()
+            }
+        );
     }
 }

@@ -30,6 +30,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 pub mod cache;
+pub mod index;
 
 /// One live task as the forecast sees it.
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -180,29 +181,71 @@ pub struct Neighbour {
 
 /// Returns the other active tasks whose contracts allow a path `record`'s contract allows (what
 /// `start` warns about): decided on the globs alone, so it costs no checkout and no merge.
+///
+/// Only the tasks whose contract can meet `record`'s are read: the overlaps index
+/// ([`index`]) keeps, per record tip, each task's status and the literal directory prefixes
+/// its frozen contract allows; a task whose prefixes cannot meet the new contract's is
+/// `Disjoint` without being read (as [`overlap::intersect`] would say). A task whose contract
+/// could not be read (a policy or claims that do not compile) is read and said "may", as before.
 pub fn contract_neighbours(repo: &Repo, record: &Record) -> Result<Vec<Neighbour>> {
     let mine = contract_of(repo, record);
+    // Without a contract of its own, or with claims that cannot be read, every task "may" meet
+    // it: there is nothing to sort out.
+    let Some(set) = mine
+        .as_ref()
+        .filter(|_| crate::claims::of_others(repo, &record.state.task_id()).is_ok())
+    else {
+        let others = live_records(repo, &[])?;
+        return Ok(others
+            .iter()
+            .filter(|o| o.state.id != record.state.id)
+            .filter_map(|o| neighbour(repo, mine.as_ref(), o))
+            .collect());
+    };
+    let mut idx = index::Index::load(repo);
+    let mut policies = index::BasePolicies::new(repo);
+    let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for other in live_records(repo, &[])? {
-        if other.state.id == record.state.id {
+    for (id, tip) in index::record_tips(repo)? {
+        seen.insert(id.to_string());
+        if id == record.state.id {
             continue;
         }
-        let found = match (&mine, contract_of(repo, &other)) {
-            (Some(a), Some(b)) => overlap::intersect(a, &b),
-            _ => Overlap::MayOverlap,
+        let meets = match idx.entry(repo, &id, tip)? {
+            Some(e) if e.active => !e.frozen_ok || !policies.ok(e) || set.may_meet(&e.hull),
+            _ => false,
         };
-        let (overlap, example) = match found {
-            Overlap::Disjoint => continue,
-            Overlap::Overlap { witness } => ("yes", Some(witness)),
-            Overlap::MayOverlap => ("may", None),
+        if !meets {
+            continue;
+        }
+        let Some(other) = index::load_live(repo, &id)? else {
+            continue;
         };
-        out.push(Neighbour {
-            task: other.state.id.to_string(),
-            overlap,
-            example,
-        });
+        if other.state.status != Status::Active {
+            continue;
+        }
+        out.extend(neighbour(repo, mine.as_ref(), &other));
     }
+    idx.save(Some(&seen));
     Ok(out)
+}
+
+/// `other` as a neighbour of a task whose contract is `mine`, if their contracts may meet.
+fn neighbour(repo: &Repo, mine: Option<&PathSet>, other: &Record) -> Option<Neighbour> {
+    let found = match (mine, contract_of(repo, other)) {
+        (Some(a), Some(b)) => overlap::intersect(a, &b),
+        _ => Overlap::MayOverlap,
+    };
+    let (overlap, example) = match found {
+        Overlap::Disjoint => return None,
+        Overlap::Overlap { witness } => ("yes", Some(witness)),
+        Overlap::MayOverlap => ("may", None),
+    };
+    Some(Neighbour {
+        task: other.state.id.to_string(),
+        overlap,
+        example,
+    })
 }
 
 /// The paths a task's effective contract lets it change; `None` when it cannot be read.
@@ -223,30 +266,26 @@ pub struct BaseConflict {
 
 /// Returns the active tasks based on `branch` (full ref name) that conflict with its tip now
 /// (what `merge` names after it lands): each merged alone onto the tip in memory.
-pub fn conflicting_with(repo: &Repo, branch: &str) -> Result<Vec<BaseConflict>> {
+///
+/// Only a task whose committed work can meet the branch's changes since their common ancestor
+/// is merged ([`index::conflicting`]); the others merge cleanly. `squashed`: the branch's tips
+/// before and after a landing that only wrote new commits on top of it (squashes): while the
+/// branch is still at the latter, every other task's merge base with it is the one it had with
+/// the former, and what the index knows of each task against that tip still holds.
+pub fn conflicting_with(
+    repo: &Repo,
+    branch: &str,
+    squashed: Option<(ObjectId, ObjectId)>,
+) -> Result<Vec<BaseConflict>> {
     let Some(tip) = repo.find_ref(branch)? else {
         return Ok(Vec::new());
     };
+    let before = squashed.and_then(|(old, new)| (new == tip).then_some(old));
     let memory = repo.with_objects_in_memory();
-    let mut merger = Merger::new(&memory)?;
-    let mut out = Vec::new();
-    for r in live_records(repo, &[])? {
-        if r.state.mode != Mode::Worktree || r.state.base_branch.as_deref() != Some(branch) {
-            continue;
-        }
-        let Some(task_tip) = repo.find_ref(&r.state.branch)? else {
-            continue;
-        };
-        if let Err(paths) =
-            crate::merge::trial(&mut merger, &r.state.task_id(), tip, task_tip, branch)?
-        {
-            out.push(BaseConflict {
-                task: r.state.id.to_string(),
-                paths,
-            });
-        }
-    }
-    Ok(out)
+    Ok(index::conflicting(repo, &memory, branch, tip, before)?
+        .into_iter()
+        .map(|(task, paths)| BaseConflict { task, paths })
+        .collect())
 }
 
 /// The live tasks to look at: the named ones (each must exist and be live), or every active one.

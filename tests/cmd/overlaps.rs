@@ -267,3 +267,362 @@ fn overlaps_refuses_unknown_and_finished_tasks() {
     let j = repo.task_root(&["overlaps", "--json"]).ok().json();
     assert_eq!(j["tasks"].as_array().unwrap().len(), 1);
 }
+
+// ---- issue 33: the overlaps index (start's warning and merge's forecast look only at the tasks
+// that can meet the new contract or the landed paths; the answers are the full computation's)
+
+/// The tasks `start` named as neighbours.
+fn neighbours(j: &Value) -> Vec<String> {
+    j["overlaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| format!("{} {}", n["task"].as_str().unwrap(), n["overlap"]))
+        .collect()
+}
+
+/// The neighbours of `id` as `overlaps` computes them for every pair (no index), in the form
+/// of [`neighbours`].
+fn forecast_neighbours(repo: &TestRepo, id: &str) -> Vec<String> {
+    let j = repo
+        .task_root(&["overlaps", "--committed", "--json"])
+        .json();
+    let mut out: Vec<String> = j["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["contract"]["overlap"] != "no")
+        .filter(|p| p["tasks"][0] == id || p["tasks"][1] == id)
+        .map(|p| {
+            let other = if p["tasks"][0] == id {
+                &p["tasks"][1]
+            } else {
+                &p["tasks"][0]
+            };
+            format!("{} {}", other.as_str().unwrap(), p["contract"]["overlap"])
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn index_file(repo: &TestRepo) -> std::path::PathBuf {
+    repo.root().join(".git/git-task/overlaps-index")
+}
+
+#[test]
+fn start_names_the_same_neighbours_with_the_index_as_without() {
+    let repo = repo();
+    // Contracts with and without a literal directory prefix: `**`, a name at any depth, a glob
+    // in the first component and no `allowed` at all meet everything; `docs/**` and `src/db/**`
+    // cannot meet `src/api/**`.
+    for (id, allow) in [
+        ("all", vec!["--allow", "**"]),
+        ("anydepth", vec!["--allow", "*.rs"]),
+        ("braces", vec!["--allow", "{src,lib}/api/**"]),
+        ("db", vec!["--allow", "src/db/**"]),
+        ("docs", vec!["--allow", "docs/**"]),
+        ("file", vec!["--allow", "src/api/a.rs"]),
+        ("free", vec![]),
+        ("parent", vec!["--allow", "src"]),
+        ("upper", vec!["--allow", "SRC/api/**"]),
+    ] {
+        repo.start(id, &allow);
+    }
+    for (n, id) in ["new1", "new2"].iter().enumerate() {
+        if n == 1 {
+            // The second start reads the index the first one wrote.
+            assert!(index_file(&repo).is_file());
+        }
+        let j = repo
+            .task_root(&["start", id, "--allow", "src/api/**", "--json"])
+            .ok()
+            .json();
+        let mut got = neighbours(&j);
+        got.sort();
+        let mut want = vec![
+            "all \"yes\"",
+            "anydepth \"yes\"",
+            "braces \"yes\"",
+            "file \"yes\"",
+            "free \"yes\"",
+            "parent \"yes\"",
+        ];
+        if n == 1 {
+            want.push("new1 \"yes\"");
+        }
+        want.sort();
+        assert_eq!(got, want, "{j}");
+        assert_eq!(
+            got,
+            forecast_neighbours(&repo, id),
+            "the full computation agrees"
+        );
+    }
+}
+
+#[test]
+fn a_task_whose_contract_changed_after_the_index_was_written_is_seen_with_the_new_one() {
+    let repo = repo();
+    repo.start("x", &["--allow", "docs/**"]);
+    repo.start("gone", &["--allow", "docs/**"]);
+    let j = repo
+        .task_root(&["start", "y", "--allow", "src/**", "--json"])
+        .ok()
+        .json();
+    assert!(neighbours(&j).is_empty(), "{j}");
+    // `x` is reset with another contract, and `gone` removed and started again with one: both
+    // records move on; the index still holds their old contracts under the old tips.
+    repo.task_root(&[
+        "start",
+        "x",
+        "--reset",
+        "--discard-commits",
+        "--allow",
+        "src/api/**",
+    ])
+    .ok();
+    repo.task_root(&["remove", "gone", "--force"]).ok();
+    repo.start("gone", &["--allow", "src/db/**"]);
+    let j = repo
+        .task_root(&["start", "z", "--allow", "src/**", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        neighbours(&j),
+        ["gone \"yes\"", "x \"yes\"", "y \"yes\""],
+        "{j}"
+    );
+    // A dropped task is not active: the index follows that too.
+    repo.task_root(&["drop", "x"]).ok();
+    let j = repo
+        .task_root(&["start", "w", "--allow", "src/api/**", "--json"])
+        .ok()
+        .json();
+    assert_eq!(neighbours(&j), ["y \"yes\"", "z \"yes\""], "{j}");
+}
+
+#[test]
+fn a_forged_stale_or_deleted_index_hides_no_neighbour() {
+    let repo = repo();
+    repo.start("api", &["--allow", "src/api/**"]);
+    repo.start("docs", &["--allow", "docs/**"]);
+    repo.task_root(&["start", "first", "--allow", "src/**"])
+        .ok();
+    let index = index_file(&repo);
+    let written = std::fs::read_to_string(&index).unwrap();
+    let mut j: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        j["tasks"]["api"]["hull"],
+        serde_json::json!(["src/api"]),
+        "{j}"
+    );
+    let want = ["api \"yes\"", "first \"yes\""];
+    let start = |id: &str| {
+        let j = repo
+            .task_root(&["start", id, "--allow", "src/**", "--json"])
+            .ok()
+            .json();
+        neighbours(&j)
+    };
+    // Forged: `api` said to allow only `zzz/` and to be finished, under a record tip that is not
+    // its record's (an index from another repository, or from before its last event).
+    j["tasks"]["api"]["hull"] = serde_json::json!(["zzz"]);
+    j["tasks"]["api"]["active"] = serde_json::json!(false);
+    j["tasks"]["api"]["record"] = serde_json::json!("1".repeat(40));
+    std::fs::write(&index, j.to_string()).unwrap();
+    assert_eq!(start("s1"), want);
+    // The index written then holds `api` under its real tip and contract again.
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&index).unwrap()).unwrap();
+    assert_eq!(j["tasks"]["api"]["hull"], serde_json::json!(["src/api"]));
+    // Not JSON, an unknown version, a directory in its place, deleted: read as empty.
+    let want = |more: &[&str]| {
+        let mut w: Vec<String> = ["api \"yes\"", "first \"yes\"", "s1 \"yes\""]
+            .iter()
+            .chain(more)
+            .map(|s| s.to_string())
+            .collect();
+        w.sort();
+        w
+    };
+    std::fs::write(&index, "{not json").unwrap();
+    assert_eq!(start("s2"), want(&[]));
+    std::fs::write(&index, written.replace("\"version\":1", "\"version\":99")).unwrap();
+    assert_eq!(start("s3"), want(&["s2 \"yes\""]));
+    std::fs::remove_file(&index).unwrap();
+    assert_eq!(start("s4"), want(&["s2 \"yes\"", "s3 \"yes\""]));
+}
+
+/// What a task does in its worktree.
+type Work = dyn Fn(&TestRepo, &Path);
+
+#[test]
+fn after_a_merge_exactly_the_tasks_that_conflict_among_many_are_named() {
+    let repo = repo();
+    for f in [
+        "lib/l.rs",
+        "docs/d.md",
+        "src/api/deep/e.rs",
+        "old/o1.md",
+        "old/o2.md",
+    ] {
+        repo.write(repo.root(), f, "one\ntwo\nthree\nfour\nfive\n");
+    }
+    commit_all(&repo, repo.root(), "more files");
+    // The landing changes a line, deletes a directory, adds one, and renames another.
+    let landing = repo.start("landing", &[]);
+    edit(&repo, &landing, "src/api/a.rs", "L");
+    repo.git(&landing, &["rm", "-q", "-r", "lib"]);
+    repo.write(&landing, "fresh/new.rs", "new\n");
+    repo.git(&landing, &["mv", "old", "renamed"]);
+    commit_all(&repo, &landing, "lib goes, fresh comes, old is renamed");
+    // Tasks whose work meets the landing's in every way a merge can conflict, and tasks whose
+    // work cannot (each of the many others has its own file under its own directory).
+    let cases: &[(&str, &Work)] = &[
+        // The same line of the same file: a conflict.
+        ("same-line", &|r, d| edit(r, d, "src/api/a.rs", "S")),
+        // The same file, another line: merged cleanly.
+        ("other-line", &|r, d| {
+            let t = r.read(d, "src/api/a.rs").replace("five", "FIVE");
+            r.write(d, "src/api/a.rs", &t);
+            commit_all(r, d, "other line");
+        }),
+        // A file the landing deleted, changed: modify/delete.
+        ("changed-deleted", &|r, d| edit(r, d, "lib/l.rs", "C")),
+        // A file where the landing has a directory, and a directory where it has a file.
+        ("file-dir", &|r, d| {
+            r.git(d, &["rm", "-q", "-r", "src/api"]);
+            r.write(d, "src/api", "a file now\n");
+            commit_all(r, d, "file where a dir was");
+        }),
+        ("file-where-new-dir", &|r, d| {
+            r.write(d, "fresh", "a file\n");
+            commit_all(r, d, "fresh as a file");
+        }),
+        ("dir-where-new-file", &|r, d| {
+            r.write(d, "fresh/new.rs/inner", "a file below\n");
+            commit_all(r, d, "a directory where the landing adds a file");
+        }),
+        // A file added in a directory the landing renamed, and one changed there.
+        ("added-in-renamed", &|r, d| {
+            r.write(d, "old/o3.md", "three\n");
+            commit_all(r, d, "added in old/");
+        }),
+        ("changed-in-renamed", &|r, d| edit(r, d, "old/o1.md", "R")),
+        // Next to the landing's file, untouched by it.
+        ("neighbour-file", &|r, d| edit(r, d, "src/api/b.rs", "N")),
+        ("elsewhere", &|r, d| edit(r, d, "docs/d.md", "E")),
+        ("nothing", &|_, _| {}),
+    ];
+    for (id, work) in cases {
+        let dir = repo.start(id, &[]);
+        work(&repo, &dir);
+    }
+    for k in 0..30 {
+        let id = format!("bg{k:02}");
+        let dir = repo.start(&id, &[]);
+        repo.write(&dir, &format!("bg/{id}/work.txt"), "work\n");
+        commit_all(&repo, &dir, "work");
+    }
+    // `list` fills its cache and a first forecast the index (a merge of `bg00`, reset away).
+    repo.task_root(&["list"]).ok();
+    let before = rev(&repo, "main");
+    repo.task_root(&["merge", "bg00", "--keep", "--no-checks"])
+        .ok();
+    repo.git(repo.root(), &["reset", "-q", "--hard", &before]);
+    let j = repo
+        .task_root(&["merge", "landing", "--keep", "--no-checks", "--json"])
+        .ok()
+        .json();
+    let mut named: Vec<String> = j["now_conflicting"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {}", c["task"].as_str().unwrap(), c["paths"]))
+        .collect();
+    named.sort();
+    // Each task alone against the new tip, as `overlaps` merges it (no index): the same answer.
+    let f = repo
+        .task_root(&["overlaps", "--committed", "--json"])
+        .json();
+    let mut oracle: Vec<String> = f["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| !t["conflicts_with_base"].as_array().unwrap().is_empty())
+        .map(|t| {
+            format!(
+                "{} {}",
+                t["task"].as_str().unwrap(),
+                t["conflicts_with_base"]
+            )
+        })
+        .collect();
+    oracle.sort();
+    assert_eq!(named, oracle, "{j}");
+    let names: Vec<&str> = named.iter().map(|n| n.split(' ').next().unwrap()).collect();
+    for sure in [
+        "changed-deleted",
+        "dir-where-new-file",
+        "file-dir",
+        "file-where-new-dir",
+        "same-line",
+    ] {
+        assert!(names.contains(&sure), "{sure}: {named:?}");
+    }
+    for clean in [
+        "other-line",
+        "neighbour-file",
+        "elsewhere",
+        "nothing",
+        "bg01",
+    ] {
+        assert!(!names.contains(&clean), "{clean}: {named:?}");
+    }
+}
+
+#[test]
+fn the_forecast_after_a_merge_follows_tasks_that_moved_and_a_lost_index() {
+    let repo = repo();
+    let a = repo.start("a", &[]);
+    let b = repo.start("b", &[]);
+    let c = repo.start("c", &[]);
+    edit(&repo, &b, "src/db/c.rs", "B");
+    edit(&repo, &c, "README", "C");
+    edit(&repo, &a, "src/db/c.rs", "A");
+    let j = repo
+        .task_root(&["merge", "a", "--no-checks", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["now_conflicting"][0]["task"], "b", "{j}");
+    // `c` then changes what the next landing changes: the index knew it clean, under its old tip.
+    edit(&repo, &c, "src/api/a.rs", "C");
+    let d = repo.start("d", &[]);
+    edit(&repo, &d, "src/api/a.rs", "D");
+    std::fs::write(index_file(&repo), "[]").unwrap();
+    let j = repo
+        .task_root(&["merge", "d", "--no-checks", "--json"])
+        .ok()
+        .json();
+    let named: Vec<&str> = j["now_conflicting"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["b", "c"], "{j}");
+    // With --merge (the task's own commits land: merge bases can move) the answer is the same.
+    let e = repo.start("e", &[]);
+    edit(&repo, &e, "README", "E");
+    let j = repo
+        .task_root(&["merge", "e", "--merge", "--no-checks", "--json"])
+        .ok()
+        .json();
+    let named: Vec<&str> = j["now_conflicting"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["b", "c"], "{j}");
+}

@@ -1318,3 +1318,49 @@ fn a_dropped_task_starts_again_with_another_contract() {
     assert_eq!(allowed(&repo, "dr2"), ["**"]);
     assert_eq!(record_status(&repo, "dr2"), "active");
 }
+
+// ---- issue 33: the worktree is made without opening every other worktree as a repository
+
+/// The new worktree is on its branch exactly as `git worktree add` leaves one, and a branch
+/// checked out in another worktree is still refused when a worktree is made again for it.
+#[test]
+fn the_task_worktree_is_attached_to_its_branch_and_a_checked_out_branch_is_refused() {
+    let repo = TestRepo::new();
+    let wt = repo.start("x", &["--allow", "src/**"]);
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/task/x"
+    );
+    let list = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    assert!(list.contains("branch refs/heads/task/x"), "{list}");
+    assert_eq!(repo.porcelain(&wt), "", "nothing to commit");
+    repo.write(&wt, "src/new.rs", "x\n");
+    repo.git(&wt, &["add", "src/new.rs"]);
+    repo.git(&wt, &["commit", "-q", "-m", "work", "--no-verify"]);
+    assert_eq!(
+        repo.git(&wt, &["rev-parse", "task/x"]),
+        repo.git(&wt, &["rev-parse", "HEAD"]),
+        "a commit moves the branch"
+    );
+    repo.fsck();
+    // Its worktree goes, and the main worktree takes its branch: making the worktree again
+    // would put the branch in two worktrees.
+    std::fs::remove_dir_all(&wt).unwrap();
+    repo.git(repo.root(), &["worktree", "prune"]);
+    repo.git(repo.root(), &["checkout", "-q", "task/x"]);
+    let r = repo.task_root(&["start", "x", "--reset"]);
+    assert_ne!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("branch 'task/x' is already checked out in the main worktree"),
+        "{}",
+        r.stderr
+    );
+    assert!(!wt.exists(), "no second worktree on task/x");
+    let list = repo.git(repo.root(), &["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        list.matches("branch refs/heads/task/x").count(),
+        1,
+        "{list}"
+    );
+}

@@ -185,13 +185,26 @@ fn add_at(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
     let tree = crate::git::objects::commit_tree(repo, tip)?;
+    // gix refuses a branch checked out elsewhere by opening every worktree as a repository
+    // (its config and all): with a thousand task worktrees that was most of `start`. The same
+    // check reads each worktree's HEAD file here, and the worktree is made detached at the tip
+    // and attached to the branch by writing its HEAD.
+    let branch = match &head {
+        gix::worktree::add::Head::Attached(name) => Some(refuse_checked_out(repo, name)?),
+        gix::worktree::add::Head::Detached(_) => None,
+    };
     let created = retry_while_another_is_added(repo.common_dir(), || {
         repo.inner
-            .prepare_add_worktree(path, head.clone(), interrupt)
+            .prepare_add_worktree(path, gix::worktree::add::Head::Detached(tip), interrupt)
     })
     .context(|| format!("could not create worktree '{}'", path.display()))?
     .persist()
     .context(|| format!("could not create worktree '{}'", path.display()))?;
+    if let Some(branch) = branch {
+        let head_file = created.git_dir().join("HEAD");
+        crate::git::fs::write_atomically(&head_file, format!("ref: {branch}\n").as_bytes())
+            .context(|| format!("could not write '{}'", head_file.display()))?;
+    }
     let mut index = created
         .index_from_tree(&tree)
         .context(|| "could not build the index".into())?;
@@ -294,6 +307,46 @@ fn add_at(
     }
     crate::git::status::dirty::remember_index(path, tip, repo.ignore_files(), &index);
     Ok(())
+}
+
+/// Returns `name` (a local branch) when no worktree has it checked out, as `git worktree add`
+/// and gix refuse one that is: read from each worktree's `HEAD` file.
+fn refuse_checked_out(repo: &Repo, name: &gix::refs::FullName) -> Result<String> {
+    let branch = name.as_bstr().to_string();
+    if !branch.starts_with("refs/heads/") {
+        return Err(Error::repo_msg(format!(
+            "could not create a worktree on '{branch}': not a local branch"
+        )));
+    }
+    let on = |head: &Path| {
+        std::fs::read_to_string(head).is_ok_and(|h| {
+            h.strip_prefix("ref: ")
+                .is_some_and(|r| r.trim_end_matches(['\n', '\r']) == branch)
+        })
+    };
+    let mut at = Vec::new();
+    if on(&repo.common_dir().join("HEAD")) {
+        at.push("the main worktree".to_owned());
+    }
+    if let Ok(entries) = std::fs::read_dir(repo.common_dir().join("worktrees")) {
+        for entry in entries.flatten() {
+            if on(&entry.path().join("HEAD")) {
+                at.push(format!(
+                    "worktree '{}'",
+                    entry.file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
+    match at.is_empty() {
+        true => Ok(branch),
+        false => Err(Error::repo_msg(format!(
+            "branch '{}' is already checked out in {}",
+            branch.trim_start_matches("refs/heads/"),
+            at.join(", ")
+        ))
+        .hint("a branch is checked out in one worktree at a time: switch that worktree to another branch first")),
+    }
 }
 
 /// How often a running checkout reports its progress.

@@ -1,0 +1,488 @@
+//! The overlaps index: what `start`'s overlap warning and `merge`'s post-merge forecast need of
+//! each live task, so that they look closely only at the tasks that can meet the new contract or
+//! the landed paths, and their cost stays flat in the number of live tasks (issue 33).
+//!
+//! Per task, under its **record tip** (a record commit never changes, so an entry is good for as
+//! long as the tip is the record's; a moved tip makes it stale, and it is made again from the
+//! record, read and verified as every command reads it):
+//! - whether it is active, in worktree mode, its base and branch;
+//! - the [`hull`](crate::contract::overlap::hull) of its frozen contract's `allowed` rules (every
+//!   path the task may change is at or below one of these prefixes; policies and claims only
+//!   narrow that), and whether its frozen contract and policy compile.
+//!
+//! Per task, under its **branch tip** and the base tips it was looked at against: the tree the
+//! trial merge onto that base takes as the common ancestor, and the paths the task changed since
+//! it (a merge's new squash commits leave the merge base of every other task unchanged, so the
+//! entry is good for the tip before and after a landing).
+//!
+//! File: `<common dir>/git-task/overlaps-index`, JSON. It is advice, never a gate decision: a
+//! missing or unreadable file only costs computing again, and every task it lets through is
+//! judged as before from its verified record. An entry can only let a task be skipped whose
+//! record tip (or branch tip) is the one it was made from.
+
+use crate::contract::overlap::{self, PathSet};
+use crate::contract::{BranchFile, ContractFile, Effective};
+use crate::error::Result;
+use crate::git::diff::{self, ChangeKind};
+use crate::git::refs::read::RefReader;
+use crate::git::{objects, ObjectId, Repo};
+use crate::record::{self, Record};
+use crate::task::{layout, Mode, Status, TaskId};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+/// The file's format; another version is read as empty.
+const VERSION: u32 = 1;
+
+/// How many base tips one landing entry remembers.
+const MAX_BASES: usize = 4;
+
+/// What the index keeps of one task's record.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Entry {
+    /// The record tip it was made from.
+    record: String,
+    /// Whether the task is active.
+    pub active: bool,
+    /// Whether it is a worktree-mode task.
+    pub worktree: bool,
+    /// Its base branch (full name).
+    pub base_branch: Option<String>,
+    /// Its base commit.
+    pub base_commit: String,
+    /// Its branch (full name).
+    pub branch: String,
+    /// The hull of its frozen contract's `allowed` (`[""]`: anywhere).
+    pub hull: Vec<String>,
+    /// Whether its frozen contract and policy compile (if not, its contract reads as unknown).
+    pub frozen_ok: bool,
+}
+
+/// What the index keeps of one task's committed work against its base.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Work {
+    /// The branch tip.
+    tip: String,
+    /// The base tips whose merge with `tip` takes `ancestor` as the common ancestor.
+    bases: Vec<String>,
+    /// The common ancestor's tree.
+    ancestor: String,
+    /// The paths the task changed since `ancestor` (the contract file left out).
+    paths: Vec<String>,
+    /// Those of `paths` that it deleted.
+    deleted: Vec<String>,
+    /// A changed path could not be told exactly (not UTF-8, or a component git refuses).
+    lossy: bool,
+}
+
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct File {
+    version: u32,
+    ignore_case: bool,
+    tasks: BTreeMap<String, Entry>,
+    #[serde(default)]
+    work: BTreeMap<String, Work>,
+}
+
+/// The index as read, brought up to date as it is used and written back by [`Index::save`].
+pub struct Index {
+    path: PathBuf,
+    file: File,
+    changed: bool,
+}
+
+impl Index {
+    /// Reads the index of `repo`; a missing, unreadable or other-version one is empty.
+    pub fn load(repo: &Repo) -> Index {
+        let path = crate::git::state_dir(repo.common_dir()).join("overlaps-index");
+        let ignore_case = repo.ignore_case();
+        let file = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<File>(&b).ok())
+            .filter(|f| f.version == VERSION && f.ignore_case == ignore_case)
+            .unwrap_or(File {
+                version: VERSION,
+                ignore_case,
+                ..File::default()
+            });
+        Index {
+            path,
+            file,
+            changed: false,
+        }
+    }
+
+    /// Writes the index back if it changed (best effort: a cache that cannot be written only
+    /// costs time next run), dropping the tasks not in `seen` when given.
+    pub fn save(mut self, seen: Option<&HashSet<String>>) {
+        if let Some(seen) = seen {
+            let before = (self.file.tasks.len(), self.file.work.len());
+            self.file.tasks.retain(|id, _| seen.contains(id));
+            self.file.work.retain(|id, _| seen.contains(id));
+            self.changed |= before != (self.file.tasks.len(), self.file.work.len());
+        }
+        if !self.changed {
+            return;
+        }
+        if let Ok(text) = serde_json::to_vec(&self.file) {
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = crate::git::fs::write_atomically(&self.path, &text);
+        }
+    }
+
+    /// The entry of task `id` whose record tip is `tip`, made from its record (read and verified
+    /// as [`record::load`] does) when the index has none for that tip. `None`: the task has no
+    /// record, or one that does not verify (commands that look at every task skip those).
+    pub fn entry(&mut self, repo: &Repo, id: &TaskId, tip: ObjectId) -> Result<Option<&Entry>> {
+        let good = self
+            .file
+            .tasks
+            .get(id.as_str())
+            .is_some_and(|e| ObjectId::from_hex(e.record.as_bytes()).ok() == Some(tip));
+        if !good {
+            self.changed = true;
+            match load_live(repo, id)? {
+                Some(r) => {
+                    let entry = Entry::of(repo, &r);
+                    self.file.tasks.insert(id.to_string(), entry);
+                }
+                None => {
+                    self.file.tasks.remove(id.as_str());
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(self.file.tasks.get(id.as_str()))
+    }
+
+    /// The common ancestor's tree and the changed paths of the task `id` at branch tip `tip`
+    /// merged onto base tip `onto`, from the index when it has them for `onto` (or for `before`,
+    /// the base's tip before a landing that left every merge base unchanged), else computed.
+    /// The entry then also holds for `onto` (and `before`).
+    fn work(
+        &mut self,
+        memory: &Repo,
+        id: &TaskId,
+        tip: ObjectId,
+        onto: ObjectId,
+        before: Option<ObjectId>,
+    ) -> Result<Work> {
+        let is = |hex: &str, id: ObjectId| ObjectId::from_hex(hex.as_bytes()).ok() == Some(id);
+        if let Some(w) = self.file.work.get_mut(id.as_str()) {
+            let holds = |w: &Work| {
+                w.bases
+                    .iter()
+                    .any(|b| is(b, onto) || before.is_some_and(|o| is(b, o)))
+            };
+            if is(&w.tip, tip) && holds(w) {
+                for base in before.into_iter().chain([onto]) {
+                    let hex = base.to_string();
+                    if !w.bases.contains(&hex) {
+                        w.bases.push(hex);
+                        self.changed = true;
+                        if w.bases.len() > MAX_BASES {
+                            w.bases.remove(0);
+                        }
+                    }
+                }
+                return Ok(w.clone());
+            }
+        }
+        let ancestor = crate::git::merge::ancestor_tree(memory, onto, tip)?;
+        let changes = diff::tree_to_tree(memory, ancestor, objects::commit_tree(memory, tip)?)?;
+        let changes: Vec<_> = changes
+            .into_iter()
+            .filter(|c| c.path != crate::contract::file::CONTRACT_FILE)
+            .collect();
+        let work = Work {
+            tip: tip.to_string(),
+            bases: before
+                .into_iter()
+                .chain([onto])
+                .map(|b| b.to_string())
+                .collect(),
+            ancestor: ancestor.to_string(),
+            deleted: changes
+                .iter()
+                .filter(|c| c.kind == ChangeKind::Deleted)
+                .map(|c| c.path.clone())
+                .collect(),
+            lossy: changes.iter().any(|c| c.unsafe_path),
+            paths: changes.into_iter().map(|c| c.path).collect(),
+        };
+        // Kept only when the ancestor is one merge base's tree, which the object database holds
+        // (a virtual base of several is written to memory only).
+        let base = objects::merge_base(memory, onto, tip)?;
+        let real = match base {
+            Some(b) => objects::commit_tree(memory, b)? == ancestor,
+            None => false,
+        };
+        self.changed = true;
+        match real {
+            true => {
+                self.file.work.insert(id.to_string(), work.clone());
+            }
+            false => {
+                self.file.work.remove(id.as_str());
+            }
+        }
+        Ok(work)
+    }
+}
+
+impl Entry {
+    fn of(repo: &Repo, r: &Record) -> Entry {
+        let s = &r.state;
+        let ignore_case = repo.ignore_case();
+        let hull = match r.contract.allowed.is_empty() {
+            true => vec![String::new()],
+            false => overlap::hull(&r.contract.allowed, ignore_case),
+        };
+        let policies: Vec<&str> = r.policy_text.iter().map(String::as_str).collect();
+        let frozen_ok = Effective::with_policies(
+            &s.id,
+            &policies,
+            &r.contract,
+            &BranchFile::NotApplicable,
+            ignore_case,
+        )
+        .is_ok_and(|e| PathSet::from_effective(&e).is_ok());
+        Entry {
+            record: r.tip.to_string(),
+            active: s.status == Status::Active,
+            worktree: s.mode == Mode::Worktree,
+            base_branch: s.base_branch.as_ref().map(|b| b.to_string()),
+            base_commit: s.base_commit.clone(),
+            branch: s.branch.to_string(),
+            hull,
+            frozen_ok,
+        }
+    }
+}
+
+/// The record of `id` as commands that look at every task read it: `None` when it has none or
+/// one that does not verify (`record_tampered`, skipped); other errors are errors.
+pub fn load_live(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
+    match record::load(repo, id) {
+        Ok(r) => Ok(r),
+        Err(e) if e.code() == "record_tampered" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Every task id with a record ref and that ref's tip, in id order (a record ref that cannot
+/// be read quickly is read through git).
+pub fn record_tips(repo: &Repo) -> Result<Vec<(TaskId, ObjectId)>> {
+    let reader = RefReader::new(repo);
+    let mut out = Vec::new();
+    for name in repo.ref_children(layout::TASKS_NS)? {
+        let Ok(id) = TaskId::parse(&name) else {
+            continue;
+        };
+        if let Some(tip) = reader.target(&layout::record_ref(&id))? {
+            out.push((id, tip));
+        }
+    }
+    Ok(out)
+}
+
+/// Tells, per base, whether the policy a task's effective contract takes from its base's
+/// current tip compiles (if not, that contract reads as unknown: "may overlap").
+pub struct BasePolicies<'r> {
+    repo: &'r Repo,
+    tips: HashMap<Option<String>, Option<ObjectId>>,
+    ok: HashMap<Option<ObjectId>, bool>,
+}
+
+impl<'r> BasePolicies<'r> {
+    /// Looks at `repo`.
+    pub fn new(repo: &'r Repo) -> BasePolicies<'r> {
+        BasePolicies {
+            repo,
+            tips: HashMap::new(),
+            ok: HashMap::new(),
+        }
+    }
+
+    /// Whether the policy at the current tip of `entry`'s base compiles, as
+    /// [`crate::changes::effective`] reads it (`false` also when it cannot be read).
+    pub fn ok(&mut self, entry: &Entry) -> bool {
+        let repo = self.repo;
+        let tip = match &entry.base_branch {
+            Some(b) => match self.tips.get(&Some(b.clone())) {
+                Some(t) => Ok(*t),
+                None => repo.find_ref(b).inspect(|t| {
+                    self.tips.insert(Some(b.clone()), *t);
+                }),
+            },
+            None => Ok(None),
+        };
+        let tip = match tip {
+            Ok(Some(t)) => Some(t),
+            Ok(None) => entry.base_commit.parse::<ObjectId>().ok(),
+            Err(_) => return false,
+        };
+        if let Some(ok) = self.ok.get(&tip) {
+            return *ok;
+        }
+        let ok = match tip {
+            None => true,
+            Some(t) => match objects::read_blob_at(repo, t, crate::contract::file::POLICY_FILE) {
+                Err(_) => false,
+                Ok(None) => true,
+                Ok(Some(text)) => {
+                    let text = String::from_utf8_lossy(&text);
+                    let empty = ContractFile {
+                        version: 1,
+                        ..ContractFile::default()
+                    };
+                    Effective::with_policies(
+                        "policy",
+                        &[&text],
+                        &empty,
+                        &BranchFile::NotApplicable,
+                        repo.ignore_case(),
+                    )
+                    .is_ok_and(|e| PathSet::from_effective(&e).is_ok())
+                }
+            },
+        };
+        self.ok.insert(tip, ok);
+        ok
+    }
+}
+
+/// The paths a landing changed on a branch, with their directories, to tell which tasks' work
+/// can meet them ([`Landed::may_meet`]).
+pub struct Landed {
+    /// Every changed path, and every directory above one (not the root).
+    around: HashSet<String>,
+    /// Every directory above a deleted path (a directory the landing may have renamed).
+    vacated: HashSet<String>,
+    /// The changed paths themselves.
+    paths: HashSet<String>,
+    lossy: bool,
+    ignore_case: bool,
+}
+
+impl Landed {
+    /// The changes from tree `from` to tree `to`.
+    fn between(repo: &Repo, from: ObjectId, to: ObjectId) -> Result<Landed> {
+        let ignore_case = repo.ignore_case();
+        let fold = |p: &str| match ignore_case {
+            true => p.to_lowercase(),
+            false => p.to_owned(),
+        };
+        let mut out = Landed {
+            around: HashSet::new(),
+            vacated: HashSet::new(),
+            paths: HashSet::new(),
+            lossy: false,
+            ignore_case,
+        };
+        for c in diff::tree_to_tree(repo, from, to)? {
+            out.lossy |= c.unsafe_path;
+            let path = fold(&c.path);
+            for dir in dirs(&path) {
+                out.around.insert(dir.to_owned());
+                if c.kind == ChangeKind::Deleted {
+                    out.vacated.insert(dir.to_owned());
+                }
+            }
+            out.around.insert(path.clone());
+            out.paths.insert(path);
+        }
+        Ok(out)
+    }
+
+    /// Whether the 3-way merge of `work` (its side's changes since the common ancestor) with
+    /// this side's can hold a conflict: a path both changed, a path of one that is a directory
+    /// of the other's, or a directory one side emptied (a rename of that directory, which the
+    /// merge follows) above a path of the other's. When none holds, the merge takes each path
+    /// from the one side that changed it, and is clean.
+    fn may_meet(&self, work: &Work) -> bool {
+        if self.lossy || work.lossy {
+            return true;
+        }
+        let fold = |p: &str| match self.ignore_case {
+            true => p.to_lowercase(),
+            false => p.to_owned(),
+        };
+        let deleted: HashSet<&str> = work.deleted.iter().map(String::as_str).collect();
+        work.paths.iter().any(|p| {
+            let is_deleted = deleted.contains(p.as_str());
+            let p = fold(p);
+            self.around.contains(&p)
+                || dirs(&p).any(|d| {
+                    self.paths.contains(d)
+                        || self.vacated.contains(d)
+                        || (is_deleted && self.around.contains(d))
+                })
+        })
+    }
+}
+
+/// The directories above `path`, deepest first (not the root).
+fn dirs(path: &str) -> impl Iterator<Item = &str> {
+    let mut rest = path;
+    std::iter::from_fn(move || {
+        let i = rest.rfind('/')?;
+        rest = &rest[..i];
+        Some(rest)
+    })
+}
+
+/// The live worktree tasks based on `branch` whose trial merge onto its tip `onto` conflicts,
+/// each with the conflicting paths, in id order: each task's committed work since the common
+/// ancestor is compared with the branch's, and only a task whose changed paths can meet the
+/// branch's is merged in memory (with `merger`, made on first use). `before`: the branch's tip
+/// before a landing that wrote only new commits on it (a squash), for which the index's entries
+/// still hold.
+pub fn conflicting(
+    repo: &Repo,
+    memory: &Repo,
+    branch: &str,
+    onto: ObjectId,
+    before: Option<ObjectId>,
+) -> Result<Vec<(String, Vec<String>)>> {
+    let mut index = Index::load(repo);
+    let reader = RefReader::new(repo);
+    let mut merger = None;
+    let mut sides: HashMap<String, Landed> = HashMap::new();
+    let onto_tree = objects::commit_tree(repo, onto)?;
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (id, tip) in record_tips(repo)? {
+        seen.insert(id.to_string());
+        let task_branch = match index.entry(repo, &id, tip)? {
+            Some(e) if e.active && e.worktree && e.base_branch.as_deref() == Some(branch) => {
+                e.branch.clone()
+            }
+            _ => continue,
+        };
+        let Some(task_tip) = reader.target(&task_branch)? else {
+            continue;
+        };
+        let work = index.work(memory, &id, task_tip, onto, before)?;
+        let ancestor: ObjectId = ObjectId::from_hex(work.ancestor.as_bytes())
+            .map_err(|_| crate::Error::repo_msg("bad object id in the overlaps index"))?;
+        if !sides.contains_key(&work.ancestor) {
+            let landed = Landed::between(memory, ancestor, onto_tree)?;
+            sides.insert(work.ancestor.clone(), landed);
+        }
+        if !sides[&work.ancestor].may_meet(&work) {
+            continue;
+        }
+        if merger.is_none() {
+            merger = Some(crate::git::merge::Merger::new(memory)?);
+        }
+        let merger = merger.as_mut().expect("just made");
+        if let Err(paths) = crate::merge::trial(merger, &id, onto, task_tip, branch)? {
+            out.push((id.to_string(), paths));
+        }
+    }
+    index.save(Some(&seen));
+    Ok(out)
+}
