@@ -28,9 +28,9 @@ use crate::contract::glob::check_new_pattern;
 use crate::contract::overlap::{self, Overlap, PathSet};
 use crate::contract::spec::ContractSpec;
 use crate::error::{Error, Result};
-use crate::git::objects::{self, TreeEdit};
+use crate::git::objects;
 use crate::git::refs::{Expect, RefError, Update};
-use crate::git::{EntryKind, ObjectId, Repo};
+use crate::git::{ObjectId, Repo};
 use crate::record::{self, Record};
 use crate::task::{Status, TaskId};
 
@@ -551,15 +551,11 @@ fn write<T>(
             claims: claims.clone(),
         })
         .map_err(|e| Error::repo_msg(e.to_string()))?;
-        let blob = objects::write_blob(repo, text.as_bytes())?;
-        let tree = objects::edit_tree(
-            repo,
-            objects::empty_tree(repo),
-            &[TreeEdit::Upsert(FILE, EntryKind::Blob, blob)],
-        )?;
         // A ref that is no commit of claims is written over, not built on.
         let parents: Vec<ObjectId> = stored.parent.into_iter().collect();
-        let commit = objects::write_own_commit(repo, tree, &parents, &format!("git-task: {what}"))?;
+        let message = format!("git-task: {what}");
+        let commit =
+            objects::write_one_file_commit(repo, FILE, text.as_bytes(), &parents, &message)?;
         let update = Update {
             name: CLAIMS_REF.into(),
             new: Some(commit),

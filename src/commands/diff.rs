@@ -107,7 +107,7 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
         ctx.out.note(format_args!(
             "Task '{}' is merged: showing what it landed on '{}'",
             record.state.id,
-            into.strip_prefix("refs/heads/").unwrap_or(into)
+            crate::git::refs::short_name(into)
         ));
     }
     let pairs = unified::pairs(&ctx.repo, old, new, &paths, skip, args.find_renames)?;

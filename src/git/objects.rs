@@ -238,6 +238,24 @@ pub fn write_own_commit(
     Ok(commit.id)
 }
 
+/// Writes a commit of git-task's own bookkeeping whose tree holds the one file `name` with
+/// `bytes`: the state kept in a ref of its own (`claims.toml`, a queue's `queue.toml`).
+pub fn write_one_file_commit(
+    repo: &Repo,
+    name: &str,
+    bytes: &[u8],
+    parents: &[ObjectId],
+    message: &str,
+) -> Result<ObjectId> {
+    let blob = write_blob(repo, bytes)?;
+    let tree = edit_tree(
+        repo,
+        empty_tree(repo),
+        &[TreeEdit::Upsert(name, EntryKind::Blob, blob)],
+    )?;
+    write_own_commit(repo, tree, parents, message)
+}
+
 /// Reads the blob at `path` in the tree of `commit`; `None` when there is no such file.
 pub fn read_blob_at(repo: &Repo, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
     let tree = commit_tree(repo, commit)?;

@@ -82,6 +82,19 @@ pub struct EjectedTask {
     pub checkout: Option<String>,
 }
 
+impl EjectedTask {
+    /// An ejection for `kind` and `reason`, without checks.
+    fn new(task: impl Into<String>, kind: &str, reason: impl Into<String>) -> EjectedTask {
+        EjectedTask {
+            task: task.into(),
+            kind: kind.to_owned(),
+            reason: reason.into(),
+            checks: None,
+            checkout: None,
+        }
+    }
+}
+
 /// What `queue run` did to one branch's queue.
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct RunReport {
@@ -293,13 +306,7 @@ impl Runner<'_> {
                 }
                 Err(e) => return Err(e),
             };
-            let eject = |kind: &str, reason: String| EjectedTask {
-                task: id.to_string(),
-                kind: kind.to_owned(),
-                reason,
-                checks: None,
-                checkout: None,
-            };
+            let eject = |kind: &str, reason: String| EjectedTask::new(id.as_str(), kind, reason);
             match rec.state.status {
                 Status::Merged => {
                     // Landed by a runner (or a merge) that did not get to record it: the merge
@@ -318,15 +325,7 @@ impl Runner<'_> {
                         Outcome::Landed(landed)
                             if landed.tasks.iter().all(|t| t.into == self.target) =>
                         {
-                            let tasks: Vec<LandedTask> = landed
-                                .tasks
-                                .iter()
-                                .map(|t| LandedTask {
-                                    task: t.task.clone(),
-                                    commit: t.commit.clone(),
-                                })
-                                .collect();
-                            self.record_landed(&tasks, 0)?;
+                            self.record_landed(&landed_tasks(&landed), 0)?;
                         }
                         _ => self.eject(eject(
                             "merged_elsewhere",
@@ -591,13 +590,7 @@ impl Runner<'_> {
         let opts = self.merge_options(self.opts.stream_checks);
         let outcome = crate::merge::merge_batch(self.repo, self.settings, tasks, &opts, verified)?;
         let eject = |task: String, kind: &str, reason: String| {
-            Ok(Attempt::Eject(EjectedTask {
-                task,
-                kind: kind.to_owned(),
-                reason,
-                checks: None,
-                checkout: None,
-            }))
+            Ok(Attempt::Eject(EjectedTask::new(task, kind, reason)))
         };
         match outcome {
             Outcome::Landed(landed) => {
@@ -647,14 +640,7 @@ impl Runner<'_> {
 
     /// A landing went through: records `landed` on each task and takes them out of the queue.
     fn landed(&mut self, landed: &Landed) -> Result<()> {
-        let tasks: Vec<LandedTask> = landed
-            .tasks
-            .iter()
-            .map(|t| LandedTask {
-                task: t.task.clone(),
-                commit: t.commit.clone(),
-            })
-            .collect();
+        let tasks = landed_tasks(landed);
         let batch = tasks.len();
         self.record_landed(&tasks, batch)
     }
@@ -709,16 +695,7 @@ impl Runner<'_> {
 
     /// Takes a task whose record cannot take an event out of the queue.
     fn eject_quietly(&mut self, task: &TaskId, kind: &str, reason: &str) -> Result<()> {
-        self.eject_with(
-            EjectedTask {
-                task: task.to_string(),
-                kind: kind.to_owned(),
-                reason: reason.to_owned(),
-                checks: None,
-                checkout: None,
-            },
-            false,
-        )
+        self.eject_with(EjectedTask::new(task.as_str(), kind, reason), false)
     }
 
     fn eject_with(&mut self, e: EjectedTask, event: bool) -> Result<()> {
@@ -764,17 +741,23 @@ impl Runner<'_> {
     }
 }
 
+/// The tasks of a landing, as the runner reports them.
+fn landed_tasks(landed: &Landed) -> Vec<LandedTask> {
+    landed
+        .tasks
+        .iter()
+        .map(|t| LandedTask {
+            task: t.task.clone(),
+            commit: t.commit.clone(),
+        })
+        .collect()
+}
+
 /// What a refusal of the gate other than failed checks means for the queue: the task it names
 /// is ejected; a worktree of the target in the way stops the run.
 fn refused(refusal: Refusal) -> Result<Attempt> {
     let eject = |task: String, kind: &str, reason: String| {
-        Ok(Attempt::Eject(EjectedTask {
-            task,
-            kind: kind.to_owned(),
-            reason,
-            checks: None,
-            checkout: None,
-        }))
+        Ok(Attempt::Eject(EjectedTask::new(task, kind, reason)))
     };
     match refusal {
         Refusal::ChecksFailed {
@@ -783,63 +766,62 @@ fn refused(refusal: Refusal) -> Result<Attempt> {
             checks: serde_json::to_value(&checks).unwrap_or_default(),
             checkout,
         }),
-            Refusal::Violation(v) => {
-                let what: Vec<String> = v
-                    .violations
-                    .iter()
-                    .map(|x| format!("{} ({})", x.file, x.rule))
-                    .collect();
-                let reason = format!("the landing breaks the contract: {}", what.join(", "));
-                eject(v.task, "contract_violation", reason)
+        Refusal::Violation(v) => {
+            let what: Vec<String> = v
+                .violations
+                .iter()
+                .map(|x| format!("{} ({})", x.file, x.rule))
+                .collect();
+            let reason = format!("the landing breaks the contract: {}", what.join(", "));
+            eject(v.task, "contract_violation", reason)
+        }
+        Refusal::UncommittedWork { task, worktree, .. } => {
+            let reason = format!("task '{task}' has uncommitted work in '{worktree}'");
+            eject(task, "uncommitted_work", reason)
+        }
+        Refusal::NotOnBranch {
+            task,
+            branch,
+            head,
+            ..
+        } => {
+            let reason = format!(
+                "the worktree of task '{task}' is not on its branch '{branch}' but on {head}"
+            );
+            eject(task, "worktree_not_on_branch", reason)
+        }
+        Refusal::RecordTampered { task, why, .. } => eject(task, "record_tampered", why),
+        Refusal::UnsafeHistory { task, commit, path } => {
+            let reason = format!("commit {commit} holds the path '{path}', which git would never write");
+            eject(task, "unsafe_path", reason)
+        }
+        Refusal::Conflict { task, paths, .. } => {
+            let reason = format!(
+                "task '{task}' conflicts with the branch: {}; bring the branch in with 'git task sync {task}'",
+                paths.join(", ")
+            );
+            eject(task, "merge_conflict", reason)
+        }
+        Refusal::TargetDirty {
+            into,
+            worktree,
+            paths,
+            ..
+        } => Err(Error::negative(format!(
+            "landing would overwrite local changes in '{worktree}', where '{}' is checked out{}; nothing was landed",
+            crate::git::refs::short_name(&into),
+            if paths.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", paths.join(", "))
             }
-            Refusal::UncommittedWork { task, worktree, .. } => {
-                let reason = format!("task '{task}' has uncommitted work in '{worktree}'");
-                eject(task, "uncommitted_work", reason)
-            }
-            Refusal::NotOnBranch {
-                task,
-                branch,
-                head,
-                ..
-            } => {
-                let reason = format!(
-                    "the worktree of task '{task}' is not on its branch '{branch}' but on {head}"
-                );
-                eject(task, "worktree_not_on_branch", reason)
-            }
-            Refusal::RecordTampered { task, why, .. } => eject(task, "record_tampered", why),
-            Refusal::UnsafeHistory { task, commit, path } => {
-                let reason = format!("commit {commit} holds the path '{path}', which git would never write");
-                eject(task, "unsafe_path", reason)
-            }
-            Refusal::Conflict { task, paths, .. } => {
-                let reason = format!(
-                    "task '{task}' conflicts with the branch: {}; bring the branch in with 'git task sync {task}'",
-                    paths.join(", ")
-                );
-                eject(task, "merge_conflict", reason)
-            }
-            Refusal::TargetDirty {
-                into,
-                worktree,
-                paths,
-                ..
-            } => Err(Error::negative(format!(
-                "landing would overwrite local changes in '{worktree}', where '{}' is checked out{}; nothing was landed",
-                crate::git::refs::short_name(&into),
-                if paths.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", paths.join(", "))
-                }
-            ))
-            .hint("commit or stash them there, then run 'git task queue run' again")),
-            Refusal::RemoteMoved { into, .. } => Err(Error::repo_msg(format!(
-                "'{}' kept moving; nothing was landed",
-                crate::git::refs::short_name(&into)
-            ))
-            .hint("run 'git task queue run' again")),
-
+        ))
+        .hint("commit or stash them there, then run 'git task queue run' again")),
+        Refusal::RemoteMoved { into, .. } => Err(Error::repo_msg(format!(
+            "'{}' kept moving; nothing was landed",
+            crate::git::refs::short_name(&into)
+        ))
+        .hint("run 'git task queue run' again")),
     }
 }
 

@@ -5,9 +5,9 @@
 
 use super::Queue;
 use crate::error::{Error, Result};
-use crate::git::objects::{self, TreeEdit};
+use crate::git::objects;
 use crate::git::refs::{Expect, RefError, Update};
-use crate::git::{EntryKind, ObjectId, Repo};
+use crate::git::{ObjectId, Repo};
 use crate::task::{BranchName, TaskId};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -110,15 +110,10 @@ pub fn update<T>(
         }
         if queue != stored.queue {
             let text = toml::to_string(&queue).map_err(|e| Error::repo_msg(e.to_string()))?;
-            let blob = objects::write_blob(repo, text.as_bytes())?;
-            let tree = objects::edit_tree(
-                repo,
-                objects::empty_tree(repo),
-                &[TreeEdit::Upsert(FILE, EntryKind::Blob, blob)],
-            )?;
             let parents: Vec<ObjectId> = stored.tip.into_iter().collect();
             let message = format!("git-task: {what}");
-            let commit = objects::write_own_commit(repo, tree, &parents, &message)?;
+            let commit =
+                objects::write_one_file_commit(repo, FILE, text.as_bytes(), &parents, &message)?;
             updates.push(Update {
                 name: name.clone(),
                 new: Some(commit),
