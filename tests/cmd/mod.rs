@@ -47,7 +47,7 @@ mod gate_attacks2;
 mod merge;
 mod overlaps;
 mod overlaps_globs;
-mod queue;
+pub(crate) mod queue;
 mod remote;
 mod sync;
 
