@@ -523,7 +523,8 @@ fn exact<T: Serialize + DeserializeOwned>(details: &Map<String, Value>) -> Optio
 pub struct Entry {
     /// The record commit.
     pub commit: String,
-    /// The task id as the event stored it.
+    /// The task id as the event stored it, shown as it is (`log`): the task a record belongs
+    /// to is its ref's and its state's (a [`crate::task::TaskId`] each), never this.
     pub task: Option<String>,
     /// When it happened, in seconds since the epoch.
     pub time: Option<i64>,
