@@ -1,8 +1,8 @@
 //! `git task audit` and the `base_moved_unattributed` report of `list`, `status`, `check` and
 //! `merge` (SPEC §6, §11): a move of a base that skipped the hooks is on file and said.
 
-use super::support::{all_refs, commit_all, rev};
 use crate::common::TestRepo;
+use crate::common::{all_refs, commit_all, rev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,8 @@
 //! every other task's hook and the merge gate refuse changes to it (`claimed_by`), `start`
 //! refuses a contract that needs it unless `--share`, and two claims of one path: one wins.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::path::Path;
 
 /// A repository with `src/db/schema.sql`, `src/api/a.rs` and `docs/x.md`, hooks installed.

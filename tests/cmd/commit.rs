@@ -1,7 +1,7 @@
 //! `git task commit`: only eligible changes are committed; nothing eligible is exit 1.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 
 /// Forbidden paths, `task.autoCommitExclude` directories and ignored files stay out of the commit.
 #[test]

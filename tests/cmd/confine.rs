@@ -2,7 +2,7 @@
 //! kernel. Where the kernel has no Landlock the tests fail when `CI` is set (the CI machine
 //! must have it) and print `SKIP:` otherwise; they never pass silently.
 
-use super::support::wait_for;
+use crate::common::wait_for;
 use crate::common::{bin, TestRepo};
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `git task drop`: marks the task dropped, keeps its worktree, leaves the main worktree alone.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 
 #[test]
 fn drop_marks_the_task_and_keeps_the_worktree() {

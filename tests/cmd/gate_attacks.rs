@@ -3,8 +3,8 @@
 //! Each test is one way a task tried to land what its contract forbids; after every refusal
 //! the target is unchanged and `git fsck` is clean.
 
-use super::support::{commit_all, rev};
 use crate::common::TestRepo;
+use crate::common::{commit_all, rev};
 use std::path::Path;
 
 /// `git show` with replace refs off: what is really on the branch.
@@ -177,7 +177,7 @@ fn rewritten_record_is_refused() {
             dir.join("contract.toml").to_str().unwrap(),
         ],
     );
-    let tree = crate::cmd::support::git_stdin(
+    let tree = crate::common::git_stdin(
         &repo,
         &["mktree"],
         &format!(
@@ -262,7 +262,7 @@ fn into_accepts_branches_only() {
     repo.git(repo.root(), &["tag", "v1"]);
     repo.start("t2", &[]);
     let main = rev(&repo, "main");
-    let refs_before = crate::cmd::support::all_refs(&repo);
+    let refs_before = crate::common::all_refs(&repo);
     for into in [
         "v1",
         "refs/tags/v1",
@@ -275,7 +275,7 @@ fn into_accepts_branches_only() {
     ] {
         let run = repo.task_root(&["merge", "t1", "--into", into]).code(2);
         assert!(run.stderr.contains("error:"), "{into}: {run}");
-        assert_eq!(crate::cmd::support::all_refs(&repo), refs_before, "{into}");
+        assert_eq!(crate::common::all_refs(&repo), refs_before, "{into}");
     }
 }
 
@@ -295,11 +295,11 @@ fn base_revisions_and_ambiguous_names() {
     // A tag and a branch both called `rel`, on different commits.
     repo.git(repo.root(), &["tag", "rel", &first]);
     repo.git(repo.root(), &["branch", "rel", "main"]);
-    let refs_before = crate::cmd::support::all_refs(&repo);
+    let refs_before = crate::common::all_refs(&repo);
     let run = repo.task_root(&["start", "b", "--base", "rel"]).code(2);
     assert!(run.stderr.contains("ambiguous"), "{run}");
     assert!(run.stderr.contains("refs/heads/rel"), "{run}");
-    assert_eq!(crate::cmd::support::all_refs(&repo), refs_before);
+    assert_eq!(crate::common::all_refs(&repo), refs_before);
     // Spelled out, each works and the record keeps the full branch name.
     repo.task_root(&["start", "b", "--base", "refs/heads/rel"])
         .ok();

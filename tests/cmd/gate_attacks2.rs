@@ -2,8 +2,8 @@
 //! §11), each refused by the mechanism rather than by the case: after every refusal the
 //! target is unchanged and `git fsck` is clean.
 
-use super::support::{commit_all, rev};
 use crate::common::TestRepo;
+use crate::common::{commit_all, rev};
 
 #[track_caller]
 fn assert_refused(repo: &TestRepo, json: &serde_json::Value, before: &str, file: &str) {
@@ -155,7 +155,7 @@ fn forge_loose_record(repo: &TestRepo, id: &str) {
         repo.git(repo.root(), &["hash-object", "-w", path.to_str().unwrap()])
     };
     let (state_blob, contract_blob) = (blob("task.toml"), blob("contract.toml"));
-    let tree = super::support::git_stdin(
+    let tree = crate::common::git_stdin(
         repo,
         &["mktree"],
         &format!(
@@ -196,7 +196,7 @@ fn patch_mode_accept_trusts_no_moved_snapshot_or_forged_record() {
     let run = repo.task_root(&["merge", "p1", "--json"]);
     assert_eq!(run.code, 1, "{run}");
     assert!(run.stderr.contains("snapshot"), "{run}");
-    assert_eq!(super::support::record_status(&repo, "p1"), "active");
+    assert_eq!(crate::common::record_status(&repo, "p1"), "active");
 
     let repo = TestRepo::new();
     repo.task_root(&["start", "p2", "--mode", "patch", "--forbid", "src/store/**"])
@@ -209,7 +209,7 @@ fn patch_mode_accept_trusts_no_moved_snapshot_or_forged_record() {
         run.out().contains("record_tampered") || run.stderr.contains("record"),
         "{run}"
     );
-    assert_eq!(super::support::record_status(&repo, "p2"), "active");
+    assert_eq!(crate::common::record_status(&repo, "p2"), "active");
 }
 
 /// A claim made while the merge's checks run (the checks run the task's code, which can run
@@ -282,11 +282,11 @@ fn mode_only_changes_gitlinks_and_duplicate_entries_are_judged() {
     }
     // `src` twice in one tree: the second copy holds a changed forbidden file.
     let wt = repo.start("m4", &["--forbid", "src/store/**"]);
-    let evil = super::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "evil\n");
+    let evil = crate::common::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "evil\n");
     let store =
-        super::support::git_stdin(&repo, &["mktree"], &format!("100644 blob {evil}\tmod.rs\n"));
+        crate::common::git_stdin(&repo, &["mktree"], &format!("100644 blob {evil}\tmod.rs\n"));
     let lib = rev(&repo, "main:src/lib.rs");
-    let src2 = super::support::git_stdin(
+    let src2 = crate::common::git_stdin(
         &repo,
         &["mktree"],
         &format!("100644 blob {lib}\tlib.rs\n040000 tree {store}\tstore\n"),
@@ -300,7 +300,7 @@ fn mode_only_changes_gitlinks_and_duplicate_entries_are_judged() {
         .collect();
     entries.push_str(&format!("040000 tree {}\tsrc\n", rev(&repo, "main:src")));
     entries.push_str(&format!("040000 tree {src2}\tsrc\n"));
-    let tree = super::support::git_stdin(&repo, &["mktree"], &entries);
+    let tree = crate::common::git_stdin(&repo, &["mktree"], &entries);
     let commit = repo.git(
         repo.root(),
         &["commit-tree", &tree, "-p", &tip, "-m", "dup"],

@@ -278,7 +278,7 @@ fn json_reports_keep_their_documented_keys() {
         ],
     );
     assert_keys(&remove["attempts"][0], &["ref", "commit", "what"]);
-    super::support::lone_task_branch(&repo, "lonely");
+    crate::common::lone_task_branch(&repo, "lonely");
     let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_keys(
         &sweep,

@@ -6,7 +6,7 @@
 //! whose reason names the rule; anything the guard cannot judge exits 2 with a reason on stderr
 //! and nothing on stdout (never an allow).
 
-use super::support::*;
+use crate::common::*;
 use crate::common::{Run, TestRepo};
 use serde_json::Value;
 use std::io::Write;

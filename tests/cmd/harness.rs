@@ -1,7 +1,7 @@
 //! `git task harness claude create|remove`: Claude Code's WorktreeCreate/WorktreeRemove hook
 //! protocol, driven with recorded hook inputs (`tests/fixtures/claude/`).
 
-use crate::cmd::support::task_command;
+use crate::common::task_command;
 use crate::common::{Run, TestRepo};
 use serde_json::Value;
 use std::io::Write;
@@ -35,7 +35,7 @@ fn hook(repo: &TestRepo, dir: &Path, event: &str, stdin: &str) -> Run {
         .unwrap()
         .write_all(stdin.as_bytes())
         .unwrap();
-    crate::cmd::support::collect(child)
+    crate::common::collect(child)
 }
 
 /// WorktreeCreate starts a task named after the worktree and prints nothing but its worktree's

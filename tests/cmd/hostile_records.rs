@@ -8,7 +8,7 @@
 //! and the other task's worktree are untouched; `git fsck` passes.
 
 use super::mcp::Session;
-use super::support::{rev, trust_records};
+use crate::common::{rev, trust_records};
 use crate::common::{Run, TestRepo};
 use serde_json::{json, Value};
 use std::io::Write;

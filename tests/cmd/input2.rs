@@ -2,7 +2,7 @@
 //! git-style `error:` with a `hint:`, exit 2, nothing written; with `--json` the error is also
 //! one JSON document on stdout (`schema/error.json`).
 
-use super::support::{all_refs, assert_nothing_written};
+use crate::common::{all_refs, assert_nothing_written};
 use crate::common::{Run, TestRepo};
 use serde_json::Value;
 use std::path::Path;
@@ -403,7 +403,7 @@ fn the_harness_hint_for_a_foreign_worktree_removes_it_when_pasted() {
         "worktree_path": wt,
     });
     let mut child =
-        crate::cmd::support::task_command(&repo, repo.root(), &["harness", "claude", "remove"])
+        crate::common::task_command(&repo, repo.root(), &["harness", "claude", "remove"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -416,7 +416,7 @@ fn the_harness_hint_for_a_foreign_worktree_removes_it_when_pasted() {
         .unwrap()
         .write_all(input.to_string().as_bytes())
         .unwrap();
-    let run = crate::cmd::support::collect(child).code(2);
+    let run = crate::common::collect(child).code(2);
     let command = hinted_command(&run.stderr, "git worktree remove");
     sh(&repo, repo.root(), &command).ok();
     assert!(!wt.exists());
@@ -518,7 +518,7 @@ fn a_start_on_a_base_whose_policy_is_malformed_is_refused() {
         ),
     ] {
         repo.write(repo.root(), ".task-policy.toml", policy);
-        super::support::commit_all(&repo, repo.root(), "policy");
+        crate::common::commit_all(&repo, repo.root(), "policy");
         for args in [&["start", "t"][..], &["start", "t", "--mode", "patch"]] {
             let run = repo.task_root(args).code(2);
             assert!(run.stderr.starts_with(&format!("error: {want}")), "{run}");
@@ -532,7 +532,7 @@ fn a_start_on_a_base_whose_policy_is_malformed_is_refused() {
         b"version = 1\n#\xff\n",
     )
     .unwrap();
-    super::support::commit_all(&repo, repo.root(), "policy");
+    crate::common::commit_all(&repo, repo.root(), "policy");
     let run = repo.task_root(&["start", "t"]).code(2);
     assert!(run.stderr.contains("is not UTF-8"), "{run}");
     assert_nothing_written(&repo);
@@ -550,7 +550,7 @@ fn a_committed_contract_file_that_is_huge_is_not_a_valid_contract() {
     }
     repo.write(&wt, ".task-contract.toml", &text);
     repo.write(&wt, "src/store/mod.rs", "changed\n");
-    super::support::commit_all(&repo, &wt, "huge contract");
+    crate::common::commit_all(&repo, &wt, "huge contract");
     let run = repo.task(&wt, &["--json", "check"]).code(1);
     let doc = run.json();
     assert_eq!(doc["kind"], "contract_violation", "{run}");
@@ -583,7 +583,7 @@ fn the_hint_for_a_vanished_worktree_brings_it_back_with_its_commits() {
     assert_eq!(repo.read(&wt, "src/lib.rs"), "one\n");
     repo.write(&wt, "src/lib.rs", "two\n");
     repo.task(&wt, &["commit", "-m", "two"]).ok();
-    assert_eq!(super::support::record_status(&repo, "t"), "active");
+    assert_eq!(crate::common::record_status(&repo, "t"), "active");
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! The lifecycle core (issue 12): every discard saves first, commands run from inside a task's
 //! own worktree finish or refuse whole, and input that cannot be honoured is refused.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 /// Returns the commits reachable from every attempt ref of `id` (`git rev-list`).
@@ -499,7 +499,7 @@ fn sweep_leaves_a_delete_in_progress_alone() {
     repo.start("other", &[]);
     let aside = repo.base().join("repo.tasks/.gone.removing-4000000000-1");
     repo.write(&aside, "f.txt", "x");
-    super::support::note_aside(&repo, &aside);
+    crate::common::note_aside(&repo, &aside);
     let dir = std::fs::File::open(&aside).unwrap();
     rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let j = repo.task_root(&["sweep", "--json"]).ok().json();

@@ -1,8 +1,8 @@
 //! Red team of "no work is lost" (SPEC §2.2, §2.7, §11): discarding paths meeting states a
 //! user or an agent can leave a worktree in, checked with git as the oracle.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 /// Returns what `git status` (long form) of `dir` says, to see operations in progress.

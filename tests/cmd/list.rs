@@ -1,7 +1,7 @@
 //! `git task list`: one row per task, human and JSON.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::path::PathBuf;
 
 /// Each listed task's id and status, in order.

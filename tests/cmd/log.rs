@@ -1,7 +1,7 @@
 //! `git task log`: the event log.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 
 #[test]
 fn log_lists_events_oldest_first() {
@@ -81,7 +81,7 @@ fn old_records_read_in_log_list_and_status() {
     }
     repo.git(repo.root(), &["update-ref", record, &parent, &tip]);
     // Written outside this git-task (as older versions did): adopted by the user first.
-    super::support::trust_records(&repo, &["old"]);
+    crate::common::trust_records(&repo, &["old"]);
 
     let log = repo.task_root(&["log", "old", "--json"]).ok().json();
     let events = log["events"].as_array().unwrap();

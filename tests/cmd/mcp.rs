@@ -1,7 +1,7 @@
 //! `git task mcp`: the MCP server, driven by the official clients (the Python SDK and the
 //! inspector's CLI) and, for the protocol details, by JSON-RPC lines written here.
 
-use crate::cmd::support::task_command;
+use crate::common::task_command;
 use crate::common::{bin, TestRepo};
 use crate::hooks::tools;
 use serde_json::{json, Value};

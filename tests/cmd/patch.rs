@@ -1,8 +1,8 @@
 //! `git task start --mode patch` and the patch-mode round trip: start, random edits, revert.
 
 use super::patch_support::{chmod_x, files, picture, tracked, write_bytes, Entry, Rng};
-use super::support::{assert_one_new_pack, pack_everything};
 use crate::common::TestRepo;
+use crate::common::{assert_one_new_pack, pack_everything};
 use std::path::Path;
 
 /// Builds a committed tree with every kind of file, then a random dirty state on top of it.

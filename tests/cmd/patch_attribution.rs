@@ -4,7 +4,7 @@
 //! `list` agree on that. And a patch-mode `revert` never moves HEAD back past commits that are
 //! not the task's own.
 
-use super::support::all_refs;
+use crate::common::all_refs;
 use crate::common::TestRepo;
 use std::path::PathBuf;
 
@@ -338,7 +338,7 @@ fn patch_revert_keeps_a_commit_from_elsewhere() {
     repo.write(&root, "src/lib.rs", "pub fn p() {}\n");
     // Someone moves main to a commit made elsewhere (as a push or fetch into it would).
     let tip = repo.git(&root, &["rev-parse", "HEAD"]);
-    let blob = super::support::git_stdin(
+    let blob = crate::common::git_stdin(
         &repo,
         &["hash-object", "-w", "--stdin"],
         "# from elsewhere\n",
@@ -355,8 +355,8 @@ fn patch_revert_keeps_a_commit_from_elsewhere() {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let tree = super::support::git_stdin(&repo, &["mktree"], &format!("{readme}\n"));
-    let foreign = super::support::git_stdin(
+    let tree = crate::common::git_stdin(&repo, &["mktree"], &format!("{readme}\n"));
+    let foreign = crate::common::git_stdin(
         &repo,
         &["commit-tree", &tree, "-p", &tip],
         "from elsewhere\n",

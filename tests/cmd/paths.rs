@@ -3,7 +3,7 @@
 //! disk; protected files; symlinks that escape; hints that work and names that cannot drive
 //! the terminal.
 
-use super::support::{all_refs, rev};
+use crate::common::{all_refs, rev};
 use crate::common::{Run, TestRepo};
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ fn hand_tree(repo: &TestRepo, dir: &Path, mut list: Vec<Entry>) -> String {
 
 /// Returns `tree` with one more entry `name` holding a blob `evil.txt` (a subtree), or a blob.
 fn with_evil_entry(repo: &TestRepo, dir: &Path, tree: &str, name: &[u8], as_dir: bool) -> String {
-    let blob = super::support::git_stdin(repo, &["hash-object", "-w", "--stdin"], "owned\n");
+    let blob = crate::common::git_stdin(repo, &["hash-object", "-w", "--stdin"], "owned\n");
     let mut list = entries(repo, dir, tree);
     if as_dir {
         let sub = hand_tree(
@@ -552,7 +552,7 @@ fn auto_revert_does_not_follow_a_symlinked_parent() {
     let outside = repo.base().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("x"), "precious\n").unwrap();
-    let blob = super::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "x\n");
+    let blob = crate::common::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "x\n");
     repo.git(
         &wt,
         &[

@@ -55,7 +55,7 @@ fn start_shows_the_checkout_of_a_big_tree_on_a_terminal() {
     let repo = TestRepo::new();
     // 8,000 files (one blob) committed with plumbing: quick to make, slow enough to check out.
     let root = repo.root().to_path_buf();
-    let blob = crate::cmd::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "x\n");
+    let blob = crate::common::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "x\n");
     let mut list = String::new();
     for i in 0..8_000 {
         list.push_str(&format!(
@@ -64,7 +64,7 @@ fn start_shows_the_checkout_of_a_big_tree_on_a_terminal() {
             i % 100
         ));
     }
-    crate::cmd::support::git_stdin(&repo, &["update-index", "--index-info"], &list);
+    crate::common::git_stdin(&repo, &["update-index", "--index-info"], &list);
     repo.git(&root, &["commit", "-qm", "big"]);
     repo.git(&root, &["checkout", "-q", "--", "."]);
     let Some(run) = on_a_terminal(&repo, "start big") else {
@@ -89,7 +89,7 @@ fn merge_waiting_for_the_lock_says_who_holds_it_on_a_terminal() {
     let repo = TestRepo::new();
     let wt = repo.start("w", &[]);
     repo.write(&wt, "src/waited.rs", "// w\n");
-    crate::cmd::support::commit_all(&repo, &wt, "Task w");
+    crate::common::commit_all(&repo, &wt, "Task w");
     let locks = repo.root().join(".git/git-task/locks");
     std::fs::create_dir_all(&locks).unwrap();
     let lock = locks.join("merge-refs%heads%main.lock");

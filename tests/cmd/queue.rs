@@ -2,8 +2,8 @@
 //! gate; git is the oracle (the branch's log, `git fsck`, `git for-each-ref refs/tasks`). Check
 //! runs are counted by a check that appends a line to a file outside the repository.
 
-use super::support::{all_refs, commit_all, events, rev, task_command};
 use crate::common::TestRepo;
+use crate::common::{all_refs, commit_all, events, rev, task_command};
 use std::path::{Path, PathBuf};
 
 /// A repository with `n` ready tasks `t01`..: each adds `src/tNN.txt`, and every task's check
@@ -367,7 +367,7 @@ fn bad_input_exits_2_and_writes_nothing() {
 #[test]
 fn a_conflicting_task_is_ejected_without_a_check_run() {
     let (repo, runs, ids) = queue_repo(3, None, "");
-    let wt = super::support::path_of(&repo, "t02");
+    let wt = crate::common::path_of(&repo, "t02");
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 2 }\n");
     commit_all(&repo, &wt, "t02 changes lib");
     repo.write(repo.root(), "src/lib.rs", "pub fn lib() { 1 }\n");
@@ -530,7 +530,7 @@ fn changes_in_the_way_stop_the_run_and_keep_the_queue() {
 #[test]
 fn a_damaged_queue_ref_is_refused() {
     let (repo, _, ids) = queue_repo(1, None, "");
-    let blob = super::support::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "junk\n");
+    let blob = crate::common::git_stdin(&repo, &["hash-object", "-w", "--stdin"], "junk\n");
     repo.git(
         repo.root(),
         &["update-ref", "refs/tasks/_queue/main", &blob],

@@ -1,8 +1,8 @@
 //! Sweep touches only what git-task made, and finishes what a killed command journaled (issue 12).
 
-use super::support::problems;
-use super::support::*;
+use crate::common::problems;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::path::PathBuf;
 
 /// A worktree kept with `merge --keep` (and its ignored `.env`) survives sweep.

@@ -1,7 +1,7 @@
 //! Several machines sharing one remote: `push`, `fetch`, `list --remote`, `adopt`,
 //! `merge --remote` (SPEC §6), with clones standing for machines and git as the oracle.
 
-use super::support::commit_all;
+use crate::common::commit_all;
 use crate::common::{Run, TestRepo};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -397,7 +397,7 @@ fn push_merges_notes_and_replays_events_both_machines_appended() {
     task_with_work(&repo, &two, "n2", &[]);
     let cp1 = repo.task(&one, &["checkpoint", "n1", "--json"]).ok().json();
     let cp2 = repo.task(&two, &["checkpoint", "n2", "--json"]).ok().json();
-    let one_events = super::support::events(&repo, "t1");
+    let one_events = crate::common::events(&repo, "t1");
 
     repo.task(&one, &["push"]).ok();
     let pushed = repo.task(&two, &["push", "--json"]).ok().json();

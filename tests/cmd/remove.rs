@@ -1,7 +1,7 @@
 //! `git task remove`: deletes worktree and branch, refuses dirty work unless --force, then saves it first.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 
 #[test]
 fn remove_deletes_worktree_and_branch_and_keeps_the_record() {
@@ -335,7 +335,7 @@ fn dirty_task(repo: &TestRepo) -> std::path::PathBuf {
 /// pack's `.keep` is still released, and the saved work reads back.
 #[test]
 fn removing_a_dirty_task_leaves_no_pack_keep() {
-    use super::support::packs;
+    use crate::common::packs;
     let repo = TestRepo::new();
     dirty_task(&repo);
     repo.task_root(&["remove", "t1", "--force"]).ok();
@@ -358,7 +358,7 @@ fn removing_a_dirty_task_leaves_no_pack_keep() {
 /// only a state that is kept (an attempt, a checkpoint, a snapshot) is written as one.
 #[test]
 fn looking_at_a_dirty_task_writes_no_pack() {
-    use super::support::packs;
+    use crate::common::packs;
     let repo = TestRepo::new();
     let wt = dirty_task(&repo);
     let (before, _) = packs(repo.root());

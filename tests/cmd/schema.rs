@@ -130,7 +130,7 @@ fn every_commands_json_output_matches_its_schema() {
     let repo = TestRepo::new();
     let root = repo.root().to_path_buf();
     repo.write(&root, "Makefile", "test:\n\ttrue\n");
-    crate::cmd::support::commit_all(&repo, &root, "makefile");
+    crate::common::commit_all(&repo, &root, "makefile");
 
     // start, path, scratch, list, status.
     let start = json(
@@ -192,7 +192,7 @@ fn every_commands_json_output_matches_its_schema() {
     repo.write(&wt, "src/lib.rs", "pub fn lib() { 3; }\n");
     json(&repo, &root, "commit", 0, &["commit", "a"]);
     repo.write(&root, "NOTES.md", "main moved on\n");
-    crate::cmd::support::commit_all(&repo, &root, "notes");
+    crate::common::commit_all(&repo, &root, "notes");
     let synced = json(&repo, &root, "sync", 0, &["sync", "a"]);
     assert_eq!(synced["kind"], "sync");
     let merged = json(&repo, &root, "merge", 0, &["merge", "a", "--keep"]);

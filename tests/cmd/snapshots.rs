@@ -40,8 +40,8 @@
 //!
 //! A new test writes its first snapshot the same way; look at it before committing it.
 
-use crate::cmd::support::{commit_all, craft_abandoned_start, lone_task_branch};
 use crate::common::{bin, Run, TestRepo};
+use crate::common::{commit_all, craft_abandoned_start, lone_task_branch};
 use regex::Regex;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -977,7 +977,7 @@ fn hooks() {
     // A hook already there is chained, and put back on uninstall.
     let mut s = Snap::new();
     let hooks = s.repo.root().join(".git/hooks");
-    crate::cmd::support::write_script(&hooks.join("pre-commit"), "#!/bin/sh\necho mine\n");
+    crate::common::write_script(&hooks.join("pre-commit"), "#!/bin/sh\necho mine\n");
     s.run(&["hooks", "install"]);
     s.run(&["hooks", "status"]);
     s.run(&["hooks", "status", "--json"]);

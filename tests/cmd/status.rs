@@ -1,7 +1,7 @@
 //! `git task status`: one task in detail.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 
 #[test]
 fn status_json_shape() {

@@ -1,8 +1,8 @@
 //! `git task sweep`: repairs each kind of half-made state, built by hand or by killing `start`.
 
-use super::support::problems;
-use super::support::*;
+use crate::common::problems;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::process::Stdio;
 
 #[test]
@@ -352,7 +352,7 @@ fn sweep_deletes_leftovers_of_an_interrupted_removal() {
     let repo = TestRepo::new();
     let aside = repo.base().join("repo.tasks/.gone.removing-123-456");
     repo.write(&aside, "big/file.txt", "x\n");
-    super::support::note_aside(&repo, &aside);
+    crate::common::note_aside(&repo, &aside);
     let j = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(problems(&j), ["interrupted_removal"]);
     assert!(!aside.exists());

@@ -1,6 +1,6 @@
 //! `git task sync`: the base's new commits come into the task branch, in its worktree.
 
-use super::support::commit_all;
+use crate::common::commit_all;
 use crate::common::TestRepo;
 
 /// New base commits are merged into the task branch; files, base ref and record follow.

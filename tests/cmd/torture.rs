@@ -29,7 +29,7 @@
 //! once per command. `GIT_TASK_TORTURE_SEED` repeats a run; `GIT_TASK_TORTURE_ONLY` picks
 //! commands (comma-separated); `GIT_TASK_TORTURE_BIN` runs another build of git-task.
 
-use super::support::*;
+use crate::common::*;
 use crate::common::{bin, Run, TestRepo};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

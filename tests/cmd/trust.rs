@@ -1,7 +1,7 @@
 //! Issue 30 item 3: the settings the user pinned (`<common dir>/git-task/trusted.toml`),
 //! `git task trust`, and `config_changed` (SPEC §2 principle 8, §4, §11).
 
-use super::support::{all_refs, commit_all, rev, write_script};
+use crate::common::{all_refs, commit_all, rev, write_script};
 use crate::common::{Run, TestRepo};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! Every path an attack names (markers, hook scripts, "autostart") lies inside the test's own
 //! temporary directory.
 
-use super::support::{all_refs, collect, commit_all, rev, task_command, write_script};
+use crate::common::{all_refs, collect, commit_all, rev, task_command, write_script};
 use crate::common::{Run, TestRepo};
 use serde_json::{json, Value};
 use std::io::Write;
