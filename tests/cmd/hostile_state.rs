@@ -5,8 +5,7 @@
 //! `queue_damaged` (exit 128) naming its ref, with nothing written; a claims ref that cannot be
 //! read binds nothing and `sweep` names it and writes it again; `git fsck` passes.
 
-use super::support::{all_refs, git_stdin, rev};
-use crate::common::{Run, TestRepo};
+use crate::common::{all_refs, git_stdin, rev, Run, TestRepo};
 
 /// Sets the ref `name` to a commit whose tree holds `file` with `text`, as an agent with git
 /// plumbing could (no hook runs).
