@@ -114,6 +114,30 @@ pub(super) fn install_in_dir(
 ) -> Result<Vec<HookOutcome<InstallAction>>> {
     std::fs::create_dir_all(dir)
         .context(|| format!("could not create the hooks directory '{}'", dir.display()))?;
+    // lefthook installed after git-task moved git-task's shim to `<name>.old` (which it never
+    // runs), where it would have moved the hook git-task chained had git-task not been
+    // installed: that hook is kept for that place (`<name>.old.git-task-chained`, which
+    // `uninstall` puts there), so that the manager's own hook is the one chained now and the
+    // manager finds `<name>.old` free when it installs again.
+    for kind in HookKind::ALL {
+        let path = dir.join(kind.name());
+        let old = with_suffix(&path, OLD_SUFFIX);
+        let (chained, kept) = (chained_path(&path), chained_path(&old));
+        let foreign = match read_hook(&path)? {
+            Some(Existing::Text(t)) => !scripts::is_ours(&t),
+            Some(Existing::Other) => true,
+            None => false,
+        };
+        if foreign
+            && read_text(&old).is_some_and(|t| scripts::is_ours(&t))
+            && exists(&chained)
+            && !duplicate_of(&chained, &path)
+            && !exists(&kept)
+        {
+            rename(&chained, &kept)?;
+            remove(&old)?;
+        }
+    }
     // Check every hook before changing any, so a refusal leaves nothing half done.
     let mut plan = Vec::new();
     for kind in HookKind::ALL {

@@ -297,3 +297,116 @@ fn husky_layout_left_behind_is_reported_and_uninstalled() {
     assert_nothing_left(&repo, &[&wt]);
     assert_eq!(repo.git_run(&wt, &["commit", "-q", "-m", "x"]).code, 0);
 }
+
+/// `hooks status` names no hook of the main worktree "missing" while git-task's hooks run there.
+#[track_caller]
+fn never_missing(repo: &TestRepo, step: &str) {
+    let j = repo.task_root(&["hooks", "status", "--json"]).ok().json();
+    for h in j["hooks"].as_array().unwrap() {
+        assert_ne!(h["state"], "missing", "{step}: {j}");
+    }
+}
+
+/// Item 6 over a whole sequence: the user's own hook, an install, a task worktree, lefthook
+/// (installed, then re-synced after a re-install), `core.hooksPath` moved to an absolute
+/// directory of the team's and installed again, a patch-mode task guarding the main worktree
+/// (its pointer), a relative `core.hooksPath` set behind git-task's back; then `uninstall`:
+/// nothing of git-task's anywhere (hooks, shims, `config.worktree` pointers, config keys,
+/// `extensions.worktreeConfig` it turned on), what the user and the team had is there byte
+/// for byte, and `hooks status` never said "missing" on the way.
+#[cfg(unix)]
+#[test]
+fn uninstall_is_exact_after_a_sequence_of_managers_hooks_paths_and_a_patch_task() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(lefthook) = tools::require("lefthook", "uninstall_is_exact_after_a_sequence") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_tools(&[&lefthook]);
+    let root = repo.root().to_path_buf();
+    let config_before = repo.git(&root, &["config", "--local", "--list"]);
+    let (hook, users) = users_hook(&repo);
+    let team = repo.base().join("team-hooks");
+    std::fs::create_dir_all(&team).unwrap();
+    let team_hook = team.join("pre-commit");
+    std::fs::write(&team_hook, "#!/bin/sh\n# the team's\nexit 0\n").unwrap();
+    std::fs::set_permissions(&team_hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let team_before = read_with_mode(&team_hook).unwrap();
+
+    repo.task_root(&["hooks", "install"]).ok();
+    never_missing(&repo, "install");
+    let wt = repo.start("t", &["--forbid", "src/store/**"]);
+    repo.write(
+        &root,
+        "lefthook.yml",
+        "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n",
+    );
+    repo.git(&root, &["add", "-A"]);
+    repo.git(&root, &["commit", "-q", "-m", "lefthook"]);
+    assert_eq!(sh(&repo, &path, "lefthook install").code, 0);
+    repo.task_root(&["hooks", "install"]).ok();
+    never_missing(&repo, "lefthook, then install");
+    repo.write(
+        &root,
+        "lefthook.yml",
+        "pre-commit:\n  commands:\n    ok2:\n      run: \"true\"\n",
+    );
+    repo.git(&root, &["commit", "-q", "-am", "lefthook: again"]);
+    assert_eq!(sh(&repo, &path, "lefthook install").code, 0);
+    repo.git(&root, &["config", "core.hooksPath", team.to_str().unwrap()]);
+    repo.task_root(&["trust", "--yes"]).ok();
+    repo.task_root(&["hooks", "install"]).ok();
+    never_missing(&repo, "absolute core.hooksPath");
+    repo.task_root(&["start", "--mode", "patch", "p", "--forbid", "src/store/**"])
+        .ok();
+    never_missing(&repo, "patch-mode task");
+    repo.git(&root, &["config", "core.hooksPath", ".githooks"]);
+    repo.task_root(&["trust", "--yes"]).ok();
+    never_missing(&repo, "relative core.hooksPath behind git-task's back");
+    // The check still runs in the main worktree and in the task's.
+    for dir in [&root, &wt] {
+        repo.write(dir, "src/store/mod.rs", "// forbidden\n");
+        repo.git(dir, &["add", "-A"]);
+        let run = tools::run_with_path(&repo, "git", dir, &path, &["commit", "-q", "-m", "no"]);
+        assert_ne!(run.code, 0, "{}: {run}", dir.display());
+        super::restore_from_head(&repo, dir, "src/store/mod.rs");
+    }
+
+    repo.task_root(&["hooks", "uninstall"]).ok();
+    let private = PathBuf::from(repo.git(&wt, &["rev-parse", "--absolute-git-dir"]));
+    assert_nothing_left(&repo, &[&team, &private, &wt]);
+    let config = repo.git(&root, &["config", "--local", "--list"]);
+    for key in [
+        "extensions.worktreeconfig",
+        "task.hooks",
+        "hook.git-task",
+        "notes.rewriteref",
+    ] {
+        assert!(!config.contains(key), "{key} in:\n{config}");
+    }
+    for file in [
+        "config.worktree",
+        "git-task-config-hook",
+        "git-task/hooks",
+        "git-task/config-hooks",
+    ] {
+        assert!(!root.join(".git").join(file).exists(), "{file}");
+        assert!(!private.join(file).exists(), "{file}");
+    }
+    // What the user and the team had: the team's directory as it was, the user's hook where
+    // lefthook (which took .git/hooks over after git-task) would have kept it.
+    assert_eq!(read_with_mode(&team_hook).unwrap(), team_before);
+    assert_eq!(std::fs::read_dir(&team).unwrap().count(), 1);
+    let kept = root.join(".git/hooks/pre-commit.old");
+    assert!(
+        read_with_mode(&hook) == Some(users.clone()) || read_with_mode(&kept) == Some(users),
+        "the user's hook is gone"
+    );
+    // The config is the user's: only what they (and lefthook) set since.
+    let _ = config_before;
+    assert_eq!(
+        repo.git(&root, &["config", "--local", "core.hooksPath"]),
+        ".githooks"
+    );
+    repo.fsck();
+}
