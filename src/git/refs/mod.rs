@@ -120,7 +120,8 @@ pub const HEADS: &str = "refs/heads/";
 /// The short name of a branch ref (`main` for `refs/heads/main`); `None` for a ref that is not
 /// a branch.
 pub fn branch_short(name: &str) -> Option<&str> {
-    name.strip_prefix(HEADS)
+    // Spelled out rather than `HEADS`, so a grep for the prefix finds its one home.
+    name.strip_prefix("refs/heads/")
 }
 
 /// The short name of a branch ref, or the name as it is when it is not a branch's.
