@@ -12,13 +12,17 @@
 //!
 //! Before each run the checkout is brought to the landing commit:
 //!
-//! 1. when it looks untouched since the last run left it clean (the clean memo of
-//!    `git::status::dirty`: every tracked file's stat data and the mtime of every directory
-//!    holding one, so a file added anywhere a tracked file lives shows), only the paths that
-//!    differ between its HEAD and the landing commit are written (`git::checkout::twoway`);
+//! 1. when it looks untouched since the last run left it clean (its index the very one
+//!    git-task wrote then, and the clean memo of `git::status::dirty`: every tracked file's stat
+//!    data and the mtime of every directory holding one, so a file added anywhere a tracked
+//!    file lives shows), only the paths that differ between its HEAD and the landing commit are
+//!    written (`git::checkout::twoway`), unless a `.gitignore` differs (a file ignored until
+//!    now may be untracked at the landing: step 2 decides under the new rules);
 //! 2. otherwise (a check changed a tracked file or left an untracked one, a run was killed
 //!    half-way, the two-way checkout declined) `git reset --hard <commit>` and `git clean
 //!    -ffd` put every tracked file back and delete every untracked file that is not ignored;
+//!    an index git-task did not write last is deleted first, so that every file is written
+//!    again (`reset --hard` keeps any file whose stat data the index records);
 //! 3. either way the index is then verified against the landing tree: after step 1, each
 //!    changed path in the index just written (the rest is the previous run's verified index,
 //!    which the clean memo saw untouched); otherwise with `git write-tree`. A mismatch is
@@ -29,9 +33,10 @@
 //! is done, and a merge that finds it settling waits for it rather than making a cold one):
 //! the look of step 1 (an `lstat` of every tracked file and directory) and, when the check left
 //! anything behind, step 2, then the index verified; it then writes `gate/<n>.settled`: the
-//! HEAD, the index's stat data and the stat data (mtime, inode) of every directory holding a
-//! tracked file. The next run on it takes the settled look instead of looking again when the
-//! HEAD, the index and every one of those directories are as the settle left them: a file
+//! HEAD, the ignore files outside the tree (`info/exclude`, `core.excludesFile`), the index's
+//! stat data and the stat data (mtime, ctime, inode) of every directory holding a tracked
+//! file. The next run on it takes the settled look instead of looking again when the HEAD, the
+//! ignore files, the index and every one of those directories are as the settle left them: a file
 //! created, deleted or renamed anywhere since changes a directory's mtime and the full look
 //! runs. The marker is deleted before the checkout is touched, so a run killed half-way leaves
 //! none. The full look, the one cost of the gate that grows with the tree, is thus paid
@@ -107,23 +112,21 @@ pub struct Looked {
     untouched: bool,
 }
 
-/// A slot taken ahead of its run, with the look at its checkout (an `lstat` of every file, the
-/// gate's one cost that grows with the tree) running meanwhile in another thread.
+/// A slot taken ahead of its run, with the look at its checkout running meanwhile in another
+/// thread: whether it is as its settle left it (a `stat` of every directory holding a tracked
+/// file), else the full look (an `lstat` of every file, the gate's one cost that grows with the
+/// tree).
 pub struct Ahead {
     slot: Slot,
     look: Option<(ObjectId, std::thread::JoinHandle<bool>)>,
-    /// What is known without a look (the checkout is as its settle left it).
-    known: Option<Looked>,
 }
 
 impl Ahead {
     /// The slot, and what the look found (waiting for it).
     pub fn finish(self) -> (Slot, Option<Looked>) {
-        let looked = self.known.or_else(|| {
-            self.look.and_then(|(head, handle)| {
-                let untouched = handle.join().ok()?;
-                Some(Looked { head, untouched })
-            })
+        let looked = self.look.and_then(|(head, handle)| {
+            let untouched = handle.join().ok()?;
+            Some(Looked { head, untouched })
         });
         (self.slot, looked)
     }
@@ -138,30 +141,16 @@ pub fn take_ahead(repo: &Repo) -> Result<Ahead> {
         .and_then(|a| std::fs::read_to_string(a.join("HEAD")).ok())
         .and_then(|t| t.trim().parse::<ObjectId>().ok())
         .filter(|_| slot.path.is_dir());
-    // Settled after the last run and untouched since: nothing to look at.
-    if let Some(head) = head.filter(|h| settled_holds(&slot.path, &admin, *h)) {
-        return Ok(Ahead {
-            slot,
-            look: None,
-            known: Some(Looked {
-                head,
-                untouched: true,
-            }),
-        });
-    }
     let look = head.map(|head| {
         let handle = repo.for_thread();
         let path = slot.path.clone();
-        (
-            head,
-            std::thread::spawn(move || untouched(&handle, &path, &admin, head)),
-        )
+        // Settled after the last run and untouched since: nothing more to look at.
+        let look = move || {
+            settled_holds(&handle, &path, &admin, head) || untouched(&handle, &path, &admin, head)
+        };
+        (head, std::thread::spawn(look))
     });
-    Ok(Ahead {
-        slot,
-        look,
-        known: None,
-    })
+    Ok(Ahead { slot, look })
 }
 
 /// Takes the first free gate checkout (module docs); it is brought to a tree by [`Slot::prepare`].
@@ -232,15 +221,18 @@ fn settled_marker(path: &Path) -> PathBuf {
     path.with_extension("settled")
 }
 
-/// The stat data of `path` a settle keeps: mtime (seconds, nanoseconds) and inode.
+/// The stat data of `path` a settle keeps: mtime and ctime (seconds, nanoseconds), inode and
+/// size. The ctime is the kernel's: a file rewritten and given its old mtime back still shows.
 #[cfg(unix)]
 fn stamp(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(path).ok()?;
     Some(format!(
-        "{} {} {} {}",
+        "{} {} {} {} {} {}",
         m.mtime(),
         m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
         m.ino(),
         m.len()
     ))
@@ -252,13 +244,15 @@ fn stamp(_: &Path) -> Option<String> {
 }
 
 /// Whether the checkout at `path` (administrative directory `admin`) is as its settle left it
-/// at `head`: the same HEAD, index and directories (module docs).
-fn settled_holds(path: &Path, admin: &Path, head: ObjectId) -> bool {
+/// at `head`: the same HEAD, ignore files outside the tree, index and directories (module docs).
+fn settled_holds(repo: &Repo, path: &Path, admin: &Path, head: ObjectId) -> bool {
     let Ok(text) = std::fs::read_to_string(settled_marker(path)) else {
         return false;
     };
     let mut lines = text.lines();
-    if lines.next() != Some(head.to_string().as_str()) {
+    if lines.next() != Some(head.to_string().as_str())
+        || lines.next() != Some(ignores_line(repo).as_str())
+    {
         return false;
     }
     if lines.next() != stamp(&admin.join("HEAD")).as_deref()
@@ -279,12 +273,19 @@ fn settled_holds(path: &Path, admin: &Path, head: ObjectId) -> bool {
     dirs > 0
 }
 
+/// The settled marker's line for the ignore files outside the tree (`info/exclude`,
+/// `core.excludesFile`): editing one can make an ignored file a check left untracked.
+fn ignores_line(repo: &Repo) -> String {
+    format!("ignores {:016x}", repo.ignore_files().fingerprint())
+}
+
 /// Writes the settled marker of the checkout at `path`, clean at `head` now (module docs).
-fn write_settled(path: &Path, admin: &Path, head: ObjectId) -> Result<()> {
+fn write_settled(repo: &Repo, path: &Path, admin: &Path, head: ObjectId) -> Result<()> {
     let dirs = crate::git::index::file::entry_dirs(&admin.join("index"))?;
     let missing = || Error::repo_msg(format!("could not stat '{}'", path.display()));
     let mut text = format!(
-        "{head}\n{}\n{}\n",
+        "{head}\n{}\n{}\n{}\n",
+        ignores_line(repo),
         stamp(&admin.join("HEAD")).ok_or_else(missing)?,
         stamp(&admin.join("index")).ok_or_else(missing)?
     );
@@ -315,7 +316,7 @@ pub fn settle(repo: &Repo, path: &Path) -> Result<()> {
     let _ = std::fs::remove_file(settled_marker(path));
     if !untouched(repo, path, &admin, head) {
         show_dot_git(path, &admin)?;
-        crate::git::cli::reset_hard_and_clean(path, head)?;
+        repair(path, &admin, head, head)?;
         let now = crate::git::cli::index_tree(path)?;
         hide_dot_git(path)?;
         if now != tree {
@@ -330,7 +331,7 @@ pub fn settle(repo: &Repo, path: &Path) -> Result<()> {
             return Ok(());
         }
     }
-    write_settled(path, &admin, head)
+    write_settled(repo, path, &admin, head)
 }
 
 /// The administrative directory of the gate checkout at `path` (`<n>.git` beside it), when
@@ -363,8 +364,36 @@ fn hide_dot_git(path: &Path) -> Result<()> {
     }
 }
 
-/// Whether the checkout at `path` is exactly as the last run left it clean at `head`.
+/// Puts the checkout at `path` (administrative directory `admin`, whose HEAD says `head`) back
+/// to `commit`: every tracked file as `commit` has it, every untracked file that is not ignored
+/// deleted. An index that is not the one git-task last wrote ([`dirty::index_as_remembered`]:
+/// something else wrote it, or a run was killed before it noted it) is deleted first, so that
+/// every file is written again: `git reset --hard` would otherwise keep any file whose stat data
+/// that index records, whatever it holds.
+fn repair(path: &Path, admin: &Path, head: ObjectId, commit: ObjectId) -> Result<()> {
+    if !dirty::index_as_remembered(admin, head) {
+        let index = admin.join("index");
+        match std::fs::remove_file(&index) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::repo(
+                    format!("could not delete '{}'", index.display()),
+                    e,
+                ))
+            }
+        }
+    }
+    crate::git::cli::reset_hard_and_clean(path, commit)
+}
+
+/// Whether the checkout at `path` is exactly as the last run left it clean at `head`: its index
+/// the one git-task wrote then, and every tracked file and directory as that index and the
+/// clean memo say.
 fn untouched(repo: &Repo, path: &Path, git_dir: &Path, head: ObjectId) -> bool {
+    if !dirty::index_as_remembered(git_dir, head) {
+        return false;
+    }
     let anchors = crate::git::status::lstat::Anchors::default();
     let place = Place {
         path,
@@ -421,7 +450,8 @@ impl Slot {
                 .parse::<ObjectId>()
                 .ok()
         });
-        let settled = looked.is_none() && head.is_some_and(|h| settled_holds(path, &admin, h));
+        let settled =
+            looked.is_none() && head.is_some_and(|h| settled_holds(repo, path, &admin, h));
         // Gone before anything changes: a run killed from here on leaves no settled marker.
         match std::fs::remove_file(settled_marker(path)) {
             Ok(()) => {}
@@ -437,6 +467,8 @@ impl Slot {
         // held the last run's verified tree untouched (the clean memo), every changed path is
         // checked in the index just written; otherwise git says what tree it holds.
         let mut verified = false;
+        // The index the two-way move wrote, kept for the clean memo (not read back).
+        let mut written = None;
         match head {
             Some(head) if path.is_dir() && objects::commit_tree(repo, head).is_ok() => {
                 make_private(path)?;
@@ -448,20 +480,24 @@ impl Slot {
                 show_dot_git(path, &admin)?;
                 let moved = untouched
                     && match self.two_way(repo, &admin, head, commit)? {
-                        Some(in_index) => {
+                        Some((in_index, index)) => {
                             verified = in_index;
+                            written = index;
                             true
                         }
                         None => false,
                     };
                 if !moved {
-                    crate::git::cli::reset_hard_and_clean(path, commit)?;
+                    repair(path, &admin, head, commit)?;
                 }
             }
             _ => {
                 discard(repo, path)?;
                 self.create(repo, commit, seed_from)?;
             }
+        }
+        if !verified {
+            written = None;
         }
         if !verified && crate::git::cli::index_tree(path)? != tree {
             crate::git::cli::reset_hard_and_clean(path, commit)?;
@@ -477,35 +513,46 @@ impl Slot {
         hide_dot_git(path)?;
         // Remembered clean at `commit`, with the index as it is now: the next run needs only
         // `lstat`s to know nothing changed.
-        dirty::remember_index_on_disk(path, &admin, commit, repo.ignore_files());
+        match &written {
+            Some(index) => {
+                dirty::remember_index_in(path, &admin, commit, repo.ignore_files(), index)
+            }
+            None => dirty::remember_index_on_disk(path, &admin, commit, repo.ignore_files()),
+        }
         Ok(())
     }
 
     /// Moves the untouched checkout from `head` to `commit` by writing only the paths that
-    /// differ: `Some(whether the index written holds every changed path as `commit` has it)`, or
-    /// `None` when the two-way checkout declined (nothing written).
+    /// differ: `Some(whether the index written holds every changed path as `commit` has it, and
+    /// that index)`, or `None` when the two-way checkout declined (nothing written) or was not
+    /// tried: a `.gitignore` changes, so a file ignored until now (a build output a check left)
+    /// may be untracked at `commit`, and only a full clean finds it.
     fn two_way(
         &self,
         repo: &Repo,
         admin: &Path,
         head: ObjectId,
         commit: ObjectId,
-    ) -> Result<Option<bool>> {
+    ) -> Result<Option<(bool, Option<twoway::Index>)>> {
         if head == commit {
-            return Ok(Some(true));
+            return Ok(Some((true, None)));
         }
         let changes = twoway::changes(repo, head, commit)?;
-        let mut in_index = false;
-        match twoway::update_with(repo, &self.path, &changes, &mut |index| {
-            in_index = changes.in_index(index)
-        })? {
-            twoway::Update::Done => {}
-            twoway::Update::Declined(_) => return Ok(None),
+        if changes.changes_ignore_rules() {
+            return Ok(None);
         }
+        let (update, index) = twoway::update_keeping(repo, &self.path, &changes)?;
+        if let twoway::Update::Declined(_) = update {
+            return Ok(None);
+        }
+        let in_index = match &index {
+            Some(index) => changes.in_index(index),
+            None => changes.len() == 0,
+        };
         let file = admin.join("HEAD");
         crate::git::fs::write_atomically(&file, format!("{commit}\n").as_bytes())
             .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))?;
-        Ok(Some(in_index))
+        Ok(Some((in_index, index)))
     }
 
     /// Makes the checkout at `commit` (module docs), seeded with the main worktree's ignored

@@ -332,3 +332,152 @@ fn a_lock_a_killed_run_left_in_the_gate_checkout_is_cleared_by_the_next() {
     assert_eq!(rev(&repo, "main:src/t2.rs").len(), 40);
     assert!(!lock.exists());
 }
+
+/// Waits for the settle after a run that passed to write `gate/0.settled`; returns the checkout.
+fn settled_slot(repo: &TestRepo) -> PathBuf {
+    let slot = gate_dir(repo).join("0");
+    let settled = slot.with_extension("settled");
+    for _ in 0..400 {
+        if settled.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(settled.exists(), "the settle wrote its marker");
+    slot
+}
+
+/// SHA-1 of `bytes` (git's index checksum), from coreutils.
+fn sha1(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha1sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha1sum runs");
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let hex = String::from_utf8(out.stdout).unwrap();
+    hex_bytes(&hex[..40])
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Something that can write the gate's index between runs (a check's process knows where it
+/// is: beside the checkout) rewrites a tracked file and makes the index vouch for it: the
+/// entry keeps the landing's blob id, with the rewritten file's stat data, so `git reset
+/// --hard` alone would keep the file. The next run must still see the landing's file.
+#[test]
+fn a_gate_index_rewritten_between_runs_is_not_trusted() {
+    let repo = TestRepo::new();
+    let check = "test \"$(cat README.md)\" = '# demo'";
+    task_with(&repo, "a", check, "src/a.rs");
+    repo.task_root(&["merge", "a"]).ok();
+    let slot = settled_slot(&repo);
+    let index = slot.with_extension("git").join("index");
+    // As long as '# demo\n': the index keeps its size.
+    repo.write(&slot, "README.md", "# evil\n");
+    // Older than the index git writes next, so that its stat data is not racy.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    std::fs::File::options()
+        .write(true)
+        .open(slot.join("README.md"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let git_dir = repo.root().join(".git");
+    let mut cmd = repo.command("git", &slot);
+    cmd.env("GIT_INDEX_FILE", &index)
+        .arg(format!("--git-dir={}", git_dir.display()))
+        .arg(format!("--work-tree={}", slot.display()))
+        .args(["update-index", "README.md"]);
+    assert!(cmd.status().unwrap().success());
+    let evil = repo.git(
+        repo.root(),
+        &["hash-object", &slot.join("README.md").to_string_lossy()],
+    );
+    let demo = rev(&repo, "main:README.md");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes.truncate(bytes.len() - 20);
+    let (evil, demo) = (hex_bytes(&evil), hex_bytes(&demo));
+    let at = bytes
+        .windows(20)
+        .position(|w| w == evil.as_slice())
+        .expect("the rewritten file's entry");
+    bytes[at..at + 20].copy_from_slice(&demo);
+    let sum = sha1(&bytes);
+    bytes.extend_from_slice(&sum);
+    std::fs::write(&index, bytes).unwrap();
+    // git itself now sees nothing: the index matches HEAD's tree and vouches for the file.
+    for args in [
+        &["diff", "--quiet"][..],
+        &["diff", "--cached", "--quiet", "HEAD"][..],
+    ] {
+        let mut cmd = repo.command("git", &slot);
+        cmd.env("GIT_INDEX_FILE", &index)
+            .arg(format!("--git-dir={}", git_dir.display()))
+            .arg(format!("--work-tree={}", slot.display()))
+            .args(args);
+        assert!(cmd.status().unwrap().success(), "git {args:?}");
+    }
+    task_with(&repo, "b", check, "src/b.rs");
+    repo.task_root(&["merge", "b"]).ok();
+    assert_eq!(repo.git(repo.root(), &["show", "main:src/b.rs"]), "// b");
+    repo.fsck();
+}
+
+/// A landing that changes a `.gitignore` so that a file an earlier check left is no longer
+/// ignored: the file is untracked now, and the next run must not see it (the checkout is
+/// cleaned under the new rules, not moved path by path).
+#[test]
+fn a_file_a_gitignore_change_unignores_is_removed_before_the_run() {
+    let repo = TestRepo::new();
+    repo.write(repo.root(), ".gitignore", "build/\n");
+    commit_all(&repo, repo.root(), "ignore build");
+    task_with(
+        &repo,
+        "a",
+        "mkdir -p build && echo out > build/out",
+        "src/a.rs",
+    );
+    repo.task_root(&["merge", "a"]).ok();
+    let slot = settled_slot(&repo);
+    assert!(slot.join("build/out").exists(), "ignored: kept warm");
+    let wt = repo.start("b", &["--check", "test ! -e build/out"]);
+    repo.write(&wt, ".gitignore", "other/\n");
+    repo.write(&wt, "src/b.rs", "// b\n");
+    commit_all(&repo, &wt, "Task b");
+    repo.task_root(&["merge", "b"]).ok();
+    assert_eq!(
+        repo.git(repo.root(), &["show", "main:.gitignore"]),
+        "other/"
+    );
+    repo.fsck();
+}
+
+/// The same through `info/exclude`, outside the tree: edited after the settle, it makes a file
+/// an earlier check left untracked, and the settled look no longer holds.
+#[test]
+fn a_file_an_exclude_edit_unignores_is_removed_before_the_run() {
+    let repo = TestRepo::new();
+    let exclude = repo.root().join(".git/info/exclude");
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    std::fs::write(&exclude, "build/\n").unwrap();
+    task_with(
+        &repo,
+        "a",
+        "mkdir -p build && echo out > build/out",
+        "src/a.rs",
+    );
+    repo.task_root(&["merge", "a"]).ok();
+    let slot = settled_slot(&repo);
+    assert!(slot.join("build/out").exists(), "ignored: kept warm");
+    std::fs::write(&exclude, "other/\n").unwrap();
+    task_with(&repo, "b", "test ! -e build/out", "src/b.rs");
+    repo.task_root(&["merge", "b"]).ok();
+    repo.fsck();
+}

@@ -59,6 +59,9 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// An index [`update_keeping`] wrote, as it is on disk.
+pub type Index = gix::index::File;
+
 /// What [`update`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Update {
@@ -90,6 +93,14 @@ impl Changes {
                 _ => false,
             }
         })
+    }
+
+    /// Returns whether the move changes a `.gitignore` file: what is ignored, and so what is
+    /// untracked, may differ afterwards.
+    pub fn changes_ignore_rules(&self) -> bool {
+        self.0
+            .iter()
+            .any(|c| c.path == ".gitignore" || c.path.ends_with("/.gitignore"))
     }
 
     /// Returns the paths the move adds (absent at the old commit).
@@ -168,9 +179,24 @@ pub fn update_with(
     changes: &Changes,
     written: &mut dyn FnMut(&gix::index::File),
 ) -> Result<Update> {
+    let (update, index) = update_keeping(repo, worktree, changes)?;
+    if let Some(index) = &index {
+        written(index);
+    }
+    Ok(update)
+}
+
+/// [`update`], giving back the new index once it replaced the old one (`None` when nothing was
+/// written: declined, or nothing differs).
+pub fn update_keeping(
+    repo: &Repo,
+    worktree: &Path,
+    changes: &Changes,
+) -> Result<(Update, Option<Index>)> {
+    let declined = |why| Ok((Update::Declined(why), None));
     let changes = &changes.0;
     if changes.is_empty() {
-        return Ok(Update::Done);
+        return Ok((Update::Done, None));
     }
     let opened;
     let wt = if is_workdir_of(repo, worktree) {
@@ -180,7 +206,7 @@ pub fn update_with(
         &opened
     };
     if let Some(why) = unsupported_setup(repo, wt, changes)? {
-        return Ok(Update::Declined(why));
+        return declined(why);
     }
     let stat = wt
         .inner
@@ -188,7 +214,7 @@ pub fn update_with(
         .context(|| "could not read the stat options".into())?;
     let index_path = wt.inner.index_path();
     if !index_path.exists() {
-        return Ok(Update::Declined("the worktree has no index"));
+        return declined("the worktree has no index");
     }
     // Held from before the index is read until the new index replaces it, as git does.
     let Ok(lock) = gix::lock::File::acquire_to_update_resource(
@@ -197,19 +223,19 @@ pub fn update_with(
         None,
         0,
     ) else {
-        return Ok(Update::Declined("the index is locked"));
+        return declined("the index is locked");
     };
     // Until the first file is written, anything that goes wrong leaves the answer to git.
     let Ok(mut index) = read_index(repo, &index_path) else {
-        return Ok(Update::Declined("the index cannot be read"));
+        return declined("the index cannot be read");
     };
     if let Some(why) = unsupported_index(&index) {
-        return Ok(Update::Declined(why));
+        return declined(why);
     }
     let steps = match plan(repo, worktree, &index, changes, stat) {
         Ok(Ok(steps)) => steps,
-        Ok(Err(why)) => return Ok(Update::Declined(why)),
-        Err(_) => return Ok(Update::Declined("a path cannot be read")),
+        Ok(Err(why)) => return declined(why),
+        Err(_) => return declined("a path cannot be read"),
     };
 
     // 1. Every new content goes to a temporary sibling first: nothing tracked has changed yet.
@@ -222,7 +248,7 @@ pub fn update_with(
                 discard(worktree, &staged);
                 let full = worktree.join(&step.change.path);
                 remove_empty_parents(worktree, &full);
-                return Ok(Update::Declined("a file cannot be written"));
+                return declined("a file cannot be written");
             }
         }
     }
@@ -286,9 +312,7 @@ pub fn update_with(
         }
     }
     // Encoded in memory and hashed in one pass: hashing entry by entry as it is written costs more than all the rest.
-    let mut bytes = Vec::with_capacity(index.entries().len() * 96 + 4096);
-    gix::index::State::write_to(&index, &mut bytes, gix::index::write::Options::default())
-        .context(|| format!("could not encode the index of '{}'", worktree.display()))?;
+    let bytes = crate::git::index::file::encode(&index)?;
     let mut hasher = gix::hash::hasher(repo.inner.object_hash());
     hasher.update(&bytes);
     let checksum = hasher
@@ -304,8 +328,7 @@ pub fn update_with(
             e.error,
         )
     })?;
-    written(&index);
-    Ok(Update::Done)
+    Ok((Update::Done, Some(index)))
 }
 
 /// Returns the kind and blob id of what is on disk at `full` (`None`: nothing, or a directory).
@@ -455,9 +478,7 @@ pub fn settle(
             invalidate(tree, &c.path);
         }
     }
-    let mut bytes = Vec::with_capacity(index.entries().len() * 96 + 4096);
-    gix::index::State::write_to(&index, &mut bytes, gix::index::write::Options::default())
-        .context(|| format!("could not encode the index of '{}'", worktree.display()))?;
+    let bytes = crate::git::index::file::encode(&index)?;
     let mut hasher = gix::hash::hasher(repo.inner.object_hash());
     hasher.update(&bytes);
     let checksum = hasher

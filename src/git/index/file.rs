@@ -150,3 +150,184 @@ pub fn set_index_entries(
     })
     .context(|| format!("could not replace '{}'", index_path.display()))
 }
+
+/// Encodes `index` byte for byte as gix's `State::write_to` does with the default options (the
+/// cached tree, the sparse marker and the end-of-index-entry extension as it writes them),
+/// without the trailing checksum. gix writes each field of each entry through its own
+/// `write_all`: at 100,000 entries that cost more than all the rest of a two-way move; this
+/// copies each entry's fixed part from one buffer.
+pub fn encode(index: &gix::index::State) -> Result<Vec<u8>> {
+    let entries = index.entries();
+    let backing = index.path_backing();
+    let extended = entries.iter().any(|e| e.flags.contains(Flags::EXTENDED));
+    let hash_len = index.object_hash().len_in_bytes();
+    let mut out = Vec::with_capacity(entries.len() * (72 + hash_len) + 4096);
+    out.extend_from_slice(b"DIRC");
+    out.extend_from_slice(&(if extended { 3u32 } else { 2 }).to_be_bytes());
+    let live = entries
+        .iter()
+        .filter(|e| !e.flags.contains(Flags::REMOVE))
+        .count();
+    let live = u32::try_from(live).map_err(|e| Error::repo("too many index entries", e))?;
+    out.extend_from_slice(&live.to_be_bytes());
+    let header = out.len();
+    for e in entries.iter().filter(|e| !e.flags.contains(Flags::REMOVE)) {
+        let s = &e.stat;
+        let fields = [
+            s.ctime.secs,
+            s.ctime.nsecs,
+            s.mtime.secs,
+            s.mtime.nsecs,
+            s.dev,
+            s.ino,
+            e.mode.bits(),
+            s.uid,
+            s.gid,
+            s.size,
+        ];
+        let mut fixed = [0u8; 40];
+        for (at, value) in fixed.chunks_exact_mut(4).zip(fields) {
+            at.copy_from_slice(&value.to_be_bytes());
+        }
+        out.extend_from_slice(&fixed);
+        out.extend_from_slice(e.id.as_bytes());
+        let path = e.path_in(backing);
+        let len = path.len().min(Flags::PATH_LEN.bits() as usize) as u16;
+        // As gix's `Flags::to_storage`: the low 16 bits without the in-memory path length.
+        let stored = ((e.flags - Flags::PATH_LEN).bits() as u16) | len;
+        out.extend_from_slice(&stored.to_be_bytes());
+        if e.flags.contains(Flags::EXTENDED) {
+            let more =
+                ((e.flags & (Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE)).bits() >> 16) as u16;
+            out.extend_from_slice(&more.to_be_bytes());
+        }
+        out.extend_from_slice(path);
+        // The path's NUL, then NULs up to a multiple of 8 bytes from the first entry.
+        out.push(0);
+        let pad = (8 - (out.len() - header) % 8) % 8;
+        out.resize(out.len() + pad, 0);
+    }
+    let to_extensions = u32::try_from(out.len()).map_err(|e| Error::repo("index too big", e))?;
+    let mut toc = Vec::new();
+    let mut before = out.len();
+    let encoded = |e: std::io::Error| Error::repo("could not encode the index", e);
+    if let Some(tree) = index.tree() {
+        tree.write_to(&mut out).map_err(encoded)?;
+        toc.push((
+            gix::index::extension::tree::SIGNATURE,
+            (out.len() - before - 8) as u32,
+        ));
+        before = out.len();
+    }
+    if index.is_sparse() {
+        gix::index::extension::sparse::write_to(&mut out).map_err(encoded)?;
+        toc.push((
+            gix::index::extension::sparse::SIGNATURE,
+            (out.len() - before - 8) as u32,
+        ));
+    }
+    if !entries.is_empty() && !toc.is_empty() {
+        gix::index::extension::end_of_index_entry::write_to(
+            &mut out,
+            index.object_hash(),
+            to_extensions,
+            toc,
+        )
+        .map_err(|e| Error::repo_msg(format!("could not encode the index: {e}")))?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}", out);
+    }
+
+    fn gix_encoding(index: &gix::index::State) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        index
+            .write_to(&mut bytes, gix::index::write::Options::default())
+            .unwrap();
+        bytes
+    }
+
+    /// The fast encoder writes what gix writes: v2 and v3 entries, a long path, executable and
+    /// symlink modes, the cached tree (valid and invalidated), an
+    /// entry removed and one added, and an index without extensions.
+    #[test]
+    fn encode_writes_what_gix_writes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q"]);
+        let long = format!("d/{}", "x".repeat(300));
+        std::fs::create_dir_all(dir.join("d/e")).unwrap();
+        for (path, text) in [("a.txt", "a"), ("d/e/f.txt", "f"), ("d/g", "g"), ("z", "z")] {
+            std::fs::write(dir.join(path), text).unwrap();
+        }
+        // A name past NAME_MAX: added to the index only.
+        git(dir, &["add", "-A"]);
+        let blob = {
+            let out = std::process::Command::new("git")
+                .current_dir(dir)
+                .args(["hash-object", "-w", "--stdin"])
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        git(
+            dir,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("100755,{blob},{long}"),
+            ],
+        );
+        git(dir, &["write-tree"]);
+        let path = dir.join(".git/index");
+        let open = || {
+            gix::index::File::at(
+                &path,
+                gix::hash::Kind::Sha1,
+                false,
+                gix::index::decode::Options::default(),
+            )
+            .unwrap()
+        };
+        let index = open();
+        assert!(index.tree().is_some(), "git wrote the cached tree");
+        assert_eq!(encode(&index).unwrap(), gix_encoding(&index));
+        // v3: an extended flag.
+        git(dir, &["update-index", "--skip-worktree", "d/g"]);
+        let mut index = open();
+        assert_eq!(index.version(), gix::index::Version::V3);
+        assert_eq!(encode(&index).unwrap(), gix_encoding(&index));
+        // Invalidated cached tree, a removed entry, a new one sorted in.
+        if let Some(tree) = index.tree_mut() {
+            tree.num_entries = None;
+        }
+        index.remove_entries(|_, p, _| p == "a.txt");
+        let id = index.entries()[0].id;
+        index.dangerously_push_entry(
+            gix::index::entry::Stat::default(),
+            id,
+            Flags::empty(),
+            Mode::SYMLINK,
+            BStr::new("b-link"),
+        );
+        index.sort_entries();
+        assert_eq!(encode(&index).unwrap(), gix_encoding(&index));
+        index.remove_tree();
+        assert_eq!(encode(&index).unwrap(), gix_encoding(&index));
+    }
+}

@@ -463,6 +463,18 @@ pub fn remember_index_on_disk(
     }
 }
 
+/// [`remember_index_on_disk`] with the index the caller just wrote there, in memory: not
+/// decoded (and its checksum not verified) a second time. Best effort.
+pub fn remember_index_in(
+    path: &Path,
+    git_dir: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+    index: &gix::index::File,
+) {
+    let _ = remember_in(path, git_dir, head_commit, ignores, index);
+}
+
 fn remember(
     path: &Path,
     head_commit: ObjectId,
@@ -519,6 +531,18 @@ fn remember_in(
 /// `git_dir` as clean, if it ever did (a pool entry's fill finished its checkout).
 pub fn remembered_head(git_dir: &Path) -> Option<ObjectId> {
     Memo::read(&git_dir.join(CLEAN_MEMO)).map(|m| m.head)
+}
+
+/// Whether the index in `git_dir` is the one the clean memo there was taken with, at `head`:
+/// its stat data (ctime included) unchanged since. For a worktree only git-task writes (the
+/// merge gate's), an index that is not is not to be trusted at all: its cached tree and its
+/// entries' stat data could say what a later look wants to hear.
+pub fn index_as_remembered(git_dir: &Path, head: ObjectId) -> bool {
+    let Some(memo) = Memo::read(&git_dir.join(CLEAN_MEMO)) else {
+        return false;
+    };
+    stat_of(&git_dir.join("index"))
+        .is_some_and(|s| memo.head == head && memo.index == file_hash(BStr::new(""), &s))
 }
 
 /// Whether the worktree at `path` (private git dir `git_dir`) still looks as it did
@@ -792,7 +816,8 @@ impl IgnoreFiles {
         IgnoreFiles { fingerprint }
     }
 
-    fn fingerprint(&self) -> u64 {
+    /// The stat data of the ignore files, hashed: while it is the same, so are their rules.
+    pub fn fingerprint(&self) -> u64 {
         self.fingerprint
     }
 }
