@@ -82,40 +82,64 @@ pub fn list(repo: &Repo) -> Result<Vec<Linked>> {
             ))
         }
     };
-    let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let git_dir = entry.path();
-        let Ok(gitdir) = std::fs::read_to_string(git_dir.join("gitdir")) else {
-            continue;
-        };
-        let dot_git = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
-        let dot_git = if dot_git.is_relative() {
-            normalize(&git_dir.join(dot_git))
-        } else {
-            dot_git
-        };
-        let path = dot_git
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or(dot_git.clone());
-        let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
-        let branch = head.strip_prefix("ref: ").map(|r| r.trim().to_owned());
-        out.push(Linked {
-            name: entry.file_name().to_string_lossy().into_owned(),
-            git_dir,
-            path,
-            branch,
-        });
-    }
+    let mut out: Vec<Linked> = entries
+        .flatten()
+        .filter_map(|entry| {
+            linked_at(
+                entry.path(),
+                entry.file_name().to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
-/// Returns the linked worktree that has `branch` checked out, if any.
+/// The linked worktree whose administrative directory is `git_dir` (named `name`); `None`
+/// when its `gitdir` file cannot be read.
+fn linked_at(git_dir: PathBuf, name: String) -> Option<Linked> {
+    let gitdir = std::fs::read_to_string(git_dir.join("gitdir")).ok()?;
+    let dot_git = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
+    let dot_git = if dot_git.is_relative() {
+        normalize(&git_dir.join(dot_git))
+    } else {
+        dot_git
+    };
+    let path = dot_git
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or(dot_git.clone());
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
+    let branch = head.strip_prefix("ref: ").map(|r| r.trim().to_owned());
+    Some(Linked {
+        name,
+        git_dir,
+        path,
+        branch,
+    })
+}
+
+/// Returns the linked worktree that has `branch` checked out, if any (the first by name, as in
+/// [`list`]). Reads each worktree's `HEAD` and only the matching ones' `gitdir`: with a
+/// thousand task worktrees, half the reads of [`list`].
 pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
-    Ok(list(repo)?
-        .into_iter()
-        .find(|w| w.branch.as_deref() == Some(branch)))
+    let dir = repo.common_dir().join("worktrees");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(list(repo)?
+            .into_iter()
+            .find(|w| w.branch.as_deref() == Some(branch)));
+    };
+    let mut found: Vec<Linked> = entries
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("HEAD"))
+                .is_ok_and(|h| h.strip_prefix("ref: ").is_some_and(|r| r.trim() == branch))
+        })
+        .filter_map(|e| linked_at(e.path(), e.file_name().to_string_lossy().into_owned()))
+        .filter(|w| w.branch.as_deref() == Some(branch))
+        .collect();
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found.into_iter().next())
 }
 
 /// Adds a linked worktree at `path` with `branch` (a full ref name) checked out.
