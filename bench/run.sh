@@ -5,7 +5,7 @@
 #                     [--scenarios start,pool,remove,commit,confighooks,list,status,patch,merge,gate,overlaps,guard,confine,install,live]
 #                     [--list-tasks 1000] [--list-files 50] [--overlap-tasks 50] [--no-build] [--bin PATH]
 #                     [--live-counts 1,100,1000] [--live-files 200]
-#                     [--timer hyperfine|python] [--keep-work]
+#                     [--timer hyperfine|python|cpu] [--keep-work]
 #
 # Builds and installs the binary under OUT/prefix with ./install.sh, makes the benchmark repositories with
 # ../shared/bench/make-repo.sh (cached under OUT/repos), and for every scenario and
@@ -81,7 +81,7 @@ want() { [[ ,$SCENARIOS, == *,$1,* ]]; }
 # ---------------------------------------------------------------- tools and build
 
 ensure_tools() {
-    if [[ $TIMER == python ]]; then
+    if [[ $TIMER == python || $TIMER == cpu ]]; then
         :
     elif ! command -v hyperfine >/dev/null; then
         say "hyperfine missing: trying apt-get install -y hyperfine"
@@ -92,7 +92,7 @@ ensure_tools() {
         apt-get install -y time >/dev/null 2>&1 || true
     fi
     [[ -x /usr/bin/time ]] || { echo "run.sh: /usr/bin/time is required (apt-get install time)" >&2; exit 1; }
-    if [[ $TIMER != python ]]; then
+    if [[ $TIMER != python && $TIMER != cpu ]]; then
         if command -v hyperfine >/dev/null; then TIMER=hyperfine; else TIMER=python; fi
     fi
     say "timer: $TIMER"
@@ -133,7 +133,7 @@ write_meta() {
         printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
         printf 'git_version\t%s\n' "$(git --version | sed 's/git version //')"
         printf 'git_task_commit\t%s\n' "$commit$dirty"
-        printf 'timer\t%s\n' "$([[ $TIMER == hyperfine ]] && hyperfine --version || echo python-fallback)"
+        printf 'timer\t%s\n' "$(case $TIMER in hyperfine) hyperfine --version ;; cpu) echo 'cpu (user+sys seconds from wait4)' ;; *) echo python-fallback ;; esac)"
         printf 'runs\t%s\n' "$RUNS"
         printf 'warmup\t%s\n' "$WARMUP"
         printf 'sizes\t%s\n' "$SIZES"
@@ -249,6 +249,15 @@ time_once() {
         is_compound "$c" && opt=()
         hyperfine "${opt[@]}" --runs 1 --style none --export-json "$W/hf.json" -- "$c" >/dev/null
         python3 "$LIB" hf-seconds "$W/hf.json"
+    elif [[ $TIMER == cpu ]]; then
+        # User + system CPU seconds of the command and every process it waited for (a
+        # commit's hooks): what a shared machine's load does not inflate.
+        if is_compound "$c"; then
+            python3 "$LIB" time --cpu --shell "$c"
+        else
+            read -ra argv <<<"$c"
+            python3 "$LIB" time --cpu -- "${argv[@]}"
+        fi
     elif is_compound "$c"; then
         python3 "$LIB" time --shell "$c"
     else
@@ -745,7 +754,7 @@ scenario_gate() {
     measure gate "$n" chk plain warm cold
 }
 
-# start, merge, the pre-commit hook and status with many live tasks vs with one (issue 33: <= 1.25x
+# start, merge, the pre-commit hook, status and check with many live tasks vs with one (issue 33: <= 1.25x
 # at 1,000 live tasks), on a LIVE_FILES-file repository. Two repositories side by side: "one" has
 # only the task measured, "many" has COUNT-1 more live tasks started before (each with a commit of
 # its own file under its own directory, allowed only there). Both sides do the same thing in
@@ -779,7 +788,7 @@ scenario_live() {
     done
 }
 
-# live_rows COUNT HOME — the four rows at COUNT live tasks.
+# live_rows COUNT HOME — the five rows at COUNT live tasks.
 live_rows() {
     local count=$1 home=$2
     local size="$count live tasks, $LIVE_FILES files"
@@ -787,6 +796,7 @@ live_rows() {
     row live-merge "$size" "merge --keep --no-checks (post-merge forecast): $count live tasks vs 1" many one ratio 1.25 ""
     row live-hook "$size" "commit 1 file through the pre-commit hook: $count live tasks vs 1" many one ratio 1.25 ""
     row live-status "$size" "status ID: $count live tasks vs 1" many one ratio 1.25 ""
+    row live-check "$size" "check ID: $count live tasks vs 1" many one ratio 1.25 ""
     # start
     prep_many() { :; }
     cmd_many() { echo "$GT -C $home/many start ls$count-$1 --allow ${FILES[0]%/*}/**"; }
@@ -838,6 +848,15 @@ live_rows() {
     cmd_one() { echo "$GT -C $home/one.tasks/lh status lh"; }
     clean_one() { :; }
     measure live-status "$size" many one
+    # check (the task's whole diff judged against its effective contract, other tasks' claims
+    # included)
+    prep_many() { :; }
+    cmd_many() { echo "$GT -C $home/many.tasks/lh check lh"; }
+    clean_many() { :; }
+    prep_one() { :; }
+    cmd_one() { echo "$GT -C $home/one.tasks/lh check lh"; }
+    clean_one() { :; }
+    measure live-check "$size" many one
 }
 
 # guard claude (SPEC §10: <= 10 ms per call at 100,000 files): Claude Code's PreToolUse input

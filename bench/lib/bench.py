@@ -31,6 +31,11 @@ def hf_seconds(path):
 
 
 def fallback_time(args):
+    # --cpu: the user + system CPU seconds of the command and of every process it waited for
+    # (wait4's usage), instead of the wall-clock time.
+    cpu = bool(args) and args[0] == "--cpu"
+    if cpu:
+        args = args[1:]
     if args and args[0] == "--shell":
         argv = ["sh", "-c", args[1]]
     else:
@@ -40,6 +45,11 @@ def fallback_time(args):
     devnull = subprocess.DEVNULL
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdin=devnull, stdout=devnull, stderr=devnull)
+    if cpu:
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        print(repr(usage.ru_utime + usage.ru_stime))
+        sys.exit(p.returncode)
     rc = p.wait()
     t1 = time.perf_counter()
     print(repr(t1 - t0))
