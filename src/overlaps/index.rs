@@ -34,8 +34,9 @@ use std::path::PathBuf;
 /// The file's format; another version is read as empty.
 const VERSION: u32 = 1;
 
-/// How many base tips one landing entry remembers.
-const MAX_BASES: usize = 4;
+/// How many base tips one entry of committed work remembers (the last ones it held for: the
+/// tip before a landing and the one after).
+const MAX_BASES: usize = 3;
 
 /// What the index keeps of one task's record.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -70,8 +71,10 @@ struct Work {
     /// The paths the task changed since `ancestor` (the contract file left out).
     paths: Vec<String>,
     /// Those of `paths` that it deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     deleted: Vec<String>,
     /// A changed path could not be told exactly (not UTF-8, or a component git refuses).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     lossy: bool,
 }
 
@@ -177,15 +180,17 @@ impl Index {
                     .any(|b| is(b, onto) || before.is_some_and(|o| is(b, o)))
             };
             if is(&w.tip, tip) && holds(w) {
+                // The tips it held for last are kept, the stalest dropped first.
                 for base in before.into_iter().chain([onto]) {
                     let hex = base.to_string();
-                    if !w.bases.contains(&hex) {
+                    if w.bases.last() != Some(&hex) {
+                        w.bases.retain(|b| *b != hex);
                         w.bases.push(hex);
                         self.changed = true;
-                        if w.bases.len() > MAX_BASES {
-                            w.bases.remove(0);
-                        }
                     }
+                }
+                if w.bases.len() > MAX_BASES {
+                    w.bases.drain(..w.bases.len() - MAX_BASES);
                 }
                 return Ok(w.clone());
             }
