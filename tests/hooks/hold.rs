@@ -413,6 +413,24 @@ fn a_patch_task_in_the_main_worktree_outlives_a_manager_in_either_order() {
         assert!(!status.stderr.contains("warning"), "{tag}: {status}");
         // Refused with the report, the manager's hook ran once; a clean commit goes through.
         super::managers::both_run_in(&repo, &root, &path, manager, &log, &fail);
+        if !config_hooks && manager == "husky" && !first {
+            // As gitg runs the hook git-task's pointer names (GIT_DIR=(null)): the manager's
+            // hook is found all the same, and the check refuses (lefthook itself fails under
+            // that environment, which stops the commit before the check).
+            let before = super::head(&repo, &root);
+            repo.write(&root, "src/store/mod.rs", "// forbidden by gitg\n");
+            repo.git(&root, &["add", "-A"]);
+            let ran = logged(&log, manager, &root);
+            let mut cmd = repo.command(root.join(".git/git-task/hooks/pre-commit"), &root);
+            cmd.env("PATH", &path);
+            for (k, v) in GITG {
+                cmd.env(k, v);
+            }
+            let run = Run::of(cmd.stdin(std::process::Stdio::null()).output().unwrap());
+            refused_with_report(&repo, &root, &run, &before);
+            assert_eq!(logged(&log, manager, &root), ran + 1, "{tag}: {run}");
+            super::restore_from_head(&repo, &root, "src/store/mod.rs");
+        }
         let seen = |log: &Path| logged(log, manager, &root);
         if first {
             repo.task_root(&["drop", "p"]).ok();
