@@ -56,7 +56,6 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage, Stat};
 use gix::object::tree::EntryKind;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// An index [`update_keeping`] wrote, as it is on disk.
@@ -311,17 +310,9 @@ pub fn update_keeping(
             invalidate(tree, &c.path);
         }
     }
-    // Encoded in memory and hashed in one pass: hashing entry by entry as it is written costs more than all the rest.
-    let bytes = crate::git::index::file::encode(&index)?;
-    let mut hasher = gix::hash::hasher(repo.inner.object_hash());
-    hasher.update(&bytes);
-    let checksum = hasher
-        .try_finalize()
-        .context(|| "could not hash the index".into())?;
+    // Encoded and hashed a piece at a time (gix hashing each small write costs more than all the rest).
     let mut lock = lock;
-    lock.write_all(&bytes)
-        .and_then(|()| lock.write_all(checksum.as_slice()))
-        .context(|| format!("could not write the index of '{}'", worktree.display()))?;
+    crate::git::index::file::write_with_checksum(&index, &mut lock, &index_path)?;
     lock.commit().map_err(|e| {
         Error::repo(
             format!("could not replace the index of '{}'", worktree.display()),
@@ -478,16 +469,8 @@ pub fn settle(
             invalidate(tree, &c.path);
         }
     }
-    let bytes = crate::git::index::file::encode(&index)?;
-    let mut hasher = gix::hash::hasher(repo.inner.object_hash());
-    hasher.update(&bytes);
-    let checksum = hasher
-        .try_finalize()
-        .context(|| "could not hash the index".into())?;
     let mut lock = lock;
-    lock.write_all(&bytes)
-        .and_then(|()| lock.write_all(checksum.as_slice()))
-        .context(|| format!("could not write the index of '{}'", worktree.display()))?;
+    crate::git::index::file::write_with_checksum(&index, &mut lock, &index_path)?;
     lock.commit().map_err(|e| {
         Error::repo(
             format!("could not replace the index of '{}'", worktree.display()),

@@ -157,11 +157,49 @@ pub fn set_index_entries(
 /// `write_all`: at 100,000 entries that cost more than all the rest of a two-way move; this
 /// copies each entry's fixed part from one buffer.
 pub fn encode(index: &gix::index::State) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_into(index, &mut |bytes| {
+        out.extend_from_slice(bytes);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Writes `index` to `out` as [`encode`] encodes it, then its checksum, hashing each piece as
+/// it goes: no 10 MB buffer for 100,000 entries, and each piece is hashed while it is still in
+/// the processor's cache. `path` names the index in errors.
+pub fn write_with_checksum(
+    index: &gix::index::State,
+    out: &mut dyn std::io::Write,
+    path: &Path,
+) -> Result<()> {
+    let mut hasher = gix::hash::hasher(index.object_hash());
+    let what = || format!("could not write the index '{}'", path.display());
+    encode_into(index, &mut |bytes| {
+        hasher.update(bytes);
+        out.write_all(bytes)
+    })
+    .map_err(|e| Error::repo(what(), e))?;
+    let sum = hasher
+        .try_finalize()
+        .map_err(|e| Error::repo_msg(format!("{}: {e}", what())))?;
+    out.write_all(sum.as_slice())
+        .map_err(|e| Error::repo(what(), e))
+}
+
+/// [`encode`], handing the bytes to `sink` a piece (about 256 KiB) at a time.
+fn encode_into(
+    index: &gix::index::State,
+    sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<()> {
+    const PIECE: usize = 256 * 1024;
+    let written = |e: std::io::Error| Error::repo("could not write the index", e);
     let entries = index.entries();
     let backing = index.path_backing();
     let extended = entries.iter().any(|e| e.flags.contains(Flags::EXTENDED));
-    let hash_len = index.object_hash().len_in_bytes();
-    let mut out = Vec::with_capacity(entries.len() * (72 + hash_len) + 4096);
+    let mut out = Vec::with_capacity(PIECE + 8192);
+    // Bytes handed to `sink` so far.
+    let mut flushed = 0usize;
     out.extend_from_slice(b"DIRC");
     out.extend_from_slice(&(if extended { 3u32 } else { 2 }).to_be_bytes());
     let live = entries
@@ -204,15 +242,20 @@ pub fn encode(index: &gix::index::State) -> Result<Vec<u8>> {
         out.extend_from_slice(path);
         // The path's NUL, then NULs up to a multiple of 8 bytes from the first entry.
         out.push(0);
-        let pad = (8 - (out.len() - header) % 8) % 8;
+        let pad = (8 - (flushed + out.len() - header) % 8) % 8;
         out.resize(out.len() + pad, 0);
+        if out.len() >= PIECE {
+            sink(&out).map_err(written)?;
+            flushed += out.len();
+            out.clear();
+        }
     }
-    let to_extensions = u32::try_from(out.len()).map_err(|e| Error::repo("index too big", e))?;
+    let to_extensions =
+        u32::try_from(flushed + out.len()).map_err(|e| Error::repo("index too big", e))?;
     let mut toc = Vec::new();
     let mut before = out.len();
-    let encoded = |e: std::io::Error| Error::repo("could not encode the index", e);
     if let Some(tree) = index.tree() {
-        tree.write_to(&mut out).map_err(encoded)?;
+        tree.write_to(&mut out).map_err(written)?;
         toc.push((
             gix::index::extension::tree::SIGNATURE,
             (out.len() - before - 8) as u32,
@@ -220,7 +263,7 @@ pub fn encode(index: &gix::index::State) -> Result<Vec<u8>> {
         before = out.len();
     }
     if index.is_sparse() {
-        gix::index::extension::sparse::write_to(&mut out).map_err(encoded)?;
+        gix::index::extension::sparse::write_to(&mut out).map_err(written)?;
         toc.push((
             gix::index::extension::sparse::SIGNATURE,
             (out.len() - before - 8) as u32,
@@ -235,7 +278,7 @@ pub fn encode(index: &gix::index::State) -> Result<Vec<u8>> {
         )
         .map_err(|e| Error::repo_msg(format!("could not encode the index: {e}")))?;
     }
-    Ok(out)
+    sink(&out).map_err(written)
 }
 
 #[cfg(test)]
@@ -329,5 +372,41 @@ mod tests {
         assert_eq!(encode(&index).unwrap(), gix_encoding(&index));
         index.remove_tree();
         assert_eq!(encode(&index).unwrap(), gix_encoding(&index));
+        assert_checksummed(&index);
+    }
+
+    /// What `write_with_checksum` writes: the encoding and its SHA-1, as gix verifies it.
+    fn assert_checksummed(index: &gix::index::State) {
+        let mut written = Vec::new();
+        write_with_checksum(index, &mut written, Path::new("index")).unwrap();
+        let body = encode(index).unwrap();
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        hasher.update(&body);
+        let mut want = body;
+        want.extend_from_slice(hasher.try_finalize().unwrap().as_slice());
+        assert_eq!(written, want);
+    }
+
+    /// An index bigger than one piece of the encoder (256 KiB): paths of every length modulo 8
+    /// cross the pieces' boundaries, and the padding still counts from the first entry.
+    #[test]
+    fn encode_in_pieces_writes_what_gix_writes() {
+        let mut index = gix::index::State::new(gix::hash::Kind::Sha1);
+        let id = ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
+        for i in 0..6000u32 {
+            let path = format!("dir{:03}/{}{i}", i % 97, "n".repeat((i % 23) as usize));
+            let stat = gix::index::entry::Stat {
+                mtime: gix::index::entry::stat::Time { secs: i, nsecs: 7 },
+                size: i * 3,
+                ino: i + 1,
+                ..Default::default()
+            };
+            index.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, BStr::new(&path));
+        }
+        index.sort_entries();
+        let bytes = encode(&index).unwrap();
+        assert!(bytes.len() > 2 * 256 * 1024);
+        assert_eq!(bytes, gix_encoding(&index));
+        assert_checksummed(&index);
     }
 }
