@@ -11,6 +11,7 @@
 pub mod config_hooks;
 mod dir;
 pub mod env;
+mod guarded;
 pub mod install;
 pub mod patch;
 pub mod post_checkout;

@@ -9,14 +9,10 @@
 
 use crate::error::Result;
 use crate::record::Record;
-use crate::task::{Mode, Status};
+use crate::task::Mode;
 use std::path::Path;
 
-/// Whether a patch-mode task in `status` still guards its worktree: only while it is active
-/// (or being started).
-pub fn guards(status: Status) -> bool {
-    matches!(status, Status::Active | Status::Provisioning)
-}
+pub use super::guarded::{guards, guards_main};
 
 /// The command that lifts the guard of the patch-mode task `id` and what each other one does,
 /// for the hints of a refusal in its worktree.
@@ -49,20 +45,6 @@ pub fn lift(record: &Record) -> Result<bool> {
     }
 }
 
-/// Whether a patch-mode task guards the main worktree now: its active mark there names a
-/// patch-mode task that still guards ([`guards`]). A few file reads.
-pub fn guards_main(repo: &crate::git::Repo) -> bool {
-    let Some(mark) = crate::resolve::read_mark_file(repo.common_dir()) else {
-        return false;
-    };
-    if mark.branch.is_some() {
-        return false;
-    }
-    matches!(
-        crate::record::load(repo, &mark.id),
-        Ok(Some(r)) if r.state.mode == Mode::Patch && guards(r.state.status)
-    )
-}
 
 /// Points the main worktree at git-task's own hooks directory of it while a patch-mode task
 /// guards it, as a task worktree is (see [`super::worktrees::points`]): on git older than 2.54,

@@ -332,7 +332,7 @@ fn look(repo: &Repo, settings: &Settings, git_dir: &Path) -> Here {
                 mark.branch.is_some()
                     || !matches!(
                         crate::record::load(repo, &mark.id),
-                        Ok(Some(r)) if !super::patch::guards(r.state.status)
+                        Ok(Some(r)) if !super::guarded::guards(r.state.status)
                     )
             })
             .map(|mark| Owner {

@@ -225,7 +225,7 @@ pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout, configured: bool) -> 
         Layout::Relative(_) => true,
         // The main worktree only while a patch-mode task guards it (its own hooks are the
         // user's, whose manager may change where they are).
-        Layout::Shared(_) => (!wt.main || super::patch::guards_main(repo)) && can_point(repo),
+        Layout::Shared(_) => (!wt.main || super::guarded::guards_main(repo)) && can_point(repo),
         Layout::Disabled => false,
     }
 }
