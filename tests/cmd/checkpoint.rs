@@ -1,6 +1,6 @@
 //! `git task checkpoint`: commits on the task branch (worktree mode), a ref chain (patch mode), notes, judging.
 
-use super::patch_support::picture;
+use crate::common::patch::picture;
 use crate::common::TestRepo;
 
 /// In worktree mode a checkpoint is a commit on the task branch with everything (untracked too), and a note.

@@ -1,6 +1,6 @@
 //! `git task diff`: git's unified format, checked by `git apply` and against `git diff` itself.
 
-use super::patch_support::{chmod_x, write_bytes};
+use crate::common::patch::{chmod_x, write_bytes};
 use crate::common::TestRepo;
 
 /// The diff of every kind of change applies in reverse to the task's worktree.

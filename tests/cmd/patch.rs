@@ -1,6 +1,6 @@
 //! `git task start --mode patch` and the patch-mode round trip: start, random edits, revert.
 
-use super::patch_support::{chmod_x, files, picture, tracked, write_bytes, Entry, Rng};
+use crate::common::patch::{chmod_x, files, picture, tracked, write_bytes, Entry, Rng};
 use crate::common::TestRepo;
 use crate::common::{assert_one_new_pack, pack_everything};
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! `git task reset`: the task starts over from its base (or the snapshot in patch mode), its work saved first.
 
-use super::patch_support::picture;
+use crate::common::patch::picture;
 use crate::common::TestRepo;
 
 /// `reset` starts the task over from its base; `--onto` moves the base.

@@ -1,6 +1,6 @@
 //! `git task revert`: every form, always saving an attempt first.
 
-use super::patch_support::picture;
+use crate::common::patch::picture;
 use crate::common::TestRepo;
 
 /// Reverting everything puts the worktree back at the base and the attempt holds the work.
@@ -198,7 +198,7 @@ fn patch_revert_handles_file_and_directory_swaps() {
     let mut after = picture(&repo, &root);
     assert_eq!(
         after.files.remove("logs/run.log"),
-        Some(super::patch_support::Entry::File(
+        Some(crate::common::patch::Entry::File(
             b"ignored\n".to_vec(),
             0o644
         ))

@@ -1,8 +1,10 @@
 //! Test helpers, in one place: the fixture repository ([`TestRepo`], `repo.rs`), what a process
-//! printed ([`Run`], `run.rs`), and assertions and plumbing over a repository (`helpers.rs`).
+//! printed ([`Run`], `run.rs`), assertions and plumbing over a repository (`helpers.rs`), and a
+//! worktree's full picture for the patch-mode tests (`patch.rs`, used as `common::patch::...`).
 #![allow(dead_code)]
 
 pub(crate) mod helpers;
+pub(crate) mod patch;
 mod repo;
 mod run;
 
