@@ -11,14 +11,19 @@
 //! config (never the user's global one), each running the same shim as the hooks directory
 //! would (the fast path stays: no process on a commit outside tasks), kept in
 //! `<common dir>/git-task/config-hooks/`, a directory git reads hooks from only through that
-//! config. Then ([`active`]) nothing of git-task's goes into a hooks directory git reads (git
-//! would fork each copy beside the config hook, for every event: four more processes per
-//! commit): not the shared directory, no per-worktree `core.hooksPath`. Shims stay only where
-//! clients that read no config look and git does not: a linked worktree's private `hooks/`
-//! (dulwich, gitg), `.git/hooks` when `core.hooksPath` points elsewhere (dulwich in the main
-//! worktree). An install by an older git puts the hooks-directory layout back for it; git
-//! 2.54 then runs the config copy first, which leaves word ([`WORD_FILE`]) for the copy in the
-//! hooks directory, which steps aside, so a commit still runs the check once.
+//! config. Then ([`active`]) the only copy of git-task's in a hooks directory git reads is
+//! `pre-commit` (git forks it beside the config hook; a post-checkout or reference-transaction
+//! copy would add forks for every event and serve no client): gitui (git2-hooks) and JGit read
+//! that directory and no config, and block a violating commit only through it. It goes where
+//! the hooks-directory layout would put it: the shared directory unless it holds tracked files,
+//! or, under a relative `core.hooksPath`, git-task's own directory of each worktree, which the
+//! worktree's `config.worktree` points at (gitui reads it). The config copy runs first and
+//! leaves word ([`WORD_FILE`]: the git process and the hook) for the copy in the hooks
+//! directory, which, after running the hook it chains, steps aside without starting git-task:
+//! a commit runs the check once. Other shims stay only where clients that read no config look
+//! and git does not: a linked worktree's private `hooks/` (dulwich, gitg), `.git/hooks` when
+//! `core.hooksPath` points elsewhere (dulwich in the main worktree). An install by an older
+//! git puts the whole hooks-directory layout back for it, whose copies step aside the same way.
 
 use super::dir::{read_text, write_executable, HookOutcome, InstallAction};
 use super::scripts::{self, HookKind};

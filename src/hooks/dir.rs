@@ -112,6 +112,17 @@ pub(super) fn install_in_dir(
     settings: &scripts::Settings,
     force: bool,
 ) -> Result<Vec<HookOutcome<InstallAction>>> {
+    install_kinds_in_dir(dir, settings, force, &HookKind::ALL)
+}
+
+/// [`install_in_dir`] for the shims `kinds` only (on git 2.54 and later, the pre-commit copy
+/// for clients that read no hooks defined in config).
+pub(super) fn install_kinds_in_dir(
+    dir: &Path,
+    settings: &scripts::Settings,
+    force: bool,
+    kinds: &[HookKind],
+) -> Result<Vec<HookOutcome<InstallAction>>> {
     std::fs::create_dir_all(dir)
         .context(|| format!("could not create the hooks directory '{}'", dir.display()))?;
     // lefthook installed after git-task moved git-task's shim to `<name>.old` (which it never
@@ -119,7 +130,7 @@ pub(super) fn install_in_dir(
     // installed: that hook is kept for that place (`<name>.old.git-task-chained`, which
     // `uninstall` puts there), so that the manager's own hook is the one chained now and the
     // manager finds `<name>.old` free when it installs again.
-    for kind in HookKind::ALL {
+    for &kind in kinds {
         let path = dir.join(kind.name());
         let old = with_suffix(&path, OLD_SUFFIX);
         let (chained, kept) = (chained_path(&path), chained_path(&old));
@@ -140,7 +151,7 @@ pub(super) fn install_in_dir(
     }
     // Check every hook before changing any, so a refusal leaves nothing half done.
     let mut plan = Vec::new();
-    for kind in HookKind::ALL {
+    for &kind in kinds {
         let mut path = dir.join(kind.name());
         let wanted = scripts::render(kind, settings);
         let mut existing = read_hook(&path)?;
@@ -223,8 +234,16 @@ pub(super) fn install_in_dir(
 /// would have put it, had git-task never been installed); a chained copy that is the manager's
 /// own hook again, byte for byte, is only a duplicate and goes.
 pub(super) fn uninstall_in_dir(dir: &Path) -> Result<Vec<HookOutcome<UninstallAction>>> {
+    uninstall_kinds_in_dir(dir, &HookKind::ALL)
+}
+
+/// [`uninstall_in_dir`] for the shims `kinds` only.
+pub(super) fn uninstall_kinds_in_dir(
+    dir: &Path,
+    kinds: &[HookKind],
+) -> Result<Vec<HookOutcome<UninstallAction>>> {
     let mut hooks = Vec::new();
-    for kind in HookKind::ALL {
+    for &kind in kinds {
         let path = dir.join(kind.name());
         let chained = chained_path(&path);
         let ours = match read_hook(&path)? {

@@ -28,11 +28,17 @@
 //! `hooks/`, where dulwich and gitui look (git never does, unless `core.hooksPath`
 //! says so, so they never run twice).
 //!
-//! On git 2.54 and later neither layout goes where git reads hooks: the hooks are defined in
-//! config ([`super::config_hooks`]), the shared directory gets no shim (an earlier install's
-//! go, and a hook they chained gets its place back) and no worktree is pointed; only the
-//! copies git does not read stay (a linked worktree's private `hooks/`, `.git/hooks` when
-//! `core.hooksPath` points elsewhere).
+//! On git 2.54 and later the hooks are defined in config ([`super::config_hooks`]), and of the
+//! layouts above only what clients that read the hooks directory git reads but no config
+//! (gitui's git2-hooks, JGit) need stays: a **pre-commit copy only**, in the shared directory
+//! unless it holds tracked files (chaining a foreign hook as above; no post-checkout or
+//! reference-transaction copy: an earlier install's go, and a hook they chained gets its place
+//! back), and, under a relative `core.hooksPath` (gitui reads a worktree's `config.worktree`),
+//! each worktree's pointer at its own directory, which holds the pre-commit copy and
+//! pass-through hooks for the rest. Under git that copy steps aside without starting git-task:
+//! the config copy ran the check (see `hooks/pre-commit`). The copies git does not read stay
+//! (a linked worktree's private `hooks/`, `.git/hooks` when `core.hooksPath` points
+//! elsewhere).
 //!
 //! - `install` is idempotent: a second run finds every shim identical and
 //!   writes nothing. A shim of ours with other settings (binary moved, branch
@@ -48,8 +54,8 @@
 //! process is started.
 
 use super::dir::{
-    install_in_dir, main_dir, read_text, remember_dir, remembered_dirs, status_in_dir,
-    uninstall_in_dir, DIRS_FILE,
+    install_in_dir, install_kinds_in_dir, main_dir, read_text, remember_dir, remembered_dirs,
+    status_in_dir, uninstall_in_dir, uninstall_kinds_in_dir, DIRS_FILE,
 };
 pub use super::dir::{HookOutcome, HookStatus, InstallAction, State, UninstallAction};
 use super::scripts::{self, HookKind};
@@ -170,8 +176,8 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     // git 2.54 and later also run the hooks defined in config, in every worktree, whatever a
     // hook manager does to the hooks directories; the copies there step aside for them.
     // An older git keeps them up to date once a newer one registered them.
-    // On such a git (`config_mode`) nothing of git-task's goes where git reads hooks: no
-    // shared directory's copy, no per-worktree pointer (see super::config_hooks).
+    // On such a git (`config_mode`) only a pre-commit copy goes where git reads hooks, for
+    // the clients that read no config (see super::config_hooks).
     let config_mode = if super::config_hooks::supported() || super::config_hooks::dir(repo).is_dir()
     {
         let out = super::config_hooks::install(repo, &opts.settings)?;
@@ -190,10 +196,22 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     let dir = main_dir(repo, &layout);
     let shared = matches!(layout, Layout::Shared(_));
     let hooks = match &config_mode {
-        // An install by an older git put copies there: they go, and a hook they chained
-        // gets its place back (git runs it after the config hooks).
+        // Clients that read the hooks directory git reads but no config (gitui's git2-hooks,
+        // JGit) find a pre-commit copy there, which steps aside under git (the config copy ran
+        // the check: see hooks/pre-commit); no post-checkout or reference-transaction copy (an
+        // older git's install's go, a hook they chained gets its place back). Never into a
+        // directory of tracked files: `.git/hooks` (below) serves then.
         Some(configured) => {
             if shared && dir.is_dir() {
+                uninstall_kinds_in_dir(
+                    &dir,
+                    &[HookKind::PostCheckout, HookKind::ReferenceTransaction],
+                )?;
+            }
+            if shared && !tracked_dir(repo, &dir) {
+                install_kinds_in_dir(&dir, &opts.settings, opts.force, &[HookKind::PreCommit])?;
+                remember_dir(repo, &dir)?;
+            } else if shared && dir.is_dir() {
                 uninstall_in_dir(&dir)?;
             }
             configured.clone()
@@ -273,6 +291,21 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
         notes_rewrite_ref_changed,
         worktree_config_changed,
     })
+}
+
+/// Whether `dir` is a directory of the main worktree that holds tracked files (a committed
+/// hooks directory named by an absolute `core.hooksPath`): git-task never writes there.
+fn tracked_dir(repo: &Repo, dir: &std::path::Path) -> bool {
+    let Ok(top) = repo.main_worktree() else {
+        return false;
+    };
+    let dir = crate::git::absolute(dir);
+    let Ok(rel) = dir.strip_prefix(crate::git::absolute(&top)) else {
+        return false;
+    };
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    crate::git::index::file::entry_dirs(&repo.common_dir().join("index"))
+        .is_ok_and(|dirs| dirs.contains(&rel))
 }
 
 /// Removes the shims and puts chained hooks back (see the module docs).

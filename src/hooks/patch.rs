@@ -45,7 +45,6 @@ pub fn lift(record: &Record) -> Result<bool> {
     }
 }
 
-
 /// Points the main worktree at git-task's own hooks directory of it while a patch-mode task
 /// guards it, as a task worktree is (see [`super::worktrees::points`]): on git older than 2.54,
 /// where a hook manager installed since (husky setting `core.hooksPath`, lefthook rewriting

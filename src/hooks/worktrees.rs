@@ -174,7 +174,18 @@ pub fn install(
         chain: chain(layout, point, wt.main),
         ..settings.clone()
     };
-    outcome.hooks = super::dir::install_in_dir(&own, &settings, force)?;
+    // A directory git reads while the hooks are defined in config gets the pre-commit copy
+    // only (for gitui); the other hooks of the user's directory pass through.
+    let kinds: &[HookKind] = if point && configured {
+        super::dir::uninstall_kinds_in_dir(
+            &own,
+            &[HookKind::PostCheckout, HookKind::ReferenceTransaction],
+        )?;
+        &[HookKind::PreCommit]
+    } else {
+        &HookKind::ALL
+    };
+    outcome.hooks = super::dir::install_kinds_in_dir(&own, &settings, force, kinds)?;
     if !wt.main {
         mark_task_worktree(wt, &settings.prefix)?;
     }
@@ -193,9 +204,9 @@ pub fn install(
         if settings.chain == scripts::CHAIN_REPOSITORY {
             // The directory the repository names may change while the pointer stands (a
             // manager installed since): every hook passes through.
-            write_pass_through(&[], &own, &settings.chain)?;
+            write_pass_through(&[], &own, &settings.chain, kinds)?;
         } else {
-            write_pass_through(&sources, &own, &settings.chain)?;
+            write_pass_through(&sources, &own, &settings.chain, kinds)?;
         }
         if !points_here(&wt.git_dir, &own) {
             config::set_in_file(&cfg, "core.hooksPath", &own.display().to_string())?;
@@ -210,16 +221,21 @@ pub fn install(
 /// of it: every worktree under a relative `core.hooksPath` (see [`super::install`]), and every
 /// linked worktree under a shared one, so that a hook manager installed since (which rewrites
 /// the repository's `core.hooksPath` or the shared directory, never a worktree's config) cannot
-/// turn the check off there. Not where git-task's hooks are defined in config and the git on
-/// `PATH` runs them (`configured`, [`super::config_hooks::active`]): git runs those in every worktree, and a
-/// pointed directory would only add copies that step aside. Not where per-worktree config
+/// turn the check off there. Where git-task's hooks are defined in config and the git on
+/// `PATH` runs them (`configured`, [`super::config_hooks::active`]: git runs those in every
+/// worktree) only under a relative `core.hooksPath`, for gitui (see the body). Not where per-worktree config
 /// cannot be turned on safely (`core.bare` or `core.worktree` in the shared config), nor with
 /// hooks turned off.
 pub fn points(repo: &Repo, wt: &Worktree, layout: &Layout, configured: bool) -> bool {
     // git >= 2.54 runs the hooks defined in config in every worktree: a pointed directory
-    // would only add copies that step aside (see super::config_hooks).
+    // would only add copies that step aside (see super::config_hooks). Except under a relative
+    // core.hooksPath (a committed .githooks, husky's .husky/_): gitui (libgit2's git2-hooks,
+    // which reads no config hooks but does read config.worktree) runs the hooks of the
+    // directory it names under the worktree's top, where git-task may not write; pointed at
+    // git-task's own directory, it finds the pre-commit copy there (and git, which runs it
+    // too, finds it stepping aside).
     if configured {
-        return false;
+        return matches!(layout, Layout::Relative(_));
     }
     match layout {
         Layout::Relative(_) => true,
@@ -383,12 +399,17 @@ fn copy_generated(repo: &Repo, wt: &Worktree, rel: &str) -> Result<Option<String
 
 /// Writes a pass-through hook into `own` (running `chain`'s hook of the same name) for every
 /// hook git knows that one of `sources` holds (the user's hooks directory as the main worktree
-/// and `wt` resolve it), except the ones git-task handles.
-fn write_pass_through(sources: &[PathBuf], own: &Path, chain: &str) -> Result<()> {
+/// and `wt` resolve it), except the ones git-task's shims there (`handled`) handle.
+fn write_pass_through(
+    sources: &[PathBuf],
+    own: &Path,
+    chain: &str,
+    handled: &[HookKind],
+) -> Result<()> {
     let text = scripts::render_pass_through(chain);
     let every = chain == scripts::CHAIN_REPOSITORY;
     for name in GIT_HOOKS {
-        if HookKind::ALL.iter().any(|k| k.name() == *name) {
+        if handled.iter().any(|k| k.name() == *name) {
             continue;
         }
         if !every && !sources.iter().any(|d| super::is_executable(&d.join(name))) {

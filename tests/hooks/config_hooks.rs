@@ -1,11 +1,13 @@
 //! Hooks defined in config on git 2.54 and later (issue 32, items 1, 2, 8), driven with the
 //! git `tests/tools/build-git.sh` builds (2.55): `hooks install` registers
-//! `hook.git-task-<event>` in the repository's config and writes nothing into a hooks directory
-//! git reads (so a commit runs each of git-task's hooks once), keeping shims only where
-//! clients that read no config look and git does not (a linked worktree's private `hooks/`,
-//! `.git/hooks` when `core.hooksPath` points elsewhere); the check runs once per commit, in
-//! every worktree, whatever a hook manager or `core.hooksPath` does to the hooks directory;
-//! `uninstall` leaves nothing.
+//! `hook.git-task-<event>` in the repository's config and writes into the hooks directory git
+//! reads only a pre-commit copy (for gitui and JGit, which read that directory and no config),
+//! never into a directory of tracked files; under git that copy steps aside without starting
+//! git-task (the config copy ran the check), so a commit runs the check once; the other shims
+//! stay only where clients that read no config look and git does not (a linked worktree's
+//! private `hooks/`, `.git/hooks` when `core.hooksPath` points elsewhere); the check runs once
+//! per commit, in every worktree, whatever a hook manager or `core.hooksPath` does to the hooks
+//! directory; `uninstall` leaves nothing.
 
 use super::tools;
 use crate::common::{Run, TestRepo};
@@ -100,18 +102,58 @@ fn git_hooks_dir(g: &Git55, dir: &Path) -> PathBuf {
     PathBuf::from(out.ok().stdout.trim())
 }
 
-/// Nothing of git-task's in the hooks directory git runs in `dir`'s worktree.
+/// Of git-task's, only the pre-commit copy (which steps aside under git) in the hooks directory
+/// git runs in `dir`'s worktree.
 #[track_caller]
-fn nothing_where_git_reads(g: &Git55, dir: &Path) {
+fn only_a_pre_commit_where_git_reads(g: &Git55, dir: &Path) {
     let hooks = git_hooks_dir(g, dir);
     for e in std::fs::read_dir(&hooks).into_iter().flatten().flatten() {
-        assert!(!is_ours(&e.path()), "{} is git-task's", e.path().display());
+        assert!(
+            !is_ours(&e.path()) || e.file_name() == "pre-commit",
+            "{} is git-task's",
+            e.path().display()
+        );
     }
+}
+
+/// Points the git-task binary the shim at `shim` records at a wrapper that notes each start of
+/// it in `log`, then runs it.
+fn spy_on_binary(shim: &Path, log: &Path) {
+    let text = std::fs::read_to_string(shim).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("git_task_bin='"))
+        .unwrap();
+    let real = line
+        .trim_start_matches("git_task_bin='")
+        .trim_end_matches('\'');
+    let wrapper = log.with_file_name(format!(
+        "spy-{}",
+        shim.parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+    ));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"{} $*\" >> '{}'\nexec '{real}' \"$@\"\n",
+            shim.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = text.replacen(line, &format!("git_task_bin='{}'", wrapper.display()), 1);
+    std::fs::write(shim, text).unwrap();
 }
 
 #[cfg(unix)]
 #[test]
-fn install_registers_config_hooks_and_writes_nothing_where_git_reads_hooks() {
+fn install_registers_config_hooks_and_only_a_pre_commit_copy_where_git_reads_hooks() {
     let Some(g) = Git55::new("install_registers_config_hooks") else {
         return;
     };
@@ -119,8 +161,13 @@ fn install_registers_config_hooks_and_writes_nothing_where_git_reads_hooks() {
     let config_before = std::fs::read(root.join(".git/config")).unwrap();
     g.task(&root, &["hooks", "install"]).ok();
     for name in ["pre-commit", "post-checkout", "reference-transaction"] {
-        // git reads .git/hooks here: a copy there would run beside the config hook.
-        assert!(!root.join(".git/hooks").join(name).exists(), "{name}");
+        // git reads .git/hooks here: only the pre-commit copy for gitui and JGit (which read
+        // that directory and no config) goes there; it steps aside under git.
+        assert_eq!(
+            root.join(".git/hooks").join(name).exists(),
+            name == "pre-commit",
+            "{name}"
+        );
         let key = format!("hook.git-task-{name}.event");
         assert_eq!(
             g.git(&root, &["config", "--local", &key])
@@ -174,11 +221,26 @@ fn install_registers_config_hooks_and_writes_nothing_where_git_reads_hooks() {
         g.git(&root, &["config", "extensions.worktreeConfig"]).code,
         1
     );
-    nothing_where_git_reads(&g, &wt);
-    nothing_where_git_reads(&g, &root);
+    only_a_pre_commit_where_git_reads(&g, &wt);
+    only_a_pre_commit_where_git_reads(&g, &root);
+    assert!(is_ours(&root.join(".git/hooks/pre-commit")));
     g.refuses_once(&wt, "t");
-    // git forks each of git-task's hooks once per event it runs (reference-transaction:
-    // preparing, prepared, committed): no copy in a hooks directory steps aside.
+    // git forks each of git-task's config hooks once per event it runs (reference-transaction:
+    // preparing, prepared, committed), and the pre-commit copy in its hooks directory, which
+    // steps aside without starting git-task: the binary judges the commit once.
+    let starts = g.repo.base().join("starts");
+    spy_on_binary(&root.join(".git/hooks/pre-commit"), &starts);
+    spy_on_binary(&root.join(".git/git-task/config-hooks/pre-commit"), &starts);
+    g.refuses_once(&wt, "t");
+    let started = std::fs::read_to_string(&starts).unwrap();
+    assert_eq!(started.lines().count(), 1, "{started}");
+    assert!(
+        started.starts_with(&format!(
+            "{} hook pre-commit",
+            root.join(".git/git-task/config-hooks/pre-commit").display()
+        )),
+        "{started}"
+    );
     let trace = g.repo.base().join("trace");
     g.repo.write(&wt, "src/lib.rs", "// allowed\n");
     let out = g
@@ -195,18 +257,24 @@ fn install_registers_config_hooks_and_writes_nothing_where_git_reads_hooks() {
         .lines()
         .filter(|l| l.contains("run_command:") && !l.contains("run_command: git "))
         .collect();
-    assert_eq!(
-        hooks.iter().filter(|l| l.contains("/pre-commit")).count(),
-        1,
-        "{trace}"
-    );
+    let pre_commit: Vec<_> = hooks.iter().filter(|l| l.contains("/pre-commit")).collect();
+    assert_eq!(pre_commit.len(), 2, "{trace}");
+    assert!(pre_commit[0].contains("/git-task/config-hooks/"), "{trace}");
+    assert!(pre_commit[1].contains("/.git/hooks/pre-commit"), "{trace}");
     assert!(
         hooks.iter().any(|l| l.contains("/reference-transaction")),
         "{trace}"
     );
     for l in &hooks {
-        assert!(l.contains("/git-task/config-hooks/"), "{l}\n{trace}");
+        assert!(
+            l.contains("/git-task/config-hooks/") || l.contains("/.git/hooks/pre-commit"),
+            "{l}\n{trace}"
+        );
     }
+    // The allowed commit started git-task once more (the config copy), never the copy.
+    let started = std::fs::read_to_string(&starts).unwrap();
+    assert_eq!(started.lines().count(), 2, "{started}");
+    assert!(!started.contains("/.git/hooks/"), "{started}");
     // The main worktree's commits go through (no task there).
     g.repo.write(&root, "README.md", "main\n");
     g.git(&root, &["commit", "-q", "-am", "main"]).ok();
@@ -277,7 +345,7 @@ fn config_hooks_survive_managers_and_a_disabled_hooks_path() {
 
 #[cfg(unix)]
 #[test]
-fn an_install_made_by_an_older_git_gains_config_hooks_and_gives_the_users_hook_back() {
+fn an_install_made_by_an_older_git_gains_config_hooks_and_keeps_the_users_hook_chained() {
     let Some(g) = Git55::new("an_install_made_by_an_older_git") else {
         return;
     };
@@ -291,14 +359,21 @@ fn an_install_made_by_an_older_git_gains_config_hooks_and_gives_the_users_hook_b
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     g.repo.task_root(&["hooks", "install"]).ok();
     g.task(&root, &["hooks", "install"]).ok();
-    // git 2.55 runs the config hooks, then the hooks directory's: the user's hook is back in
-    // its place, byte for byte, and git runs it itself.
-    assert_eq!(std::fs::read_to_string(&hook).unwrap(), body);
-    assert!(!root.join(".git/hooks/pre-commit.git-task-chained").exists());
+    // git 2.55 runs the config hooks, then the hooks directory's: there the pre-commit copy
+    // (for gitui and JGit) still chains the user's hook, which it runs before stepping aside;
+    // the older install's other copies are gone.
+    assert!(is_ours(&hook));
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/hooks/pre-commit.git-task-chained")).unwrap(),
+        body
+    );
+    for name in ["post-checkout", "reference-transaction"] {
+        assert!(!root.join(".git/hooks").join(name).exists(), "{name}");
+    }
     g.task(&root, &["start", "t", "--forbid", "src/store/**"])
         .ok();
     let wt = g.repo.task_dir("t");
-    nothing_where_git_reads(&g, &wt);
+    only_a_pre_commit_where_git_reads(&g, &wt);
     g.refuses_once(&wt, "t");
     // The user's hook ran once for that commit.
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
