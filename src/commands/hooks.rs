@@ -203,6 +203,12 @@ impl Report for StatusReport {
             out.line(format_args!(
                 "mechanism        config (hook.git-task-*.command in the repository's config; git 2.54 or later runs them in every worktree)"
             ))?;
+            for copy in &self.status.client_copies {
+                out.line(format_args!(
+                    "client copy      {} (pre-commit, for gitui and JGit, which read no config hooks; steps aside under git)",
+                    crate::output::escape(copy)
+                ))?;
+            }
         } else {
             out.line(format_args!("mechanism        hooks directory"))?;
         }

@@ -92,6 +92,11 @@ pub struct Status {
     /// What makes git run git-task's hooks: `config` (hooks defined in the repository's config,
     /// git 2.54 or later) or `hooks_dir` (scripts in the hooks directories).
     pub mechanism: &'static str,
+    /// With `mechanism` `config`: the pre-commit copies git-task keeps in the hooks directories
+    /// git reads, for the clients that read those but no hooks defined in config (gitui, JGit);
+    /// under git they step aside (the config hook ran the check).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub client_copies: Vec<String>,
     /// The user's `core.hooksPath`, if set.
     pub hooks_path: Option<String>,
     /// The hooks directory of the main worktree's shims: the shared one, or git-task's own.
@@ -421,7 +426,25 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     };
     let hooks = status_in_dir(&dir, &main_settings)?;
     let mut wts = Vec::new();
+    let mut client_copies = Vec::new();
+    let ours = |dir: &std::path::Path| {
+        let path = dir.join(HookKind::PreCommit.name());
+        read_text(&path)
+            .is_some_and(|t| scripts::is_ours(&t))
+            .then(|| path.display().to_string())
+    };
+    if configured {
+        if let Layout::Shared(shared) = &layout {
+            client_copies.extend(ours(shared));
+        }
+    }
     for wt in worktrees::all(repo)? {
+        if configured {
+            let own = super::own_dir(&wt.git_dir, repo.common_dir());
+            if worktrees::points_here(&wt.git_dir, &own) {
+                client_copies.extend(ours(&own));
+            }
+        }
         if wt.main {
             continue;
         }
@@ -450,6 +473,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     Ok(Status {
         layout: layout_name(&layout),
         mechanism: if configured { "config" } else { "hooks_dir" },
+        client_copies,
         hooks_path: super::user_hooks_path(repo),
         dir: dir.display().to_string(),
         hooks,

@@ -198,8 +198,21 @@ fn install_registers_config_hooks_and_only_a_pre_commit_copy_where_git_reads_hoo
             "{status}"
         );
     }
+    // And the copy for the clients that read no config hooks.
+    let copy = root.join(".git/hooks/pre-commit");
+    assert_eq!(
+        status["client_copies"],
+        serde_json::json!([copy.display().to_string()]),
+        "{status}"
+    );
     let human = g.task(&root, &["hooks", "status"]).ok();
     assert!(human.stdout.contains("mechanism        config"), "{human}");
+    assert!(
+        human
+            .stdout
+            .contains(&format!("client copy      {}", copy.display())),
+        "{human}"
+    );
     assert!(!human.stdout.contains("missing"), "{human}");
 
     // A task worktree: blocked, once; its private hooks/ holds shims for dulwich and gitui
@@ -459,4 +472,71 @@ fn an_install_by_an_older_git_keeps_the_config_hooks() {
     // And an uninstall by the older git removes them.
     g.repo.task_root(&["hooks", "uninstall"]).ok();
     assert_eq!(g.git(&root, &["hook", "list", "pre-commit"]).code, 1);
+}
+
+/// A user's hook in an absolute `core.hooksPath`: the pre-commit copy chains it there (run once
+/// per commit), `uninstall` puts it back byte for byte, with its mode; an absolute
+/// `core.hooksPath` naming a directory of tracked files gets nothing (`.git/hooks` has the
+/// copy, for JGit and dulwich).
+#[cfg(unix)]
+#[test]
+fn the_pre_commit_copy_chains_in_an_absolute_hooks_path_and_never_enters_a_tracked_one() {
+    let Some(g) = Git55::new("the_pre_commit_copy_chains_in_an_absolute_hooks_path") else {
+        return;
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let root = g.root();
+    let team = g.repo.base().join("team-hooks");
+    std::fs::create_dir_all(&team).unwrap();
+    let hook = team.join("pre-commit");
+    let log = g.repo.base().join("team.log");
+    let body = format!("#!/bin/sh\necho ran >> '{}'\n", log.display());
+    std::fs::write(&hook, &body).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o750)).unwrap();
+    g.git(&root, &["config", "core.hooksPath", team.to_str().unwrap()])
+        .ok();
+    g.task(&root, &["hooks", "install"]).ok();
+    assert!(is_ours(&hook));
+    assert_eq!(
+        std::fs::read_to_string(team.join("pre-commit.git-task-chained")).unwrap(),
+        body
+    );
+    let mut names: Vec<_> = std::fs::read_dir(&team)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["pre-commit", "pre-commit.git-task-chained"]);
+    let status = g.task(&root, &["hooks", "status", "--json"]).ok().json();
+    assert_eq!(
+        status["client_copies"],
+        serde_json::json!([hook.display().to_string()]),
+        "{status}"
+    );
+    g.task(&root, &["start", "t", "--forbid", "src/store/**"])
+        .ok();
+    let wt = g.repo.task_dir("t");
+    g.refuses_once(&wt, "t");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n");
+    g.task(&root, &["hooks", "uninstall"]).ok();
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), body);
+    let mode = std::fs::metadata(&hook).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o750);
+    assert_eq!(std::fs::read_dir(&team).unwrap().count(), 1);
+
+    // A committed .githooks, named by its absolute path: never written to.
+    super::commit_githooks(&g.repo, "#!/bin/sh\nexit 0\n");
+    let tracked = root.join(".githooks");
+    g.git(&root, &["config", "core.hooksPath", tracked.to_str().unwrap()])
+        .ok();
+    g.task(&root, &["hooks", "install"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(tracked.join("pre-commit")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    assert_eq!(std::fs::read_dir(&tracked).unwrap().count(), 1);
+    assert_eq!(g.git(&root, &["status", "--porcelain"]).ok().stdout, "");
+    assert!(is_ours(&root.join(".git/hooks/pre-commit")));
+    g.task(&root, &["hooks", "uninstall"]).ok();
+    assert!(!root.join(".git/hooks/pre-commit").exists());
 }
