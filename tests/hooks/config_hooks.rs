@@ -527,8 +527,11 @@ fn the_pre_commit_copy_chains_in_an_absolute_hooks_path_and_never_enters_a_track
     // A committed .githooks, named by its absolute path: never written to.
     super::commit_githooks(&g.repo, "#!/bin/sh\nexit 0\n");
     let tracked = root.join(".githooks");
-    g.git(&root, &["config", "core.hooksPath", tracked.to_str().unwrap()])
-        .ok();
+    g.git(
+        &root,
+        &["config", "core.hooksPath", tracked.to_str().unwrap()],
+    )
+    .ok();
     g.task(&root, &["hooks", "install"]).ok();
     assert_eq!(
         std::fs::read_to_string(tracked.join("pre-commit")).unwrap(),
