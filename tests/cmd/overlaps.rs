@@ -518,7 +518,7 @@ fn after_a_merge_exactly_the_tasks_that_conflict_among_many_are_named() {
         let dir = repo.start(id, &[]);
         work(&repo, &dir);
     }
-    for k in 0..30 {
+    for k in 0..12 {
         let id = format!("bg{k:02}");
         let dir = repo.start(&id, &[]);
         repo.write(&dir, &format!("bg/{id}/work.txt"), "work\n");
