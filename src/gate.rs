@@ -105,12 +105,18 @@ fn try_slot(gate: &Path, n: usize) -> Result<Option<std::fs::File>> {
 }
 
 /// What a look at a slot's checkout, made ahead, found: whether it was as the last run left
-/// it clean at `head`.
-#[derive(Clone, Copy, Debug)]
+/// it clean at `head`, and when its settle said so, the directories it saw as the settle left
+/// them.
+#[derive(Clone, Debug)]
 pub struct Looked {
     head: ObjectId,
     untouched: bool,
+    settled: Option<SettledDirs>,
 }
+
+/// The directories holding tracked files, each with its stat data as the settled marker has
+/// it, which a settled look found unchanged.
+type SettledDirs = std::collections::HashMap<String, dirty::DirStamp>;
 
 /// A slot taken ahead of its run, with the look at its checkout running meanwhile in another
 /// thread: whether it is as its settle left it (a `stat` of every directory holding a tracked
@@ -118,16 +124,13 @@ pub struct Looked {
 /// tree).
 pub struct Ahead {
     slot: Slot,
-    look: Option<(ObjectId, std::thread::JoinHandle<bool>)>,
+    look: Option<(ObjectId, std::thread::JoinHandle<Looked>)>,
 }
 
 impl Ahead {
     /// The slot, and what the look found (waiting for it).
     pub fn finish(self) -> (Slot, Option<Looked>) {
-        let looked = self.look.and_then(|(head, handle)| {
-            let untouched = handle.join().ok()?;
-            Some(Looked { head, untouched })
-        });
+        let looked = self.look.and_then(|(_, handle)| handle.join().ok());
         (self.slot, looked)
     }
 }
@@ -145,8 +148,17 @@ pub fn take_ahead(repo: &Repo) -> Result<Ahead> {
         let handle = repo.for_thread();
         let path = slot.path.clone();
         // Settled after the last run and untouched since: nothing more to look at.
-        let look = move || {
-            settled_holds(&handle, &path, &admin, head) || untouched(&handle, &path, &admin, head)
+        let look = move || match settled_look(&handle, &path, &admin, head) {
+            Some(dirs) => Looked {
+                head,
+                untouched: true,
+                settled: Some(dirs),
+            },
+            None => Looked {
+                head,
+                untouched: untouched(&handle, &path, &admin, head),
+                settled: None,
+            },
         };
         (head, std::thread::spawn(look))
     });
@@ -244,33 +256,40 @@ fn stamp(_: &Path) -> Option<String> {
 }
 
 /// Whether the checkout at `path` (administrative directory `admin`) is as its settle left it
-/// at `head`: the same HEAD, ignore files outside the tree, index and directories (module docs).
-fn settled_holds(repo: &Repo, path: &Path, admin: &Path, head: ObjectId) -> bool {
-    let Ok(text) = std::fs::read_to_string(settled_marker(path)) else {
-        return false;
-    };
+/// at `head`: the same HEAD, ignore files outside the tree, index and directories (module
+/// docs). When it is, the directories with their stat data.
+fn settled_look(repo: &Repo, path: &Path, admin: &Path, head: ObjectId) -> Option<SettledDirs> {
+    let text = std::fs::read_to_string(settled_marker(path)).ok()?;
     let mut lines = text.lines();
     if lines.next() != Some(head.to_string().as_str())
         || lines.next() != Some(ignores_line(repo).as_str())
     {
-        return false;
+        return None;
     }
     if lines.next() != stamp(&admin.join("HEAD")).as_deref()
         || lines.next() != stamp(&admin.join("index")).as_deref()
     {
-        return false;
+        return None;
     }
-    let mut dirs = 0;
+    let mut dirs = SettledDirs::new();
     for line in lines {
-        let Some((want, rel)) = line.rsplit_once('\t') else {
-            return false;
-        };
+        let (want, rel) = line.rsplit_once('\t')?;
         if stamp(&path.join(rel)).as_deref() != Some(want) {
-            return false;
+            return None;
         }
-        dirs += 1;
+        dirs.insert(rel.to_owned(), dir_stamp(want)?);
     }
-    dirs > 0
+    (!dirs.is_empty()).then_some(dirs)
+}
+
+/// A directory's stat data as the clean memo keeps it, from its [`stamp`]: mtime and inode,
+/// truncated to 32 bits as git and gix do.
+fn dir_stamp(stamp: &str) -> Option<dirty::DirStamp> {
+    let mut parts = stamp.split(' ');
+    let secs: i64 = parts.next()?.parse().ok()?;
+    let nsecs: i64 = parts.next()?.parse().ok()?;
+    let ino: u64 = parts.nth(2)?.parse().ok()?;
+    Some((secs as u32, nsecs as u32, ino as u32))
 }
 
 /// The settled marker's line for the ignore files outside the tree (`info/exclude`,
@@ -450,8 +469,15 @@ impl Slot {
                 .parse::<ObjectId>()
                 .ok()
         });
-        let settled =
-            looked.is_none() && head.is_some_and(|h| settled_holds(repo, path, &admin, h));
+        let looked = match (looked, head) {
+            (Some(l), _) => Some(l),
+            (None, Some(h)) => settled_look(repo, path, &admin, h).map(|dirs| Looked {
+                head: h,
+                untouched: true,
+                settled: Some(dirs),
+            }),
+            (None, None) => None,
+        };
         // Gone before anything changes: a run killed from here on leaves no settled marker.
         match std::fs::remove_file(settled_marker(path)) {
             Ok(()) => {}
@@ -467,22 +493,29 @@ impl Slot {
         // held the last run's verified tree untouched (the clean memo), every changed path is
         // checked in the index just written; otherwise git says what tree it holds.
         let mut verified = false;
-        // The index the two-way move wrote, kept for the clean memo (not read back).
+        // The index the two-way move wrote, kept for the clean memo (not read back), and the
+        // directories it may have changed.
         let mut written = None;
+        let mut touched = std::collections::HashSet::new();
+        let mut settled = None;
         match head {
             Some(head) if path.is_dir() && objects::commit_tree(repo, head).is_ok() => {
                 make_private(path)?;
                 // Looked at before the `.git` file is written, as the last run left it.
                 let untouched = match looked {
-                    Some(l) if l.head == head => l.untouched,
-                    _ => settled || untouched(repo, path, &admin, head),
+                    Some(l) if l.head == head => {
+                        settled = l.settled;
+                        l.untouched
+                    }
+                    _ => untouched(repo, path, &admin, head),
                 };
                 show_dot_git(path, &admin)?;
                 let moved = untouched
                     && match self.two_way(repo, &admin, head, commit)? {
-                        Some((in_index, index)) => {
-                            verified = in_index;
-                            written = index;
+                        Some(moved) => {
+                            verified = moved.in_index;
+                            written = moved.index;
+                            touched = moved.touched;
                             true
                         }
                         None => false,
@@ -513,11 +546,30 @@ impl Slot {
         hide_dot_git(path)?;
         // Remembered clean at `commit`, with the index as it is now: the next run needs only
         // `lstat`s to know nothing changed.
-        match &written {
-            Some(index) => {
+        // The directories the settled look saw unchanged a moment ago and the move did not
+        // touch are as they were: only the others are looked at.
+        match (&written, &settled) {
+            (Some(index), Some(dirs)) => {
+                let known = |dir: &str| {
+                    if touched.contains(dir) {
+                        None
+                    } else {
+                        dirs.get(dir).copied()
+                    }
+                };
+                dirty::remember_index_knowing(
+                    path,
+                    &admin,
+                    commit,
+                    repo.ignore_files(),
+                    index,
+                    &known,
+                )
+            }
+            (Some(index), None) => {
                 dirty::remember_index_in(path, &admin, commit, repo.ignore_files(), index)
             }
-            None => dirty::remember_index_on_disk(path, &admin, commit, repo.ignore_files()),
+            (None, _) => dirty::remember_index_on_disk(path, &admin, commit, repo.ignore_files()),
         }
         Ok(())
     }
@@ -533,9 +585,13 @@ impl Slot {
         admin: &Path,
         head: ObjectId,
         commit: ObjectId,
-    ) -> Result<Option<(bool, Option<twoway::Index>)>> {
+    ) -> Result<Option<Moved>> {
         if head == commit {
-            return Ok(Some((true, None)));
+            return Ok(Some(Moved {
+                in_index: true,
+                index: None,
+                touched: Default::default(),
+            }));
         }
         let changes = twoway::changes(repo, head, commit)?;
         if changes.changes_ignore_rules() {
@@ -552,7 +608,23 @@ impl Slot {
         let file = admin.join("HEAD");
         crate::git::fs::write_atomically(&file, format!("{commit}\n").as_bytes())
             .map_err(|e| Error::repo(format!("could not write '{}'", file.display()), e))?;
-        Ok(Some((in_index, index)))
+        // Every directory above a changed path: files were written, renamed or deleted in
+        // them, directories made or removed under them.
+        let mut touched = std::collections::HashSet::new();
+        for changed in changes.paths() {
+            let mut dir = changed;
+            while let Some(cut) = dir.rfind('/') {
+                dir = &dir[..cut];
+                if !touched.insert(dir.to_owned()) {
+                    break;
+                }
+            }
+        }
+        Ok(Some(Moved {
+            in_index,
+            index,
+            touched,
+        }))
     }
 
     /// Makes the checkout at `commit` (module docs), seeded with the main worktree's ignored
@@ -624,6 +696,16 @@ impl Slot {
         let _ = std::fs::write(self.failed_marker(), format!("{task}\n"));
         self.path.clone()
     }
+}
+
+/// What [`Slot::two_way`] did.
+struct Moved {
+    /// Whether the index written holds every changed path as the new commit has it.
+    in_index: bool,
+    /// That index, when one was written.
+    index: Option<twoway::Index>,
+    /// The directories above the changed paths (`/`-separated, the top one left out).
+    touched: std::collections::HashSet<String>,
 }
 
 /// Deletes the gate checkout at `path`: its administrative directory, then its files.

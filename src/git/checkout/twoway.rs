@@ -102,6 +102,11 @@ impl Changes {
             .any(|c| c.path == ".gitignore" || c.path.ends_with("/.gitignore"))
     }
 
+    /// Returns every path that differs.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|c| c.path.as_str())
+    }
+
     /// Returns the paths the move adds (absent at the old commit).
     pub fn added(&self) -> impl Iterator<Item = &str> {
         self.0

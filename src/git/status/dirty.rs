@@ -475,6 +475,112 @@ pub fn remember_index_in(
     let _ = remember_in(path, git_dir, head_commit, ignores, index);
 }
 
+/// Where the directories of `dir` not among those of `seen` (the last path's directory) begin:
+/// the byte after the whole components the two share.
+fn shared_dirs(dir: &[u8], seen: &[u8]) -> usize {
+    if seen.is_empty() {
+        return 0;
+    }
+    let mut at = 0;
+    loop {
+        let end = dir[at..].find_byte(b'/').map_or(dir.len(), |i| at + i);
+        let same = seen.len() >= end
+            && seen[..end] == dir[..end]
+            && (seen.len() == end || seen[end] == b'/');
+        if !same {
+            return at;
+        }
+        if end == dir.len() {
+            return dir.len();
+        }
+        at = end + 1;
+    }
+}
+
+/// The stat data of a directory the memo keeps: mtime (seconds, nanoseconds) and inode, with
+/// the truncations to 32 bits git and gix make.
+pub type DirStamp = (u32, u32, u32);
+
+/// [`remember_index_in`] taking the stat data of the directories `known` gives (relative path
+/// with `/`, the top one never asked) instead of `lstat`ing them: for a worktree whose
+/// directories the caller saw a moment ago and has not touched since but where `known` says
+/// `None`. Each other directory holding a tracked file is `lstat`ed. Best effort.
+pub fn remember_index_knowing(
+    path: &Path,
+    git_dir: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+    index: &gix::index::File,
+    known: &dyn Fn(&str) -> Option<DirStamp>,
+) {
+    let _ = remember_knowing(path, git_dir, head_commit, ignores, index, known);
+}
+
+fn remember_knowing(
+    path: &Path,
+    git_dir: &Path,
+    head_commit: ObjectId,
+    ignores: &IgnoreFiles,
+    index: &gix::index::File,
+    known: &dyn Fn(&str) -> Option<DirStamp>,
+) -> Option<()> {
+    let index_stat = stat_of(index.path())?;
+    let dir = lstat::Root::open(path)?;
+    let root = dir.itself()?.stat;
+    let mut files = 0u64;
+    let mut dirs = item_hash(b"", &[root.mtime.secs, root.mtime.nsecs, root.ino]);
+    let mut paths = 0u64;
+    let mut ignores_index = 0u64;
+    // The directory of the last path: the directories of the next one not under it are new.
+    let mut seen: &[u8] = b"";
+    for entry in index.entries() {
+        if entry.flags.contains(Flags::SKIP_WORKTREE) {
+            continue;
+        }
+        let rel = entry.path(index);
+        paths = paths.wrapping_add(item_hash(rel, &[]));
+        ignores_index = ignores_index.wrapping_add(ignore_hash(rel, &entry.id));
+        let at_dir = rel.rfind_byte(b'/').map_or(&rel[..0], |i| &rel[..i]);
+        if at_dir != seen {
+            let mut at = shared_dirs(at_dir, seen);
+            while at < at_dir.len() {
+                let end = at_dir[at..]
+                    .find_byte(b'/')
+                    .map_or(at_dir.len(), |i| at + i);
+                let sub = &at_dir[..end];
+                let stamp = match sub.to_str().ok().and_then(known) {
+                    Some(stamp) => stamp,
+                    None => {
+                        let e = dir.lstat(sub.as_bstr())?;
+                        if e.kind != lstat::Kind::Dir {
+                            return None;
+                        }
+                        (e.stat.mtime.secs, e.stat.mtime.nsecs, e.stat.ino)
+                    }
+                };
+                dirs = dirs.wrapping_add(item_hash(sub, &[stamp.0, stamp.1, stamp.2]));
+                at = end + 1;
+            }
+            seen = at_dir;
+        }
+        if entry.mode != Mode::COMMIT {
+            files = files.wrapping_add(file_hash(rel, &entry.stat));
+        }
+    }
+    Memo {
+        head: head_commit,
+        index: file_hash(BStr::new(""), &index_stat),
+        files,
+        dirs,
+        paths,
+        ignores_index,
+        ignores_global: ignores.fingerprint(),
+        tracked: Tracked::of(index),
+    }
+    .write(&git_dir.join(CLEAN_MEMO));
+    Some(())
+}
+
 fn remember(
     path: &Path,
     head_commit: ObjectId,
@@ -911,6 +1017,69 @@ impl DotGit {
 mod tests {
     use super::DotGit;
     use std::path::Path;
+
+    /// The memo taken with some directories' stat data given is the memo taken by `lstat`ing
+    /// them all, when what is given is what an `lstat` sees; a directory given wrong shows in
+    /// the memo (the caller's knowledge is used, not looked over).
+    #[test]
+    fn a_memo_knowing_directories_is_the_memo_looking_at_them() {
+        use gix::index::entry::{Flags, Mode, Stat};
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let git_dir = tmp.path().join("admin");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        let paths = [
+            "a.txt", "a/b.txt", "a/b/c", "a/b/d/e", "a/bb/f", "a/c", "b/x/y/z", "b/x2", "top",
+        ];
+        let mut state = gix::index::State::new(gix::hash::Kind::Sha1);
+        let id = gix::ObjectId::empty_blob(gix::hash::Kind::Sha1);
+        for p in paths {
+            let full = wt.join(p);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, "").unwrap();
+            let meta = gix::index::fs::Metadata::from_path_no_follow(&full).unwrap();
+            let stat = Stat::from_fs(&meta).unwrap();
+            state.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, p.into());
+        }
+        state.sort_entries();
+        std::fs::write(git_dir.join("index"), "stand-in").unwrap();
+        let index = gix::index::File::from_state(state, git_dir.join("index"));
+        let ignores = super::IgnoreFiles::new(tmp.path(), None);
+        let head = gix::ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let memo = || std::fs::read(git_dir.join(super::CLEAN_MEMO)).unwrap();
+        super::remember_index_in(&wt, &git_dir, head, &ignores, &index);
+        let looked = memo();
+        let lstat = |dir: &str| {
+            let e = super::lstat::Root::open(&wt)?.lstat(dir.into())?;
+            Some((e.stat.mtime.secs, e.stat.mtime.nsecs, e.stat.ino))
+        };
+        super::remember_index_knowing(&wt, &git_dir, head, &ignores, &index, &|_| None);
+        assert_eq!(memo(), looked);
+        super::remember_index_knowing(&wt, &git_dir, head, &ignores, &index, &lstat);
+        assert_eq!(memo(), looked);
+        let mut asked = Vec::new();
+        let cell = std::cell::RefCell::new(&mut asked);
+        super::remember_index_knowing(&wt, &git_dir, head, &ignores, &index, &|d| {
+            cell.borrow_mut().push(d.to_owned());
+            lstat(d)
+        });
+        assert_eq!(
+            asked,
+            ["a", "a/b", "a/b/d", "a/bb", "b", "b/x", "b/x/y"],
+            "each directory once"
+        );
+        let wrong = |d: &str| {
+            lstat(d).map(|(s, n, i)| {
+                if d == "a/bb" {
+                    (s, n, i + 1)
+                } else {
+                    (s, n, i)
+                }
+            })
+        };
+        super::remember_index_knowing(&wt, &git_dir, head, &ignores, &index, &wrong);
+        assert_ne!(memo(), looked);
+    }
 
     /// What gix's discovery makes of the `.git` at `worktree` (the oracle for [`DotGit`]).
     fn gix_reads(worktree: &Path) -> Option<std::path::PathBuf> {
