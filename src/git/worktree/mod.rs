@@ -95,9 +95,28 @@ pub fn list(repo: &Repo) -> Result<Vec<Linked>> {
     Ok(out)
 }
 
-/// The linked worktree whose administrative directory is `git_dir` (named `name`); `None`
-/// when its `gitdir` file cannot be read.
-fn linked_at(git_dir: PathBuf, name: String) -> Option<Linked> {
+/// The paths of the linked worktrees, as [`list`] has them, without reading their `HEAD`s.
+pub fn paths(repo: &Repo) -> Result<Vec<PathBuf>> {
+    let dir = repo.common_dir().join("worktrees");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not read '{}'", dir.display()),
+                e,
+            ))
+        }
+    };
+    Ok(entries
+        .flatten()
+        .filter_map(|e| path_of(&e.path()))
+        .collect())
+}
+
+/// Where the linked worktree whose administrative directory is `git_dir` lives, from its
+/// `gitdir` file; `None` when that cannot be read.
+fn path_of(git_dir: &Path) -> Option<PathBuf> {
     let gitdir = std::fs::read_to_string(git_dir.join("gitdir")).ok()?;
     let dot_git = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
     let dot_git = if dot_git.is_relative() {
@@ -105,10 +124,18 @@ fn linked_at(git_dir: PathBuf, name: String) -> Option<Linked> {
     } else {
         dot_git
     };
-    let path = dot_git
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or(dot_git.clone());
+    Some(
+        dot_git
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(dot_git.clone()),
+    )
+}
+
+/// The linked worktree whose administrative directory is `git_dir` (named `name`); `None`
+/// when its `gitdir` file cannot be read.
+fn linked_at(git_dir: PathBuf, name: String) -> Option<Linked> {
+    let path = path_of(&git_dir)?;
     let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
     let branch = head.strip_prefix("ref: ").map(|r| r.trim().to_owned());
     Some(Linked {

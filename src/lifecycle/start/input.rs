@@ -245,8 +245,8 @@ pub(super) fn check_worktree_place(repo: &Repo, path: &Path, from_flag: bool) ->
             forbidden.push((resolved(&main), "the main worktree"));
         }
     }
-    for l in worktree::list(repo)? {
-        forbidden.push((resolved(&l.path), "another worktree"));
+    for path in worktree::paths(repo)? {
+        forbidden.push((resolved(&path), "another worktree"));
     }
     for (dir, what) in &forbidden {
         if place.starts_with(dir) {
