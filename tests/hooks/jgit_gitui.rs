@@ -463,3 +463,48 @@ fn jgit_commit_all_is_judged_only_after_the_fact() {
         );
     }
 }
+
+/// On a git that runs hooks defined in config, a relative `core.hooksPath` set after
+/// `hooks install` (a committed `.githooks`, husky) is what gitui reads from then on: a task
+/// started since is pointed at its own directory by `start` and judged; one started before
+/// runs no check under gitui (git itself runs the config hooks) until `hooks install` runs
+/// again, which points it too.
+#[test]
+fn gitui_after_a_relative_hooks_path_set_since_the_install() {
+    let test = "gitui_after_a_relative_hooks_path_set_since_the_install";
+    let Some(gitui) = gitui_hooks(test) else {
+        return;
+    };
+    for git in gits(test).into_iter().filter(|g| g.config_hooks) {
+        let case = Case::new(git, HooksPath::Unset);
+        case.install();
+        let early = case.start("early", &[]);
+        super::commit_githooks(&case.repo, "#!/bin/sh\necho 'team hook' >&2\n");
+        case.task(&case.root(), &["trust", "--yes"]).ok();
+        let late = case.start("late", &[]);
+        case.refused_then_clean(
+            &late,
+            "late",
+            |m| gitui_commit(&case, &gitui, &late, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
+        // The task started before: gitui finds nothing where core.hooksPath now points.
+        let before = case.head(&early);
+        case.stage_violation(&early);
+        let run = gitui_commit(&case, &gitui, &early, "unchecked");
+        assert_eq!(run.code, 0, "{case:?}: {run}");
+        assert_eq!(case.violations("early"), 0, "{case:?}");
+        case.git(&early, &["reset", "-q", "--hard", &before]);
+        // hooks install again: judged.
+        case.install();
+        case.refused_then_clean(
+            &early,
+            "early",
+            |m| gitui_commit(&case, &gitui, &early, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
+        case.repo.fsck();
+    }
+}
