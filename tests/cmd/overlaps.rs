@@ -626,3 +626,38 @@ fn the_forecast_after_a_merge_follows_tasks_that_moved_and_a_lost_index() {
         .collect();
     assert_eq!(named, ["b", "c"], "{j}");
 }
+
+#[test]
+fn a_task_whose_contract_cannot_be_read_now_is_still_named() {
+    let repo = repo();
+    repo.git(repo.root(), &["branch", "dev"]);
+    repo.start("on-dev", &["--base", "dev", "--allow", "docs/**"]);
+    repo.start("docs", &["--allow", "docs/**"]);
+    repo.task_root(&["start", "first", "--allow", "src/**"])
+        .ok();
+    // `dev` then gets a policy that does not compile: `on-dev`'s effective contract cannot be
+    // read, so it "may" meet any contract, whatever its own prefixes say.
+    let side = repo.root().join("../dev-side");
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", side.to_str().unwrap(), "dev"],
+    );
+    repo.write(
+        &side,
+        ".task-policy.toml",
+        "version = 1\nforbidden = [\"[\"]\n",
+    );
+    commit_all(&repo, &side, "a policy that does not compile");
+    let j = repo
+        .task_root(&["start", "second", "--allow", "src/**", "--json"])
+        .ok()
+        .json();
+    let mut got = neighbours(&j);
+    got.sort();
+    assert_eq!(got, ["first \"yes\"", "on-dev \"may\""], "{j}");
+    assert_eq!(
+        got,
+        forecast_neighbours(&repo, "second"),
+        "the full computation agrees"
+    );
+}
