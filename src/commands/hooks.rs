@@ -209,6 +209,12 @@ impl Report for StatusReport {
                     crate::output::escape(copy)
                 ))?;
             }
+            for path in &self.status.client_copies_missing {
+                out.line(format_args!(
+                    "client copy      MISSING at {}: gitui and JGit run no check where they read it (run 'git task hooks install')",
+                    crate::output::escape(path)
+                ))?;
+            }
         } else {
             out.line(format_args!("mechanism        hooks directory"))?;
         }

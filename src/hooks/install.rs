@@ -97,6 +97,11 @@ pub struct Status {
     /// under git they step aside (the config hook ran the check).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub client_copies: Vec<String>,
+    /// With `mechanism` `config`: where such a copy belongs but is not git-task's (a hook
+    /// manager moved it since, lefthook's re-sync): gitui and JGit run no check there until
+    /// `hooks install` runs again (git runs the config hooks all the same).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub client_copies_missing: Vec<String>,
     /// The user's `core.hooksPath`, if set.
     pub hooks_path: Option<String>,
     /// The hooks directory of the main worktree's shims: the shared one, or git-task's own.
@@ -433,9 +438,19 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
             .is_some_and(|t| scripts::is_ours(&t))
             .then(|| path.display().to_string())
     };
+    let mut client_copies_missing = Vec::new();
     if configured {
         if let Layout::Shared(shared) = &layout {
-            client_copies.extend(ours(shared));
+            match ours(shared) {
+                Some(copy) => client_copies.push(copy),
+                None if !tracked_dir(repo, shared) => client_copies_missing.push(
+                    shared
+                        .join(HookKind::PreCommit.name())
+                        .display()
+                        .to_string(),
+                ),
+                None => {}
+            }
         }
     }
     for wt in worktrees::all(repo)? {
@@ -474,6 +489,7 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
         layout: layout_name(&layout),
         mechanism: if configured { "config" } else { "hooks_dir" },
         client_copies,
+        client_copies_missing,
         hooks_path: super::user_hooks_path(repo),
         dir: dir.display().to_string(),
         hooks,

@@ -327,6 +327,35 @@ fn config_hooks_survive_managers_and_a_disabled_hooks_path() {
     )
     .unwrap();
     g.refuses_once(&wt, "t");
+    // gitui and JGit, which read that directory and no config hooks, lost their copy: status
+    // says so, and install puts it back (chaining the manager's hook).
+    let copy = root.join(".git/hooks/pre-commit").display().to_string();
+    let status = g.task(&root, &["hooks", "status", "--json"]).ok().json();
+    assert_eq!(
+        status["client_copies_missing"],
+        serde_json::json!([copy]),
+        "{status}"
+    );
+    let human = g.task(&root, &["hooks", "status"]).ok();
+    assert!(
+        human
+            .stdout
+            .contains(&format!("client copy      MISSING at {copy}")),
+        "{human}"
+    );
+    g.task(&root, &["hooks", "install"]).ok();
+    let status = g.task(&root, &["hooks", "status", "--json"]).ok().json();
+    assert_eq!(
+        status["client_copies"],
+        serde_json::json!([copy]),
+        "{status}"
+    );
+    assert!(status.get("client_copies_missing").is_none(), "{status}");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/hooks/pre-commit.git-task-chained")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    g.refuses_once(&wt, "t");
     // A relative core.hooksPath (husky, a committed .githooks), then hooks turned off.
     for value in [".husky/_", "/dev/null"] {
         g.git(&root, &["config", "core.hooksPath", value]).ok();
