@@ -27,7 +27,7 @@ pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
         let merged = match ids.as_slice() {
             [] => None,
             [_] => Some(tasks[0].to_owned()),
-            _ => Some(format!("the worktrees of tasks {}", join(&ids))),
+            _ => Some(format!("the worktrees of tasks {}", join_some(&ids))),
         };
         if let Some(merged) = &merged {
             names.insert(0, merged);
@@ -114,11 +114,37 @@ fn unchecked<'a>(
     out
 }
 
+/// The most task ids a warning names; the rest are counted.
+const NAMED: usize = 5;
+
+/// [`join`] of the first [`NAMED`] ids, and how many more there are: a warning stays one
+/// line with a thousand tasks.
+fn join_some(ids: &[&str]) -> String {
+    match ids.len() > NAMED {
+        true => format!("{} and {} more", ids[..NAMED].join(", "), ids.len() - NAMED),
+        false => join(ids),
+    }
+}
+
 /// `a`, `a and b`, `a, b and c`.
 fn join(names: &[&str]) -> String {
     match names {
         [] => String::new(),
         [one] => (*one).to_owned(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_some;
+
+    #[test]
+    fn names_five_ids_and_counts_the_rest() {
+        assert_eq!(join_some(&["'a'", "'b'"]), "'a' and 'b'");
+        let ids: Vec<String> = (0..7).map(|i| format!("'t{i}'")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        assert_eq!(join_some(&ids), "'t0', 't1', 't2', 't3', 't4' and 2 more");
+        assert_eq!(join_some(&ids[..5]), "'t0', 't1', 't2', 't3' and 't4'");
     }
 }
