@@ -2,8 +2,8 @@
 //! never fed from a task worktree, one per concurrent merge, kept after a failure until the
 //! next run on it or `sweep`; nothing left under `$TMPDIR`.
 
-use super::support::{commit_all, rev};
 use crate::common::TestRepo;
+use crate::common::{commit_all, rev};
 use std::path::{Path, PathBuf};
 
 fn gate_dir(repo: &TestRepo) -> PathBuf {

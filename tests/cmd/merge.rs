@@ -1,7 +1,7 @@
 //! `git task merge`: the gate. Each scenario checks the effect with real git.
 
-use super::support::{commit_all, rev};
 use crate::common::TestRepo;
+use crate::common::{commit_all, rev};
 use std::path::Path;
 
 fn tree_files(repo: &TestRepo, rev: &str) -> Vec<String> {
@@ -1179,7 +1179,7 @@ fn index_corrupted_while_checks_run_refuses_and_moves_nothing() {
 /// reads all of them, none is also loose, and no `.keep` is left once the base names them.
 #[test]
 fn a_landing_writes_its_trees_as_one_pack() {
-    use super::support::assert_one_new_pack;
+    use crate::common::assert_one_new_pack;
     let (repo, before) = both_sides_moved(&[]);
     let root = repo.root().to_path_buf();
 
@@ -1199,7 +1199,7 @@ fn a_landing_writes_its_trees_as_one_pack() {
 /// garbage `git gc` prunes, as before): an agent retrying a refused merge piles up no packs.
 #[test]
 fn a_refused_landing_writes_no_pack() {
-    use super::support::packs;
+    use crate::common::packs;
     let (repo, before) = both_sides_moved(&["--forbid", "d0/**"]);
     let root = repo.root().to_path_buf();
     for _ in 0..3 {
@@ -1228,7 +1228,7 @@ fn both_sides_moved(start_args: &[&str]) -> (TestRepo, std::collections::BTreeSe
     }
     commit_all(&repo, &wt, "task work");
     commit_all(&repo, &root, "base work");
-    let before = super::support::pack_everything(&repo);
+    let before = crate::common::pack_everything(&repo);
     (repo, before)
 }
 

@@ -9,7 +9,6 @@ mod diff;
 pub(crate) mod dirty;
 mod patch;
 mod patch_attribution;
-mod patch_support;
 mod paths;
 mod progress;
 mod provision;
@@ -17,8 +16,6 @@ mod reset;
 mod revert;
 
 mod check;
-
-mod support;
 
 mod confine;
 mod drop;

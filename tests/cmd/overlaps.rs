@@ -2,8 +2,8 @@
 //! same files (committed or not), trial merges onto the base's tip, and each task against the
 //! base's new commits.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

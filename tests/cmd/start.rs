@@ -1,7 +1,7 @@
 //! `git task start`: worktree, branch, contract commit, record; idempotency, bad input, concurrency, setup, hooks.
 
-use super::support::*;
 use crate::common::TestRepo;
+use crate::common::*;
 use std::path::PathBuf;
 
 /// A new task gets a branch with the contract as its first commit, a linked worktree, a record and a base ref.
