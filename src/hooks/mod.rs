@@ -200,6 +200,23 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     }
 }
 
+/// The [`enforcement`] of every worktree when it is the same for all of them, read once: config
+/// hooks run everywhere, and without `extensions.worktreeConfig` no worktree is pointed
+/// elsewhere, so a shared hooks directory decides for all. `None` when worktrees may differ.
+pub fn uniform_enforcement(repo: &Repo) -> Option<Enforcement> {
+    if config_hooks::registered(repo, scripts::HookKind::PreCommit).is_some() {
+        return Some(Enforcement::Enforced);
+    }
+    if repo.config_bool("extensions.worktreeConfig") == Some(true) {
+        return None;
+    }
+    match layout(repo) {
+        Layout::Disabled => Some(Enforcement::Disabled),
+        Layout::Relative(_) => None,
+        Layout::Shared(dir) => Some(dir::shared_enforcement(&dir)),
+    }
+}
+
 /// When the hooks were installed (`hooks install` ran and `uninstall` did not) but commits in
 /// the main worktree no longer run git-task's pre-commit hook (a hook manager replaced it,
 /// `core.hooksPath` changed since): its state, to warn about. A few file reads, no process.

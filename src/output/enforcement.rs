@@ -92,9 +92,18 @@ fn unchecked<'a>(
 ) -> Vec<(String, Enforcement)> {
     let mut out = Vec::new();
     let mut main_named = false;
+    // With a thousand tasks, the same answer for each is read once; when it is "enforced",
+    // there is nothing to name.
+    let uniform = crate::hooks::uniform_enforcement(repo);
+    let tasks = tasks
+        .into_iter()
+        .take_while(|_| uniform != Some(Enforcement::Enforced));
     for (id, mode, path) in tasks {
         let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(path));
-        let state = crate::hooks::enforcement(repo, git_dir.as_deref());
+        let state = match &uniform {
+            Some(state) => state.clone(),
+            None => crate::hooks::enforcement(repo, git_dir.as_deref()),
+        };
         main_named |= git_dir.is_none();
         let name = match (mode, &git_dir) {
             _ if own => "this task's worktree".to_owned(),
