@@ -567,18 +567,47 @@ fn remember_knowing(
             files = files.wrapping_add(file_hash(rel, &entry.stat));
         }
     }
-    Memo {
-        head: head_commit,
-        index: file_hash(BStr::new(""), &index_stat),
+    let sums = Sums {
         files,
         dirs,
         paths,
         ignores_index,
-        ignores_global: ignores.fingerprint(),
-        tracked: Tracked::of(index),
-    }
-    .write(&git_dir.join(CLEAN_MEMO));
+    };
+    sums.write(git_dir, head_commit, &index_stat, ignores, index);
     Some(())
+}
+
+/// What a look at a worktree added up, entry by entry, for its [`Memo`].
+struct Sums {
+    files: u64,
+    dirs: u64,
+    paths: u64,
+    ignores_index: u64,
+}
+
+impl Sums {
+    /// Writes the memo of the worktree whose private git dir is `git_dir`: these sums, with
+    /// `head_commit`, the index's stat data and what the ignore rules and the index hold.
+    fn write(
+        self,
+        git_dir: &Path,
+        head_commit: ObjectId,
+        index_stat: &Stat,
+        ignores: &IgnoreFiles,
+        index: &gix::index::File,
+    ) {
+        Memo {
+            head: head_commit,
+            index: file_hash(BStr::new(""), index_stat),
+            files: self.files,
+            dirs: self.dirs,
+            paths: self.paths,
+            ignores_index: self.ignores_index,
+            ignores_global: ignores.fingerprint(),
+            tracked: Tracked::of(index),
+        }
+        .write(&git_dir.join(CLEAN_MEMO));
+    }
 }
 
 fn remember(
@@ -619,17 +648,13 @@ fn remember_in(
             files = files.wrapping_add(file_hash(rel, &entry.stat));
         }
     }
-    Memo {
-        head: head_commit,
-        index: file_hash(BStr::new(""), &index_stat),
+    let sums = Sums {
         files,
         dirs,
         paths,
         ignores_index,
-        ignores_global: ignores.fingerprint(),
-        tracked: Tracked::of(index),
-    }
-    .write(&git_dir.join(CLEAN_MEMO));
+    };
+    sums.write(git_dir, head_commit, &index_stat, ignores, index);
     Some(())
 }
 
