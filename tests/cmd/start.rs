@@ -629,6 +629,33 @@ fn path_that_is_not_empty_is_refused() {
     assert_nothing_written(&repo);
 }
 
+/// A place inside another task's worktree is refused, also when reached through a symbolic
+/// link, and found without looking at every worktree; a place inside a worktree of another
+/// repository (a home directory under git) is not this repository's business.
+#[test]
+fn path_inside_another_worktree_is_refused() {
+    let repo = TestRepo::new();
+    let other = repo.start("o1", &[]);
+    let run = repo
+        .task_root(&["start", "in1", "--path", &format!("{}/deep/in1", other.display())])
+        .code(2);
+    assert!(
+        run.stderr.contains("lies inside another worktree") && run.stderr.contains("hint: "),
+        "{run}"
+    );
+    std::os::unix::fs::symlink(&other, repo.base().join("link")).unwrap();
+    let run = repo
+        .task_root(&["start", "in2", "--path", "../link/sub/in2"])
+        .code(2);
+    assert!(run.stderr.contains("lies inside another worktree"), "{run}");
+    assert!(!other.join("deep").exists() && !other.join("sub").exists());
+    // A worktree of an unrelated repository around the place is fine.
+    let home = repo.base().join("home");
+    repo.git(&repo.base(), &["init", "-q", "home"]);
+    let wt = repo.start("in3", &["--path", "../home/trees/in3"]);
+    assert_eq!(wt, home.join("trees/in3"));
+}
+
 #[test]
 fn branch_prefix_and_worktree_dir_come_from_config() {
     let repo = TestRepo::new();

@@ -5,7 +5,7 @@
 use crate::contract::file::{ContractFile, CONTRACT_FILE};
 use crate::contract::spec::{contract_text, ContractSpec};
 use crate::error::{Error, Result};
-use crate::git::{self, worktree, ObjectId, Repo};
+use crate::git::{self, ObjectId, Repo};
 use crate::record::Record;
 use crate::task::{Mode, Status, TaskId};
 use std::path::{Path, PathBuf};
@@ -245,8 +245,8 @@ pub(super) fn check_worktree_place(repo: &Repo, path: &Path, from_flag: bool) ->
             forbidden.push((resolved(&main), "the main worktree"));
         }
     }
-    for path in worktree::paths(repo)? {
-        forbidden.push((resolved(&path), "another worktree"));
+    if let Some(dir) = linked_worktree_around(repo, &place) {
+        forbidden.push((dir, "another worktree"));
     }
     for (dir, what) in &forbidden {
         if place.starts_with(dir) {
@@ -279,6 +279,21 @@ pub(super) fn check_worktree_place(repo: &Repo, path: &Path, from_flag: bool) ->
         }
     }
     Ok(())
+}
+
+/// The linked worktree of `repo` that `place` (resolved) lies in, if any. Found from `place`'s
+/// own ancestors, not from every registered worktree (a thousand live tasks would cost a
+/// thousand path resolutions): the top of a linked worktree holds a `.git` file naming an
+/// administrative directory under `<common dir>/worktrees/`. A worktree of another
+/// repository around `place` is not this check's business (a home directory under git).
+fn linked_worktree_around(repo: &Repo, place: &Path) -> Option<PathBuf> {
+    let admin = resolved(&repo.common_dir().join("worktrees"));
+    place.ancestors().find_map(|dir| {
+        let named = crate::git::fs::dot_git_target(dir)?;
+        resolved(&named)
+            .starts_with(&admin)
+            .then(|| dir.to_path_buf())
+    })
 }
 
 /// Returns whether `path` is free for a new worktree: absent, or an empty directory.
