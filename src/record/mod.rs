@@ -12,7 +12,7 @@ use crate::git::objects::{self, TreeEdit};
 use crate::git::refs::{RefError, Update};
 use crate::git::EntryKind;
 use crate::git::{ObjectId, Repo};
-use crate::task::{layout, TaskId, TaskState};
+use crate::task::{layout, Status, TaskId, TaskState};
 
 pub mod cache;
 pub mod event;
@@ -84,10 +84,12 @@ pub fn load(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
 /// Points `state.worktree` at where git says the task branch is checked out, when the
 /// user moved the worktree (`git worktree move`) away from the recorded path.
 ///
-/// Costs one `stat` when the worktree is where the record says.
+/// Costs one `stat` when the worktree is where the record says. A task still being provisioned
+/// has no worktree to follow yet (its `start` is making it at the recorded path, or was killed
+/// before: `sweep` rolls it back from the record): not looked for among every worktree.
 pub fn follow_moved_worktree(repo: &Repo, state: &mut TaskState) {
     if state.mode != crate::task::Mode::Worktree
-        || !state.status.is_live()
+        || !matches!(state.status, Status::Active | Status::Dropped)
         || std::path::Path::new(&state.worktree).join(".git").exists()
     {
         return;

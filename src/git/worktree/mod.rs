@@ -95,25 +95,6 @@ pub fn list(repo: &Repo) -> Result<Vec<Linked>> {
     Ok(out)
 }
 
-/// The paths of the linked worktrees, as [`list`] has them, without reading their `HEAD`s.
-pub fn paths(repo: &Repo) -> Result<Vec<PathBuf>> {
-    let dir = repo.common_dir().join("worktrees");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::repo(
-                format!("could not read '{}'", dir.display()),
-                e,
-            ))
-        }
-    };
-    Ok(entries
-        .flatten()
-        .filter_map(|e| path_of(&e.path()))
-        .collect())
-}
-
 /// Where the linked worktree whose administrative directory is `git_dir` lives, from its
 /// `gitdir` file; `None` when that cannot be read.
 fn path_of(git_dir: &Path) -> Option<PathBuf> {
