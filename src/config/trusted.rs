@@ -276,15 +276,75 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
             ));
         }
     }
+    let memo = Memo::load(repo);
+    let mut quiet = Vec::new();
     let mut worktree_git = BTreeMap::new();
     for (rel, file, own) in files {
+        // Missing (most worktrees without the hooks installed) or unreadable: nothing set there.
+        let Ok(print) = crate::git::fs::Fingerprint::of_path(&file) else {
+            continue;
+        };
+        if memo.quiet(&rel, print.hash) {
+            quiet.push((rel, print.hash));
+            continue;
+        }
         let entries = crate::git::config::entries_in_file(&file, EXEC_SECTIONS);
         let values = exec_values(entries.iter(), &own);
         if !values.is_empty() {
             worktree_git.insert(rel, values);
+        } else if print.old_enough() {
+            quiet.push((rel, print.hash));
         }
     }
+    memo.store(quiet);
     (git, worktree_git)
+}
+
+/// The worktree config files last seen holding no exec-capable setting but git-task's own, by
+/// their stat data ([`crate::git::fs::Fingerprint`]): `<common dir>/git-task/trusted-memo`, a
+/// line `<fingerprint> <file>` each. With a thousand worktrees, each command that compares the
+/// config with the snapshot then `stat`s each file instead of reading and parsing it; a file
+/// changed since has other stat data and is read again. The memo sits beside the snapshot it
+/// serves, where git commands do not write: whoever can forge it can forge the snapshot.
+struct Memo {
+    path: PathBuf,
+    text: String,
+    quiet: std::collections::HashMap<String, u64>,
+}
+
+impl Memo {
+    const FILE: &'static str = "trusted-memo";
+
+    fn load(repo: &Repo) -> Memo {
+        let path = crate::git::state_dir(repo.common_dir()).join(Self::FILE);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let quiet = text
+            .lines()
+            .filter_map(|line| {
+                let (hash, rel) = line.split_once(' ')?;
+                Some((rel.to_owned(), hash.parse().ok()?))
+            })
+            .collect();
+        Memo { path, text, quiet }
+    }
+
+    /// Whether `rel`, with the stat data hashed as `hash`, held nothing to compare.
+    fn quiet(&self, rel: &str, hash: u64) -> bool {
+        self.quiet.get(rel) == Some(&hash)
+    }
+
+    /// Rewrites the memo with `quiet` when that is not what it holds. Best effort: a memo that
+    /// cannot be written only costs reading the files next time.
+    fn store(self, mut quiet: Vec<(String, u64)>) {
+        quiet.sort();
+        let text: String = quiet
+            .iter()
+            .map(|(rel, hash)| format!("{hash} {rel}\n"))
+            .collect();
+        if text != self.text {
+            let _ = crate::git::fs::write_atomically(&self.path, text.as_bytes());
+        }
+    }
 }
 
 /// What a [`Difference`] is about.

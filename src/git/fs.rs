@@ -158,6 +158,68 @@ pub fn leave_if_inside(path: &Path, to: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(to.to_path_buf()))
 }
 
+/// A file's stat data, hashed, and whether it is old enough for them to stand for its content:
+/// what the caches of loose refs (`list`) and of worktree config files (the trust check) keep.
+///
+/// A file rewritten by renaming a new one over it gets a new inode and change time; one
+/// written in place, a new change time (and size or modification time) unless it is written
+/// twice within the file system's clock tick. A file is remembered only once its change time
+/// is [`Fingerprint::SETTLED`] old, so a later write, even one that gets the same inode back,
+/// changes the stat data: while they are the same, so is the content.
+pub struct Fingerprint {
+    /// The stat data, hashed.
+    pub hash: u64,
+    ctime: std::time::SystemTime,
+}
+
+impl Fingerprint {
+    /// How old a file must be before its stat data stand for its content.
+    pub const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+    #[cfg(unix)]
+    #[allow(clippy::unnecessary_cast)] // the fields' types differ between platforms
+    pub fn of(st: &rustix::fs::Stat) -> Fingerprint {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = foldhash::quality::FixedState::with_seed(0x7265_6673).build_hasher();
+        for n in [
+            st.st_ino as u64,
+            st.st_dev as u64,
+            st.st_size as u64,
+            st.st_mtime as u64,
+            st.st_mtime_nsec as u64,
+            st.st_ctime as u64,
+            st.st_ctime_nsec as u64,
+        ] {
+            h.write_u64(n);
+        }
+        let ctime = std::time::UNIX_EPOCH
+            + std::time::Duration::new(st.st_ctime.max(0) as u64, st.st_ctime_nsec as u32);
+        Fingerprint {
+            hash: h.finish(),
+            ctime,
+        }
+    }
+
+    /// The fingerprint of the file at `path` (links followed, as a read follows them).
+    #[cfg(unix)]
+    pub fn of_path(path: &Path) -> std::io::Result<Fingerprint> {
+        Ok(Fingerprint::of(&rustix::fs::stat(path)?))
+    }
+
+    /// Not on this platform: nothing is remembered.
+    #[cfg(not(unix))]
+    pub fn of_path(_: &Path) -> std::io::Result<Fingerprint> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// Whether the file is old enough to remember by its stat data.
+    pub fn old_enough(&self) -> bool {
+        std::time::SystemTime::now()
+            .duration_since(self.ctime)
+            .is_ok_and(|age| age >= Self::SETTLED)
+    }
+}
+
 /// The hash a cache file's entries are found by in memory (`list`'s caches): fixed within a
 /// process, so any thread finds what another put.
 pub fn key_hash(key: &[u8]) -> u64 {

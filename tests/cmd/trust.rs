@@ -304,6 +304,37 @@ fn a_key_in_a_task_worktrees_config_is_a_change() {
     config_changed(&run, "core.fsmonitor");
 }
 
+/// The check remembers a worktree's `config.worktree` that holds nothing to compare by its stat
+/// data (a thousand worktrees are `stat`ed, not parsed), and still sees an exec-capable key
+/// written into it in place, at the same size, with its modification time put back.
+#[test]
+fn a_remembered_worktree_config_rewritten_in_place_is_read_again() {
+    let repo = TestRepo::new();
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let wt = repo.start("t1", &[]);
+    let file = repo.root().join(".git/worktrees/t1/config.worktree");
+    let quiet = "[user]\n\tname = xxxxxxxxxxxxxxxxxx\n";
+    let loud = "[core]\n\tfsmonitor = /bin/false /x\n";
+    assert_eq!(quiet.len(), loud.len(), "the test needs the same size");
+    std::fs::write(&file, quiet).unwrap();
+    // Old enough to be remembered (a file is, two seconds after its last change).
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    repo.task_root(&["sync", "t1"]).ok();
+    let memo = std::fs::read_to_string(repo.root().join(".git/git-task/trusted-memo")).unwrap();
+    assert!(memo.contains("worktrees/t1/config.worktree"), "{memo}");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    std::io::Write::write_all(&mut f, loud.as_bytes()).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
 /// A hook defined in config (git >= 2.54 runs it on every commit) is the agent's command, and
 /// turning off git-task's own config hook is a change too; git-task's own hook sections, as
 /// `hooks install` writes them, are not.

@@ -12,6 +12,7 @@
 //! the same stat data as then is not read at all: one `lstat`.
 
 use crate::error::Result;
+use crate::git::fs::Fingerprint;
 use crate::git::{read_small, ObjectId, Repo};
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -235,47 +236,6 @@ impl RefStats {
             let _ = std::fs::create_dir_all(dir);
         }
         let _ = crate::git::fs::write_atomically(&self.path, text.as_bytes());
-    }
-}
-
-/// A loose ref file's stat data, hashed, and whether it is old enough to remember.
-struct Fingerprint {
-    hash: u64,
-    ctime: std::time::SystemTime,
-}
-
-impl Fingerprint {
-    /// How old a file must be before its stat data stand for its content.
-    const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
-
-    #[cfg(unix)]
-    #[allow(clippy::unnecessary_cast)] // the fields' types differ between platforms
-    fn of(st: &rustix::fs::Stat) -> Fingerprint {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = foldhash::quality::FixedState::with_seed(0x7265_6673).build_hasher();
-        for n in [
-            st.st_ino as u64,
-            st.st_dev as u64,
-            st.st_size as u64,
-            st.st_mtime as u64,
-            st.st_mtime_nsec as u64,
-            st.st_ctime as u64,
-            st.st_ctime_nsec as u64,
-        ] {
-            h.write_u64(n);
-        }
-        let ctime = std::time::UNIX_EPOCH
-            + std::time::Duration::new(st.st_ctime.max(0) as u64, st.st_ctime_nsec as u32);
-        Fingerprint {
-            hash: h.finish(),
-            ctime,
-        }
-    }
-
-    fn old_enough(&self) -> bool {
-        std::time::SystemTime::now()
-            .duration_since(self.ctime)
-            .is_ok_and(|age| age >= Self::SETTLED)
     }
 }
 
