@@ -434,10 +434,9 @@ fn merge_with(
         target,
         old_tip: _,
         mut pending,
-        linked,
         already,
     } = ready;
-    let checked_out = checked_out_at(repo, &target, &linked)?;
+    let checked_out = checked_out_at(repo, &target)?;
     // A confined session's objects move to the shared store before anything names them there.
     for p in &pending {
         crate::confine::settle(repo, &p.record.state.task_id())?;

@@ -29,8 +29,6 @@ pub(super) struct Ready {
     pub old_tip: ObjectId,
     /// The tasks still to land, in the order given.
     pub pending: Vec<Pending>,
-    /// The linked worktrees of the repository.
-    pub linked: Vec<worktree::Linked>,
     /// The tasks named that had landed before.
     pub already: Vec<TaskMerged>,
 }
@@ -164,11 +162,11 @@ pub(super) fn select_with(
     }
 
     // 1. The task is its branch tip: its worktree must be on the branch, with nothing uncommitted.
-    let linked = worktree::list(repo)?;
+    let mut linked = None;
     let mut pending = Vec::new();
     for rec in records {
         let id = rec.state.task_id();
-        let wt = rec.state.find_worktree(&linked).cloned();
+        let wt = task_worktree(repo, &rec, &mut linked)?;
         let tip = repo.find_ref(&rec.state.branch)?.ok_or_else(|| {
             Error::input(format!(
                 "task '{id}' has no branch '{}'",
@@ -206,9 +204,39 @@ pub(super) fn select_with(
         target,
         old_tip,
         pending,
-        linked,
         already,
     }))
+}
+
+/// The worktree of the task `rec`, as [`crate::task::TaskState::find_worktree`] finds it among
+/// every linked worktree, read without listing them when it can be: the entry its recorded
+/// directory names, when that entry names the directory back and is on the task's branch
+/// ([`worktree::at_path`]). That entry is one `find_worktree` accepts (at the recorded path,
+/// on the branch), and the only one in a repository git keeps consistent: one entry per
+/// directory, one worktree per branch unless forced. Where another entry matches too (left
+/// behind by a worktree deleted without git and added again, forged, or on the branch by
+/// force), this one is the entry git itself uses for the directory, so what merge checks,
+/// keeps or removes is that worktree's. Otherwise (the directory is gone, moved away from its
+/// branch, its links disagree) every worktree is listed once, in `linked`, and the rule is
+/// `find_worktree`'s.
+fn task_worktree(
+    repo: &Repo,
+    rec: &Record,
+    linked: &mut Option<Vec<worktree::Linked>>,
+) -> Result<Option<worktree::Linked>> {
+    let state = &rec.state;
+    if let Some(w) = worktree::at_path(repo, std::path::Path::new(&state.worktree))
+        .filter(|w| w.branch.as_deref() == Some(state.branch.as_str()))
+    {
+        return Ok(Some(w));
+    }
+    if linked.is_none() {
+        *linked = Some(worktree::list(repo)?);
+    }
+    Ok(linked
+        .as_deref()
+        .and_then(|all| state.find_worktree(all))
+        .cloned())
 }
 
 /// Returns `refs/heads/<name>` for a short or full branch name.

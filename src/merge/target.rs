@@ -7,26 +7,30 @@ use crate::error::Result;
 use crate::git::{checkout::twoway, cli, worktree, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 
-/// Returns the worktrees (main or linked) where `branch` is checked out.
-pub fn checked_out_at(
-    repo: &Repo,
-    branch: &str,
-    linked: &[worktree::Linked],
-) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
+/// Returns the worktrees (main or linked) where `branch` is checked out: the ones a merge into
+/// it updates.
+///
+/// Read without listing every worktree when it can be: the main worktree's `HEAD` first, and
+/// when it has `branch`, nothing else. Sound because git keeps a branch checked out in one
+/// worktree at a time (`git worktree add` and `git checkout` refuse a second one unless
+/// forced with `--force` or `--ignore-other-worktrees`); a linked worktree that has it by force
+/// as well is left as git's own `git merge` in the main worktree leaves it: its branch moves,
+/// its files stay, nothing in it is lost. Otherwise the linked worktrees are asked
+/// ([`worktree::checked_out_in`]: the likely place, then each `HEAD` to prove there is none),
+/// and only an entry whose directory names it back counts: a forged entry under
+/// `<common>/worktrees/` pointing at another directory never makes a merge write there.
+pub fn checked_out_at(repo: &Repo, branch: &str) -> Result<Vec<PathBuf>> {
     let main_head = std::fs::read_to_string(repo.common_dir().join("HEAD")).unwrap_or_default();
     if main_head.strip_prefix("ref: ").map(str::trim) == Some(branch) && !repo.is_bare() {
         let main = repo.main_worktree()?;
         if main.join(".git").exists() {
-            out.push(main);
+            return Ok(vec![main]);
         }
     }
-    for w in linked {
-        if w.branch.as_deref() == Some(branch) && w.exists() {
-            out.push(w.path.clone());
-        }
-    }
-    Ok(out)
+    Ok(worktree::checked_out_in(repo, branch)?
+        .into_iter()
+        .map(|w| w.path)
+        .collect())
 }
 
 /// Asks git whether moving `worktree` from `old` to `new` would overwrite a local change; `Some` refusal if so.

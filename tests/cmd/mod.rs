@@ -47,6 +47,7 @@ mod overlaps_globs;
 pub(crate) mod queue;
 mod remote;
 mod sync;
+mod worktree_lookup;
 
 mod guard;
 mod harness;

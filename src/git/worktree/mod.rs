@@ -37,6 +37,15 @@ impl Linked {
         self.path.join(".git").exists()
     }
 
+    /// Whether the worktree's directory names this entry back: its `.git` file's `gitdir:` is
+    /// this entry's administrative directory. git keeps both links (the entry's `gitdir` file
+    /// naming the directory, the directory's `.git` naming the entry); an entry whose directory
+    /// does not name it back is one git would not act on there (left behind, or forged to point
+    /// at another worktree or repository), and `false` when the directory is gone.
+    pub fn links_back(&self) -> bool {
+        admin_dir_named_by(&self.path).is_some_and(|named| same_path(&named, &self.git_dir))
+    }
+
     /// Returns the reason given to `git worktree lock` (empty when none was) while the
     /// worktree is locked: git then neither prunes, moves nor removes it (its directory may
     /// be on a drive that is not mounted), and neither does git-task. The lock `git worktree
@@ -127,17 +136,75 @@ fn linked_at(git_dir: PathBuf, name: String) -> Option<Linked> {
     })
 }
 
-/// Returns the linked worktree that has `branch` checked out, if any (the first by name, as in
-/// [`list`]). Reads each worktree's `HEAD` and only the matching ones' `gitdir`: with a
-/// thousand task worktrees, half the reads of [`list`].
+/// Returns the linked worktree that has `branch` checked out, if any.
+///
+/// The likely places first ([`likely_on_branch`]: the administrative directory named like the
+/// branch's last component, as a task's worktree `<dir>/<id>` on `task/<id>` is), then every
+/// worktree's `HEAD` (only the matching ones' `gitdir`). Of several on the branch (checked out
+/// twice with `--force`, or an entry left behind or forged), the first by name whose worktree
+/// names it back ([`Linked::links_back`]), else the first by name.
+///
+/// Why the shortcut gives the scan's answer: git keeps a branch checked out in one worktree at
+/// a time (`git worktree add` and `git checkout` refuse a second unless forced), so an entry
+/// on the branch whose worktree links back to it is the only one git has there; where a second
+/// one was forced or forged, both answers are a worktree git itself has on the branch.
 pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
+    if let Some(found) = likely_on_branch(repo, branch) {
+        return Ok(Some(found));
+    }
     let dir = repo.common_dir().join("worktrees");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(list(repo)?
             .into_iter()
             .find(|w| w.branch.as_deref() == Some(branch)));
     };
-    let mut found: Vec<Linked> = entries
+    let mut found = on_branch(entries, branch);
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    let linked_back = found.iter().position(Linked::links_back);
+    Ok(match linked_back {
+        Some(at) => Some(found.swap_remove(at)),
+        None => found.into_iter().next(),
+    })
+}
+
+/// The linked worktrees that have `branch` checked out and whose directory names their entry
+/// back ([`Linked::links_back`]): where git would update the branch's files. Proving there is
+/// none reads every worktree's `HEAD`; when the likely place has it ([`likely_on_branch`]),
+/// git's rule of one worktree per branch (unless forced) says it is the only one, and nothing
+/// else is read. A worktree that has it checked out by force next to the likely one is then not
+/// listed: git itself, merging there, updates only the worktree it runs in too, and the other
+/// loses nothing (its branch moves; its files stay as they were).
+///
+/// An entry whose directory does not name it back (forged under `<common>/worktrees/`, or
+/// pointing at a directory that is another worktree's or another repository's) is never
+/// listed: its `gitdir` says nothing git would act on.
+pub fn checked_out_in(repo: &Repo, branch: &str) -> Result<Vec<Linked>> {
+    if let Some(found) = likely_on_branch(repo, branch) {
+        return Ok(vec![found]);
+    }
+    let dir = repo.common_dir().join("worktrees");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::repo(
+                format!("could not read '{}'", dir.display()),
+                e,
+            ))
+        }
+    };
+    let mut found: Vec<Linked> = on_branch(entries, branch)
+        .into_iter()
+        .filter(Linked::links_back)
+        .collect();
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
+/// The entries among `entries` (of `<common>/worktrees/`) whose `HEAD` is on `branch`: each
+/// one's `HEAD` read, only the matching ones' `gitdir`.
+fn on_branch(entries: std::fs::ReadDir, branch: &str) -> Vec<Linked> {
+    entries
         .flatten()
         .filter(|e| {
             std::fs::read_to_string(e.path().join("HEAD"))
@@ -145,9 +212,83 @@ pub fn find_by_branch(repo: &Repo, branch: &str) -> Result<Option<Linked>> {
         })
         .filter_map(|e| linked_at(e.path(), e.file_name().to_string_lossy().into_owned()))
         .filter(|w| w.branch.as_deref() == Some(branch))
-        .collect();
-    found.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(found.into_iter().next())
+        .collect()
+}
+
+/// The names git would most likely have given the administrative directory of a worktree on
+/// `branch`: the branch's last component (`task/<id>` → `<id>`, the basename of the task's
+/// worktree `<dir>/<id>`), then that name numbered, as git and gix number it when the name is
+/// taken (`<id>1`, `<id>2`).
+fn likely_names(branch: &str) -> Vec<String> {
+    let last = branch.rsplit('/').next().unwrap_or_default();
+    if !is_entry_name(last) {
+        return Vec::new();
+    }
+    vec![last.to_owned(), format!("{last}1"), format!("{last}2")]
+}
+
+/// Whether `name` can only be one entry directly under `<common>/worktrees/`.
+fn is_entry_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+/// The linked worktree on `branch` at one of its [`likely_names`], read without listing the
+/// others: accepted only when its `HEAD` is on `branch` and its directory's `.git` file names
+/// this entry back ([`Linked::links_back`]), so a name alone (which anyone who can write under
+/// `<common>/worktrees/` chooses) never decides. `None` says nothing about the other entries.
+pub fn likely_on_branch(repo: &Repo, branch: &str) -> Option<Linked> {
+    let dir = repo.common_dir().join("worktrees");
+    likely_names(branch).into_iter().find_map(|name| {
+        linked_at(dir.join(&name), name)
+            .filter(|w| w.branch.as_deref() == Some(branch) && w.links_back())
+    })
+}
+
+/// The linked worktree whose directory is `path`, read without listing the others: the entry
+/// `path/.git` names, when that entry is directly under this repository's
+/// `<common>/worktrees/` and its `gitdir` names `path` back (exactly, as
+/// [`crate::task::TaskState::is_worktree`] compares). These two links are the ones git itself
+/// keeps between a worktree and its entry (`git worktree repair` restores them), so the answer
+/// is the entry git uses for `path`. `None` (no such directory, a main worktree, links that
+/// disagree) says nothing about other entries: callers that must know look at all of them.
+pub fn at_path(repo: &Repo, path: &Path) -> Option<Linked> {
+    // A relative (or empty) path would be read against the process's directory.
+    if !path.is_absolute() {
+        return None;
+    }
+    let admin = admin_dir_named_by(path)?;
+    let dir = repo.common_dir().join("worktrees");
+    let name = admin.file_name()?.to_str()?.to_owned();
+    if !is_entry_name(&name) || !same_path(admin.parent()?, &dir) {
+        return None;
+    }
+    linked_at(dir.join(&name), name).filter(|w| w.path == path)
+}
+
+/// The administrative directory the `.git` file of the worktree directory `worktree` names
+/// (`gitdir: <dir>`, relative to the worktree when relative), normalised; `None` when there is
+/// no such file (a `.git` directory is a repository's own, never a linked worktree's).
+fn admin_dir_named_by(worktree: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let dot_git = worktree.join(".git");
+    let mut file = std::fs::File::open(&dot_git).ok()?;
+    let mut text = String::new();
+    // A `.git` file holds one line; anything longer is not git's.
+    file.by_ref().take(4096).read_to_string(&mut text).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir: ")?.trim_end();
+    if target.is_empty() {
+        return None;
+    }
+    let target = Path::new(target);
+    Some(match target.is_relative() {
+        true => normalize(&worktree.join(target)),
+        false => normalize(target),
+    })
+}
+
+/// Whether `a` and `b` name the same directory: equal as written, else once resolved.
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b || crate::git::canonical(a) == crate::git::canonical(b)
 }
 
 /// Adds a linked worktree at `path` with `branch` (a full ref name) checked out.
