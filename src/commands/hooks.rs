@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: &HooksArgs) -> CmdResult {
                 ctx,
                 &InstallReport {
                     kind: "hooks_install",
-                    outcome,
+                    installed: outcome,
                     binary: opts.settings.binary,
                 },
                 Done::Ok,
@@ -90,13 +90,13 @@ struct InstallReport {
     #[schemars(extend("const" = "hooks_install"))]
     kind: &'static str,
     #[serde(flatten)]
-    outcome: install::Outcome<InstallAction>,
+    installed: install::Installed,
     binary: String,
 }
 
 impl Report for InstallReport {
     fn human(&self, out: &Out) -> std::io::Result<()> {
-        for h in &self.outcome.hooks {
+        for h in &self.installed.outcome.hooks {
             let what = match h.action {
                 InstallAction::Unchanged => "already installed",
                 InstallAction::Written => "installed",
@@ -109,7 +109,21 @@ impl Report for InstallReport {
                 crate::output::escape(&h.path)
             ))?;
         }
-        for w in &self.outcome.worktrees {
+        for c in &self.installed.client_copies {
+            let what = match c.action {
+                InstallAction::Unchanged => "already installed",
+                InstallAction::Written => "installed",
+                InstallAction::Updated => "updated",
+                InstallAction::Chained => "installed; the hook that was there runs first",
+            };
+            out.line(format_args!(
+                "{:<14} {what}: {} (copy for {}, which read no hooks defined in config)",
+                c.name,
+                crate::output::escape(&c.path),
+                c.clients.join(", ")
+            ))?;
+        }
+        for w in &self.installed.outcome.worktrees {
             if let Some(why) = &w.skipped {
                 out.warn(format_args!(
                     "worktree '{}' skipped: {}",
@@ -119,6 +133,7 @@ impl Report for InstallReport {
             }
         }
         let covered = self
+            .installed
             .outcome
             .worktrees
             .iter()
@@ -130,17 +145,17 @@ impl Report for InstallReport {
                 if covered == 1 { "" } else { "s" }
             ));
         }
-        if self.outcome.layout == "relative" {
+        if self.installed.outcome.layout == "relative" {
             out.note("core.hooksPath is relative: each worktree's config.worktree points it at git-task's hooks, which run that worktree's own hooks first");
         }
-        if self.outcome.worktree_config_changed {
+        if self.installed.outcome.worktree_config_changed {
             out.note("set extensions.worktreeConfig=true so each worktree can have its own core.hooksPath");
         }
         out.note(format_args!(
             "the hooks run {}",
             crate::output::escape(&self.binary)
         ));
-        if self.outcome.notes_rewrite_ref_changed {
+        if self.installed.outcome.notes_rewrite_ref_changed {
             out.note("set notes.rewriteRef=refs/notes/tasks so task notes follow amended and rebased commits");
         }
         Ok(())
@@ -237,6 +252,11 @@ impl Report for StatusReport {
                     crate::output::escape(path)
                 ),
                 Enforcement::Disabled => "NOT enforced: core.hooksPath is /dev/null".to_owned(),
+                Enforcement::ClientsUnchecked { clients, dirs } => format!(
+                    "enforced under git; NOT under {}: git-task's pre-commit copy is not in {} (run 'git task hooks install')",
+                    clients.join(" and "),
+                    crate::output::escape(&dirs.join(", "))
+                ),
             };
             out.line(format_args!(
                 "worktree         {}  {state}",

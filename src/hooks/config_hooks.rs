@@ -24,6 +24,12 @@
 //! and git does not: a linked worktree's private `hooks/` (dulwich, gitg), `.git/hooks` when
 //! `core.hooksPath` points elsewhere (dulwich in the main worktree). An install by an older
 //! git puts the whole hooks-directory layout back for it, whose copies step aside the same way.
+//!
+//! A hook manager run after the install can take the pre-commit copy away from those clients
+//! (lefthook's re-sync renames it; husky's relative `core.hooksPath` is read by gitui in every
+//! worktree not pointed since): git still runs the check, gitui and JGit do not.
+//! [`super::enforcement`] says so ([`super::Enforcement::ClientsUnchecked`]), and every command
+//! warns, until `hooks install` puts the copy back.
 
 use super::dir::{read_text, write_executable, HookOutcome, InstallAction};
 use super::scripts::{self, HookKind};

@@ -98,8 +98,10 @@ pub struct Status {
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub client_copies: Vec<String>,
     /// With `mechanism` `config`: where such a copy belongs but is not git-task's (a hook
-    /// manager moved it since, lefthook's re-sync): gitui and JGit run no check there until
-    /// `hooks install` runs again (git runs the config hooks all the same).
+    /// manager moved it since, lefthook's re-sync), or, under a relative `core.hooksPath`, a
+    /// worktree's copy that its `config.worktree` does not point at (the path became relative
+    /// since the install, husky): gitui and JGit run no check there until `hooks install` runs
+    /// again (git runs the config hooks all the same).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub client_copies_missing: Vec<String>,
     /// The user's `core.hooksPath`, if set.
@@ -112,6 +114,20 @@ pub struct Status {
     pub worktrees: Vec<WorktreeStatus>,
     /// Whether `notes.rewriteRef` includes `refs/notes/tasks` (in any config).
     pub notes_rewrite_ref: bool,
+}
+
+/// A copy of a hook `install` keeps for the clients that read a hooks directory but no hooks
+/// defined in config, or where git does not look: what it did there, and who reads it.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct ClientCopy {
+    /// `pre-commit`, `post-checkout` or `reference-transaction`.
+    pub name: &'static str,
+    /// Absolute path of the hook file.
+    pub path: String,
+    /// What happened.
+    pub action: InstallAction,
+    /// The clients that run it (`gitui`, `JGit`, `dulwich`).
+    pub clients: Vec<&'static str>,
 }
 
 /// The outcome of `install` or `uninstall`.
@@ -132,6 +148,20 @@ pub struct Outcome<A> {
     pub worktree_config_changed: bool,
 }
 
+/// The outcome of `install`.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Installed {
+    #[serde(flatten)]
+    pub outcome: Outcome<InstallAction>,
+    /// The copies install also keeps for the clients that read a hooks directory and no hooks
+    /// defined in config: on git 2.54 or later the pre-commit copy where git reads hooks
+    /// (gitui, JGit; under a relative `core.hooksPath` the main worktree's own directory, for
+    /// gitui), and, when `core.hooksPath` points elsewhere, `.git/hooks` (dulwich and JGit in
+    /// the main worktree). The linked worktrees' are under `worktrees`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub client_copies: Vec<ClientCopy>,
+}
+
 /// Options of `install`.
 #[derive(Clone, Debug)]
 pub struct InstallOptions {
@@ -150,7 +180,7 @@ fn layout_name(layout: &Layout) -> &'static str {
 }
 
 /// Installs the shims (see the module docs for what is guaranteed).
-pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallAction>> {
+pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Installed> {
     let layout = super::layout(repo);
     if layout == Layout::Disabled {
         return Err(Error::input(
@@ -205,6 +235,19 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     }
     let dir = main_dir(repo, &layout);
     let shared = matches!(layout, Layout::Shared(_));
+    let default_dir = repo.common_dir().join("hooks");
+    let mut client_copies = Vec::new();
+    let copies = |hooks: Vec<HookOutcome<InstallAction>>, clients: &[&'static str]| {
+        hooks
+            .into_iter()
+            .map(|h| ClientCopy {
+                name: h.name,
+                path: h.path,
+                action: h.action,
+                clients: clients.to_vec(),
+            })
+            .collect::<Vec<_>>()
+    };
     let hooks = match &config_mode {
         // Clients that read the hooks directory git reads but no config (gitui's git2-hooks,
         // JGit) find a pre-commit copy there, which steps aside under git (the config copy ran
@@ -219,7 +262,14 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
                 )?;
             }
             if shared && !tracked_dir(repo, &dir) {
-                install_kinds_in_dir(&dir, &opts.settings, opts.force, &[HookKind::PreCommit])?;
+                let copy =
+                    install_kinds_in_dir(&dir, &opts.settings, opts.force, &[HookKind::PreCommit])?;
+                let clients: &[&'static str] =
+                    match crate::git::absolute(&dir) == crate::git::absolute(&default_dir) {
+                        true => &["gitui", "JGit", "dulwich"],
+                        false => &["gitui"],
+                    };
+                client_copies.extend(copies(copy, clients));
                 remember_dir(repo, &dir)?;
             } else if shared && dir.is_dir() {
                 uninstall_in_dir(&dir)?;
@@ -235,13 +285,13 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     };
     // dulwich (and gitg) run the main worktree's hooks from `.git/hooks` whatever
     // core.hooksPath says; git never looks there while it is set, so a copy there runs once.
-    let default_dir = repo.common_dir().join("hooks");
     if !repo.is_bare() && crate::git::absolute(&dir) != crate::git::absolute(&default_dir) {
         let settings = scripts::Settings {
             chain: String::new(),
             ..opts.settings.clone()
         };
-        install_in_dir(&default_dir, &settings, opts.force)?;
+        let written = install_in_dir(&default_dir, &settings, opts.force)?;
+        client_copies.extend(copies(written, &["JGit", "dulwich"]));
         remember_dir(repo, &default_dir)?;
     }
     let mut worktrees_out = Vec::new();
@@ -259,6 +309,9 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
             )?;
             if config_mode.is_none() {
                 main_hooks = outcome.hooks.clone();
+            } else {
+                // The pre-commit copy gitui reads through the main worktree's pointer.
+                client_copies.extend(copies(outcome.hooks.clone(), &["gitui"]));
             }
             if outcome.skipped.is_some() {
                 worktrees_out.push(outcome);
@@ -293,23 +346,30 @@ pub fn install(repo: &Repo, opts: &InstallOptions) -> Result<Outcome<InstallActi
     // Pins the settings when nothing is pinned yet; once pinned, only `git task trust`
     // changes them (an agent may have set what is in git config now).
     crate::config::trusted::pin_if_absent(repo)?;
-    Ok(Outcome {
-        layout: layout_name(&layout),
-        dir: dir.display().to_string(),
-        hooks: main_hooks,
-        worktrees: worktrees_out,
-        notes_rewrite_ref_changed,
-        worktree_config_changed,
+    Ok(Installed {
+        outcome: Outcome {
+            layout: layout_name(&layout),
+            dir: dir.display().to_string(),
+            hooks: main_hooks,
+            worktrees: worktrees_out,
+            notes_rewrite_ref_changed,
+            worktree_config_changed,
+        },
+        client_copies,
     })
 }
 
 /// Whether `dir` is a directory of the main worktree that holds tracked files (a committed
 /// hooks directory named by an absolute `core.hooksPath`): git-task never writes there.
-fn tracked_dir(repo: &Repo, dir: &std::path::Path) -> bool {
+pub(super) fn tracked_dir(repo: &Repo, dir: &std::path::Path) -> bool {
+    let dir = crate::git::absolute(dir);
+    // Never a directory of the repository's own (`.git/hooks`): no index read for it.
+    if dir.starts_with(crate::git::absolute(repo.common_dir())) {
+        return false;
+    }
     let Ok(top) = repo.main_worktree() else {
         return false;
     };
-    let dir = crate::git::absolute(dir);
     let Ok(rel) = dir.strip_prefix(crate::git::absolute(&top)) else {
         return false;
     };
@@ -456,8 +516,13 @@ pub fn status(repo: &Repo, settings: &scripts::Settings) -> Result<Status> {
     for wt in worktrees::all(repo)? {
         if configured {
             let own = super::own_dir(&wt.git_dir, repo.common_dir());
-            if worktrees::points_here(&wt.git_dir, &own) {
-                client_copies.extend(ours(&own));
+            match ours(&own) {
+                Some(copy) if worktrees::points_here(&wt.git_dir, &own) => client_copies.push(copy),
+                // Under a relative core.hooksPath gitui reads the copy through the worktree's
+                // pointer, which `install` sets (one set since the install is not there).
+                _ if matches!(layout, Layout::Relative(_)) => client_copies_missing
+                    .push(own.join(HookKind::PreCommit.name()).display().to_string()),
+                _ => {}
             }
         }
         if wt.main {

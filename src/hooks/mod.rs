@@ -159,15 +159,37 @@ pub enum Enforcement {
     },
     /// `core.hooksPath=/dev/null`: git runs no hooks.
     Disabled,
+    /// git runs the check (git-task's hooks are defined in config, git 2.54 or later), but the
+    /// clients that read a hooks directory and no config do not: git-task's pre-commit copy is
+    /// not where they read hooks in this worktree (a hook manager replaced it, lefthook's
+    /// re-sync; or `core.hooksPath` became relative since the install, husky's `.husky/_`).
+    ClientsUnchecked {
+        /// Who commits unchecked there: `gitui`, `JGit`.
+        clients: Vec<&'static str>,
+        /// The hooks directories they read there, without git-task's copy (a relative one as
+        /// `core.hooksPath` says it, under each worktree's top).
+        dirs: Vec<String>,
+    },
 }
 
 /// Returns whether commits in the worktree whose private git dir is `git_dir` run the contract
 /// check; `None` answers for the repository as a whole (the main worktree's view).
 pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
+    enforcement_known(repo, git_dir, configured(repo))
+}
+
+/// Whether git-task's pre-commit hook is defined in config ([`config_hooks::registered`]): for
+/// [`enforcement_known`], asked once for many worktrees.
+pub fn configured(repo: &Repo) -> bool {
+    config_hooks::registered(repo, scripts::HookKind::PreCommit).is_some()
+}
+
+/// [`enforcement`], [`configured`] known.
+pub fn enforcement_known(repo: &Repo, git_dir: Option<&Path>, configured: bool) -> Enforcement {
     // Hooks defined in config (git >= 2.54) run in every worktree, whatever the hooks
-    // directories hold.
-    if config_hooks::registered(repo, scripts::HookKind::PreCommit).is_some() {
-        return Enforcement::Enforced;
+    // directories hold; the clients that read no config run the copy in the hooks directory.
+    if configured {
+        return clients_enforcement(repo, git_dir);
     }
     // A worktree's own core.hooksPath that git-task set (relative layout) is what git runs,
     // whatever the repository's core.hooksPath says now.
@@ -200,12 +222,94 @@ pub fn enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     }
 }
 
-/// The [`enforcement`] of every worktree when it is the same for all of them, read once: config
-/// hooks run everywhere, and without `extensions.worktreeConfig` no worktree is pointed
-/// elsewhere, so a shared hooks directory decides for all. `None` when worktrees may differ.
+/// Whether gitui and JGit, which read a hooks directory and no hooks defined in config, find
+/// git-task's pre-commit copy where they read hooks in the worktree whose private git dir is
+/// `git_dir` (`None`: the main worktree), git-task's hooks being defined in config (git runs
+/// those everywhere). A few file reads, no process:
+///
+/// - gitui (git2-hooks) reads the directory `core.hooksPath` names, a worktree's
+///   `config.worktree` included (git-task's own directory, which `install` points it at under a
+///   relative one), else the worktree's private `<git dir>/hooks` (a linked worktree's holds
+///   git-task's shims, which no manager touches);
+/// - JGit reads `<git dir>/hooks` only, and commits only in the main worktree.
+///
+/// A directory of tracked files git-task never writes to, and a `core.hooksPath` of
+/// `/dev/null`, are not counted: `hooks install` could not change them.
+fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
+    let common = repo.common_dir();
+    let git_dir = git_dir.map_or_else(|| common.to_path_buf(), crate::git::normalize);
+    let main = git_dir == common;
+    let ours = |dir: &Path| {
+        dir::read_text(&dir.join(scripts::HookKind::PreCommit.name()))
+            .is_some_and(|t| scripts::is_ours(&t))
+    };
+    let mut clients = Vec::new();
+    let mut dirs = Vec::new();
+    // The pointer is looked at in the file: `start` may have just set it, and turned
+    // extensions.worktreeConfig on, since this command read the repository's config.
+    let own = [own_dir(&git_dir, common), main_own_dir(common)]
+        .into_iter()
+        .find(|own| worktrees::points_here(&git_dir, own));
+    let gitui_reads = match own {
+        Some(own) => Some((own.display().to_string(), ours(&own))),
+        None => match layout(repo) {
+            Layout::Relative(rel) => Some((rel, false)),
+            Layout::Shared(dir) if main || user_hooks_path(repo).is_some() => {
+                Some((dir.display().to_string(), has_copy(repo, &dir)))
+            }
+            _ => None,
+        },
+    };
+    if let Some((dir, false)) = gitui_reads {
+        clients.push("gitui");
+        dirs.push(dir);
+    }
+    let default_dir = common.join("hooks");
+    if main && !ours(&default_dir) {
+        clients.push("JGit");
+        let dir = default_dir.display().to_string();
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    match clients.is_empty() {
+        true => Enforcement::Enforced,
+        false => Enforcement::ClientsUnchecked { clients, dirs },
+    }
+}
+
+/// Whether the shared hooks directory `dir` holds git-task's pre-commit copy, or is one of
+/// tracked files, where git-task never writes one (then `hooks install` cannot help).
+fn has_copy(repo: &Repo, dir: &Path) -> bool {
+    dir::read_text(&dir.join(scripts::HookKind::PreCommit.name()))
+        .is_some_and(|t| scripts::is_ours(&t))
+        || install::tracked_dir(repo, dir)
+}
+
+/// The [`enforcement`] of every linked worktree when it is the same for all of them, read once:
+/// without `extensions.worktreeConfig` no worktree is pointed elsewhere, so a shared hooks
+/// directory decides for all, and with the hooks defined in config (run by git everywhere) so
+/// does what gitui reads there. `None` when worktrees may differ. The main worktree may differ
+/// ([`enforcement`] with `None`).
 pub fn uniform_enforcement(repo: &Repo) -> Option<Enforcement> {
-    if config_hooks::registered(repo, scripts::HookKind::PreCommit).is_some() {
-        return Some(Enforcement::Enforced);
+    if configured(repo) {
+        // No linked worktree is pointed elsewhere (install takes such pointers away) but
+        // under a relative core.hooksPath.
+        return match layout(repo) {
+            Layout::Relative(_) => None,
+            // gitui reads the directory an absolute core.hooksPath names in every worktree, a
+            // linked worktree's own `hooks/` otherwise; JGit commits in no linked worktree.
+            Layout::Shared(dir) if user_hooks_path(repo).is_some() => {
+                Some(match has_copy(repo, &dir) {
+                    true => Enforcement::Enforced,
+                    false => Enforcement::ClientsUnchecked {
+                        clients: vec!["gitui"],
+                        dirs: vec![dir.display().to_string()],
+                    },
+                })
+            }
+            _ => Some(Enforcement::Enforced),
+        };
     }
     if repo.config_bool("extensions.worktreeConfig") == Some(true) {
         return None;

@@ -47,6 +47,16 @@ pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
                 ));
                 out.hint("run it behind git-task's check: git task hooks install");
             }
+            Enforcement::ClientsUnchecked { clients, dirs } => {
+                let dirs: Vec<String> = dirs.iter().map(|d| format!("'{d}'")).collect();
+                let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+                out.warn(format_args!(
+                    "commits made with {} in {whose} are not checked against contracts until merge: they read hooks from {} only (no hooks defined in config), where git-task's pre-commit copy is not; the git CLI still runs the check (hooks defined in config)",
+                    join(clients),
+                    join(&dirs)
+                ));
+                out.hint("put git-task's pre-commit copy back: git task hooks install");
+            }
             Enforcement::Disabled => {
                 out.warn(format_args!(
                     "core.hooksPath is /dev/null, so git runs no hooks: commits in {whose} are not checked against contracts until merge"
@@ -92,17 +102,32 @@ fn unchecked<'a>(
 ) -> Vec<(String, Enforcement)> {
     let mut out = Vec::new();
     let mut main_named = false;
-    // With a thousand tasks, the same answer for each is read once; when it is "enforced",
-    // there is nothing to name.
+    // With a thousand tasks, the same answer for each linked worktree is read once, and the
+    // main worktree's (a patch-mode task's), which may differ, once.
     let uniform = crate::hooks::uniform_enforcement(repo);
+    let configured = crate::hooks::configured(repo);
+    let linked_enforced = uniform == Some(Enforcement::Enforced);
+    let mut main_state = match linked_enforced {
+        true => Some(crate::hooks::enforcement_known(repo, None, configured)),
+        false => None,
+    };
+    // With every worktree enforced, nothing to name: no task is looked at.
+    let all_enforced = linked_enforced && main_state == Some(Enforcement::Enforced);
     let tasks = tasks
         .into_iter()
-        .take_while(|_| uniform != Some(Enforcement::Enforced));
+        .take_while(|_| !all_enforced)
+        // A worktree task's worktree is a linked one.
+        .filter(|(_, mode, _)| !linked_enforced || *mode == crate::task::Mode::Patch);
     for (id, mode, path) in tasks {
         let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(path));
-        let state = match &uniform {
-            Some(state) => state.clone(),
-            None => crate::hooks::enforcement(repo, git_dir.as_deref()),
+        let state = match (&uniform, &git_dir) {
+            (_, None) => main_state
+                .get_or_insert_with(|| crate::hooks::enforcement_known(repo, None, configured))
+                .clone(),
+            (Some(state), Some(_)) => state.clone(),
+            (None, Some(git_dir)) => {
+                crate::hooks::enforcement_known(repo, Some(git_dir), configured)
+            }
         };
         main_named |= git_dir.is_none();
         let name = match (mode, &git_dir) {

@@ -357,12 +357,24 @@ fn config_hooks_survive_managers_and_a_disabled_hooks_path() {
     );
     g.refuses_once(&wt, "t");
     // A relative core.hooksPath (husky, a committed .githooks), then hooks turned off.
+    // git runs the check whatever they are; gitui, which reads a relative one and no config
+    // hooks, does not in a worktree not pointed at git-task's directory (`hooks install`
+    // points them): said, not hidden.
     for value in [".husky/_", "/dev/null"] {
         g.git(&root, &["config", "core.hooksPath", value]).ok();
         g.task(&root, &["trust", "--yes"]).ok();
         g.refuses_once(&wt, "t");
         let status = g.task(&root, &["status", "t"]).ok();
-        assert!(!status.stderr.contains("warning"), "{status}");
+        if value == ".husky/_" {
+            assert!(
+                status.stderr.contains(
+                    "warning: commits made with gitui in this task's worktree and the main worktree are not checked"
+                ),
+                "{status}"
+            );
+        } else {
+            assert!(!status.stderr.contains("warning"), "{status}");
+        }
     }
     // A real lefthook, when it is installed.
     if let Some(lefthook) = tools::require("lefthook", "config_hooks_survive_managers") {
@@ -571,4 +583,112 @@ fn the_pre_commit_copy_chains_in_an_absolute_hooks_path_and_never_enters_a_track
     assert!(is_ours(&root.join(".git/hooks/pre-commit")));
     g.task(&root, &["hooks", "uninstall"]).ok();
     assert!(!root.join(".git/hooks/pre-commit").exists());
+}
+
+/// Every git-task hook file under `dir` (its shims and copies; not the objects).
+fn ours_under(dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_name() == "objects" {
+            continue;
+        }
+        if p.is_dir() {
+            ours_under(&p, out);
+        } else if is_ours(&p)
+            && !std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("pass-through hook")
+        {
+            out.push(p.display().to_string());
+        }
+    }
+}
+
+/// `hooks install --json` (and its human output) names every file it wrote: the config hooks'
+/// shims (`hooks`), the linked worktrees' (`worktrees[].hooks`), and the copies for the
+/// clients that read hooks directories and no config (`client_copies`: the pre-commit copy
+/// where git reads hooks, for gitui and JGit; a relative layout's main worktree directory, for
+/// gitui; `.git/hooks` when `core.hooksPath` points elsewhere, for dulwich and JGit), each with
+/// what it did and who reads it; a second install says each is unchanged.
+#[test]
+fn install_lists_every_copy_it_writes_where_clients_read_hooks() {
+    let test = "install_lists_every_copy_it_writes_where_clients_read_hooks";
+    for layout in ["unset", "absolute", "relative"] {
+        let Some(g) = Git55::new(test) else {
+            return;
+        };
+        let root = g.root();
+        match layout {
+            "absolute" => {
+                let team = g.repo.base().join("team-hooks");
+                std::fs::create_dir_all(&team).unwrap();
+                g.git(&root, &["config", "core.hooksPath", team.to_str().unwrap()])
+                    .ok();
+            }
+            "relative" => super::commit_githooks(&g.repo, "#!/bin/sh\nexit 0\n"),
+            _ => {}
+        }
+        g.task(&root, &["start", "t", "--forbid", "src/store/**"])
+            .ok();
+        let j = g.task(&root, &["hooks", "install", "--json"]).ok().json();
+        let copies = j["client_copies"].as_array().cloned().unwrap_or_default();
+        assert!(!copies.is_empty(), "{layout}: {j}");
+        for c in &copies {
+            assert_eq!(c["action"], "written", "{layout}: {j}");
+            assert!(is_ours(Path::new(c["path"].as_str().unwrap())), "{j}");
+            assert!(!c["clients"].as_array().unwrap().is_empty(), "{j}");
+        }
+        let pre_commit_copy = |dir: &Path| {
+            copies
+                .iter()
+                .any(|c| c["path"] == dir.join("pre-commit").display().to_string())
+        };
+        // Where gitui reads in the main worktree.
+        let gitui_reads = match layout {
+            "unset" => root.join(".git/hooks"),
+            "absolute" => g.repo.base().join("team-hooks"),
+            _ => root.join(".git/git-task/hooks"),
+        };
+        assert!(pre_commit_copy(&gitui_reads), "{layout}: {j}");
+        // JGit and dulwich read .git/hooks whatever core.hooksPath says.
+        assert!(pre_commit_copy(&root.join(".git/hooks")), "{layout}: {j}");
+        // Nothing written goes unlisted.
+        let mut listed: Vec<String> = copies
+            .iter()
+            .chain(j["hooks"].as_array().unwrap())
+            .chain(
+                j["worktrees"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|w| w["hooks"].as_array().unwrap()),
+            )
+            .map(|h| h["path"].as_str().unwrap().to_owned())
+            .collect();
+        listed.sort();
+        let mut written = Vec::new();
+        ours_under(&root.join(".git"), &mut written);
+        ours_under(&g.repo.base().join("team-hooks"), &mut written);
+        for w in &written {
+            assert!(listed.contains(w), "{layout}: {w} unlisted: {j}");
+        }
+        let human = g.task(&root, &["hooks", "install"]).ok();
+        for c in &copies {
+            let path = c["path"].as_str().unwrap();
+            let line = human
+                .stdout
+                .lines()
+                .find(|l| l.contains(path))
+                .unwrap_or_else(|| panic!("{layout}: {path} not in {human}"));
+            assert!(line.contains("already installed"), "{human}");
+            assert!(line.contains("copy for "), "{human}");
+        }
+        let again = g.task(&root, &["hooks", "install", "--json"]).ok().json();
+        for c in again["client_copies"].as_array().unwrap() {
+            assert_eq!(c["action"], "unchanged", "{layout}: {again}");
+        }
+    }
 }

@@ -266,7 +266,10 @@ impl Case {
             events + 1,
             "{self:?}: the check ran once"
         );
-        self.stage_clean(dir, &format!("// clean commit of {id}\n"));
+        self.stage_clean(
+            dir,
+            &format!("// clean commit of {id} after {events} violations\n"),
+        );
         let run = commit("clean");
         assert_eq!(run.code, 0, "{self:?}: {run}");
         assert_eq!(
@@ -481,7 +484,29 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
         let early = case.start("early", &[]);
         super::commit_githooks(&case.repo, "#!/bin/sh\necho 'team hook' >&2\n");
         case.task(&case.root(), &["trust", "--yes"]).ok();
-        let late = case.start("late", &[]);
+        // Said by list, start and status: gitui (which reads .githooks now), not JGit (which
+        // reads .git/hooks, where the copy still is).
+        let root = case.root();
+        warns_clients_unchecked(
+            "gitui",
+            &case.task(&root, &["list"]).ok(),
+            "the worktree of task 'early' and the main worktree",
+        );
+        let run = case
+            .task(&root, &["start", "late", "--forbid", "src/store/**"])
+            .ok();
+        warns_clients_unchecked("gitui", &run, "the main worktree");
+        let late = PathBuf::from(run.out());
+        warns_clients_unchecked(
+            "gitui",
+            &case.task(&root, &["status", "early"]).ok(),
+            "this task's worktree and the main worktree",
+        );
+        warns_clients_unchecked(
+            "gitui",
+            &case.task(&root, &["status", "late"]).ok(),
+            "the main worktree",
+        );
         case.refused_then_clean(
             &late,
             "late",
@@ -496,14 +521,189 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
         assert_eq!(run.code, 0, "{case:?}: {run}");
         assert_eq!(case.violations("early"), 0, "{case:?}");
         case.git(&early, &["reset", "-q", "--hard", &before]);
-        // hooks install again: judged.
+        // hooks install again: judged, and nothing to say.
         case.install();
+        for args in [&["list"][..], &["status", "early"], &["overlaps"]] {
+            no_warning(&case.task(&root, args).ok());
+        }
         case.refused_then_clean(
             &early,
             "early",
             |m| gitui_commit(&case, &gitui, &early, m),
             |run| run.stderr.clone(),
             "pre-commit hook error:",
+        );
+        case.repo.fsck();
+    }
+}
+
+/// What `start`, `list`, `status` (and every other command) say when gitui and JGit run no
+/// check in `whose` while git does (hooks defined in config).
+#[track_caller]
+fn warns_clients_unchecked(clients: &str, run: &Run, whose: &str) {
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("gitui"))
+        .unwrap_or_else(|| panic!("no warning about gitui: {run}"));
+    assert!(line.starts_with("warning: "), "{run}");
+    assert!(
+        line.contains(&format!(
+            "commits made with {clients} in {whose} are not checked against contracts"
+        )),
+        "{run}"
+    );
+    assert!(
+        line.contains("the git CLI still runs the check (hooks defined in config)"),
+        "{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("hint: put git-task's pre-commit copy back: git task hooks install"),
+        "{run}"
+    );
+}
+
+fn is_ours(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| {
+        t.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("# git-task "))
+    })
+}
+
+/// Nothing said about commits going unchecked (other warnings, a base moved by the commits
+/// the clients made, may be).
+#[track_caller]
+fn no_warning(run: &Run) {
+    assert!(!run.stderr.contains("not checked"), "{run}");
+    assert!(!run.stderr.contains("gitui"), "{run}");
+}
+
+/// On a git that runs hooks defined in config, lefthook re-syncing after `hooks install` moves
+/// the pre-commit copy gitui and JGit read in the main worktree (`.git/hooks`) aside: git still
+/// runs the check there, gitui and JGit do not. `start`, `list`, `status` and every other
+/// command say exactly that (the main worktree only: a task worktree's gitui reads its private
+/// `hooks/`, which lefthook leaves alone), and `hooks install` puts the copy back: the warning
+/// goes and gitui and JGit are judged again.
+#[test]
+fn gitui_and_jgit_after_lefthook_resyncs_are_warned_about_then_restored() {
+    let test = "gitui_and_jgit_after_lefthook_resyncs_are_warned_about_then_restored";
+    let (Some(gitui), Some(jgit), Some(lefthook)) = (
+        gitui_hooks(test),
+        jgit(test),
+        tools::require("lefthook", test),
+    ) else {
+        return;
+    };
+    for mut git in gits(test).into_iter().filter(|g| g.config_hooks) {
+        git.path = tools::path_with_first(lefthook.parent().unwrap(), &git.path);
+        let case = Case::new(git, HooksPath::Unset);
+        let root = case.root();
+        case.repo.write(
+            &root,
+            "lefthook.yml",
+            "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n",
+        );
+        case.git(&root, &["add", "-A"]);
+        case.git(&root, &["commit", "-q", "-m", "lefthook"]);
+        case.run(&lefthook, &root, &["install"]).ok();
+        case.install();
+        let wt = case.start("t", &[]);
+        case.task(
+            &root,
+            &["start", "--mode", "patch", "p", "--forbid", "src/store/**"],
+        )
+        .ok();
+        no_warning(&case.task(&root, &["list"]).ok());
+        // The team edits lefthook.yml; lefthook re-syncs.
+        case.repo.write(
+            &root,
+            "lefthook.yml",
+            "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n    again:\n      run: \"true\"\n",
+        );
+        case.git(&root, &["commit", "-q", "-am", "lefthook: again"]);
+        case.run(&lefthook, &root, &["install"]).ok();
+        let copy = root.join(".git/hooks/pre-commit");
+        assert!(!is_ours(&copy), "{case:?}: lefthook's now");
+        let main = "the main worktree (patch-mode task 'p')";
+        const GJ: &str = "gitui and JGit";
+        warns_clients_unchecked(GJ, &case.task(&root, &["list"]).ok(), main);
+        warns_clients_unchecked(
+            GJ,
+            &case.task(&root, &["status", "p"]).ok(),
+            "this task's worktree",
+        );
+        warns_clients_unchecked(
+            GJ,
+            &case.task(&root, &["status", "t"]).ok(),
+            "the main worktree",
+        );
+        warns_clients_unchecked(
+            GJ,
+            &case.task(&root, &["start", "u"]).ok(),
+            "the main worktree",
+        );
+        warns_clients_unchecked(
+            GJ,
+            &case.task(&root, &["overlaps"]).ok(),
+            "the main worktree",
+        );
+        let status = case.task(&root, &["hooks", "status", "--json"]).ok().json();
+        assert_eq!(
+            status["client_copies_missing"],
+            serde_json::json!([copy.display().to_string()]),
+            "{case:?}: {status}"
+        );
+        // True: gitui and JGit commit a violation in the main worktree unchecked...
+        for (client, args) in [
+            (&gitui, vec!["unchecked"]),
+            (&jgit, vec!["commit", "-m", "unchecked"]),
+        ] {
+            let before = case.head(&root);
+            case.stage_violation(&root);
+            let run = case.run(client, &root, &args);
+            assert_eq!(run.code, 0, "{case:?}: {run}");
+            assert_eq!(case.violations("p"), 0, "{case:?}");
+            case.git(&root, &["reset", "-q", "--hard", &before]);
+        }
+        // ...while the git CLI refuses it, and gitui in the task worktree is judged.
+        case.refused_then_clean(
+            &root,
+            "p",
+            |m| case.run("git", &root, &["commit", "-q", "-m", m]),
+            |run| run.stderr.clone(),
+            "error: task 'p'",
+        );
+        case.refused_then_clean(
+            &wt,
+            "t",
+            |m| gitui_commit(&case, &gitui, &wt, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
+        // hooks install puts the copy back (lefthook's hook chained): nothing to say, and
+        // gitui and JGit are judged again in the main worktree.
+        case.install();
+        assert!(is_ours(&copy), "{case:?}");
+        for args in [&["list"][..], &["status", "p"], &["start", "v"]] {
+            no_warning(&case.task(&root, args).ok());
+        }
+        // (exit 1: t and p changed the same file)
+        no_warning(&case.task(&root, &["overlaps"]));
+        case.refused_then_clean(
+            &root,
+            "p",
+            |m| gitui_commit(&case, &gitui, &root, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
+        case.refused_then_clean(
+            &root,
+            "p",
+            |m| case.run(&jgit, &root, &["commit", "-m", m]),
+            |run| format!("{}{}", run.stdout, run.stderr),
+            "Rejected by \"pre-commit\" hook.",
         );
         case.repo.fsck();
     }

@@ -410,3 +410,59 @@ fn uninstall_is_exact_after_a_sequence_of_managers_hooks_paths_and_a_patch_task(
     );
     repo.fsck();
 }
+
+/// On a git that runs hooks defined in config: the user's hook, `hooks install` (its pre-commit
+/// copy for gitui and JGit chains it), then lefthook's re-sync (it renames that copy to
+/// `pre-commit.old`), with a task worktree: `hooks uninstall` leaves no git-task hook, config
+/// key or shim anywhere, the user's hook is what lefthook keeps as `.old`, and
+/// `lefthook uninstall` brings it back byte for byte, with its mode.
+#[cfg(unix)]
+#[test]
+fn lefthook_resync_after_install_on_a_git_with_config_hooks_leaves_nothing() {
+    let test = "lefthook_resync_after_install_on_a_git_with_config_hooks_leaves_nothing";
+    let Some(lefthook) = tools::require("lefthook", test) else {
+        return;
+    };
+    let Some(git55) = tools::git_with_config_hooks(test) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let path = tools::path_with_first(&git55, &tools::path_with_tools(&[&lefthook]));
+    let bin = crate::common::bin();
+    let task = |args: &[&str]| {
+        tools::run_with_path(&repo, bin.to_str().unwrap(), repo.root(), &path, args).ok()
+    };
+    repo.write(
+        repo.root(),
+        "lefthook.yml",
+        "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n",
+    );
+    repo.git(repo.root(), &["add", "-A"]);
+    repo.git(repo.root(), &["commit", "-q", "-m", "lefthook"]);
+    let (hook, before) = users_hook(&repo);
+    task(&["hooks", "install"]);
+    assert_eq!(
+        task(&["hooks", "status", "--json"]).json()["mechanism"],
+        "config"
+    );
+    assert!(is_ours(&hook));
+    task(&["start", "t", "--forbid", "src/store/**"]);
+    let wt = repo.task_dir("t");
+    let run = sh(&repo, &path, "lefthook install");
+    assert_eq!(run.code, 0, "{run}");
+    assert!(is_ours(&repo.root().join(".git/hooks/pre-commit.old")));
+    assert!(!is_ours(&hook));
+    let status = task(&["hooks", "status", "--json"]).json();
+    assert_ne!(status["hooks"][0]["state"], "missing", "{status}");
+
+    task(&["hooks", "uninstall"]);
+    assert_nothing_left(&repo, &[&wt]);
+    assert_eq!(
+        read_with_mode(&repo.root().join(".git/hooks/pre-commit.old")),
+        Some(before.clone())
+    );
+    let run = sh(&repo, &path, "lefthook uninstall");
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(read_with_mode(&hook), Some(before));
+    assert_nothing_left(&repo, &[&wt]);
+}
