@@ -24,7 +24,7 @@ use crate::contract::overlap::{self, PathSet};
 use crate::contract::{BranchFile, ContractFile, Effective};
 use crate::error::Result;
 use crate::git::diff::{self, ChangeKind};
-use crate::git::refs::read::RefReader;
+use crate::git::refs::read::{RefReader, RefStats};
 use crate::git::{objects, ObjectId, Repo};
 use crate::record::{self, Record};
 use crate::task::{layout, Mode, Status, TaskId};
@@ -279,8 +279,13 @@ pub fn load_live(repo: &Repo, id: &TaskId) -> Result<Option<Record>> {
 
 /// Every task id with a record ref and that ref's tip, in id order (a record ref that cannot
 /// be read quickly is read through git).
+///
+/// A record ref whose loose file has the stat data it had when last read is not read again
+/// ([`RefStats`], `<common dir>/git-task/record-refs`): with a thousand live tasks, `start` and
+/// `merge` `stat` a thousand files rather than read them.
 pub fn record_tips(repo: &Repo) -> Result<Vec<(TaskId, ObjectId)>> {
-    let reader = RefReader::new(repo);
+    let stats = RefStats::load_file(repo.common_dir(), "record-refs");
+    let reader = RefReader::with_stats(repo, &stats);
     let mut out = Vec::new();
     for name in repo.ref_children(layout::TASKS_NS)? {
         let Ok(id) = TaskId::parse(&name) else {
@@ -290,6 +295,7 @@ pub fn record_tips(repo: &Repo) -> Result<Vec<(TaskId, ObjectId)>> {
             out.push((id, tip));
         }
     }
+    stats.store();
     Ok(out)
 }
 
@@ -453,7 +459,10 @@ pub fn conflicting(
     before: Option<ObjectId>,
 ) -> Result<Vec<(String, Vec<String>)>> {
     let mut index = Index::load(repo);
-    let reader = RefReader::new(repo);
+    // Task branches whose loose files have not changed since the last forecast are not read
+    // again (a `stat` each), as record refs are not ([`record_tips`]).
+    let stats = RefStats::load_file(repo.common_dir(), "branch-refs");
+    let reader = RefReader::with_stats(repo, &stats);
     let mut merger = None;
     let mut sides: HashMap<String, Landed> = HashMap::new();
     let onto_tree = objects::commit_tree(repo, onto)?;
@@ -489,5 +498,6 @@ pub fn conflicting(
         }
     }
     index.save(Some(&seen));
+    stats.store();
     Ok(out)
 }

@@ -207,6 +207,37 @@ fn start_warns_about_live_tasks_whose_contracts_overlap() {
     assert!(!r.stderr.contains("'docs'"), "{}", r.stderr);
 }
 
+/// `start` remembers record refs by their files' stat data (a thousand live tasks cost a
+/// thousand `stat`s): a task removed and started again under the same id, with another
+/// contract, is read again, not taken for the one remembered.
+#[test]
+fn start_reads_a_record_made_again_under_the_same_id() {
+    let repo = repo();
+    repo.start("api", &["--allow", "src/api/**"]);
+    // Old enough to be remembered (two seconds after the ref file's last change).
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let j = repo
+        .task_root(&["start", "n1", "--allow", "docs/**", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["overlaps"], serde_json::json!([]), "{j}");
+    let memo = std::fs::read_to_string(repo.root().join(".git/git-task/record-refs")).unwrap();
+    assert!(memo.contains("refs/tasks/api/record"), "{memo}");
+    repo.task_root(&["remove", "api", "--force"]).ok();
+    repo.start("api", &["--allow", "docs/api/**"]);
+    let j = repo
+        .task_root(&["start", "n2", "--allow", "docs/**", "--json"])
+        .ok()
+        .json();
+    let names: Vec<&str> = j["overlaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["api", "n1"], "{j}");
+}
+
 #[test]
 fn list_shows_collisions_and_follows_ref_changes() {
     let repo = repo();

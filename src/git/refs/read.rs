@@ -128,7 +128,13 @@ impl RefStats {
     /// Reads the file of the repository whose common git dir is `common_dir` (empty when
     /// missing or unreadable).
     pub fn load(common_dir: &Path) -> RefStats {
-        let path = crate::git::state_dir(common_dir).join("refs");
+        RefStats::load_file(common_dir, "refs")
+    }
+
+    /// [`RefStats::load`] of another file under `<common git dir>/git-task/`, for a command that
+    /// reads other refs than `list` (each file is rewritten with the refs its reader saw).
+    pub fn load_file(common_dir: &Path, name: &str) -> RefStats {
+        let path = crate::git::state_dir(common_dir).join(name);
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         // A line is some 90 bytes.
         let mut known =
