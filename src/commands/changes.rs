@@ -2,7 +2,7 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::git::diff::similarity::{parse_score, DEFAULT_SCORE};
+use crate::git::diff::similarity::DEFAULT_SCORE;
 use crate::git::diff::stat;
 use crate::output::{escape, Out, Report};
 use crate::task::TaskId;
@@ -19,18 +19,8 @@ pub struct ChangesArgs {
     /// Also count the lines each file added and removed, with git's summary line
     #[arg(long)]
     pub stat: bool,
-    /// The minimum similarity for a deleted and an added file to count as a rename, as
-    /// `git diff -M<N>` (default 50%)
-    #[arg(
-        short = 'M',
-        long = "find-renames",
-        value_name = "N",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "50%",
-        value_parser = parse_score
-    )]
-    pub find_renames: Option<u64>,
+    #[command(flatten)]
+    pub renames: super::diff::Renames,
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -83,7 +73,7 @@ impl Report for ChangesReport {
 
 pub fn run(ctx: &Ctx, args: &ChangesArgs) -> CmdResult {
     let record = crate::resolve::resolve(&ctx.repo, &ctx.settings, args.id.as_ref())?;
-    let renames = args.find_renames.unwrap_or(DEFAULT_SCORE);
+    let renames = args.renames.find_renames.unwrap_or(DEFAULT_SCORE);
     let files = work::files(&ctx.repo, &record, renames, args.stat)?;
     emit(
         ctx,

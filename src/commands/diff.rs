@@ -19,6 +19,16 @@ pub struct DiffArgs {
     /// Print lines added and removed per file and a summary instead of the patch, as `git diff --stat`
     #[arg(long)]
     pub stat: bool,
+    #[command(flatten)]
+    pub renames: Renames,
+    /// Limit the diff to these files or directories (relative to the current directory)
+    #[arg(last = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+}
+
+/// `-M[=N]`, as `diff` and `changes` take it.
+#[derive(clap::Args, Debug)]
+pub struct Renames {
     /// Detect renames as `git diff -M` does; N is the minimum similarity (default 50%)
     #[arg(
         short = 'M',
@@ -30,9 +40,6 @@ pub struct DiffArgs {
         value_parser = parse_score
     )]
     pub find_renames: Option<u64>,
-    /// Limit the diff to these files or directories (relative to the current directory)
-    #[arg(last = true, value_name = "PATH")]
-    pub paths: Vec<String>,
 }
 
 /// `--stat`: each file's lines added and removed, and the totals.
@@ -110,7 +117,7 @@ pub fn run(ctx: &Ctx, args: &DiffArgs) -> CmdResult {
             crate::git::refs::short_name(into)
         ));
     }
-    let pairs = unified::pairs(&ctx.repo, old, new, &paths, skip, args.find_renames)?;
+    let pairs = unified::pairs(&ctx.repo, old, new, &paths, skip, args.renames.find_renames)?;
     let (bytes, stat) = if args.stat {
         let files = stat::files(&ctx.repo, &pairs)?;
         let text = stat::format(&files, stat_width());
