@@ -253,9 +253,13 @@ impl Report for StatusReport {
                 ),
                 Enforcement::Disabled => "NOT enforced: core.hooksPath is /dev/null".to_owned(),
                 Enforcement::ClientsUnchecked { clients, dirs } => format!(
-                    "enforced under git; NOT under {}: git-task's pre-commit copy is not in {} (run 'git task hooks install')",
+                    "enforced under git; NOT under {}: git-task's pre-commit copy is not in {} ({}run 'git task hooks install')",
                     clients.join(" and "),
-                    crate::output::escape(&dirs.join(", "))
+                    crate::output::escape(&dirs.join(", ")),
+                    match dirs.iter().any(|d| d == crate::hooks::DEV_NULL) {
+                        true => "unset core.hooksPath, then ",
+                        false => "",
+                    }
                 ),
             };
             out.line(format_args!(

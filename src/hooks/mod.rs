@@ -55,7 +55,7 @@ pub fn user_hooks_path(repo: &Repo) -> Option<String> {
 pub fn layout(repo: &Repo) -> Layout {
     match user_hooks_path(repo) {
         None => Layout::Shared(repo.common_dir().join("hooks")),
-        Some(path) if path == "/dev/null" => Layout::Disabled,
+        Some(path) if path == DEV_NULL => Layout::Disabled,
         Some(path) => {
             let expanded = crate::git::fs::expand_home(&path);
             if expanded.is_absolute() {
@@ -233,8 +233,8 @@ pub fn enforcement_known(repo: &Repo, git_dir: Option<&Path>, configured: bool) 
 ///   git-task's shims, which no manager touches);
 /// - JGit reads `<git dir>/hooks` only, and commits only in the main worktree.
 ///
-/// A directory of tracked files git-task never writes to, and a `core.hooksPath` of
-/// `/dev/null`, are not counted: `hooks install` could not change them.
+/// A directory of tracked files git-task never writes to is not counted: `hooks install` could
+/// not change it. Under `core.hooksPath=/dev/null` gitui runs no hook at all.
 fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     let common = repo.common_dir();
     let git_dir = git_dir.map_or_else(|| common.to_path_buf(), crate::git::normalize);
@@ -257,7 +257,9 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
             Layout::Shared(dir) if main || user_hooks_path(repo).is_some() => {
                 Some((dir.display().to_string(), has_copy(repo, &dir)))
             }
-            _ => None,
+            Layout::Shared(_) => None,
+            // gitui runs what core.hooksPath names: nothing.
+            Layout::Disabled => Some((DEV_NULL.to_owned(), false)),
         },
     };
     if let Some((dir, false)) = gitui_reads {
@@ -278,6 +280,9 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     }
 }
 
+/// `core.hooksPath` that turns the hooks directory off.
+pub const DEV_NULL: &str = "/dev/null";
+
 /// Whether the shared hooks directory `dir` holds git-task's pre-commit copy, or is one of
 /// tracked files, where git-task never writes one (then `hooks install` cannot help).
 fn has_copy(repo: &Repo, dir: &Path) -> bool {
@@ -295,8 +300,14 @@ pub fn uniform_enforcement(repo: &Repo) -> Option<Enforcement> {
     if configured(repo) {
         // No linked worktree is pointed elsewhere (install takes such pointers away) but
         // under a relative core.hooksPath.
+        let pointers = repo.config_bool("extensions.worktreeConfig") == Some(true);
         return match layout(repo) {
             Layout::Relative(_) => None,
+            Layout::Disabled if pointers => None,
+            Layout::Disabled => Some(Enforcement::ClientsUnchecked {
+                clients: vec!["gitui"],
+                dirs: vec![DEV_NULL.to_owned()],
+            }),
             // gitui reads the directory an absolute core.hooksPath names in every worktree, a
             // linked worktree's own `hooks/` otherwise; JGit commits in no linked worktree.
             Layout::Shared(dir) if user_hooks_path(repo).is_some() => {

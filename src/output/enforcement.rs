@@ -55,7 +55,10 @@ pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
                     join(clients),
                     join(&dirs)
                 ));
-                out.hint("put git-task's pre-commit copy back: git task hooks install");
+                match dirs.contains(&"'/dev/null'") {
+                    true => out.hint("let them run hooks again: git config --unset core.hooksPath && git task hooks install"),
+                    false => out.hint("put git-task's pre-commit copy back: git task hooks install"),
+                }
             }
             Enforcement::Disabled => {
                 out.warn(format_args!(

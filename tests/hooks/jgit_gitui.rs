@@ -541,6 +541,12 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
 /// check in `whose` while git does (hooks defined in config).
 #[track_caller]
 fn warns_clients_unchecked(clients: &str, run: &Run, whose: &str) {
+    warns_clients_unchecked_with(clients, run, whose, "put git-task's pre-commit copy back");
+}
+
+/// [`warns_clients_unchecked`], the hint starting with `hint`.
+#[track_caller]
+fn warns_clients_unchecked_with(clients: &str, run: &Run, whose: &str, hint: &str) {
     let line = run
         .stderr
         .lines()
@@ -558,8 +564,8 @@ fn warns_clients_unchecked(clients: &str, run: &Run, whose: &str) {
         "{run}"
     );
     assert!(
-        run.stderr
-            .contains("hint: put git-task's pre-commit copy back: git task hooks install"),
+        run.stderr.contains(&format!("hint: {hint}"))
+            && run.stderr.contains("git task hooks install"),
         "{run}"
     );
 }
@@ -706,5 +712,71 @@ fn gitui_and_jgit_after_lefthook_resyncs_are_warned_about_then_restored() {
             "Rejected by \"pre-commit\" hook.",
         );
         case.repo.fsck();
+    }
+}
+
+/// `core.hooksPath=/dev/null` set after `hooks install` on a git that runs hooks defined in
+/// config: git still runs the check; gitui, which runs what `core.hooksPath` names and no config
+/// hooks, runs nothing. Every command says so, with what turns it back on; done, gitui is
+/// judged again and nothing is said.
+#[test]
+fn gitui_under_a_dev_null_hooks_path_is_warned_about() {
+    let test = "gitui_under_a_dev_null_hooks_path_is_warned_about";
+    let Some(gitui) = gitui_hooks(test) else {
+        return;
+    };
+    for git in gits(test).into_iter().filter(|g| g.config_hooks) {
+        let case = Case::new(git, HooksPath::Unset);
+        let root = case.root();
+        case.install();
+        let wt = case.start("t", &[]);
+        case.git(&root, &["config", "core.hooksPath", "/dev/null"]);
+        case.task(&root, &["trust", "--yes"]).ok();
+        for run in [
+            case.task(&root, &["list"]).ok(),
+            case.task(&root, &["status", "t"]).ok(),
+        ] {
+            assert!(
+                run.stderr.contains("they read hooks from '/dev/null' only"),
+                "{run}"
+            );
+            assert!(
+                run.stderr.contains(
+                    "hint: let them run hooks again: git config --unset core.hooksPath && git task hooks install"
+                ),
+                "{run}"
+            );
+        }
+        warns_clients_unchecked_with(
+            "gitui",
+            &case.task(&root, &["list"]).ok(),
+            "the worktree of task 't' and the main worktree",
+            "let them run hooks again: git config --unset core.hooksPath",
+        );
+        // True: gitui commits a violation unchecked; git refuses it.
+        let before = case.head(&wt);
+        case.stage_violation(&wt);
+        let run = gitui_commit(&case, &gitui, &wt, "unchecked");
+        assert_eq!(run.code, 0, "{case:?}: {run}");
+        assert_eq!(case.violations("t"), 0, "{case:?}");
+        case.git(&wt, &["reset", "-q", "--hard", &before]);
+        case.refused_then_clean(
+            &wt,
+            "t",
+            |m| case.run("git", &wt, &["commit", "-q", "-m", m]),
+            |run| run.stderr.clone(),
+            "error: task 't'",
+        );
+        case.git(&root, &["config", "--unset", "core.hooksPath"]);
+        case.task(&root, &["trust", "--yes"]).ok();
+        case.install();
+        no_warning(&case.task(&root, &["list"]).ok());
+        case.refused_then_clean(
+            &wt,
+            "t",
+            |m| gitui_commit(&case, &gitui, &wt, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
     }
 }
