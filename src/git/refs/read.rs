@@ -64,7 +64,8 @@ impl<'r> RefReader<'r> {
                     Some(id) => return Some(id),
                     None => Some((stats, stat)),
                 },
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                // No loose file: a packed ref (half the tasks' refs after a `git pack-refs`).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return self.packed(name),
                 Err(_) => return None,
             },
             None => None,
@@ -78,18 +79,21 @@ impl<'r> RefReader<'r> {
                 }
                 Some(id)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let packed = self
-                    .packed
-                    .get_or_init(|| {
-                        // Unreadable: gix is asked instead, and reports the error.
-                        self.repo.inner.refs.cached_packed_buffer().ok().flatten()
-                    })
-                    .as_ref()?;
-                Some(packed.try_find(name).ok()??.target())
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.packed(name),
             Err(_) => None,
         }
+    }
+
+    /// The answer of `packed-refs` (read once), for a ref with no loose file.
+    fn packed(&self, name: &str) -> Option<ObjectId> {
+        let packed = self
+            .packed
+            .get_or_init(|| {
+                // Unreadable: gix is asked instead, and reports the error.
+                self.repo.inner.refs.cached_packed_buffer().ok().flatten()
+            })
+            .as_ref()?;
+        Some(packed.try_find(name).ok()??.target())
     }
 }
 
