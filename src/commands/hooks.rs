@@ -226,7 +226,7 @@ impl Report for StatusReport {
             }
             for path in &self.status.client_copies_missing {
                 out.line(format_args!(
-                    "client copy      MISSING at {}: gitui and JGit run no check where they read it (run 'git task hooks install')",
+                    "client copy      MISSING at {}: the clients that would read it (gitui, JGit; they read no hooks defined in config) run no check there (run 'git task hooks install')",
                     crate::output::escape(path)
                 ))?;
             }

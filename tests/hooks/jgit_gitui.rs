@@ -507,6 +507,22 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
             &case.task(&root, &["status", "late"]).ok(),
             "the main worktree",
         );
+        // hooks status: where the copies belong (the worktrees not pointed there).
+        let status = case.task(&root, &["hooks", "status", "--json"]).ok().json();
+        let early_git_dir = case.git(&early, &["rev-parse", "--absolute-git-dir"]);
+        assert_eq!(
+            status["client_copies_missing"],
+            serde_json::json!([
+                root.join(".git/git-task/hooks/pre-commit")
+                    .display()
+                    .to_string(),
+                Path::new(&early_git_dir)
+                    .join("hooks/pre-commit")
+                    .display()
+                    .to_string(),
+            ]),
+            "{case:?}: {status}"
+        );
         case.refused_then_clean(
             &late,
             "late",
@@ -526,6 +542,8 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
         for args in [&["list"][..], &["status", "early"], &["overlaps"]] {
             no_warning(&case.task(&root, args).ok());
         }
+        let status = case.task(&root, &["hooks", "status", "--json"]).ok().json();
+        assert!(status.get("client_copies_missing").is_none(), "{status}");
         case.refused_then_clean(
             &early,
             "early",
