@@ -277,11 +277,15 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
         }
     }
     let memo = Memo::load(repo);
+    let root = crate::git::fs::StatDir::open(&common);
     let mut quiet = Vec::new();
     let mut worktree_git = BTreeMap::new();
     for (rel, file, own) in files {
         // Missing (most worktrees without the hooks installed) or unreadable: nothing set there.
-        let Ok(print) = crate::git::fs::Fingerprint::of_path(&file) else {
+        // The file's own path below the common dir (a worktree's directory name need not be
+        // UTF-8, which `rel` shows lossily).
+        let below = file.strip_prefix(&common).unwrap_or(&file);
+        let Ok(print) = crate::git::fs::Fingerprint::of_in(&root, below) else {
             continue;
         };
         if memo.quiet(&rel, print.hash) {

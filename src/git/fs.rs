@@ -212,11 +212,44 @@ impl Fingerprint {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
+    /// The fingerprint of the file `rel` below `dir` (links followed): each path walk starts
+    /// at `dir`, which is cheaper than a long absolute path a thousand times.
+    pub fn of_in(dir: &StatDir, rel: &Path) -> std::io::Result<Fingerprint> {
+        #[cfg(unix)]
+        if let Some(fd) = &dir.fd {
+            let st = rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())?;
+            return Ok(Fingerprint::of(&st));
+        }
+        Fingerprint::of_path(&dir.path.join(rel))
+    }
+
     /// Whether the file is old enough to remember by its stat data.
     pub fn old_enough(&self) -> bool {
         std::time::SystemTime::now()
             .duration_since(self.ctime)
             .is_ok_and(|age| age >= Self::SETTLED)
+    }
+}
+
+/// A directory that many [`Fingerprint`]s are taken below ([`Fingerprint::of_in`]).
+pub struct StatDir {
+    path: PathBuf,
+    #[cfg(unix)]
+    fd: Option<rustix::fd::OwnedFd>,
+}
+
+impl StatDir {
+    /// Opens `path` for looking up files below it (on failure, full paths are used).
+    pub fn open(path: &Path) -> StatDir {
+        StatDir {
+            path: path.to_path_buf(),
+            #[cfg(unix)]
+            fd: {
+                use rustix::fs::{Mode, OFlags};
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                rustix::fs::open(path, flags, Mode::empty()).ok()
+            },
+        }
     }
 }
 

@@ -335,6 +335,26 @@ fn a_remembered_worktree_config_rewritten_in_place_is_read_again() {
     config_changed(&run, "core.fsmonitor");
 }
 
+/// A worktree directory whose name is not UTF-8 still has its `config.worktree` compared.
+#[test]
+fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let wt = repo.start("t1", &[]);
+    let odd = repo
+        .root()
+        .join(".git/worktrees")
+        .join(std::ffi::OsStr::from_bytes(b"x\xff"));
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("config.worktree"), "[core]\n\tfsmonitor = /bin/false\n").unwrap();
+    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
 /// A hook defined in config (git >= 2.54 runs it on every commit) is the agent's command, and
 /// turning off git-task's own config hook is a change too; git-task's own hook sections, as
 /// `hooks install` writes them, are not.
