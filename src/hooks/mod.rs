@@ -245,15 +245,23 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     };
     let mut clients = Vec::new();
     let mut dirs = Vec::new();
+    // JGit's directory in the main worktree, read once (gitui's too, core.hooksPath unset).
+    let default_dir = common.join("hooks");
+    let default_ours = main.then(|| ours(&default_dir));
     // The pointer is looked at in the file: `start` may have just set it, and turned
     // extensions.worktreeConfig on, since this command read the repository's config.
+    let pointer =
+        crate::git::config::get_in_file(&worktrees::config_file(&git_dir), "core.hooksPath");
     let own = [own_dir(&git_dir, common), main_own_dir(common)]
         .into_iter()
-        .find(|own| worktrees::points_here(&git_dir, own));
+        .find(|own| pointer.as_deref().is_some_and(|p| Path::new(p) == own));
     let gitui_reads = match own {
         Some(own) => Some((own.display().to_string(), ours(&own))),
         None => match layout(repo) {
             Layout::Relative(rel) => Some((rel, false)),
+            Layout::Shared(dir) if main && dir == default_dir => {
+                Some((dir.display().to_string(), default_ours == Some(true)))
+            }
             Layout::Shared(dir) if main || user_hooks_path(repo).is_some() => {
                 Some((dir.display().to_string(), has_copy(repo, &dir)))
             }
@@ -266,8 +274,7 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
         clients.push("gitui");
         dirs.push(dir);
     }
-    let default_dir = common.join("hooks");
-    if main && !ours(&default_dir) {
+    if default_ours == Some(false) {
         clients.push("JGit");
         let dir = default_dir.display().to_string();
         if !dirs.contains(&dir) {
