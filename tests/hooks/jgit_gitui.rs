@@ -798,3 +798,78 @@ fn gitui_under_a_dev_null_hooks_path_is_warned_about() {
         );
     }
 }
+
+/// husky installed after `hooks install` on a git that runs hooks defined in config (it sets
+/// `core.hooksPath=.husky/_`, relative): a task worktree started before is not pointed at
+/// git-task's directory, so gitui (which reads `.husky/_` there and no config hooks) commits in
+/// it unchecked while git refuses; `list` and `status` say exactly that, `hooks install` points
+/// it (gitui judged, nothing said), and husky installing again (`npm install`) changes nothing.
+#[cfg(unix)]
+#[test]
+fn gitui_after_husky_installs_since_the_install_is_warned_about_then_judged() {
+    let test = "gitui_after_husky_installs_since_the_install_is_warned_about_then_judged";
+    let (Some(gitui), Some(husky)) = (gitui_hooks(test), tools::require("husky", test)) else {
+        return;
+    };
+    for git in gits(test).into_iter().filter(|g| g.config_hooks) {
+        let case = Case::new(git, HooksPath::Unset);
+        let root = case.root();
+        case.install();
+        let early = case.start("early", &[]);
+        let (log, fail) = (
+            case.repo.base().join("hooks.log"),
+            case.repo.base().join("fail"),
+        );
+        let husky_path = super::managers::husky_repo(&case.repo, &husky, &log, &fail);
+        case.task(&root, &["trust", "--yes"]).ok();
+        warns_clients_unchecked(
+            "gitui",
+            &case.task(&root, &["list"]).ok(),
+            "the worktree of task 'early' and the main worktree",
+        );
+        warns_clients_unchecked(
+            "gitui",
+            &case.task(&root, &["status", "early"]).ok(),
+            "this task's worktree and the main worktree",
+        );
+        // True: gitui commits a violation there unchecked; git refuses it.
+        let before = case.head(&early);
+        case.stage_violation(&early);
+        let run = gitui_commit(&case, &gitui, &early, "unchecked");
+        assert_eq!(run.code, 0, "{case:?}: {run}");
+        assert_eq!(case.violations("early"), 0, "{case:?}");
+        case.git(&early, &["reset", "-q", "--hard", &before]);
+        case.refused_then_clean(
+            &early,
+            "early",
+            |m| case.run("git", &early, &["commit", "-q", "-m", m]),
+            |run| run.stderr.clone(),
+            "error: task 'early'",
+        );
+        // hooks install points it: judged under gitui, nothing said; husky again: the same.
+        case.install();
+        for round in ["install", "husky again"] {
+            if round == "husky again" {
+                let run = tools::run_with_path(
+                    &case.repo,
+                    "sh",
+                    &root,
+                    &husky_path,
+                    &["-c", "node_modules/.bin/husky"],
+                );
+                assert_eq!(run.code, 0, "{run}");
+            }
+            for args in [&["list"][..], &["status", "early"]] {
+                no_warning(&case.task(&root, args).ok());
+            }
+            case.refused_then_clean(
+                &early,
+                "early",
+                |m| gitui_commit(&case, &gitui, &early, m),
+                |run| run.stderr.clone(),
+                "pre-commit hook error:",
+            );
+        }
+        case.repo.fsck();
+    }
+}
