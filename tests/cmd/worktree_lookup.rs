@@ -221,3 +221,57 @@ fn dirty_task_worktree_with_an_unlikely_entry_name_is_refused() {
     assert_eq!(rev(&repo, "main"), before);
     assert_eq!(repo.read(&wt, "README.md"), "# unsaved\n");
 }
+
+/// A destination still registered to a worktree deleted without git (its entry named after
+/// it, as git names one) is refused, as git refuses it, and the start leaves nothing behind.
+#[test]
+fn start_refuses_a_destination_still_registered_to_a_deleted_worktree() {
+    let repo = TestRepo::new();
+    let dir = repo.task_dir("t9");
+    add_worktree(&repo, &dir, &["-b", "other"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let run = repo.task_root(&["start", "t9"]);
+    assert_eq!(run.code, 128, "{run}");
+    assert!(run.stderr.contains("already registered"), "{run}");
+    assert!(!dir.exists());
+    // No second entry for the same directory (start's roll-back may take the stale one).
+    for e in std::fs::read_dir(repo.root().join(".git").join("worktrees")).unwrap() {
+        assert_eq!(e.unwrap().file_name(), "t9");
+    }
+    assert!(repo.refs("refs/heads/task/").is_empty());
+}
+
+/// A worktree `start` registers is one git reads as its own: listed, not left locked, on the
+/// task's branch with its HEAD's reflog started at its tip, and with
+/// `extensions.worktreeConfig` the worktree config of the worktree the start ran from copied.
+#[test]
+fn started_worktree_is_registered_as_git_registers_one() {
+    let repo = TestRepo::new();
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    repo.git(
+        repo.root(),
+        &["config", "--worktree", "user.name", "Worktree User"],
+    );
+    let wt = repo.start("t1", &[]);
+
+    assert!(repo.worktrees().contains(&wt), "{:?}", repo.worktrees());
+    assert!(!entry(&repo, "t1").join("locked").exists());
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "HEAD"]),
+        "refs/heads/task/t1"
+    );
+    let reflog = repo.git(&wt, &["reflog", "--format=%H", "HEAD"]);
+    assert_eq!(reflog.lines().last(), Some(rev(&repo, "task/t1").as_str()));
+    assert_eq!(
+        repo.git(&wt, &["config", "--worktree", "user.name"]),
+        "Worktree User"
+    );
+    assert_eq!(repo.porcelain(&wt), "");
+    repo.git(repo.root(), &["worktree", "prune"]);
+    assert!(entry(&repo, "t1").is_dir());
+    repo.fsck();
+}

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 pub mod pool;
+mod register;
 mod remove;
 pub mod submodules;
 pub use remove::{
@@ -366,13 +367,23 @@ fn add_at(
         gix::worktree::add::Head::Attached(name) => Some(refuse_checked_out(repo, name)?),
         gix::worktree::add::Head::Detached(_) => None,
     };
-    let created = retry_while_another_is_added(repo.common_dir(), || {
-        repo.inner
-            .prepare_add_worktree(path, gix::worktree::add::Head::Detached(tip), interrupt)
-    })
-    .context(|| format!("could not create worktree '{}'", path.display()))?
-    .persist()
-    .context(|| format!("could not create worktree '{}'", path.display()))?;
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(Error::repo_msg("interrupted while adding the worktree"));
+    }
+    // Registered without resolving every other worktree's path (`register.rs`), else by gix.
+    let created = match register::register(repo, path, tip) {
+        Some(created) => created?,
+        None => retry_while_another_is_added(repo.common_dir(), || {
+            repo.inner.prepare_add_worktree(
+                path,
+                gix::worktree::add::Head::Detached(tip),
+                interrupt,
+            )
+        })
+        .context(|| format!("could not create worktree '{}'", path.display()))?
+        .persist()
+        .context(|| format!("could not create worktree '{}'", path.display()))?,
+    };
     if let Some(branch) = branch {
         let head_file = created.git_dir().join("HEAD");
         crate::git::fs::write_atomically(&head_file, format!("ref: {branch}\n").as_bytes())
@@ -554,6 +565,7 @@ impl gix::progress::Count for Counter {
 }
 
 /// Runs `add` again while it fails because another process is registering a worktree right now.
+/// (Only where gix registers the worktree: `register.rs` reads no other entry.)
 ///
 /// gix reads every registered worktree's `gitdir` file before adding one, and a
 /// concurrent `git worktree add` (or `git task start`) writes that file in two
