@@ -13,12 +13,18 @@
 //! Per task, under its **branch tip** and the base tips it was looked at against: the tree the
 //! trial merge onto that base takes as the common ancestor, and the paths the task changed since
 //! it (a merge's new squash commits leave the merge base of every other task unchanged, so the
-//! entry is good for the tip before and after a landing).
+//! entry is good for the tip before and after a landing: such a landing is kept once, as a pair
+//! of tips in `<common dir>/git-task/overlaps-landings`, not in each entry).
 //!
 //! File: `<common dir>/git-task/overlaps-index`, JSON. It is advice, never a gate decision: a
 //! missing or unreadable file only costs computing again, and every task it lets through is
 //! judged as before from its verified record. An entry can only let a task be skipped whose
 //! record tip (or branch tip) is the one it was made from.
+//!
+//! It is written back only when something worth keeping changed (an active task's entry, a
+//! task's work computed again): with a thousand live tasks a command that merely notices a
+//! task gone, or a task no longer active, does not rewrite it; those ride along with the next
+//! write (or once they are many).
 
 use crate::contract::overlap::{self, PathSet};
 use crate::contract::{BranchFile, ContractFile, Effective};
@@ -31,12 +37,14 @@ use crate::task::{layout, Mode, Status, TaskId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
+/// The landings file's name, beside the index.
+const LANDINGS: &str = "overlaps-landings";
+
 /// The file's format; another version is read as empty.
 const VERSION: u32 = 1;
 
-/// How many base tips one entry of committed work remembers (the last ones it held for: the
-/// tip before a landing and the one after).
-const MAX_BASES: usize = 3;
+/// How many landings `overlaps-landings` keeps (older ones only cost computing again).
+const MAX_LANDINGS: usize = 64;
 
 /// What the index keeps of one task's record.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -92,6 +100,10 @@ pub struct Index {
     path: PathBuf,
     file: File,
     changed: bool,
+    /// Landings that wrote only new commits on a branch, `(tip after, tip before)`: every
+    /// task's merge base with the one is its merge base with the other.
+    landings: Vec<(ObjectId, ObjectId)>,
+    landings_changed: bool,
 }
 
 impl Index {
@@ -108,21 +120,78 @@ impl Index {
                 ignore_case,
                 ..File::default()
             });
+        let landings = std::fs::read_to_string(path.with_file_name(LANDINGS))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (after, before) = line.split_once(' ')?;
+                let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).ok();
+                Some((id(after)?, id(before)?))
+            })
+            .collect();
         Index {
             path,
             file,
             changed: false,
+            landings,
+            landings_changed: false,
         }
     }
 
-    /// Writes the index back if it changed (best effort: a cache that cannot be written only
-    /// costs time next run), dropping the tasks not in `seen` when given.
+    /// Remembers that the landing from `before` to `after` wrote only new commits on its branch.
+    fn landed(&mut self, after: ObjectId, before: ObjectId) {
+        if !self.landings.contains(&(after, before)) {
+            self.landings.push((after, before));
+            let extra = self.landings.len().saturating_sub(MAX_LANDINGS);
+            self.landings.drain(..extra);
+            self.landings_changed = true;
+        }
+    }
+
+    /// `onto` and every tip it has the same merge bases as, through the landings remembered.
+    fn same_bases(&self, onto: ObjectId) -> HashSet<ObjectId> {
+        let mut out = HashSet::from([onto]);
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for (after, before) in &self.landings {
+                if out.contains(after) && out.insert(*before) {
+                    grew = true;
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes the index back if something worth keeping changed (best effort: a cache that
+    /// cannot be written only costs time next run), dropping the tasks not in `seen` when given;
+    /// tasks gone alone make it write only once they are many.
     pub fn save(mut self, seen: Option<&HashSet<String>>) {
+        if self.landings_changed {
+            let text: String = self
+                .landings
+                .iter()
+                .map(|(after, before)| format!("{after} {before}\n"))
+                .collect();
+            let _ = crate::git::fs::write_atomically(
+                &self.path.with_file_name(LANDINGS),
+                text.as_bytes(),
+            );
+        }
         if let Some(seen) = seen {
-            let before = (self.file.tasks.len(), self.file.work.len());
-            self.file.tasks.retain(|id, _| seen.contains(id));
-            self.file.work.retain(|id, _| seen.contains(id));
-            self.changed |= before != (self.file.tasks.len(), self.file.work.len());
+            let gone = self
+                .file
+                .tasks
+                .keys()
+                .filter(|id| !seen.contains(*id))
+                .count();
+            if gone >= 64 || gone * 8 > self.file.tasks.len() {
+                self.changed = true;
+            }
+            if self.changed {
+                self.file.tasks.retain(|id, _| seen.contains(id));
+                self.file.work.retain(|id, _| seen.contains(id));
+            }
         }
         if !self.changed {
             return;
@@ -145,10 +214,11 @@ impl Index {
             .get(id.as_str())
             .is_some_and(|e| ObjectId::from_hex(e.record.as_bytes()).ok() == Some(tip));
         if !good {
-            self.changed = true;
             match load_live(repo, id)? {
                 Some(r) => {
                     let entry = Entry::of(repo, &r);
+                    // A task no longer active is one record read next time, if not written.
+                    self.changed |= entry.active;
                     self.file.tasks.insert(id.to_string(), entry);
                 }
                 None => {
@@ -161,37 +231,23 @@ impl Index {
     }
 
     /// The common ancestor's tree and the changed paths of the task `id` at branch tip `tip`
-    /// merged onto base tip `onto`, from the index when it has them for `onto` (or for `before`,
-    /// the base's tip before a landing that left every merge base unchanged), else computed.
-    /// The entry then also holds for `onto` (and `before`).
+    /// merged onto base tip `onto`, from the index when it has them for `onto` or a tip in
+    /// `same` (those with the same merge bases: [`Index::same_bases`]), else computed.
     fn work(
         &mut self,
         memory: &Repo,
         id: &TaskId,
         tip: ObjectId,
         onto: ObjectId,
-        before: Option<ObjectId>,
+        same: &HashSet<ObjectId>,
     ) -> Result<Work> {
         let is = |hex: &str, id: ObjectId| ObjectId::from_hex(hex.as_bytes()).ok() == Some(id);
-        if let Some(w) = self.file.work.get_mut(id.as_str()) {
-            let holds = |w: &Work| {
-                w.bases
-                    .iter()
-                    .any(|b| is(b, onto) || before.is_some_and(|o| is(b, o)))
-            };
-            if is(&w.tip, tip) && holds(w) {
-                // The tips it held for last are kept, the stalest dropped first.
-                for base in before.into_iter().chain([onto]) {
-                    let hex = base.to_string();
-                    if w.bases.last() != Some(&hex) {
-                        w.bases.retain(|b| *b != hex);
-                        w.bases.push(hex);
-                        self.changed = true;
-                    }
-                }
-                if w.bases.len() > MAX_BASES {
-                    w.bases.drain(..w.bases.len() - MAX_BASES);
-                }
+        if let Some(w) = self.file.work.get(id.as_str()) {
+            let holds = w
+                .bases
+                .iter()
+                .any(|b| ObjectId::from_hex(b.as_bytes()).is_ok_and(|b| same.contains(&b)));
+            if is(&w.tip, tip) && holds {
                 return Ok(w.clone());
             }
         }
@@ -203,11 +259,7 @@ impl Index {
             .collect();
         let work = Work {
             tip: tip.to_string(),
-            bases: before
-                .into_iter()
-                .chain([onto])
-                .map(|b| b.to_string())
-                .collect(),
+            bases: vec![onto.to_string()],
             ancestor: ancestor.to_string(),
             deleted: changes
                 .iter()
@@ -459,6 +511,10 @@ pub fn conflicting(
     before: Option<ObjectId>,
 ) -> Result<Vec<(String, Vec<String>)>> {
     let mut index = Index::load(repo);
+    if let Some(before) = before {
+        index.landed(onto, before);
+    }
+    let same = index.same_bases(onto);
     // Task branches whose loose files have not changed since the last forecast are not read
     // again (a `stat` each), as record refs are not ([`record_tips`]).
     let stats = RefStats::load_file(repo.common_dir(), "branch-refs");
@@ -479,7 +535,7 @@ pub fn conflicting(
         let Some(task_tip) = reader.target(&task_branch)? else {
             continue;
         };
-        let work = index.work(memory, &id, task_tip, onto, before)?;
+        let work = index.work(memory, &id, task_tip, onto, &same)?;
         let ancestor: ObjectId = ObjectId::from_hex(work.ancestor.as_bytes())
             .map_err(|_| crate::Error::repo_msg("bad object id in the overlaps index"))?;
         if !sides.contains_key(&work.ancestor) {

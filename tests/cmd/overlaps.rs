@@ -141,6 +141,40 @@ fn each_task_is_told_how_far_behind_and_what_conflicts_with_the_base() {
     assert!(text.stdout.contains("behind main by 2"), "{}", text.stdout);
 }
 
+/// A landing that wrote only a squash on the branch is kept once (`overlaps-landings`), and
+/// what the forecast knew of every other task holds across it: the next forecast reads it
+/// without rewriting the index, and still names the task that now conflicts.
+#[test]
+fn the_forecast_keeps_what_it_knew_across_landings_without_rewriting_the_index() {
+    let repo = repo();
+    let a = repo.start("a", &[]);
+    let b = repo.start("b", &[]);
+    let c = repo.start("c", &[]);
+    let d = repo.start("d", &[]);
+    edit(&repo, &a, "src/api/b.rs", "A");
+    edit(&repo, &b, "src/api/b.rs", "B");
+    edit(&repo, &c, "src/db/c.rs", "C");
+    edit(&repo, &d, "src/api/a.rs", "D");
+    let j = repo.task_root(&["merge", "c", "--no-checks", "--json"]).ok().json();
+    assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
+    let index = repo.root().join(".git/git-task/overlaps-index");
+    let stamp = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(p).unwrap();
+        (m.ino(), m.mtime_nsec())
+    };
+    let before = stamp(&index);
+    let j = repo.task_root(&["merge", "d", "--no-checks", "--json"]).ok().json();
+    assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
+    assert_eq!(stamp(&index), before, "nothing worth keeping changed");
+    let landings =
+        std::fs::read_to_string(repo.root().join(".git/git-task/overlaps-landings")).unwrap();
+    assert_eq!(landings.lines().count(), 2, "{landings}");
+    let j = repo.task_root(&["merge", "a", "--no-checks", "--json"]).ok().json();
+    assert_eq!(j["now_conflicting"][0]["task"], "b", "{j}");
+    assert_eq!(j["now_conflicting"].as_array().unwrap().len(), 1, "{j}");
+}
+
 #[test]
 fn after_a_merge_lands_the_tasks_that_now_conflict_are_named() {
     let repo = repo();
