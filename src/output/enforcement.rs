@@ -48,7 +48,10 @@ pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
                 out.hint("run it behind git-task's check: git task hooks install");
             }
             Enforcement::ClientsUnchecked { clients, dirs } => {
-                let dirs: Vec<String> = dirs.iter().map(|d| format!("'{d}'")).collect();
+                let dirs: Vec<String> = dirs
+                    .iter()
+                    .map(|d| format!("'{}'", super::escape(d)))
+                    .collect();
                 let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
                 out.warn(format_args!(
                     "commits made with {} in {whose} are not checked against contracts until merge: they read hooks from {} only (no hooks defined in config), where git-task's pre-commit copy is not; the git CLI still runs the check (hooks defined in config)",
