@@ -701,3 +701,34 @@ pub fn sparse_patterns(globs: &[String]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn likely_entry_names_follow_the_branchs_last_component() {
+        assert_eq!(
+            likely_names("refs/heads/task/t1"),
+            ["t1", "t11", "t12"].map(String::from)
+        );
+        assert_eq!(likely_names("refs/heads/main")[0], "main");
+        assert!(likely_names("refs/heads/task/").is_empty());
+        assert!(likely_names("refs/heads/..").is_empty());
+    }
+
+    #[test]
+    fn a_dot_git_file_names_its_entry_relative_to_the_worktree() {
+        assert!(admin_dir_named_by(Path::new("/nonexistent/git-task/wt")).is_none());
+        let dir = std::env::temp_dir().join(format!("git-task-links-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".git"), "gitdir: ../repo/.git/worktrees/x\n").unwrap();
+        assert_eq!(
+            admin_dir_named_by(&dir),
+            Some(normalize(&dir.join("../repo/.git/worktrees/x")))
+        );
+        std::fs::write(dir.join(".git"), "not a link\n").unwrap();
+        assert!(admin_dir_named_by(&dir).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

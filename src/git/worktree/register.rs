@@ -88,7 +88,7 @@ fn register_plain(
     let admin = reserve(&worktrees, name, &work_dir, &refuse)?;
     let mut made = Made {
         admin: admin.clone(),
-        work_dir: (!existed).then(|| work_dir.clone()),
+        work_dir: None,
         dot_git: None,
         armed: true,
     };
@@ -99,8 +99,11 @@ fn register_plain(
     write(&admin.join("gitdir"), &line(b"", &work_dir.join(".git")))?;
     write(&admin.join("commondir"), b"../..\n")?;
     if !existed {
+        // Only a directory this call made is removed on failure: one another process made
+        // meanwhile (the same destination, at the same moment) is its own.
         std::fs::create_dir(&work_dir)
             .context(|| format!("could not create '{}'", work_dir.display()))?;
+        made.work_dir = Some(work_dir.clone());
     }
     let dot_git = work_dir.join(".git");
     {
