@@ -20,7 +20,7 @@ pub struct ChangesArgs {
     #[arg(long)]
     pub stat: bool,
     #[command(flatten)]
-    pub renames: super::diff::Renames,
+    pub renames: super::Renames,
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]

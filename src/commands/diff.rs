@@ -2,7 +2,6 @@
 
 use crate::commands::Ctx;
 use crate::commands::{emit, CmdResult, Done};
-use crate::git::diff::similarity::parse_score;
 use crate::git::diff::stat::{self, FileStat};
 use crate::git::diff::unified;
 use crate::output::{Out, Report};
@@ -20,26 +19,10 @@ pub struct DiffArgs {
     #[arg(long)]
     pub stat: bool,
     #[command(flatten)]
-    pub renames: Renames,
+    pub renames: super::Renames,
     /// Limit the diff to these files or directories (relative to the current directory)
     #[arg(last = true, value_name = "PATH")]
     pub paths: Vec<String>,
-}
-
-/// `-M[=N]`, as `diff` and `changes` take it.
-#[derive(clap::Args, Debug)]
-pub struct Renames {
-    /// Detect renames as `git diff -M` does; N is the minimum similarity (default 50%)
-    #[arg(
-        short = 'M',
-        long = "find-renames",
-        value_name = "N",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "50%",
-        value_parser = parse_score
-    )]
-    pub find_renames: Option<u64>,
 }
 
 /// `--stat`: each file's lines added and removed, and the totals.

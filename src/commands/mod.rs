@@ -375,3 +375,19 @@ pub fn hint_base_moved(out: &Out, moved: &[crate::audit::BaseMoved]) {
         ));
     }
 }
+
+/// `-M[=N]`, as `diff` and `changes` take it.
+#[derive(clap::Args, Debug)]
+pub struct Renames {
+    /// Detect renames as `git diff -M` does; N is the minimum similarity (default 50%)
+    #[arg(
+        short = 'M',
+        long = "find-renames",
+        value_name = "N",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "50%",
+        value_parser = crate::git::diff::similarity::parse_score
+    )]
+    pub find_renames: Option<u64>,
+}

@@ -260,6 +260,11 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
     let main_own = crate::git::state_dir(&common).join("hooks");
     let shared = crate::git::config::entries(repo, EXEC_SECTIONS);
     let git = exec_values(shared.iter().filter(|e| e.origin == Origin::Shared), &[]);
+    // git (and gix) read a worktree's `config.worktree` only with `extensions.worktreeConfig`
+    // on in the shared config (read now, so turning it on is seen with what it lets in).
+    if repo.config_bool("extensions.worktreeConfig") != Some(true) {
+        return (git, BTreeMap::new());
+    }
     let mut files = vec![(
         "config.worktree".to_owned(),
         common.join("config.worktree"),

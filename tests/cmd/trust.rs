@@ -335,6 +335,23 @@ fn a_remembered_worktree_config_rewritten_in_place_is_read_again() {
     config_changed(&run, "core.fsmonitor");
 }
 
+/// git reads a worktree's `config.worktree` only with `extensions.worktreeConfig` on: a key
+/// there is nothing git would run until that is turned on, and then it is a change.
+#[test]
+fn a_worktree_config_counts_once_git_reads_it() {
+    let repo = TestRepo::new();
+    let wt = repo.start("t1", &[]);
+    std::fs::write(
+        repo.root().join(".git/worktrees/t1/config.worktree"),
+        "[core]\n\tfsmonitor = /bin/false\n",
+    )
+    .unwrap();
+    repo.task_root(&["sync", "t1"]).ok();
+    agent_config(&repo, &wt, &["extensions.worktreeConfig", "true"]);
+    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
 /// A worktree directory whose name is not UTF-8 still has its `config.worktree` compared.
 #[test]
 fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
@@ -350,7 +367,11 @@ fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
         .join(".git/worktrees")
         .join(std::ffi::OsStr::from_bytes(b"x\xff"));
     std::fs::create_dir_all(&odd).unwrap();
-    std::fs::write(odd.join("config.worktree"), "[core]\n\tfsmonitor = /bin/false\n").unwrap();
+    std::fs::write(
+        odd.join("config.worktree"),
+        "[core]\n\tfsmonitor = /bin/false\n",
+    )
+    .unwrap();
     let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
     config_changed(&run, "core.fsmonitor");
 }
