@@ -134,7 +134,7 @@ pub fn path_of(repo: &TestRepo, id: &str) -> PathBuf {
 pub fn git_stdin(repo: &TestRepo, args: &[&str], input: &str) -> String {
     use std::io::Write;
     let mut child = repo
-        .command("git", repo.root())
+        .git_command(repo.root())
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -83,6 +83,38 @@ fn set_mode(path: &Path, mode: u32) {
 #[cfg(not(unix))]
 fn set_mode(_: &Path, _: u32) {}
 
+/// The `PATH` every child gets: the binary under test's directory, then the test's own `PATH`.
+fn child_path() -> std::ffi::OsString {
+    let bin_dir = bin().parent().unwrap().to_path_buf();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin_dir];
+    paths.extend(std::env::split_paths(&path));
+    std::env::join_paths(paths).unwrap()
+}
+
+/// The `git` that [`child_path`] finds first, looked up once (`git` itself if none is found,
+/// so that the spawn reports it).
+fn git_program() -> &'static Path {
+    static GIT: OnceLock<PathBuf> = OnceLock::new();
+    GIT.get_or_init(|| {
+        std::env::split_paths(&child_path())
+            .map(|dir| dir.join("git"))
+            .find(|git| is_executable(git))
+            .unwrap_or_else(|| PathBuf::from("git"))
+    })
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
 /// A throwaway repository in a temporary directory, with its own HOME and git config.
 pub struct TestRepo {
     tmp: tempfile::TempDir,
@@ -177,11 +209,7 @@ impl TestRepo {
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(dir).env_clear();
-        let bin_dir = bin().parent().unwrap().to_path_buf();
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut paths = vec![bin_dir];
-        paths.extend(std::env::split_paths(&path));
-        cmd.env("PATH", std::env::join_paths(paths).unwrap())
+        cmd.env("PATH", child_path())
             .env("HOME", &self.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
@@ -212,9 +240,20 @@ impl TestRepo {
 
     /// Runs `git` in `dir` and captures everything.
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
-        let mut cmd = self.command("git", dir);
+        let mut cmd = self.git_command(dir);
         cmd.args(args);
         Self::capture(cmd)
+    }
+
+    /// `git` in `dir` with [`TestRepo::command`]'s environment, started by the path the
+    /// children's `PATH` finds (`argv[0]` stays `git`). Given a bare name and a `PATH` of its
+    /// own, std forks the whole test process to search `PATH`; given a path it uses
+    /// `posix_spawn` (a vfork), which copies no page tables and leaves no copy-on-write faults.
+    pub fn git_command(&self, dir: &Path) -> Command {
+        let mut cmd = self.command(git_program(), dir);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::arg0(&mut cmd, "git");
+        cmd
     }
 
     /// Runs `git task` (the binary under test) in `dir` and captures everything.
