@@ -702,10 +702,10 @@ fn a_worktree_add_killed_before_its_gitdir_was_written_blocks_nothing() {
     let old = half_added_entry(&repo, "killed", "1 hour ago");
     let young = half_added_entry(&repo, "just-killed", "now");
     repo.start("a", &[]);
+    // Filled in the foreground: no start takes an entry after it, so no refill runs meanwhile.
     repo.task_root(&["pool", "fill", "1", "--wait"]).ok();
-    repo.start("b", &[]);
     assert!(old.exists() && young.exists(), "left to sweep");
-    // Later (a pool refill may run now, and an entry a moment old could be its add's).
+    // Later: an entry a moment old could still be another add's.
     half_added_entry(&repo, "just-killed", "1 hour ago");
     let sweep = repo.task_root(&["sweep", "--json"]).ok().json();
     assert_eq!(
