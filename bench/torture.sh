@@ -22,7 +22,8 @@ BIN_DIR=$(mktemp -d)
 trap 'rm -rf "$BIN_DIR"' EXIT
 cp "target/$PROFILE/git-task" "$BIN_DIR/git-task"
 GIT_TASK_TORTURE_BIN="$BIN_DIR/git-task" GIT_TASK_TORTURE_N="$N" GIT_TASK_TORTURE_FILES="$FILES" \
-    cargo test --locked --test cli torture -- --nocapture --test-threads=1 >target/torture.log 2>&1 ||
+    cargo test --locked --test cli slow::torture::every_mutating_command_survives_a_kill_9 -- \
+    --exact --include-ignored --nocapture --test-threads=1 >target/torture.log 2>&1 ||
     status=$?
 grep -E '^torture: [a-z-]+: [0-9]' target/torture.log || true
 echo "details: target/torture.log"
