@@ -332,6 +332,7 @@ pub fn reset(
                 repo,
                 &path,
                 &s.branch,
+                false,
                 None,
                 crate::git::interrupt::flag(),
                 &mut |_, _| {},

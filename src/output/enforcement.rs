@@ -125,21 +125,30 @@ fn unchecked<'a>(
         // A worktree task's worktree is a linked one.
         .filter(|(_, mode, _)| !linked_enforced || *mode == crate::task::Mode::Patch);
     for (id, mode, path) in tasks {
-        let git_dir = crate::hooks::worktrees::git_dir_of(std::path::Path::new(path));
-        let state = match (&uniform, &git_dir) {
-            (_, None) => main_state
+        // Where the task works: a linked worktree (its git dir, when it must be read) or the
+        // main worktree. A worktree task's is a linked one: with one answer for every linked
+        // worktree, its `.git` file is not read (`list` of a thousand tasks).
+        let place = match (mode, &uniform) {
+            (crate::task::Mode::Worktree, Some(_)) => Place::Linked(None),
+            _ => match crate::hooks::worktrees::git_dir_of(std::path::Path::new(path)) {
+                Some(git_dir) => Place::Linked(Some(git_dir)),
+                None => Place::Main,
+            },
+        };
+        let state = match (&uniform, &place) {
+            (_, Place::Main) => main_state
                 .get_or_insert_with(|| crate::hooks::enforcement_known(repo, None, configured))
                 .clone(),
-            (Some(state), Some(_)) => state.clone(),
-            (None, Some(git_dir)) => {
-                crate::hooks::enforcement_known(repo, Some(git_dir), configured)
+            (Some(state), Place::Linked(_)) => state.clone(),
+            (None, Place::Linked(git_dir)) => {
+                crate::hooks::enforcement_known(repo, git_dir.as_deref(), configured)
             }
         };
-        main_named |= git_dir.is_none();
-        let name = match (mode, &git_dir) {
+        main_named |= place == Place::Main;
+        let name = match (mode, &place) {
             _ if own => "this task's worktree".to_owned(),
-            (crate::task::Mode::Patch, None) => format!("{MAIN} (patch-mode task '{id}')"),
-            (crate::task::Mode::Patch, Some(_)) => {
+            (crate::task::Mode::Patch, Place::Main) => format!("{MAIN} (patch-mode task '{id}')"),
+            (crate::task::Mode::Patch, Place::Linked(_)) => {
                 format!("the worktree of patch-mode task '{id}'")
             }
             _ => format!("{TASK_PREFIX}'{id}'"),
@@ -152,6 +161,15 @@ fn unchecked<'a>(
         }
     }
     out
+}
+
+/// Where a task works, as the warning tells them apart.
+#[derive(PartialEq)]
+enum Place {
+    /// A linked worktree, with its git dir when it was read.
+    Linked(Option<std::path::PathBuf>),
+    /// The main worktree.
+    Main,
 }
 
 /// The most task ids a warning names; the rest are counted.

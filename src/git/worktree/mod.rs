@@ -306,10 +306,14 @@ fn same_path(a: &Path, b: &Path) -> bool {
 /// `progress(done, total)` hears how many files are checked out, every
 /// [`PROGRESS_INTERVAL`] while the checkout runs (and once at the end, if it heard
 /// anything before): a checkout quicker than that reports nothing.
+///
+/// `created`: the caller has just created `branch` (a `start`): no worktree can have it checked
+/// out, and, as `git worktree add -b` does, no worktree's `HEAD` is read to prove it.
 pub fn add(
     repo: &Repo,
     path: &Path,
     branch: &str,
+    created: bool,
     sparse: Option<&str>,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
@@ -324,6 +328,7 @@ pub fn add(
         repo,
         path,
         gix::worktree::add::Head::Attached(name),
+        created,
         tip,
         sparse,
         interrupt,
@@ -342,6 +347,7 @@ pub fn add_detached(
         repo,
         path,
         gix::worktree::add::Head::Detached(commit),
+        false,
         commit,
         None,
         interrupt,
@@ -353,6 +359,7 @@ fn add_at(
     repo: &Repo,
     path: &Path,
     head: gix::worktree::add::Head,
+    created: bool,
     tip: ObjectId,
     sparse: Option<&str>,
     interrupt: &AtomicBool,
@@ -364,6 +371,7 @@ fn add_at(
     // check reads each worktree's HEAD file here, and the worktree is made detached at the tip
     // and attached to the branch by writing its HEAD.
     let branch = match &head {
+        gix::worktree::add::Head::Attached(name) if created => Some(name.as_bstr().to_string()),
         gix::worktree::add::Head::Attached(name) => Some(refuse_checked_out(repo, name)?),
         gix::worktree::add::Head::Detached(_) => None,
     };

@@ -445,6 +445,8 @@ pub fn start(
             branch: &branch,
             commit: first,
         }),
+        // Made just above, with the record (`Update::create`: it did not exist).
+        created: true,
     };
     match provision(repo, &created, &path, &branch, &how, progress) {
         Ok((record, took)) => {
@@ -503,6 +505,7 @@ pub fn provision_existing(
         include: include.as_ref().map(|i| i.as_deref()),
         sparse: None,
         pool: None,
+        created: false,
     };
     let mut here = record.clone();
     here.state.worktree = path.display().to_string();
@@ -537,6 +540,8 @@ struct Provision<'a> {
     sparse: Option<&'a str>,
     /// A warm pool entry to take, if one is ready for the base (`pool`).
     pool: Option<crate::pool::Want<'a>>,
+    /// Whether this command created the task's branch (a `start`, not a task fetched here).
+    created: bool,
 }
 
 /// Makes the worktree of a claimed task; also says whether it was a pool entry.
@@ -563,6 +568,7 @@ fn provision(
             repo,
             path,
             branch,
+            how.created,
             how.sparse,
             crate::git::interrupt::flag(),
             &mut |done, total| progress(Phase::Checkout, done, total),
