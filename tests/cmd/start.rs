@@ -637,7 +637,12 @@ fn path_inside_another_worktree_is_refused() {
     let repo = TestRepo::new();
     let other = repo.start("o1", &[]);
     let run = repo
-        .task_root(&["start", "in1", "--path", &format!("{}/deep/in1", other.display())])
+        .task_root(&[
+            "start",
+            "in1",
+            "--path",
+            &format!("{}/deep/in1", other.display()),
+        ])
         .code(2);
     assert!(
         run.stderr.contains("lies inside another worktree") && run.stderr.contains("hint: "),
