@@ -37,6 +37,9 @@ use crate::task::{layout, Mode, Status, TaskId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
+/// How many entries of tasks no longer active are made again before the index is written.
+const INACTIVE_UNWRITTEN: usize = 8;
+
 /// The landings file's name, beside the index.
 const LANDINGS: &str = "overlaps-landings";
 
@@ -100,6 +103,8 @@ pub struct Index {
     path: PathBuf,
     file: File,
     changed: bool,
+    /// Entries made for tasks no longer active, not yet written.
+    inactive_made: usize,
     /// Landings that wrote only new commits on a branch, `(tip after, tip before)`: every
     /// task's merge base with the one is its merge base with the other.
     landings: Vec<(ObjectId, ObjectId)>,
@@ -133,6 +138,7 @@ impl Index {
             path,
             file,
             changed: false,
+            inactive_made: 0,
             landings,
             landings_changed: false,
         }
@@ -217,8 +223,10 @@ impl Index {
             match load_live(repo, id)? {
                 Some(r) => {
                     let entry = Entry::of(repo, &r);
-                    // A task no longer active is one record read next time, if not written.
-                    self.changed |= entry.active;
+                    // A task no longer active is one record read next time, if not written:
+                    // written once there are a few (`merge` makes one for the task it landed).
+                    self.inactive_made += usize::from(!entry.active);
+                    self.changed |= entry.active || self.inactive_made >= INACTIVE_UNWRITTEN;
                     self.file.tasks.insert(id.to_string(), entry);
                 }
                 None => {
