@@ -79,18 +79,23 @@ impl Linked {
     }
 }
 
+/// The entries of `<common dir>/worktrees/`; `None` when there is no such directory.
+fn entries(repo: &Repo) -> Result<Option<std::fs::ReadDir>> {
+    let dir = repo.common_dir().join("worktrees");
+    match std::fs::read_dir(&dir) {
+        Ok(e) => Ok(Some(e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::repo(
+            format!("could not read '{}'", dir.display()),
+            e,
+        )),
+    }
+}
+
 /// Lists the linked worktrees of the repository.
 pub fn list(repo: &Repo) -> Result<Vec<Linked>> {
-    let dir = repo.common_dir().join("worktrees");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::repo(
-                format!("could not read '{}'", dir.display()),
-                e,
-            ))
-        }
+    let Some(entries) = entries(repo)? else {
+        return Ok(Vec::new());
     };
     let mut out: Vec<Linked> = entries
         .flatten()
@@ -183,16 +188,8 @@ pub fn checked_out_in(repo: &Repo, branch: &str) -> Result<Vec<Linked>> {
     if let Some(found) = likely_on_branch(repo, branch) {
         return Ok(vec![found]);
     }
-    let dir = repo.common_dir().join("worktrees");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::repo(
-                format!("could not read '{}'", dir.display()),
-                e,
-            ))
-        }
+    let Some(entries) = entries(repo)? else {
+        return Ok(Vec::new());
     };
     let mut found: Vec<Linked> = on_branch(entries, branch)
         .into_iter()
@@ -248,7 +245,7 @@ pub fn likely_on_branch(repo: &Repo, branch: &str) -> Option<Linked> {
 /// The linked worktree whose directory is `path`, read without listing the others: the entry
 /// `path/.git` names, when that entry is directly under this repository's
 /// `<common>/worktrees/` and its `gitdir` names `path` back (exactly, as
-/// [`crate::task::TaskState::is_worktree`] compares). These two links are the ones git itself
+/// a task's recorded worktree is compared). These two links are the ones git itself
 /// keeps between a worktree and its entry (`git worktree repair` restores them), so the answer
 /// is the entry git uses for `path`. `None` (no such directory, a main worktree, links that
 /// disagree) says nothing about other entries: callers that must know look at all of them.
