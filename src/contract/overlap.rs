@@ -971,13 +971,15 @@ mod tests {
     }
 
     /// Every answer is checked against globset on generated paths: a `Disjoint` pair shares none,
-    /// an `Overlap` witness is in both sets.
+    /// an `Overlap` witness is in both sets. 1,000 pairs: each costs ~3.5 ms in a debug build
+    /// (about 40% building the pair's tables, 20% the globset oracle); 2,000 made this the unit
+    /// run's longest test by far (7.2 s).
     #[test]
     fn agrees_with_globset_on_generated_paths() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let paths: Vec<String> = (0..400).map(|_| random_path(&mut rng)).collect();
         let (mut disjoint, mut overlap, mut may) = (0, 0, 0);
-        for case in 0..2000 {
+        for case in 0..1000 {
             let ignore_case = rng.below(4) == 0;
             let la = random_levels(&mut rng);
             let lb = if rng.below(3) == 0 {
@@ -1006,9 +1008,9 @@ mod tests {
                 Overlap::MayOverlap => may += 1,
             }
         }
-        // Both answers occur often (about 750 and 1250), and no doubt: the alphabet has no `.git`.
+        // Both answers occur often (354 and 646), and no doubt: the alphabet has no `.git`.
         assert!(
-            disjoint > 500 && overlap > 500,
+            disjoint > 250 && overlap > 250,
             "{disjoint} disjoint, {overlap} overlap"
         );
         assert_eq!(may, 0, "may-overlap answers");
