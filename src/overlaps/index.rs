@@ -155,14 +155,20 @@ impl Index {
     }
 
     /// `onto` and every tip it has the same merge bases as, through the landings remembered.
+    /// (With a task that merged a landed squash in and a branch then moved back past it, that
+    /// can be wrong for that task: the forecast then may skip its trial merge. Advice only.)
     fn same_bases(&self, onto: ObjectId) -> HashSet<ObjectId> {
         let mut out = HashSet::from([onto]);
         let mut grew = true;
         while grew {
             grew = false;
+            // Having the same merge bases goes both ways: `onto` may be the tip before one
+            // landing, or after another from the same tip.
             for (after, before) in &self.landings {
-                if out.contains(after) && out.insert(*before) {
-                    grew = true;
+                for (from, to) in [(after, before), (before, after)] {
+                    if out.contains(from) && out.insert(*to) {
+                        grew = true;
+                    }
                 }
             }
         }

@@ -175,6 +175,38 @@ fn the_forecast_keeps_what_it_knew_across_landings_without_rewriting_the_index()
     assert_eq!(j["now_conflicting"].as_array().unwrap().len(), 1, "{j}");
 }
 
+/// Two landings from the same tip (the branch moved back between them, as a benchmark or an
+/// undone merge does) have the same merge bases as that tip, and so as each other: what the
+/// forecast knew of the other tasks after the first still holds after the second.
+#[test]
+fn the_forecast_keeps_what_it_knew_across_landings_from_the_same_tip() {
+    let repo = repo();
+    let c = repo.start("c", &[]);
+    edit(&repo, &c, "src/db/c.rs", "C");
+    let base = rev(&repo, "main");
+    for (i, id) in ["d1", "d2"].into_iter().enumerate() {
+        let d = repo.start(id, &[]);
+        edit(&repo, &d, "src/api/a.rs", id);
+        let index = repo.root().join(".git/git-task/overlaps-index");
+        let before = std::fs::read(&index).ok().map(|_| {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(&index).unwrap();
+            (m.ino(), m.mtime_nsec())
+        });
+        let j = repo
+            .task_root(&["merge", id, "--keep", "--no-checks", "--json"])
+            .ok()
+            .json();
+        assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
+        if i == 1 {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(&index).unwrap();
+            assert_eq!(Some((m.ino(), m.mtime_nsec())), before, "c's work was known");
+        }
+        repo.git(repo.root(), &["reset", "-q", "--hard", &base]);
+    }
+}
+
 #[test]
 fn after_a_merge_lands_the_tasks_that_now_conflict_are_named() {
     let repo = repo();
