@@ -155,7 +155,10 @@ fn the_forecast_keeps_what_it_knew_across_landings_without_rewriting_the_index()
     edit(&repo, &b, "src/api/b.rs", "B");
     edit(&repo, &c, "src/db/c.rs", "C");
     edit(&repo, &d, "src/api/a.rs", "D");
-    let j = repo.task_root(&["merge", "c", "--no-checks", "--json"]).ok().json();
+    let j = repo
+        .task_root(&["merge", "c", "--no-checks", "--json"])
+        .ok()
+        .json();
     assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
     let index = repo.root().join(".git/git-task/overlaps-index");
     let stamp = |p: &std::path::Path| {
@@ -164,13 +167,19 @@ fn the_forecast_keeps_what_it_knew_across_landings_without_rewriting_the_index()
         (m.ino(), m.mtime_nsec())
     };
     let before = stamp(&index);
-    let j = repo.task_root(&["merge", "d", "--no-checks", "--json"]).ok().json();
+    let j = repo
+        .task_root(&["merge", "d", "--no-checks", "--json"])
+        .ok()
+        .json();
     assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
     assert_eq!(stamp(&index), before, "nothing worth keeping changed");
     let landings =
         std::fs::read_to_string(repo.root().join(".git/git-task/overlaps-landings")).unwrap();
     assert_eq!(landings.lines().count(), 2, "{landings}");
-    let j = repo.task_root(&["merge", "a", "--no-checks", "--json"]).ok().json();
+    let j = repo
+        .task_root(&["merge", "a", "--no-checks", "--json"])
+        .ok()
+        .json();
     assert_eq!(j["now_conflicting"][0]["task"], "b", "{j}");
     assert_eq!(j["now_conflicting"].as_array().unwrap().len(), 1, "{j}");
 }
@@ -201,7 +210,11 @@ fn the_forecast_keeps_what_it_knew_across_landings_from_the_same_tip() {
         if i == 1 {
             use std::os::unix::fs::MetadataExt;
             let m = std::fs::metadata(&index).unwrap();
-            assert_eq!(Some((m.ino(), m.mtime_nsec())), before, "c's work was known");
+            assert_eq!(
+                Some((m.ino(), m.mtime_nsec())),
+                before,
+                "c's work was known"
+            );
         }
         repo.git(repo.root(), &["reset", "-q", "--hard", &base]);
     }
