@@ -28,10 +28,33 @@ pub fn run(ctx: &Ctx, args: &HookArgs) -> CmdResult {
     }
 }
 
+/// With git-task's hooks defined in config (git >= 2.54) this commit was checked, but gitui and
+/// JGit, which read only a hooks directory, may not be here (a hook manager took the copy away
+/// since the install): a task's commit says so too, not only git-task's commands (SPEC §8). A
+/// few file reads, on a task's commit only.
+fn warn_clients_unchecked(ctx: &Ctx) {
+    let repo = &ctx.repo;
+    if !crate::hooks::configured(repo) {
+        return;
+    }
+    let linked = repo.git_dir() != repo.common_dir();
+    let state = crate::hooks::enforcement_known(repo, linked.then(|| repo.git_dir()), true);
+    if matches!(state, crate::hooks::Enforcement::ClientsUnchecked { .. }) {
+        crate::output::enforcement::warn_unchecked(
+            &ctx.out,
+            &[("this worktree".to_owned(), state)],
+        );
+    }
+}
+
 /// githooks(5) pre-commit: a non-zero exit aborts the commit. The report goes to stderr.
 fn pre_commit(ctx: &Ctx) -> CmdResult {
     match pre_commit::run(&ctx.repo, &ctx.settings)? {
-        pre_commit::Outcome::NoTask | pre_commit::Outcome::Clean => Ok(Done::Ok),
+        pre_commit::Outcome::NoTask => Ok(Done::Ok),
+        pre_commit::Outcome::Clean => {
+            warn_clients_unchecked(ctx);
+            Ok(Done::Ok)
+        }
         pre_commit::Outcome::Finished { task, status } => {
             ctx.out.warn(format_args!(
                 "task '{task}' is {status}; this commit is not checked against its contract"

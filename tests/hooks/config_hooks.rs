@@ -694,3 +694,41 @@ fn install_lists_every_copy_it_writes_where_clients_read_hooks() {
         }
     }
 }
+
+/// A task's commit through git's config hook says when gitui, which reads only the hooks
+/// directory, would commit there unchecked (a relative core.hooksPath set since the install,
+/// as husky's): not only git-task's own commands say it. After `hooks install`, nothing.
+#[cfg(unix)]
+#[test]
+fn a_commit_says_when_clients_that_read_no_config_are_unchecked_there() {
+    let Some(g) = Git55::new("a_commit_says_when_clients_are_unchecked") else {
+        return;
+    };
+    let root = g.root();
+    g.task(&root, &["hooks", "install"]).ok();
+    g.task(&root, &["start", "t"]).ok();
+    let wt = g.repo.task_dir("t");
+    let commit = |text: &str| {
+        g.repo.write(&wt, "notes.txt", text);
+        g.git(&wt, &["add", "notes.txt"]).ok();
+        g.git(&wt, &["commit", "-q", "-m", text]).ok()
+    };
+    let quiet = commit("one\n");
+    assert!(!quiet.stderr.contains("warning:"), "{quiet}");
+    g.git(&root, &["config", "core.hooksPath", ".husky/_"]).ok();
+    g.task(&root, &["trust", "--yes"]).ok();
+    let run = commit("two\n");
+    assert!(
+        run.stderr
+            .contains("warning: commits made with gitui in this worktree are not checked"),
+        "{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("hint: put git-task's pre-commit copy back: git task hooks install"),
+        "{run}"
+    );
+    g.task(&root, &["hooks", "install"]).ok();
+    let quiet = commit("three\n");
+    assert!(!quiet.stderr.contains("warning:"), "{quiet}");
+}
