@@ -82,12 +82,33 @@ fn memory_root() -> Option<&'static Path> {
             let root = shm.join("gt-tmp");
             std::fs::create_dir_all(&root).ok()?;
             tempfile::tempdir_in(&root).ok()?;
+            remove_stale(&root);
             root.canonicalize().ok()
         }
         #[cfg(not(target_os = "linux"))]
         None
     })
     .as_deref()
+}
+
+/// Removes what earlier runs left in `root` more than a day ago: a test's directory goes when
+/// the test ends, but a background process it started may make a directory again afterwards
+/// (a removed worktree's aside note, the pool's sizes), and memory is not cleaned by
+/// `cargo clean`.
+#[cfg(target_os = "linux")]
+fn remove_stale(root: &Path) {
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The files and directories of [`TestRepo::new`]'s repository (its `.git` too), read once.
