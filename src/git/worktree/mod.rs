@@ -321,16 +321,15 @@ pub fn add(
     let tip = repo
         .find_ref(branch)?
         .ok_or_else(|| Error::repo_msg(format!("branch '{branch}' does not exist")))?;
-    add_at(
-        repo,
-        path,
-        gix::worktree::add::Head::Attached(name),
-        created,
-        tip,
-        sparse,
-        interrupt,
-        progress,
-    )
+    // gix refuses a branch checked out elsewhere by opening every worktree as a repository
+    // (its config and all): with a thousand task worktrees that was most of `start`. The same
+    // check reads each worktree's HEAD file here (not for a branch just created), and the
+    // worktree is made detached at the tip and attached to the branch by writing its HEAD.
+    let branch = match created {
+        true => name.as_bstr().to_string(),
+        false => refuse_checked_out(repo, &name)?,
+    };
+    add_at(repo, path, Some(branch), tip, sparse, interrupt, progress)
 }
 
 /// Adds a linked worktree at `path` with a detached HEAD at `commit` (a pool entry: `pool.rs`).
@@ -340,38 +339,20 @@ pub fn add_detached(
     commit: ObjectId,
     interrupt: &AtomicBool,
 ) -> Result<()> {
-    add_at(
-        repo,
-        path,
-        gix::worktree::add::Head::Detached(commit),
-        false,
-        commit,
-        None,
-        interrupt,
-        &mut |_, _| {},
-    )
+    add_at(repo, path, None, commit, None, interrupt, &mut |_, _| {})
 }
 
+/// Adds the worktree at `tip`, attached to `branch` (a full name, already checked) if given.
 fn add_at(
     repo: &Repo,
     path: &Path,
-    head: gix::worktree::add::Head,
-    created: bool,
+    branch: Option<String>,
     tip: ObjectId,
     sparse: Option<&str>,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
     let tree = crate::git::objects::commit_tree(repo, tip)?;
-    // gix refuses a branch checked out elsewhere by opening every worktree as a repository
-    // (its config and all): with a thousand task worktrees that was most of `start`. The same
-    // check reads each worktree's HEAD file here, and the worktree is made detached at the tip
-    // and attached to the branch by writing its HEAD.
-    let branch = match &head {
-        gix::worktree::add::Head::Attached(name) if created => Some(name.as_bstr().to_string()),
-        gix::worktree::add::Head::Attached(name) => Some(refuse_checked_out(repo, name)?),
-        gix::worktree::add::Head::Detached(_) => None,
-    };
     if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(Error::repo_msg("interrupted while adding the worktree"));
     }
