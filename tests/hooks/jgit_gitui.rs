@@ -233,6 +233,44 @@ impl Case {
     /// `commit` (the client's) of a forbidden change in `dir` is refused with the report in
     /// `shown` (what the client shows the user), once, recorded on task `id`; then a clean
     /// commit goes through on top of the same HEAD.
+    /// [`Case::refused_then_clean`] through gitui's commit path (git2-hooks), which shows the
+    /// hook's output under its own header.
+    #[track_caller]
+    fn gitui_refuses(&self, gitui: &Path, dir: &Path, id: &str) {
+        self.refused_then_clean(
+            dir,
+            id,
+            |m| gitui_commit(self, gitui, dir, m),
+            |run| run.stderr.clone(),
+            "pre-commit hook error:",
+        );
+    }
+
+    /// [`Case::refused_then_clean`] through the git CLI.
+    #[track_caller]
+    fn git_refuses(&self, dir: &Path, id: &str) {
+        self.refused_then_clean(
+            dir,
+            id,
+            |m| self.run("git", dir, &["commit", "-q", "-m", m]),
+            |run| run.stderr.clone(),
+            &format!("error: task '{id}'"),
+        );
+    }
+
+    /// [`Case::refused_then_clean`] through JGit, which prints the hook's output in its
+    /// AbortedByHookException.
+    #[track_caller]
+    fn jgit_refuses(&self, jgit: &Path, dir: &Path, id: &str) {
+        self.refused_then_clean(
+            dir,
+            id,
+            |m| self.run(jgit, dir, &["commit", "-m", m]),
+            |run| format!("{}{}", run.stdout, run.stderr),
+            "Rejected by \"pre-commit\" hook.",
+        );
+    }
+
     #[track_caller]
     fn refused_then_clean(
         &self,
@@ -325,13 +363,7 @@ fn gitui_commits_in_task_worktrees_are_judged() {
             let seen = case.run(&gitui, wt, &["--hooks-path"]).ok();
             let git_sees = case.run("git", wt, &["config", "core.hooksPath"]);
             assert_eq!(seen.out(), git_sees.out(), "{case:?}");
-            case.refused_then_clean(
-                wt,
-                id,
-                |m| gitui_commit(case, &gitui, wt, m),
-                |run| run.stderr.clone(),
-                "pre-commit hook error:",
-            );
+            case.gitui_refuses(&gitui, wt, id);
             if let HooksPath::Committed = case.layout {
                 let before = case.head(wt);
                 case.stage_violation(wt);
@@ -359,13 +391,7 @@ fn gitui_commits_in_a_patch_mode_main_worktree_are_judged() {
             &["start", "--mode", "patch", "p", "--forbid", "src/store/**"],
         )
         .ok();
-        case.refused_then_clean(
-            &root,
-            "p",
-            |m| gitui_commit(case, &gitui, &root, m),
-            |run| run.stderr.clone(),
-            "pre-commit hook error:",
-        );
+        case.gitui_refuses(&gitui, &root, "p");
         case.repo.fsck();
     });
 }
@@ -387,13 +413,7 @@ fn jgit_commits_in_a_patch_mode_main_worktree_are_judged() {
         )
         .ok();
         // JGit prints the hook's output in its AbortedByHookException.
-        case.refused_then_clean(
-            &root,
-            "p",
-            |m| case.run(&jgit, &root, &["commit", "-m", m]),
-            |run| format!("{}{}", run.stdout, run.stderr),
-            "Rejected by \"pre-commit\" hook.",
-        );
+        case.jgit_refuses(&jgit, &root, "p");
         case.repo.fsck();
     });
 }
@@ -523,13 +543,7 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
             ]),
             "{case:?}: {status}"
         );
-        case.refused_then_clean(
-            &late,
-            "late",
-            |m| gitui_commit(&case, &gitui, &late, m),
-            |run| run.stderr.clone(),
-            "pre-commit hook error:",
-        );
+        case.gitui_refuses(&gitui, &late, "late");
         // The task started before: gitui finds nothing where core.hooksPath now points.
         let before = case.head(&early);
         case.stage_violation(&early);
@@ -544,13 +558,7 @@ fn gitui_after_a_relative_hooks_path_set_since_the_install() {
         }
         let status = case.task(&root, &["hooks", "status", "--json"]).ok().json();
         assert!(status.get("client_copies_missing").is_none(), "{status}");
-        case.refused_then_clean(
-            &early,
-            "early",
-            |m| gitui_commit(&case, &gitui, &early, m),
-            |run| run.stderr.clone(),
-            "pre-commit hook error:",
-        );
+        case.gitui_refuses(&gitui, &early, "early");
         case.repo.fsck();
     }
 }
@@ -692,20 +700,8 @@ fn gitui_and_jgit_after_lefthook_resyncs_are_warned_about_then_restored() {
             case.git(&root, &["reset", "-q", "--hard", &before]);
         }
         // ...while the git CLI refuses it, and gitui in the task worktree is judged.
-        case.refused_then_clean(
-            &root,
-            "p",
-            |m| case.run("git", &root, &["commit", "-q", "-m", m]),
-            |run| run.stderr.clone(),
-            "error: task 'p'",
-        );
-        case.refused_then_clean(
-            &wt,
-            "t",
-            |m| gitui_commit(&case, &gitui, &wt, m),
-            |run| run.stderr.clone(),
-            "pre-commit hook error:",
-        );
+        case.git_refuses(&root, "p");
+        case.gitui_refuses(&gitui, &wt, "t");
         // hooks install puts the copy back (lefthook's hook chained): nothing to say, and
         // gitui and JGit are judged again in the main worktree.
         case.install();
@@ -715,20 +711,8 @@ fn gitui_and_jgit_after_lefthook_resyncs_are_warned_about_then_restored() {
         }
         // (exit 1: t and p changed the same file)
         no_warning(&case.task(&root, &["overlaps"]));
-        case.refused_then_clean(
-            &root,
-            "p",
-            |m| gitui_commit(&case, &gitui, &root, m),
-            |run| run.stderr.clone(),
-            "pre-commit hook error:",
-        );
-        case.refused_then_clean(
-            &root,
-            "p",
-            |m| case.run(&jgit, &root, &["commit", "-m", m]),
-            |run| format!("{}{}", run.stdout, run.stderr),
-            "Rejected by \"pre-commit\" hook.",
-        );
+        case.gitui_refuses(&gitui, &root, "p");
+        case.jgit_refuses(&jgit, &root, "p");
         case.repo.fsck();
     }
 }
@@ -778,24 +762,12 @@ fn gitui_under_a_dev_null_hooks_path_is_warned_about() {
         assert_eq!(run.code, 0, "{case:?}: {run}");
         assert_eq!(case.violations("t"), 0, "{case:?}");
         case.git(&wt, &["reset", "-q", "--hard", &before]);
-        case.refused_then_clean(
-            &wt,
-            "t",
-            |m| case.run("git", &wt, &["commit", "-q", "-m", m]),
-            |run| run.stderr.clone(),
-            "error: task 't'",
-        );
+        case.git_refuses(&wt, "t");
         case.git(&root, &["config", "--unset", "core.hooksPath"]);
         case.task(&root, &["trust", "--yes"]).ok();
         case.install();
         no_warning(&case.task(&root, &["list"]).ok());
-        case.refused_then_clean(
-            &wt,
-            "t",
-            |m| gitui_commit(&case, &gitui, &wt, m),
-            |run| run.stderr.clone(),
-            "pre-commit hook error:",
-        );
+        case.gitui_refuses(&gitui, &wt, "t");
     }
 }
 
@@ -839,13 +811,7 @@ fn gitui_after_husky_installs_since_the_install_is_warned_about_then_judged() {
         assert_eq!(run.code, 0, "{case:?}: {run}");
         assert_eq!(case.violations("early"), 0, "{case:?}");
         case.git(&early, &["reset", "-q", "--hard", &before]);
-        case.refused_then_clean(
-            &early,
-            "early",
-            |m| case.run("git", &early, &["commit", "-q", "-m", m]),
-            |run| run.stderr.clone(),
-            "error: task 'early'",
-        );
+        case.git_refuses(&early, "early");
         // hooks install points it: judged under gitui, nothing said; husky again: the same.
         case.install();
         for round in ["install", "husky again"] {
@@ -862,13 +828,7 @@ fn gitui_after_husky_installs_since_the_install_is_warned_about_then_judged() {
             for args in [&["list"][..], &["status", "early"]] {
                 no_warning(&case.task(&root, args).ok());
             }
-            case.refused_then_clean(
-                &early,
-                "early",
-                |m| gitui_commit(&case, &gitui, &early, m),
-                |run| run.stderr.clone(),
-                "pre-commit hook error:",
-            );
+            case.gitui_refuses(&gitui, &early, "early");
         }
         case.repo.fsck();
     }
