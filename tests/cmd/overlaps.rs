@@ -141,6 +141,13 @@ fn each_task_is_told_how_far_behind_and_what_conflicts_with_the_base() {
     assert!(text.stdout.contains("behind main by 2"), "{}", text.stdout);
 }
 
+/// When the overlaps index was last written (its inode and modification time; `None`: never).
+fn index_written(repo: &TestRepo) -> Option<(u64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(repo.root().join(".git/git-task/overlaps-index")).ok()?;
+    Some((m.ino(), m.mtime_nsec()))
+}
+
 /// A landing that wrote only a squash on the branch is kept once (`overlaps-landings`), and
 /// what the forecast knew of every other task holds across it: the next forecast reads it
 /// without rewriting the index, and still names the task that now conflicts.
@@ -160,19 +167,17 @@ fn the_forecast_keeps_what_it_knew_across_landings_without_rewriting_the_index()
         .ok()
         .json();
     assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
-    let index = repo.root().join(".git/git-task/overlaps-index");
-    let stamp = |p: &std::path::Path| {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(p).unwrap();
-        (m.ino(), m.mtime_nsec())
-    };
-    let before = stamp(&index);
+    let before = index_written(&repo);
     let j = repo
         .task_root(&["merge", "d", "--no-checks", "--json"])
         .ok()
         .json();
     assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
-    assert_eq!(stamp(&index), before, "nothing worth keeping changed");
+    assert_eq!(
+        index_written(&repo),
+        before,
+        "nothing worth keeping changed"
+    );
     let landings =
         std::fs::read_to_string(repo.root().join(".git/git-task/overlaps-landings")).unwrap();
     assert_eq!(landings.lines().count(), 2, "{landings}");
@@ -196,25 +201,14 @@ fn the_forecast_keeps_what_it_knew_across_landings_from_the_same_tip() {
     for (i, id) in ["d1", "d2"].into_iter().enumerate() {
         let d = repo.start(id, &[]);
         edit(&repo, &d, "src/api/a.rs", id);
-        let index = repo.root().join(".git/git-task/overlaps-index");
-        let before = std::fs::read(&index).ok().map(|_| {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::metadata(&index).unwrap();
-            (m.ino(), m.mtime_nsec())
-        });
+        let before = index_written(&repo);
         let j = repo
             .task_root(&["merge", id, "--keep", "--no-checks", "--json"])
             .ok()
             .json();
         assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
         if i == 1 {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::metadata(&index).unwrap();
-            assert_eq!(
-                Some((m.ino(), m.mtime_nsec())),
-                before,
-                "c's work was known"
-            );
+            assert_eq!(index_written(&repo), before, "c's work was known");
         }
         repo.git(repo.root(), &["reset", "-q", "--hard", &base]);
     }
