@@ -252,7 +252,16 @@ impl Report for StatusReport {
                     crate::output::escape(path)
                 ),
                 Enforcement::Disabled => "NOT enforced: core.hooksPath is /dev/null".to_owned(),
-                Enforcement::ClientsUnchecked { clients, dirs } => format!(
+                Enforcement::ClientsUnchecked {
+                    clients,
+                    dirs,
+                    tracked: true,
+                } => format!(
+                    "enforced under git; NOT under {}: git-task's pre-commit copy is not in {}, which the repository tracks (git-task writes nothing there)",
+                    clients.join(" and "),
+                    crate::output::escape(&dirs.join(", ")),
+                ),
+                Enforcement::ClientsUnchecked { clients, dirs, .. } => format!(
                     "enforced under git; NOT under {}: git-task's pre-commit copy is not in {} ({}run 'git task hooks install')",
                     clients.join(" and "),
                     crate::output::escape(&dirs.join(", ")),

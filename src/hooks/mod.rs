@@ -169,6 +169,10 @@ pub enum Enforcement {
         /// The hooks directories they read there, without git-task's copy (a relative one as
         /// `core.hooksPath` says it, under each worktree's top).
         dirs: Vec<String>,
+        /// Whether one of them is a directory the repository tracks, where git-task writes
+        /// nothing (`hooks install` cannot put a copy there).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        tracked: bool,
     },
 }
 
@@ -245,6 +249,7 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     };
     let mut clients = Vec::new();
     let mut dirs = Vec::new();
+    let mut tracked = false;
     // JGit's directory in the main worktree, read once (gitui's too, core.hooksPath unset).
     let default_dir = common.join("hooks");
     let default_ours = main.then(|| ours(&default_dir));
@@ -263,7 +268,9 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
                 Some((dir.display().to_string(), default_ours == Some(true)))
             }
             Layout::Shared(dir) if main || user_hooks_path(repo).is_some() => {
-                Some((dir.display().to_string(), has_copy(repo, &dir)))
+                let copy = ours(&dir);
+                tracked = !copy && install::tracked_dir(repo, &dir);
+                Some((dir.display().to_string(), copy))
             }
             Layout::Shared(_) => None,
             // gitui runs what core.hooksPath names: nothing.
@@ -283,19 +290,21 @@ fn clients_enforcement(repo: &Repo, git_dir: Option<&Path>) -> Enforcement {
     }
     match clients.is_empty() {
         true => Enforcement::Enforced,
-        false => Enforcement::ClientsUnchecked { clients, dirs },
+        false => Enforcement::ClientsUnchecked {
+            clients,
+            dirs,
+            tracked,
+        },
     }
 }
 
 /// `core.hooksPath` that turns the hooks directory off.
 pub const DEV_NULL: &str = "/dev/null";
 
-/// Whether the shared hooks directory `dir` holds git-task's pre-commit copy, or is one of
-/// tracked files, where git-task never writes one (then `hooks install` cannot help).
-fn has_copy(repo: &Repo, dir: &Path) -> bool {
+/// Whether the shared hooks directory `dir` holds git-task's pre-commit copy.
+fn has_copy(dir: &Path) -> bool {
     dir::read_text(&dir.join(scripts::HookKind::PreCommit.name()))
         .is_some_and(|t| scripts::is_ours(&t))
-        || install::tracked_dir(repo, dir)
 }
 
 /// The [`enforcement`] of every linked worktree when it is the same for all of them, read once:
@@ -314,15 +323,17 @@ pub fn uniform_enforcement(repo: &Repo) -> Option<Enforcement> {
             Layout::Disabled => Some(Enforcement::ClientsUnchecked {
                 clients: vec!["gitui"],
                 dirs: vec![DEV_NULL.to_owned()],
+                tracked: false,
             }),
             // gitui reads the directory an absolute core.hooksPath names in every worktree, a
             // linked worktree's own `hooks/` otherwise; JGit commits in no linked worktree.
             Layout::Shared(dir) if user_hooks_path(repo).is_some() => {
-                Some(match has_copy(repo, &dir) {
+                Some(match has_copy(&dir) {
                     true => Enforcement::Enforced,
                     false => Enforcement::ClientsUnchecked {
                         clients: vec!["gitui"],
                         dirs: vec![dir.display().to_string()],
+                        tracked: install::tracked_dir(repo, &dir),
                     },
                 })
             }

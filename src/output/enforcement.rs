@@ -47,7 +47,11 @@ pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
                 ));
                 out.hint("run it behind git-task's check: git task hooks install");
             }
-            Enforcement::ClientsUnchecked { clients, dirs } => {
+            Enforcement::ClientsUnchecked {
+                clients,
+                dirs,
+                tracked,
+            } => {
                 let dirs: Vec<String> = dirs
                     .iter()
                     .map(|d| format!("'{}'", super::escape(d)))
@@ -58,9 +62,11 @@ pub fn warn_unchecked(out: &Out, worktrees: &[(String, Enforcement)]) {
                     join(clients),
                     join(&dirs)
                 ));
-                match dirs.contains(&"'/dev/null'") {
-                    true => out.hint("let them run hooks again: git config --unset core.hooksPath && git task hooks install"),
-                    false => out.hint("put git-task's pre-commit copy back: git task hooks install"),
+                match (dirs.contains(&"'/dev/null'"), tracked) {
+                    (true, _) => out.hint("let them run hooks again: git config --unset core.hooksPath && git task hooks install"),
+                    // git-task never writes into files the repository tracks.
+                    (false, true) => out.hint("the repository tracks that directory and git-task writes nothing there: commit with the git CLI, or point core.hooksPath at an untracked directory and run git task hooks install"),
+                    (false, false) => out.hint("put git-task's pre-commit copy back: git task hooks install"),
                 }
             }
             Enforcement::Disabled => {

@@ -583,6 +583,26 @@ fn the_pre_commit_copy_chains_in_an_absolute_hooks_path_and_never_enters_a_track
     assert_eq!(std::fs::read_dir(&tracked).unwrap().count(), 1);
     assert_eq!(g.git(&root, &["status", "--porcelain"]).ok().stdout, "");
     assert!(is_ours(&root.join(".git/hooks/pre-commit")));
+    // gitui reads that directory and no config hooks: its commits go unchecked, and nothing
+    // git-task can write changes that. Said, with what does help.
+    let status = g.task(&root, &["status", "t"]).ok();
+    assert!(
+        status
+            .stderr
+            .contains("warning: commits made with gitui in this task's worktree and the main worktree are not checked"),
+        "{status}"
+    );
+    assert!(
+        status.stderr.contains(
+            "hint: the repository tracks that directory and git-task writes nothing there"
+        ),
+        "{status}"
+    );
+    let human = g.task(&root, &["hooks", "status"]).ok();
+    assert!(
+        human.stdout.contains("which the repository tracks"),
+        "{human}"
+    );
     g.task(&root, &["hooks", "uninstall"]).ok();
     assert!(!root.join(".git/hooks/pre-commit").exists());
 }
