@@ -327,16 +327,14 @@ pub fn uniform_enforcement(repo: &Repo) -> Option<Enforcement> {
             }),
             // gitui reads the directory an absolute core.hooksPath names in every worktree, a
             // linked worktree's own `hooks/` otherwise; JGit commits in no linked worktree.
-            Layout::Shared(dir) if user_hooks_path(repo).is_some() => {
-                Some(match has_copy(&dir) {
-                    true => Enforcement::Enforced,
-                    false => Enforcement::ClientsUnchecked {
-                        clients: vec!["gitui"],
-                        dirs: vec![dir.display().to_string()],
-                        tracked: install::tracked_dir(repo, &dir),
-                    },
-                })
-            }
+            Layout::Shared(dir) if user_hooks_path(repo).is_some() => Some(match has_copy(&dir) {
+                true => Enforcement::Enforced,
+                false => Enforcement::ClientsUnchecked {
+                    clients: vec!["gitui"],
+                    dirs: vec![dir.display().to_string()],
+                    tracked: install::tracked_dir(repo, &dir),
+                },
+            }),
             _ => Some(Enforcement::Enforced),
         };
     }
