@@ -301,7 +301,7 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
         let values = exec_values(entries.iter(), &own);
         if !values.is_empty() {
             worktree_git.insert(rel, values);
-        } else if print.old_enough() {
+        } else if print.old_enough() && Memo::can_name(&rel, below) {
             quiet.push((rel, print.hash));
         }
     }
@@ -335,6 +335,12 @@ impl Memo {
             })
             .collect();
         Memo { path, text, quiet }
+    }
+
+    /// Whether the memo can name the file `below` (shown as `rel`) on a line of its own: not a
+    /// directory name that is not UTF-8 or holds a line break (which could forge another line).
+    fn can_name(rel: &str, below: &Path) -> bool {
+        below.to_str() == Some(rel) && !rel.contains(['\n', '\r'])
     }
 
     /// Whether `rel`, with the stat data hashed as `hash`, held nothing to compare.

@@ -352,6 +352,34 @@ fn a_worktree_config_counts_once_git_reads_it() {
     config_changed(&run, "core.fsmonitor");
 }
 
+/// A worktree directory whose name holds a line break never reaches the memo, where it could
+/// forge a line that says another file holds nothing; its file is read every time.
+#[test]
+fn a_worktree_dir_named_with_a_line_break_is_never_remembered() {
+    let repo = TestRepo::new();
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let wt = repo.start("t1", &[]);
+    let odd = repo.root().join(".git/worktrees/x\n1 y");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("config.worktree"), "[user]\n\tname = x\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    repo.task_root(&["sync", "t1"]).ok();
+    let memo =
+        std::fs::read_to_string(repo.root().join(".git/git-task/trusted-memo")).unwrap_or_default();
+    assert!(!memo.contains("worktrees/x"), "{memo}");
+    assert!(!memo.contains("1 y/config.worktree"), "{memo}");
+    std::fs::write(
+        odd.join("config.worktree"),
+        "[core]\n\tfsmonitor = /bin/false\n",
+    )
+    .unwrap();
+    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
 /// A worktree directory whose name is not UTF-8 still has its `config.worktree` compared.
 #[test]
 fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
