@@ -231,6 +231,16 @@ impl Fingerprint {
     }
 }
 
+/// Creates the directory `dir` under the common git dir `common` (and its parents below it),
+/// but only while `common` exists: a background process (a pool fill, a delete moved aside)
+/// outliving a repository that was deleted must not make a ghost of it again.
+pub fn create_state_dir(common: &Path, dir: &Path) -> std::io::Result<()> {
+    if !common.is_dir() {
+        return Err(std::io::ErrorKind::NotFound.into());
+    }
+    std::fs::create_dir_all(dir)
+}
+
 /// A directory that many [`Fingerprint`]s are taken below ([`Fingerprint::of_in`]).
 pub struct StatDir {
     path: PathBuf,
@@ -298,6 +308,19 @@ pub fn dot_git_target(dir: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A state directory is made below a common dir that exists, never a ghost of a deleted one.
+    #[test]
+    fn state_dirs_only_below_an_existing_common_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path().join("repo/.git");
+        let asides = common.join("git-task/asides");
+        assert!(create_state_dir(&common, &asides).is_err());
+        assert!(!dir.path().join("repo").exists(), "nothing made");
+        std::fs::create_dir_all(&common).unwrap();
+        create_state_dir(&common, &asides).unwrap();
+        assert!(asides.is_dir());
+    }
 
     /// The file is replaced whole, keeps git's default mode, and no temporary file is left.
     #[test]

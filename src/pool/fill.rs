@@ -57,7 +57,7 @@ fn remember_size(repo: &Repo, base: &str, size: usize) {
     let text: String = sizes.iter().map(|(n, b)| format!("{n} {b}\n")).collect();
     let file = sizes_file(repo);
     if let Some(dir) = file.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::git::fs::create_state_dir(repo.common_dir(), dir);
     }
     let _ = crate::git::fs::write_atomically(&file, text.as_bytes());
 }
@@ -233,7 +233,7 @@ struct FillLock(PathBuf);
 impl FillLock {
     fn take(repo: &Repo) -> Result<Option<FillLock>> {
         let dir = repo.common_dir().join("git-task").join("pool");
-        std::fs::create_dir_all(&dir)
+        crate::git::fs::create_state_dir(repo.common_dir(), &dir)
             .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
         let path = dir.join("fill.lock");
         for _ in 0..3 {

@@ -76,7 +76,7 @@ pub fn move_dir_aside(common_dir: &Path, path: &Path) -> Result<Aside> {
     let aside = aside_path(path);
     let note = aside_note(common_dir, &aside);
     if let Some(dir) = note.parent() {
-        std::fs::create_dir_all(dir)
+        crate::git::fs::create_state_dir(common_dir, dir)
             .map_err(|e| Error::repo(format!("could not create '{}'", dir.display()), e))?;
     }
     crate::git::fs::write_atomically(&note, aside.as_os_str().as_encoded_bytes())
