@@ -22,6 +22,24 @@ fn agent_config(repo: &TestRepo, dir: &Path, args: &[&str]) {
     repo.git(dir, &all);
 }
 
+/// A repository with `extensions.worktreeConfig` on and a task `t1` started (its worktree).
+fn worktree_config_repo() -> (TestRepo, PathBuf) {
+    let repo = TestRepo::new();
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let wt = repo.start("t1", &[]);
+    (repo, wt)
+}
+
+/// A merge of `t1` from its worktree `wt` is refused for the `core.fsmonitor` set since.
+#[track_caller]
+fn refused_for_fsmonitor(repo: &TestRepo, wt: &Path) {
+    let run = repo.task(wt, &["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
 /// Asserts exit 1 with JSON kind `config_changed` naming `key`; returns the document.
 #[track_caller]
 fn config_changed(run: &Run, key: &str) -> Value {
@@ -286,12 +304,7 @@ fn git_tasks_own_hooks_path_is_not_a_change() {
 /// named with the file it is in.
 #[test]
 fn a_key_in_a_task_worktrees_config_is_a_change() {
-    let repo = TestRepo::new();
-    repo.git(
-        repo.root(),
-        &["config", "extensions.worktreeConfig", "true"],
-    );
-    let wt = repo.start("t1", &[]);
+    let (repo, wt) = worktree_config_repo();
     agent_config(&repo, &wt, &["--worktree", "core.fsmonitor", "/bin/false"]);
     let run = repo.task_root(&["sync", "t1", "--json"]);
     let j = config_changed(&run, "core.fsmonitor");
@@ -300,8 +313,7 @@ fn a_key_in_a_task_worktrees_config_is_a_change() {
         "{j}"
     );
     // From inside that worktree too.
-    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
-    config_changed(&run, "core.fsmonitor");
+    refused_for_fsmonitor(&repo, &wt);
 }
 
 /// The check remembers a worktree's `config.worktree` that holds nothing to compare by its stat
@@ -309,12 +321,7 @@ fn a_key_in_a_task_worktrees_config_is_a_change() {
 /// written into it in place, at the same size, with its modification time put back.
 #[test]
 fn a_remembered_worktree_config_rewritten_in_place_is_read_again() {
-    let repo = TestRepo::new();
-    repo.git(
-        repo.root(),
-        &["config", "extensions.worktreeConfig", "true"],
-    );
-    let wt = repo.start("t1", &[]);
+    let (repo, wt) = worktree_config_repo();
     let file = repo.root().join(".git/worktrees/t1/config.worktree");
     let quiet = "[user]\n\tname = xxxxxxxxxxxxxxxxxx\n";
     let loud = "[core]\n\tfsmonitor = /bin/false /x\n";
@@ -331,8 +338,7 @@ fn a_remembered_worktree_config_rewritten_in_place_is_read_again() {
     f.set_modified(mtime).unwrap();
     drop(f);
     assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
-    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
-    config_changed(&run, "core.fsmonitor");
+    refused_for_fsmonitor(&repo, &wt);
 }
 
 /// git reads a worktree's `config.worktree` only with `extensions.worktreeConfig` on: a key
@@ -348,20 +354,14 @@ fn a_worktree_config_counts_once_git_reads_it() {
     .unwrap();
     repo.task_root(&["sync", "t1"]).ok();
     agent_config(&repo, &wt, &["extensions.worktreeConfig", "true"]);
-    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
-    config_changed(&run, "core.fsmonitor");
+    refused_for_fsmonitor(&repo, &wt);
 }
 
 /// A worktree directory whose name holds a line break never reaches the memo, where it could
 /// forge a line that says another file holds nothing; its file is read every time.
 #[test]
 fn a_worktree_dir_named_with_a_line_break_is_never_remembered() {
-    let repo = TestRepo::new();
-    repo.git(
-        repo.root(),
-        &["config", "extensions.worktreeConfig", "true"],
-    );
-    let wt = repo.start("t1", &[]);
+    let (repo, wt) = worktree_config_repo();
     let odd = repo.root().join(".git/worktrees/x\n1 y");
     std::fs::create_dir_all(&odd).unwrap();
     std::fs::write(odd.join("config.worktree"), "[user]\n\tname = x\n").unwrap();
@@ -376,20 +376,14 @@ fn a_worktree_dir_named_with_a_line_break_is_never_remembered() {
         "[core]\n\tfsmonitor = /bin/false\n",
     )
     .unwrap();
-    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
-    config_changed(&run, "core.fsmonitor");
+    refused_for_fsmonitor(&repo, &wt);
 }
 
 /// A worktree directory whose name is not UTF-8 still has its `config.worktree` compared.
 #[test]
 fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
     use std::os::unix::ffi::OsStrExt;
-    let repo = TestRepo::new();
-    repo.git(
-        repo.root(),
-        &["config", "extensions.worktreeConfig", "true"],
-    );
-    let wt = repo.start("t1", &[]);
+    let (repo, wt) = worktree_config_repo();
     let odd = repo
         .root()
         .join(".git/worktrees")
@@ -400,8 +394,7 @@ fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
         "[core]\n\tfsmonitor = /bin/false\n",
     )
     .unwrap();
-    let run = repo.task(&wt, &["merge", "t1", "--no-checks", "--json"]);
-    config_changed(&run, "core.fsmonitor");
+    refused_for_fsmonitor(&repo, &wt);
 }
 
 /// A hook defined in config (git >= 2.54 runs it on every commit) is the agent's command, and
