@@ -33,6 +33,12 @@ fn worktree_config_repo() -> (TestRepo, PathBuf) {
     (repo, wt)
 }
 
+/// Writes `core.fsmonitor` into the worktree config file `file`, as an agent with the file
+/// system can.
+fn set_fsmonitor(file: &Path) {
+    std::fs::write(file, "[core]\n\tfsmonitor = /bin/false\n").unwrap();
+}
+
 /// A merge of `t1` from its worktree `wt` is refused for the `core.fsmonitor` set since.
 #[track_caller]
 fn refused_for_fsmonitor(repo: &TestRepo, wt: &Path) {
@@ -347,11 +353,7 @@ fn a_remembered_worktree_config_rewritten_in_place_is_read_again() {
 fn a_worktree_config_counts_once_git_reads_it() {
     let repo = TestRepo::new();
     let wt = repo.start("t1", &[]);
-    std::fs::write(
-        repo.root().join(".git/worktrees/t1/config.worktree"),
-        "[core]\n\tfsmonitor = /bin/false\n",
-    )
-    .unwrap();
+    set_fsmonitor(&repo.root().join(".git/worktrees/t1/config.worktree"));
     repo.task_root(&["sync", "t1"]).ok();
     agent_config(&repo, &wt, &["extensions.worktreeConfig", "true"]);
     refused_for_fsmonitor(&repo, &wt);
@@ -371,11 +373,7 @@ fn a_worktree_dir_named_with_a_line_break_is_never_remembered() {
         std::fs::read_to_string(repo.root().join(".git/git-task/trusted-memo")).unwrap_or_default();
     assert!(!memo.contains("worktrees/x"), "{memo}");
     assert!(!memo.contains("1 y/config.worktree"), "{memo}");
-    std::fs::write(
-        odd.join("config.worktree"),
-        "[core]\n\tfsmonitor = /bin/false\n",
-    )
-    .unwrap();
+    set_fsmonitor(&odd.join("config.worktree"));
     refused_for_fsmonitor(&repo, &wt);
 }
 
@@ -389,11 +387,7 @@ fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
         .join(".git/worktrees")
         .join(std::ffi::OsStr::from_bytes(b"x\xff"));
     std::fs::create_dir_all(&odd).unwrap();
-    std::fs::write(
-        odd.join("config.worktree"),
-        "[core]\n\tfsmonitor = /bin/false\n",
-    )
-    .unwrap();
+    set_fsmonitor(&odd.join("config.worktree"));
     refused_for_fsmonitor(&repo, &wt);
 }
 
