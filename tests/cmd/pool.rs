@@ -9,6 +9,20 @@ fn pool_entries(repo: &TestRepo) -> Vec<serde_json::Value> {
     status["entries"].as_array().cloned().unwrap_or_default()
 }
 
+/// The pool's entries once no background fill runs (a start that took an entry refills the
+/// pool to the size last filled).
+fn entries_once_filled(repo: &TestRepo) -> Vec<serde_json::Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
+        if status.get("filling").is_none() {
+            break status["entries"].as_array().cloned().unwrap_or_default();
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 fn fill(repo: &TestRepo, n: &str) {
     repo.task_root(&["pool", "fill", n, "--wait"]).ok();
 }
@@ -154,11 +168,21 @@ fn pooled_start_is_indistinguishable_from_a_cold_start() {
     move_main(&repo);
     let pooled = repo.start("pooled", &["--allow", "src/**"]);
     assert_eq!(pooled, repo.task_dir("pooled"));
-    assert!(pool_entries(&repo).is_empty(), "the entry was taken");
+    // The start refills the pool in the background (to the 1 of `pool fill 1`): the entry taken
+    // is not among the entries, whatever the refill made since.
+    let taken = entry_path.display().to_string();
+    let entries = entries_once_filled(&repo);
+    assert!(
+        entries.iter().all(|e| e["path"].as_str() != Some(&taken)),
+        "the entry was taken: {entries:?}"
+    );
     assert!(
         !entry_path.exists(),
         "the entry's directory became the task's"
     );
+    // Drained (which forgets the size), the next start is a cold one.
+    repo.task_root(&["pool", "drain"]).ok();
+    assert!(pool_entries(&repo).is_empty());
     let cold = repo.start("cold", &["--allow", "src/**"]);
     let (a, b) = (view(&repo, "pooled"), view(&repo, "cold"));
     assert_eq!(
@@ -207,15 +231,7 @@ fn parallel_starts_take_an_entry_once() {
         );
     }
     // The start that took the entry refills the pool (to the 1 of `pool fill 1`): wait for it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let entries = loop {
-        let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
-        if status.get("filling").is_none() {
-            break status["entries"].as_array().cloned().unwrap_or_default();
-        }
-        assert!(std::time::Instant::now() < deadline, "{status}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let entries = entries_once_filled(&repo);
     assert!(entries.len() <= 1, "{entries:?}");
     // One worktree each, besides the main one and the pool's.
     let worktrees = repo.worktrees();
