@@ -7,6 +7,11 @@
 //! its tip is the one on file or a pending one; anything else (rewritten, rolled back,
 //! deleted, re-created, or a record the ledger never knew) is tampered.
 //!
+//! Every write of an entry or a pending file also appends the id to `ledger/records-changed`
+//! ([`Changes`]): a command that keeps what it learnt of every record (the overlaps index) reads
+//! the ids appended since it last looked instead of every record ref, so that its cost stays
+//! flat in the number of tasks.
+//!
 //! Why a ledger of tips rather than a MAC in every record commit: a MAC proves a commit was
 //! made by git-task, but not that it is the *latest* one: an agent could roll its record back
 //! to an earlier genuine commit (before `dropped`, before a tighter `reset`) or delete it, and
@@ -23,6 +28,97 @@ const DELETED: &str = "deleted";
 
 fn dir(repo: &Repo) -> PathBuf {
     super::dir(repo).join("records")
+}
+
+/// The change log's name, beside `records/` (not in it: any name there may be a task id).
+const CHANGES: &str = "records-changed";
+
+/// Appends `ids` to the change log, one line each, in one write (appended whole: readers never
+/// see half a line of it). Best effort: a log that cannot be written makes its readers read every
+/// record again, once they see that it is missing or was replaced.
+fn note_changed<'a>(repo: &Repo, ids: impl IntoIterator<Item = &'a str>) {
+    use std::io::Write;
+    let text: String = ids.into_iter().map(|id| format!("{id}\n")).collect();
+    if text.is_empty() {
+        return;
+    }
+    let path = super::dir(repo).join(CHANGES);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(text.as_bytes());
+    }
+}
+
+/// Where a reader of the change log stopped: the log file (device and inode) and the length
+/// read. Another file (the log was removed or replaced) means the reader must read every
+/// record again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Mark {
+    dev: u64,
+    ino: u64,
+    len: u64,
+}
+
+/// The ids whose ledger entry changed since a [`Mark`].
+pub struct Changes {
+    /// The ids appended since, in the order they were (an id may come more than once).
+    pub ids: Vec<String>,
+    /// Where to look next time.
+    pub mark: Mark,
+}
+
+impl Changes {
+    /// Where the change log ends now (made if missing, while the ledger directory exists), for a
+    /// reader about to read every record: whatever changes after it is read next time. `None`:
+    /// there is no log to follow.
+    pub fn start(repo: &Repo) -> Option<Mark> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(super::dir(repo).join(CHANGES))
+            .ok()?;
+        let m = f.metadata().ok()?;
+        Some(Self::mark_of(&m, m.len()))
+    }
+
+    /// The ids appended since `mark`; `None` when the log is not the file `mark` was taken
+    /// from, or shorter (read every record then).
+    pub fn since(repo: &Repo, mark: Mark) -> Option<Changes> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(super::dir(repo).join(CHANGES)).ok()?;
+        let m = f.metadata().ok()?;
+        if Self::mark_of(&m, mark.len) != mark || m.len() < mark.len {
+            return None;
+        }
+        let mut tail = Vec::new();
+        f.seek(SeekFrom::Start(mark.len)).ok()?;
+        f.read_to_end(&mut tail).ok()?;
+        // A line still being appended is read next time.
+        let whole = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let ids = String::from_utf8_lossy(&tail[..whole])
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        Some(Changes {
+            ids,
+            mark: Mark {
+                len: mark.len + whole as u64,
+                ..mark
+            },
+        })
+    }
+
+    fn mark_of(m: &std::fs::Metadata, len: u64) -> Mark {
+        use std::os::unix::fs::MetadataExt;
+        Mark {
+            dev: m.dev(),
+            ino: m.ino(),
+            len,
+        }
+    }
 }
 
 fn entry(dir: &Path, id: &str) -> PathBuf {
@@ -148,12 +244,16 @@ impl Pending {
                 .context(|| format!("could not write '{}'", path.display()))?;
             entries.push((id, new, lock));
         }
+        // Said before the refs move too: a process killed after they moved and before `commit`
+        // leaves records that verify through their pending files.
+        note_changed(repo, entries.iter().map(|(id, _, _)| id.as_str()));
         Ok(Pending { entries })
     }
 
     /// The transaction applied: the new tips are the ledger's.
     pub fn commit(self, repo: &Repo) {
         let dir = dir(repo);
+        note_changed(repo, self.entries.iter().map(|(id, _, _)| id.as_str()));
         for (id, new, lock) in self.entries {
             let done = match new {
                 Some(tip) => crate::git::fs::write_atomically(
@@ -223,6 +323,7 @@ pub fn settle(repo: &Repo) -> Result<()> {
                     let _ = std::fs::remove_file(entry(&dir, id));
                 }
             }
+            note_changed(repo, [id]);
         }
         let _ = std::fs::remove_file(e.path());
     }
@@ -247,6 +348,7 @@ pub fn trust(repo: &Repo, ids: &[TaskId]) -> Result<Vec<(String, ObjectId)>> {
         let _lock = Lock::acquire(&dir.join(format!("{id}.lock")))?;
         crate::git::fs::write_atomically(&entry(&dir, &id), format!("{tip}\n").as_bytes())
             .context(|| format!("could not write the ledger entry of '{id}'"))?;
+        note_changed(repo, [id.as_str()]);
         adopted.push((id, tip));
     }
     Ok(adopted)

@@ -32,6 +32,7 @@ use crate::error::Result;
 use crate::git::diff::{self, ChangeKind};
 use crate::git::refs::read::{RefReader, RefStats};
 use crate::git::{objects, ObjectId, Repo};
+use crate::ledger::records::{Changes, Mark};
 use crate::record::{self, Record};
 use crate::task::{layout, Mode, Status, TaskId};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -93,6 +94,10 @@ struct Work {
 struct File {
     version: u32,
     ignore_case: bool,
+    /// Where the ledger's change log was when `tasks` held every task with a record: the ids
+    /// appended since are the only records that may have changed ([`Index::sync`]).
+    #[serde(default)]
+    mark: Option<Mark>,
     tasks: BTreeMap<String, Entry>,
     #[serde(default)]
     work: BTreeMap<String, Work>,
@@ -176,9 +181,8 @@ impl Index {
     }
 
     /// Writes the index back if something worth keeping changed (best effort: a cache that
-    /// cannot be written only costs time next run), dropping the tasks not in `seen` when given;
-    /// tasks gone alone make it write only once they are many.
-    pub fn save(mut self, seen: Option<&HashSet<String>>) {
+    /// cannot be written only costs time next run).
+    pub fn save(self) {
         if self.landings_changed {
             let text: String = self
                 .landings
@@ -190,21 +194,6 @@ impl Index {
                 text.as_bytes(),
             );
         }
-        if let Some(seen) = seen {
-            let gone = self
-                .file
-                .tasks
-                .keys()
-                .filter(|id| !seen.contains(*id))
-                .count();
-            if gone >= 64 || gone * 8 > self.file.tasks.len() {
-                self.changed = true;
-            }
-            if self.changed {
-                self.file.tasks.retain(|id, _| seen.contains(id));
-                self.file.work.retain(|id, _| seen.contains(id));
-            }
-        }
         if !self.changed {
             return;
         }
@@ -214,6 +203,60 @@ impl Index {
             }
             let _ = crate::git::fs::write_atomically(&self.path, &text);
         }
+    }
+
+    /// Brings the entries up to date with every task that has a record (read and verified as
+    /// [`record::load`] does; a task whose record does not verify has none). When the index
+    /// knows where it last read the ledger's change log ([`Changes`]), only the tasks whose
+    /// ledger entry changed since are looked at: with a thousand live tasks no record ref is
+    /// read. Otherwise every record ref is, and where the log ends is kept for next time.
+    pub fn sync(&mut self, repo: &Repo) -> Result<()> {
+        if let Some(changes) = self.file.mark.and_then(|m| Changes::since(repo, m)) {
+            let ids: std::collections::BTreeSet<String> = changes.ids.into_iter().collect();
+            for id in &ids {
+                let Ok(id) = TaskId::parse(id) else {
+                    continue;
+                };
+                match repo.find_ref(&layout::record_ref(&id))? {
+                    Some(tip) if self.entry(repo, &id, tip)?.is_some() => {}
+                    _ => self.forget(id.as_str()),
+                }
+            }
+            // Until the new mark is written, the ids are read again next time (a ref each, and
+            // the record of a task no longer active, whose entry is kept unwritten).
+            self.changed |= ids.len() > INACTIVE_UNWRITTEN;
+            self.file.mark = Some(changes.mark);
+            return Ok(());
+        }
+        let mark = Changes::start(repo);
+        let mut seen = HashSet::new();
+        for (id, tip) in record_tips(repo)? {
+            if self.entry(repo, &id, tip)?.is_some() {
+                seen.insert(id.to_string());
+            }
+        }
+        let gone: Vec<String> = (self.file.tasks.keys())
+            .chain(self.file.work.keys())
+            .filter(|id| !seen.contains(*id))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.forget(&id);
+        }
+        self.file.mark = mark;
+        self.changed = true;
+        Ok(())
+    }
+
+    /// Drops what the index knows of task `id` (it has no record that verifies).
+    fn forget(&mut self, id: &str) {
+        let had = self.file.tasks.remove(id).is_some() | self.file.work.remove(id).is_some();
+        self.changed |= had;
+    }
+
+    /// Every task with a record and its entry, in id order (after [`Index::sync`]).
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Entry)> {
+        self.file.tasks.iter().map(|(id, e)| (id.as_str(), e))
     }
 
     /// The entry of task `id` whose record tip is `tip`, made from its record (read and verified
@@ -501,6 +544,45 @@ impl Landed {
     }
 }
 
+impl Landed {
+    /// The changes from `from` to `to`, made once per `from` in `memo`.
+    fn memo<'m>(
+        memo: &'m mut HashMap<ObjectId, Landed>,
+        repo: &Repo,
+        from: ObjectId,
+        to: ObjectId,
+    ) -> Result<&'m Landed> {
+        Ok(match memo.entry(from) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Landed::between(repo, from, to)?)
+            }
+        })
+    }
+
+    /// Whether a task that changes only paths at or below the prefixes of `hull` (`""`:
+    /// anywhere) can meet these changes, as [`Landed::may_meet`] tells for paths: a path changed
+    /// at or below a prefix, a path changed where a prefix or a directory above it is (a
+    /// file-directory clash), or a directory above a prefix emptied (a rename the merge
+    /// follows).
+    fn may_reach(&self, hull: &[String]) -> bool {
+        self.lossy
+            || hull.iter().any(|h| {
+                if h.is_empty() {
+                    return true;
+                }
+                let h = match self.ignore_case {
+                    true => h.to_lowercase(),
+                    false => h.clone(),
+                };
+                self.around.contains(&h)
+                    || std::iter::once(h.as_str())
+                        .chain(dirs(&h))
+                        .any(|d| self.paths.contains(d) || self.vacated.contains(d))
+            })
+    }
+}
+
 /// The directories above `path`, deepest first (not the root).
 fn dirs(path: &str) -> impl Iterator<Item = &str> {
     let mut rest = path;
@@ -517,6 +599,13 @@ fn dirs(path: &str) -> impl Iterator<Item = &str> {
 /// branch's is merged in memory (with `merger`, made on first use). `before`: the branch's tip
 /// before a landing that wrote only new commits on it (a squash), for which the index's entries
 /// still hold.
+///
+/// A task is looked at (its branch read) only when what it may change can meet what the branch
+/// changed since the task last forked from it (since the ancestor of its work the index knows,
+/// or its base commit): the hull of its frozen contract, and the paths of that known work. Its
+/// work beyond its contract would be refused at its own merge; the ancestor it merged in since
+/// is the branch's, so the branch changed less since. With a thousand live tasks, the others
+/// cost nothing but their entry.
 pub fn conflicting(
     repo: &Repo,
     memory: &Repo,
@@ -529,34 +618,42 @@ pub fn conflicting(
         index.landed(onto, before);
     }
     let same = index.same_bases(onto);
+    index.sync(repo)?;
+    let onto_tree = objects::commit_tree(repo, onto)?;
+    let mut sides: HashMap<ObjectId, Landed> = HashMap::new();
+    let mut looked = Vec::new();
+    for (id, e) in index.entries() {
+        if !(e.active && e.worktree && e.base_branch.as_deref() == Some(branch)) {
+            continue;
+        }
+        let known = index.file.work.get(id);
+        let from = match known.and_then(|w| ObjectId::from_hex(w.ancestor.as_bytes()).ok()) {
+            Some(tree) => tree,
+            None => match ObjectId::from_hex(e.base_commit.as_bytes()) {
+                Ok(c) => objects::commit_tree(memory, c)?,
+                Err(_) => onto_tree,
+            },
+        };
+        let landed = Landed::memo(&mut sides, memory, from, onto_tree)?;
+        if !e.frozen_ok || landed.may_reach(&e.hull) || known.is_some_and(|w| landed.may_meet(w)) {
+            looked.push((TaskId::parse(id), e.branch.clone()));
+        }
+    }
     // Task branches whose loose files have not changed since the last forecast are not read
     // again (a `stat` each), as record refs are not ([`record_tips`]).
     let stats = RefStats::load_file(repo.common_dir(), "branch-refs");
     let reader = RefReader::with_stats(repo, &stats);
     let mut merger = None;
-    let mut sides: HashMap<String, Landed> = HashMap::new();
-    let onto_tree = objects::commit_tree(repo, onto)?;
-    let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for (id, tip) in record_tips(repo)? {
-        seen.insert(id.to_string());
-        let task_branch = match index.entry(repo, &id, tip)? {
-            Some(e) if e.active && e.worktree && e.base_branch.as_deref() == Some(branch) => {
-                e.branch.clone()
-            }
-            _ => continue,
-        };
+    for (id, task_branch) in looked {
+        let Ok(id) = id else { continue };
         let Some(task_tip) = reader.target(&task_branch)? else {
             continue;
         };
         let work = index.work(memory, &id, task_tip, onto, &same)?;
         let ancestor: ObjectId = ObjectId::from_hex(work.ancestor.as_bytes())
             .map_err(|_| crate::Error::repo_msg("bad object id in the overlaps index"))?;
-        if !sides.contains_key(&work.ancestor) {
-            let landed = Landed::between(memory, ancestor, onto_tree)?;
-            sides.insert(work.ancestor.clone(), landed);
-        }
-        if !sides[&work.ancestor].may_meet(&work) {
+        if !Landed::memo(&mut sides, memory, ancestor, onto_tree)?.may_meet(&work) {
             continue;
         }
         if merger.is_none() {
@@ -567,7 +664,7 @@ pub fn conflicting(
             out.push((id.to_string(), paths));
         }
     }
-    index.save(Some(&seen));
+    index.save();
     stats.store();
     Ok(out)
 }

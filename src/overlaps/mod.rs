@@ -203,21 +203,17 @@ pub fn contract_neighbours(repo: &Repo, record: &Record) -> Result<Vec<Neighbour
             .collect());
     };
     let mut idx = index::Index::load(repo);
+    idx.sync(repo)?;
     let mut policies = index::BasePolicies::new(repo);
-    let mut seen = std::collections::HashSet::new();
+    let meeting: Vec<TaskId> = idx
+        .entries()
+        .filter(|(id, _)| *id != record.state.id.as_str())
+        .filter(|(_, e)| e.active && (!e.frozen_ok || !policies.ok(e) || set.may_meet(&e.hull)))
+        .filter_map(|(id, _)| TaskId::parse(id).ok())
+        .collect();
+    idx.save();
     let mut out = Vec::new();
-    for (id, tip) in index::record_tips(repo)? {
-        seen.insert(id.to_string());
-        if id == record.state.id {
-            continue;
-        }
-        let meets = match idx.entry(repo, &id, tip)? {
-            Some(e) if e.active => !e.frozen_ok || !policies.ok(e) || set.may_meet(&e.hull),
-            _ => false,
-        };
-        if !meets {
-            continue;
-        }
+    for id in meeting {
         let Some(other) = index::load_live(repo, &id)? else {
             continue;
         };
@@ -226,7 +222,6 @@ pub fn contract_neighbours(repo: &Repo, record: &Record) -> Result<Vec<Neighbour
         }
         out.extend(neighbour(repo, mine.as_ref(), &other));
     }
-    idx.save(Some(&seen));
     Ok(out)
 }
 

@@ -280,9 +280,9 @@ fn start_warns_about_live_tasks_whose_contracts_overlap() {
     assert!(!r.stderr.contains("'docs'"), "{}", r.stderr);
 }
 
-/// `start` remembers record refs by their files' stat data (a thousand live tasks cost a
-/// thousand `stat`s): a task removed and started again under the same id, with another
-/// contract, is read again, not taken for the one remembered.
+/// `start` remembers what it read of every record and then reads only the records the ledger's
+/// change log names (a thousand live tasks cost nothing each): a task removed and started again
+/// under the same id, with another contract, is read again, not taken for the one remembered.
 #[test]
 fn start_reads_a_record_made_again_under_the_same_id() {
     let repo = repo();
@@ -294,8 +294,6 @@ fn start_reads_a_record_made_again_under_the_same_id() {
         .ok()
         .json();
     assert_eq!(j["overlaps"], serde_json::json!([]), "{j}");
-    let memo = std::fs::read_to_string(repo.root().join(".git/git-task/record-refs")).unwrap();
-    assert!(memo.contains("refs/tasks/api/record"), "{memo}");
     repo.task_root(&["remove", "api", "--force"]).ok();
     repo.start("api", &["--allow", "docs/api/**"]);
     let j = repo
@@ -530,10 +528,11 @@ fn a_forged_stale_or_deleted_index_hides_no_neighbour() {
         neighbours(&j)
     };
     // Forged: `api` said to allow only `zzz/` and to be finished, under a record tip that is not
-    // its record's (an index from another repository, or from before its last event).
+    // its record's, in an index from another repository (which followed another change log).
     j["tasks"]["api"]["hull"] = serde_json::json!(["zzz"]);
     j["tasks"]["api"]["active"] = serde_json::json!(false);
     j["tasks"]["api"]["record"] = serde_json::json!("1".repeat(40));
+    j["mark"]["ino"] = serde_json::json!(1);
     std::fs::write(&index, j.to_string()).unwrap();
     assert_eq!(start("s1"), want);
     // The index written then holds `api` under its real tip and contract again.
@@ -555,6 +554,14 @@ fn a_forged_stale_or_deleted_index_hides_no_neighbour() {
     assert_eq!(start("s3"), want(&["s2 \"yes\""]));
     std::fs::remove_file(&index).unwrap();
     assert_eq!(start("s4"), want(&["s2 \"yes\"", "s3 \"yes\""]));
+    // Stale: the index as it was before `api` was dropped, put back. The ledger's change log
+    // has grown since the point it followed it to: `api` is read again.
+    let before_drop = std::fs::read_to_string(&index).unwrap();
+    repo.task_root(&["drop", "api"]).ok();
+    std::fs::write(&index, before_drop).unwrap();
+    let got = start("s5");
+    assert!(!got.iter().any(|n| n.starts_with("api ")), "{got:?}");
+    assert!(got.iter().any(|n| n.starts_with("s4 ")), "{got:?}");
 }
 
 /// What a task does in its worktree.
@@ -764,4 +771,65 @@ fn a_task_whose_contract_cannot_be_read_now_is_still_named() {
         forecast_neighbours(&repo, "second"),
         "the full computation agrees"
     );
+}
+
+/// The forecast after a merge reads a task's branch only when its contract (or the work the
+/// index knew of it) reaches what the branch changed, and then exactly: a task allowed under
+/// `src/` whose work the index knew clean, and that since changed the line the next landing
+/// changes, is named; a task allowed only under `docs/` is not.
+#[test]
+fn the_forecast_reads_the_tasks_whose_contracts_reach_the_landing() {
+    let repo = repo();
+    let a = repo.start("a", &["--allow", "src/**"]);
+    let docs = repo.start("docs", &["--allow", "docs/**"]);
+    edit(&repo, &a, "src/db/c.rs", "A");
+    repo.write(&docs, "docs/d.md", "d\n");
+    commit_all(&repo, &docs, "docs");
+    let first = repo.start("first", &[]);
+    edit(&repo, &first, "src/api/b.rs", "F");
+    let j = repo
+        .task_root(&["merge", "first", "--no-checks", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["now_conflicting"], serde_json::json!([]), "{j}");
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(index_file(&repo)).unwrap()).unwrap();
+    assert_eq!(
+        index["work"]["a"]["paths"],
+        serde_json::json!(["src/db/c.rs"]),
+        "{index}"
+    );
+    edit(&repo, &a, "src/api/a.rs", "A");
+    let second = repo.start("second", &[]);
+    edit(&repo, &second, "src/api/a.rs", "S");
+    let j = repo
+        .task_root(&["merge", "second", "--no-checks", "--json"])
+        .ok()
+        .json();
+    assert_eq!(j["now_conflicting"][0]["task"], "a", "{j}");
+    assert_eq!(j["now_conflicting"].as_array().unwrap().len(), 1, "{j}");
+}
+
+/// A record the ledger does not know is no neighbour until the user adopts it
+/// (`trust --records --yes`): the adoption goes into the ledger's change log, so the next
+/// `start` reads it although its index had followed the log past that record.
+#[test]
+fn an_adopted_record_is_a_neighbour_from_then_on() {
+    let repo = repo();
+    repo.start("api", &["--allow", "src/api/**"]);
+    std::fs::remove_file(repo.root().join(".git/git-task/ledger/records/api")).unwrap();
+    // The next start reads every record (no index yet), finds `api`'s unknown and follows the
+    // change log from there.
+    std::fs::remove_file(index_file(&repo)).unwrap();
+    let j = repo
+        .task_root(&["start", "n1", "--allow", "src/**", "--json"])
+        .ok()
+        .json();
+    assert_eq!(neighbours(&j), Vec::<String>::new(), "{j}");
+    repo.task_root(&["trust", "--records", "--yes", "api"]).ok();
+    let j = repo
+        .task_root(&["start", "n2", "--allow", "src/**", "--json"])
+        .ok()
+        .json();
+    assert_eq!(neighbours(&j), ["api \"yes\"", "n1 \"yes\""], "{j}");
 }
