@@ -270,12 +270,13 @@ pub fn check_config(repo: &Repo) -> crate::Result<()> {
 /// Refuses (exit 1, `config_changed`) when a git setting that makes git run a command (or
 /// changes where it writes) differs from the trusted snapshot ([`trusted::exec_key`]): the
 /// commands that run git or write into worktrees call it before doing anything. Without a
-/// snapshot there is nothing to compare (the first `start` writes one).
-pub fn ensure_unchanged(repo: &Repo) -> crate::Result<()> {
+/// snapshot there is nothing to compare (the first `start` writes one). `scope`: whose
+/// `config.worktree` counts besides the shared config files ([`trusted::Scope`]).
+pub fn ensure_unchanged(repo: &Repo, scope: &trusted::Scope) -> crate::Result<()> {
     let Some(snapshot) = trusted::read(repo)? else {
         return Ok(());
     };
-    let differences = trusted::git_differences(&snapshot, &trusted::capture_git(repo));
+    let differences = trusted::git_differences(&snapshot, &trusted::capture_git_in(repo, scope));
     if differences.is_empty() {
         return Ok(());
     }

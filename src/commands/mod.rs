@@ -221,7 +221,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
     // A command that runs git or the user's commands, or writes into a worktree, refuses
     // while git config that makes git run commands differs from what the user trusted.
     if runs_git(command) {
-        crate::config::ensure_unchanged(&ctx.repo)?;
+        crate::config::ensure_unchanged(&ctx.repo, &trust_scope(ctx, command))?;
     }
     // A mutating command first finishes what a killed one left half made (SPEC §2.7).
     if matches!(
@@ -283,6 +283,31 @@ fn runs_git(command: &Command) -> bool {
         Command::Queue(args) => matches!(args.action, queue::QueueAction::Run { .. }),
         _ => false,
     }
+}
+
+/// Whose worktree config a command's comparison with the trusted settings looks at. `merge`
+/// and `check --run` of named tasks open only the worktree they run in, the main one, those
+/// tasks' worktrees (as their `.git` files name their private directories, which is where git
+/// looks too) and the target's (compared again where the landing opens it: `merge::target`):
+/// another task's worktree config cannot make them run anything, and with a thousand live
+/// tasks they do not look at a thousand files. Every other command, and a task whose worktree
+/// is not known here, looks at every worktree's.
+fn trust_scope(ctx: &Ctx, command: &Command) -> crate::config::trusted::Scope {
+    use crate::config::trusted::Scope;
+    let ids: Vec<&crate::task::TaskId> = match command {
+        Command::Merge(args) if args.remote.is_none() => args.ids.iter().collect(),
+        Command::Check(args) => args.id.iter().collect(),
+        _ => return Scope::Repository,
+    };
+    let mut dirs = vec![crate::git::normalize(ctx.repo.git_dir())];
+    for id in ids {
+        let place = crate::record::place::get(&ctx.repo, id.as_str());
+        match place.and_then(|p| crate::git::fs::git_dir_at(std::path::Path::new(&p))) {
+            Some(dir) => dirs.push(crate::git::normalize(&dir)),
+            None => return Scope::Repository,
+        }
+    }
+    Scope::Worktrees(dirs)
 }
 
 fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {

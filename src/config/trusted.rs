@@ -256,6 +256,25 @@ fn exec_values<'a>(entries: impl Iterator<Item = &'a Entry>, own: &[PathBuf]) ->
 /// `<common>/worktrees/<name>/hooks` for a linked one; a linked worktree may also hold a copy
 /// of the main one's): those values are git-task's, not the user's, and are not compared.
 pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
+    capture_git_in(repo, &Scope::Repository)
+}
+
+/// Which worktrees' `config.worktree` a comparison looks at (the shared config files always).
+#[derive(Clone, Debug)]
+pub enum Scope {
+    /// Every worktree's: what `trust` shows, and what every command compares unless it acts in
+    /// named worktrees only.
+    Repository,
+    /// The main worktree's and those of the worktrees whose private git directories these are
+    /// (`<common dir>/worktrees/<name>`; others are ignored): a command that runs git only
+    /// there, or opens only those worktrees, cannot be made to run what another worktree's
+    /// config says. With a thousand task worktrees, it costs one `stat` each of these, not a
+    /// thousand.
+    Worktrees(Vec<PathBuf>),
+}
+
+/// [`capture_git`] of the worktrees `scope` names.
+pub fn capture_git_in(repo: &Repo, scope: &Scope) -> (Values, BTreeMap<String, Values>) {
     let common = crate::git::normalize(repo.common_dir());
     let main_own = crate::git::state_dir(&common).join("hooks");
     let shared = crate::git::config::entries(repo, EXEC_SECTIONS);
@@ -270,15 +289,34 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
         common.join("config.worktree"),
         vec![main_own.clone()],
     )];
-    if let Ok(dir) = std::fs::read_dir(common.join("worktrees")) {
-        for e in dir.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let private = e.path();
-            files.push((
-                format!("worktrees/{name}/config.worktree"),
-                private.join("config.worktree"),
-                vec![private.join("hooks"), main_own.clone()],
-            ));
+    let worktrees = common.join("worktrees");
+    let mut linked = |name: &std::ffi::OsStr| {
+        let private = worktrees.join(name);
+        files.push((
+            format!("worktrees/{}/config.worktree", name.to_string_lossy()),
+            private.join("config.worktree"),
+            vec![private.join("hooks"), main_own.clone()],
+        ));
+    };
+    match scope {
+        Scope::Repository => {
+            if let Ok(dir) = std::fs::read_dir(&worktrees) {
+                for e in dir.flatten() {
+                    linked(&e.file_name());
+                }
+            }
+        }
+        Scope::Worktrees(dirs) => {
+            let mut names: Vec<&std::ffi::OsStr> = dirs
+                .iter()
+                .filter(|d| d.parent() == Some(worktrees.as_path()))
+                .filter_map(|d| d.file_name())
+                .collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                linked(name);
+            }
         }
     }
     let memo = Memo::load(repo);
@@ -305,7 +343,7 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
             quiet.push((rel, print.hash));
         }
     }
-    memo.store(quiet);
+    memo.store(quiet, matches!(scope, Scope::Repository));
     (git, worktree_git)
 }
 
@@ -348,9 +386,17 @@ impl Memo {
         self.quiet.get(rel) == Some(&hash)
     }
 
-    /// Rewrites the memo with `quiet` when that is not what it holds. Best effort: a memo that
-    /// cannot be written only costs reading the files next time.
-    fn store(self, mut quiet: Vec<(String, u64)>) {
+    /// Rewrites the memo with `quiet` when that is not what it holds: `quiet` is every file
+    /// looked at that held nothing to compare, of every worktree when `whole`; else of some, and
+    /// the lines of the others stay (as does the line of a file looked at that now holds
+    /// something: its stat data changed, so that line never matches again). Best effort: a memo
+    /// that cannot be written only costs reading the files next time.
+    fn store(self, mut quiet: Vec<(String, u64)>, whole: bool) {
+        if !whole {
+            let mut all = self.quiet.clone();
+            all.extend(quiet);
+            quiet = all.into_iter().collect();
+        }
         quiet.sort();
         let text: String = quiet
             .iter()

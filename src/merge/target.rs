@@ -104,6 +104,17 @@ pub(super) fn check_targets(
     if new == old {
         return Ok(None);
     }
+    // The merge writes and runs git in these: a linked one's own config counts as well as what
+    // the command compared before it started (`commands::trust_scope`).
+    let linked: Vec<PathBuf> = checked_out
+        .iter()
+        .filter_map(|p| crate::git::fs::git_dir_at(p))
+        .map(|d| crate::git::normalize(&d))
+        .filter(|d| d.parent().and_then(Path::file_name) == Some("worktrees".as_ref()))
+        .collect();
+    if !linked.is_empty() {
+        crate::config::ensure_unchanged(repo, &crate::config::trusted::Scope::Worktrees(linked))?;
+    }
     for path in checked_out {
         // Nothing on disk where the merge adds a file: git would overwrite an ignored file
         // (a build output, a `.env`), which is the user's work all the same (SPEC §7.6).

@@ -36,7 +36,7 @@ use crate::ledger::records::{Changes, Mark};
 use crate::record::{self, Record};
 use crate::task::{layout, Mode, Status, TaskId};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How many entries of tasks no longer active are made again before the index is written.
 const INACTIVE_UNWRITTEN: usize = 8;
@@ -44,8 +44,11 @@ const INACTIVE_UNWRITTEN: usize = 8;
 /// The landings file's name, beside the index.
 const LANDINGS: &str = "overlaps-landings";
 
-/// The file's format; another version is read as empty.
-const VERSION: u32 = 1;
+/// The work file's name, beside the index.
+const WORK: &str = "overlaps-work";
+
+/// The files' format; another version is read as empty.
+const VERSION: u32 = 2;
 
 /// How many landings `overlaps-landings` keeps (older ones only cost computing again).
 const MAX_LANDINGS: usize = 64;
@@ -99,7 +102,14 @@ struct File {
     #[serde(default)]
     mark: Option<Mark>,
     tasks: BTreeMap<String, Entry>,
-    #[serde(default)]
+}
+
+/// What the index knows of tasks' work, in a file of its own (`overlaps-work`): read only when
+/// some task is looked at closely, which with a thousand live tasks is seldom any.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct WorkFile {
+    version: u32,
+    ignore_case: bool,
     work: BTreeMap<String, Work>,
 }
 
@@ -108,6 +118,9 @@ pub struct Index {
     path: PathBuf,
     file: File,
     changed: bool,
+    /// The work file, once read.
+    work: Option<WorkFile>,
+    work_changed: bool,
     /// Entries made for tasks no longer active, not yet written.
     inactive_made: usize,
     /// Landings that wrote only new commits on a branch, `(tip after, tip before)`: every
@@ -121,15 +134,14 @@ impl Index {
     pub fn load(repo: &Repo) -> Index {
         let path = crate::git::state_dir(repo.common_dir()).join("overlaps-index");
         let ignore_case = repo.ignore_case();
-        let file = std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<File>(&b).ok())
-            .filter(|f| f.version == VERSION && f.ignore_case == ignore_case)
-            .unwrap_or(File {
-                version: VERSION,
-                ignore_case,
-                ..File::default()
-            });
+        let file = read_json(&path, |f: &File| {
+            f.version == VERSION && f.ignore_case == ignore_case
+        })
+        .unwrap_or(File {
+            version: VERSION,
+            ignore_case,
+            ..File::default()
+        });
         let landings = std::fs::read_to_string(path.with_file_name(LANDINGS))
             .unwrap_or_default()
             .lines()
@@ -143,6 +155,8 @@ impl Index {
             path,
             file,
             changed: false,
+            work: None,
+            work_changed: false,
             inactive_made: 0,
             landings,
             landings_changed: false,
@@ -182,7 +196,7 @@ impl Index {
 
     /// Writes the index back if something worth keeping changed (best effort: a cache that
     /// cannot be written only costs time next run).
-    pub fn save(self) {
+    pub fn save(mut self) {
         if self.landings_changed {
             let text: String = self
                 .landings
@@ -194,15 +208,32 @@ impl Index {
                 text.as_bytes(),
             );
         }
-        if !self.changed {
-            return;
-        }
-        if let Ok(text) = serde_json::to_vec(&self.file) {
-            if let Some(dir) = self.path.parent() {
-                let _ = std::fs::create_dir_all(dir);
+        if self.work_changed {
+            if let Some(work) = &mut self.work {
+                // Work of tasks the index no longer knows goes with the next write.
+                let tasks = &self.file.tasks;
+                work.work.retain(|id, _| tasks.contains_key(id));
+                write_json(&self.path.with_file_name(WORK), work);
             }
-            let _ = crate::git::fs::write_atomically(&self.path, &text);
         }
+        if self.changed {
+            write_json(&self.path, &self.file);
+        }
+    }
+
+    /// The work file, read on first use (a missing, unreadable or other-version one is empty).
+    fn work_file(&mut self) -> &mut WorkFile {
+        let (path, ignore_case) = (self.path.with_file_name(WORK), self.file.ignore_case);
+        self.work.get_or_insert_with(|| {
+            read_json(&path, |w: &WorkFile| {
+                w.version == VERSION && w.ignore_case == ignore_case
+            })
+            .unwrap_or(WorkFile {
+                version: VERSION,
+                ignore_case,
+                ..WorkFile::default()
+            })
+        })
     }
 
     /// Brings the entries up to date with every task that has a record (read and verified as
@@ -236,7 +267,6 @@ impl Index {
             }
         }
         let gone: Vec<String> = (self.file.tasks.keys())
-            .chain(self.file.work.keys())
             .filter(|id| !seen.contains(*id))
             .cloned()
             .collect();
@@ -250,8 +280,8 @@ impl Index {
 
     /// Drops what the index knows of task `id` (it has no record that verifies).
     fn forget(&mut self, id: &str) {
-        let had = self.file.tasks.remove(id).is_some() | self.file.work.remove(id).is_some();
-        self.changed |= had;
+        // Its work, if any, goes when the work file is next written.
+        self.changed |= self.file.tasks.remove(id).is_some();
     }
 
     /// Every task with a record and its entry, in id order (after [`Index::sync`]).
@@ -299,7 +329,7 @@ impl Index {
         same: &HashSet<ObjectId>,
     ) -> Result<Work> {
         let is = |hex: &str, id: ObjectId| ObjectId::from_hex(hex.as_bytes()).ok() == Some(id);
-        if let Some(w) = self.file.work.get(id.as_str()) {
+        if let Some(w) = self.work_file().work.get(id.as_str()) {
             let holds = w
                 .bases
                 .iter()
@@ -333,13 +363,14 @@ impl Index {
             Some(b) => objects::commit_tree(memory, b)? == ancestor,
             None => false,
         };
-        self.changed = true;
+        self.work_changed = true;
+        let file = self.work_file();
         match real {
             true => {
-                self.file.work.insert(id.to_string(), work.clone());
+                file.work.insert(id.to_string(), work.clone());
             }
             false => {
-                self.file.work.remove(id.as_str());
+                file.work.remove(id.as_str());
             }
         }
         Ok(work)
@@ -583,6 +614,24 @@ impl Landed {
     }
 }
 
+/// `T` read from the JSON file at `path` when `good` says it is of this format; `None` when
+/// missing, unreadable or of another.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, good: impl Fn(&T) -> bool) -> Option<T> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice::<T>(&bytes).ok().filter(|t| good(t))
+}
+
+/// Writes `value` as JSON to `path` (best effort: a cache that cannot be written only costs
+/// time next run).
+fn write_json(path: &Path, value: &impl serde::Serialize) {
+    if let Ok(text) = serde_json::to_vec(value) {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = crate::git::fs::write_atomically(path, &text);
+    }
+}
+
 /// The directories above `path`, deepest first (not the root).
 fn dirs(path: &str) -> impl Iterator<Item = &str> {
     let mut rest = path;
@@ -600,12 +649,12 @@ fn dirs(path: &str) -> impl Iterator<Item = &str> {
 /// before a landing that wrote only new commits on it (a squash), for which the index's entries
 /// still hold.
 ///
-/// A task is looked at (its branch read) only when what it may change can meet what the branch
-/// changed since the task last forked from it (since the ancestor of its work the index knows,
-/// or its base commit): the hull of its frozen contract, and the paths of that known work. Its
-/// work beyond its contract would be refused at its own merge; the ancestor it merged in since
-/// is the branch's, so the branch changed less since. With a thousand live tasks, the others
-/// cost nothing but their entry.
+/// A task is looked at (its branch read, its work computed or taken from the work file) only
+/// when the hull of its frozen contract can meet what the branch changed since the task's base
+/// commit: whatever it may change is there (work beyond its contract would be refused at its
+/// own merge, so the forecast does not look for it), and the branch changed no less since then
+/// than since the merge base it has with it now. With a thousand live tasks, the others cost
+/// nothing but their entry.
 pub fn conflicting(
     repo: &Repo,
     memory: &Repo,
@@ -621,21 +670,27 @@ pub fn conflicting(
     index.sync(repo)?;
     let onto_tree = objects::commit_tree(repo, onto)?;
     let mut sides: HashMap<ObjectId, Landed> = HashMap::new();
+    let mut base_trees: HashMap<ObjectId, ObjectId> = HashMap::new();
     let mut looked = Vec::new();
     for (id, e) in index.entries() {
         if !(e.active && e.worktree && e.base_branch.as_deref() == Some(branch)) {
             continue;
         }
-        let known = index.file.work.get(id);
-        let from = match known.and_then(|w| ObjectId::from_hex(w.ancestor.as_bytes()).ok()) {
-            Some(tree) => tree,
-            None => match ObjectId::from_hex(e.base_commit.as_bytes()) {
-                Ok(c) => objects::commit_tree(memory, c)?,
-                Err(_) => onto_tree,
-            },
+        // What the branch changed since the task started from it (or last synced with it): at
+        // least what it changed since the task's merge base with it now.
+        let base = ObjectId::from_hex(e.base_commit.as_bytes()).ok();
+        let from = match base.map(|c| base_trees.get(&c).copied().ok_or(c)) {
+            Some(Ok(tree)) => Some(tree),
+            Some(Err(c)) => objects::commit_tree(memory, c).ok().inspect(|t| {
+                base_trees.insert(c, *t);
+            }),
+            None => None,
         };
-        let landed = Landed::memo(&mut sides, memory, from, onto_tree)?;
-        if !e.frozen_ok || landed.may_reach(&e.hull) || known.is_some_and(|w| landed.may_meet(w)) {
+        let reach = match from {
+            Some(from) => Landed::memo(&mut sides, memory, from, onto_tree)?.may_reach(&e.hull),
+            None => true,
+        };
+        if !e.frozen_ok || reach {
             looked.push((TaskId::parse(id), e.branch.clone()));
         }
     }

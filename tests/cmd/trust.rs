@@ -46,6 +46,14 @@ fn refused_for_fsmonitor(repo: &TestRepo, wt: &Path) {
     config_changed(&run, "core.fsmonitor");
 }
 
+/// A command that compares every worktree's config (`sync`) is refused for the
+/// `core.fsmonitor` set since in any of them.
+#[track_caller]
+fn refused_everywhere_for_fsmonitor(repo: &TestRepo) {
+    let run = repo.task_root(&["sync", "t1", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+}
+
 /// Asserts exit 1 with JSON kind `config_changed` naming `key`; returns the document.
 #[track_caller]
 fn config_changed(run: &Run, key: &str) -> Value {
@@ -322,6 +330,63 @@ fn a_key_in_a_task_worktrees_config_is_a_change() {
     refused_for_fsmonitor(&repo, &wt);
 }
 
+/// `merge` of named tasks compares the config of the worktrees it acts in (the one it runs in,
+/// the main one, those tasks'): a key an agent set in another task's worktree cannot make it
+/// run anything, and does not stop it. Every other command still compares every worktree's,
+/// and the named task's own worktree counts wherever the merge is run from.
+#[test]
+fn merge_compares_the_config_of_the_worktrees_it_acts_in() {
+    let (repo, wt) = worktree_config_repo();
+    let t2 = repo.start("t2", &[]);
+    repo.write(&t2, "t2.txt", "t2\n");
+    commit_all(&repo, &t2, "t2 work");
+    repo.write(&wt, "t1.txt", "t1\n");
+    commit_all(&repo, &wt, "t1 work");
+    agent_config(&repo, &wt, &["--worktree", "core.fsmonitor", "/bin/false"]);
+    // Run from t1's worktree, t2's merge opens it: refused.
+    let run = repo.task(&wt, &["merge", "t2", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+    // From the main worktree it does not: t2 lands.
+    let main = rev(&repo, "main");
+    repo.task_root(&["merge", "t2", "--no-checks"]).ok();
+    assert_ne!(rev(&repo, "main"), main);
+    refused_everywhere_for_fsmonitor(&repo);
+    let main = rev(&repo, "main");
+    let run = repo.task_root(&["merge", "t1", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+    assert_eq!(rev(&repo, "main"), main, "nothing landed");
+}
+
+/// A merge into a branch checked out in a linked worktree writes and runs git there: that
+/// worktree's config counts, and a key set there since it was trusted stops the merge before
+/// anything moves.
+#[test]
+fn a_merge_into_a_branch_checked_out_elsewhere_compares_that_worktrees_config() {
+    let (repo, _wt) = worktree_config_repo();
+    repo.git(repo.root(), &["branch", "dev"]);
+    let side = repo.root().with_file_name(format!(
+        "{}-side",
+        repo.root().file_name().unwrap().to_string_lossy()
+    ));
+    repo.git(
+        repo.root(),
+        &["worktree", "add", "-q", side.to_str().unwrap(), "dev"],
+    );
+    let t3 = repo.start("t3", &["--base", "dev"]);
+    repo.write(&t3, "t3.txt", "t3\n");
+    commit_all(&repo, &t3, "t3 work");
+    agent_config(
+        &repo,
+        &side,
+        &["--worktree", "core.fsmonitor", "/bin/false"],
+    );
+    let dev = rev(&repo, "dev");
+    let run = repo.task_root(&["merge", "t3", "--no-checks", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+    assert_eq!(rev(&repo, "dev"), dev, "nothing landed");
+    assert!(!side.join("t3.txt").exists());
+}
+
 /// The check remembers a worktree's `config.worktree` that holds nothing to compare by its stat
 /// data (a thousand worktrees are `stat`ed, not parsed), and still sees an exec-capable key
 /// written into it in place, at the same size, with its modification time put back.
@@ -374,7 +439,9 @@ fn a_worktree_dir_named_with_a_line_break_is_never_remembered() {
     assert!(!memo.contains("worktrees/x"), "{memo}");
     assert!(!memo.contains("1 y/config.worktree"), "{memo}");
     set_fsmonitor(&odd.join("config.worktree"));
-    refused_for_fsmonitor(&repo, &wt);
+    refused_everywhere_for_fsmonitor(&repo);
+    // `merge` looks only at the worktrees it acts in: that one is none of them.
+    repo.task(&wt, &["merge", "t1", "--no-checks"]).ok();
 }
 
 /// A worktree directory whose name is not UTF-8 still has its `config.worktree` compared.
@@ -388,7 +455,8 @@ fn a_key_under_a_worktree_dir_named_in_bytes_is_a_change() {
         .join(std::ffi::OsStr::from_bytes(b"x\xff"));
     std::fs::create_dir_all(&odd).unwrap();
     set_fsmonitor(&odd.join("config.worktree"));
-    refused_for_fsmonitor(&repo, &wt);
+    refused_everywhere_for_fsmonitor(&repo);
+    let _ = wt;
 }
 
 /// A hook defined in config (git >= 2.54 runs it on every commit) is the agent's command, and
