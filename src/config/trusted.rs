@@ -289,6 +289,21 @@ pub fn capture_git_in(repo: &Repo, scope: &Scope) -> (Values, BTreeMap<String, V
         common.join("config.worktree"),
         vec![main_own.clone()],
     )];
+    // The gate checkouts' admin directories (`crate::gate`): git-task's own git and gix bring
+    // them to each landing, reading their `config.worktree` as a linked worktree's. Few, and
+    // used by every merge with checks: in every scope.
+    if let Ok(dir) = std::fs::read_dir(crate::git::state_dir(&common).join("gate")) {
+        for e in dir.flatten() {
+            let name = e.file_name();
+            if name.to_str().is_some_and(|n| n.ends_with(".git")) && e.path().is_dir() {
+                files.push((
+                    format!("git-task/gate/{}/config.worktree", name.to_string_lossy()),
+                    e.path().join("config.worktree"),
+                    vec![main_own.clone()],
+                ));
+            }
+        }
+    }
     let worktrees = common.join("worktrees");
     let mut linked = |name: &std::ffi::OsStr| {
         let private = worktrees.join(name);

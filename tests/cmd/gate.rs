@@ -481,3 +481,42 @@ fn a_file_an_exclude_edit_unignores_is_removed_before_the_run() {
     repo.task_root(&["merge", "b"]).ok();
     repo.fsck();
 }
+
+/// The gate checkout's own config (`gate/<n>.git/config.worktree`, which git and gix read there
+/// once `extensions.worktreeConfig` is on) is the agent's to write like any worktree's: a
+/// filter set there since the settings were trusted is a change, and the next merge with
+/// checks refuses before bringing the checkout to the landing, so the filter never runs.
+#[test]
+fn a_filter_in_the_gate_checkouts_config_is_a_change() {
+    let repo = TestRepo::new();
+    repo.git(
+        repo.root(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    repo.write(repo.root(), ".gitattributes", "*.txt filter=evil\n");
+    commit_all(&repo, repo.root(), "attributes");
+    task_with(&repo, "t0", "true", "a.txt");
+    repo.task_root(&["merge", "t0"]).ok();
+    task_with(&repo, "t1", "true", "b.txt");
+    let slot = settled_slot(&repo);
+    let marker = repo.root().with_file_name("filter-ran");
+    let config = slot.with_extension("git").join("config.worktree");
+    repo.git(
+        repo.root(),
+        &[
+            "config",
+            "--file",
+            config.to_str().unwrap(),
+            "filter.evil.smudge",
+            &format!("sh -c 'touch {}; cat'", marker.display()),
+        ],
+    );
+    let main = rev(&repo, "main");
+    let run = repo.task_root(&["merge", "t1", "--json"]);
+    assert_eq!(run.code, 1, "{run}");
+    let j = run.json();
+    assert_eq!(j["kind"], "config_changed", "{j}");
+    assert!(j.to_string().contains("filter.evil.smudge"), "{j}");
+    assert_eq!(rev(&repo, "main"), main, "nothing landed");
+    assert!(!marker.exists(), "the agent's filter ran");
+}
