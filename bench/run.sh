@@ -213,6 +213,15 @@ drop_task() {
     git -C "$r" for-each-ref --format='delete %(refname)' "refs/tasks/$id" | git -C "$r" update-ref --stdin
 }
 
+# remove_task REPO ID — untimed clean-up of a task with git-task's own `remove --force`, for
+# repositories kept between runs (the live scenario's): deleting its refs with plain git is what
+# the ledger calls tampering, and a later start of the same id would be refused for it.
+remove_task() {
+    wait_gt_idle
+    "$GT" -C "$1" -q remove --force "$2" >/dev/null 2>&1 || drop_task "$1" "$2"
+    wait_gt_idle
+}
+
 # ---------------------------------------------------------------- result rows
 
 # row KEY SIZE LABEL SIDE_A SIDE_B KIND TARGET MEM_TARGET [NOTE] — declare a table row of the
@@ -800,10 +809,10 @@ live_rows() {
     # start
     prep_many() { :; }
     cmd_many() { echo "$GT -C $home/many start ls$count-$1 --allow ${FILES[0]%/*}/**"; }
-    clean_many() { drop_task "$home/many" "ls$count-$1"; }
+    clean_many() { remove_task "$home/many" "ls$count-$1"; }
     prep_one() { :; }
     cmd_one() { echo "$GT -C $home/one start ls$count-$1 --allow ${FILES[0]%/*}/**"; }
-    clean_one() { drop_task "$home/one" "ls$count-$1"; }
+    clean_one() { remove_task "$home/one" "ls$count-$1"; }
     measure live-start "$size" many one
     # merge (the post-merge forecast looks at every live task on the target)
     live_merge_prep() { # REPO ID
@@ -816,7 +825,7 @@ live_rows() {
         wait_gt_idle
         git -C "$1" reset -q --hard "$(cat "$W/base-${1##*/}")"
         git -C "$1" update-ref -d refs/notes/tasks 2>/dev/null || true
-        drop_task "$1" "$2"
+        remove_task "$1" "$2"
     }
     prep_many() { live_merge_prep "$home/many" "lm$count-$1"; }
     cmd_many() { echo "$GT -C $home/many merge --keep --no-checks lm$count-$1"; }

@@ -285,11 +285,13 @@ fn runs_git(command: &Command) -> bool {
     }
 }
 
-/// Whose worktree config a command's comparison with the trusted settings looks at. `merge`
-/// and `check --run` of named tasks open only the worktree they run in, the main one, those
-/// tasks' worktrees (as their `.git` files name their private directories, which is where git
-/// looks too) and the target's (compared again where the landing opens it: `merge::target`):
-/// another task's worktree config cannot make them run anything, and with a thousand live
+/// Whose worktree config a command's comparison with the trusted settings looks at (the shared
+/// config files and the gate checkouts' always). `merge` and `check --run` of named tasks open
+/// only the worktree they run in, the main one, those tasks' worktrees (as their `.git` files
+/// name their private directories, which is where git looks too) and the target's (compared
+/// where the landing opens it: `merge::target`); `start` only the one it runs in, the main one,
+/// the new one it makes and a pool entry it takes (compared where it takes it: `pool::take`).
+/// Another task's worktree config cannot make them run anything, and with a thousand live
 /// tasks they do not look at a thousand files. Every other command, and a task whose worktree
 /// is not known here, looks at every worktree's.
 fn trust_scope(ctx: &Ctx, command: &Command) -> crate::config::trusted::Scope {
@@ -297,6 +299,7 @@ fn trust_scope(ctx: &Ctx, command: &Command) -> crate::config::trusted::Scope {
     let ids: Vec<&crate::task::TaskId> = match command {
         Command::Merge(args) if args.remote.is_none() => args.ids.iter().collect(),
         Command::Check(args) => args.id.iter().collect(),
+        Command::Start(_) => Vec::new(),
         _ => return Scope::Repository,
     };
     let mut dirs = vec![crate::git::normalize(ctx.repo.git_dir())];

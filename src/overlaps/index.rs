@@ -243,6 +243,7 @@ impl Index {
     /// read. Otherwise every record ref is, and where the log ends is kept for next time.
     pub fn sync(&mut self, repo: &Repo) -> Result<()> {
         if let Some(changes) = self.file.mark.and_then(|m| Changes::since(repo, m)) {
+            let before = self.changed;
             let ids: std::collections::BTreeSet<String> = changes.ids.into_iter().collect();
             for id in &ids {
                 let Ok(id) = TaskId::parse(id) else {
@@ -253,9 +254,10 @@ impl Index {
                     _ => self.forget(id.as_str()),
                 }
             }
-            // Until the new mark is written, the ids are read again next time (a ref each, and
-            // the record of a task no longer active, whose entry is kept unwritten).
-            self.changed |= ids.len() > INACTIVE_UNWRITTEN;
+            // Not written for a few: until the new mark is, the same ids are read again next
+            // time (a ref and a record each), which costs less than writing the entry of every
+            // task. Written once they are more.
+            self.changed = before || ids.len() > INACTIVE_UNWRITTEN;
             self.file.mark = Some(changes.mark);
             return Ok(());
         }

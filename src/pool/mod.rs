@@ -335,6 +335,13 @@ pub fn take(repo: &Repo, want: &Want<'_>) -> Result<Taken> {
         .into_iter()
         .filter(|e| e.base == want.base)
     {
+        // The entry's own config is what git and gix read in it (`start` compared only the
+        // worktree it runs in).
+        if let Some(admin) = admin_of(&entry.path) {
+            let scope =
+                crate::config::trusted::Scope::Worktrees(vec![crate::git::normalize(&admin)]);
+            crate::config::ensure_unchanged(repo, &scope)?;
+        }
         if !claim(repo, &entry)? {
             continue;
         }

@@ -357,6 +357,39 @@ fn merge_compares_the_config_of_the_worktrees_it_acts_in() {
     assert_eq!(rev(&repo, "main"), main, "nothing landed");
 }
 
+/// `start` compares the config of the worktree it runs in and of the pool entry it would take,
+/// not every task's: a key an agent set in another task's worktree does not stop it (every
+/// other command still refuses), one set in a pool entry does, before the entry is taken.
+#[test]
+fn start_compares_the_worktree_it_runs_in_and_the_pool_entry_it_takes() {
+    let (repo, wt) = worktree_config_repo();
+    agent_config(&repo, &wt, &["--worktree", "core.fsmonitor", "/bin/false"]);
+    repo.start("t2", &[]);
+    refused_everywhere_for_fsmonitor(&repo);
+    // From t1's worktree, start runs there: refused.
+    let run = repo.task(&wt, &["start", "t3", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+    assert!(repo.refs("refs/tasks/t3/").is_empty(), "{run}");
+    agent_config(&repo, &wt, &["--worktree", "--unset", "core.fsmonitor"]);
+    repo.task_root(&["pool", "fill", "1", "--wait"]).ok();
+    let pool = repo.refs("refs/task-pool/");
+    assert_eq!(pool.len(), 1, "{pool:?}");
+    let status = repo.task_root(&["pool", "status", "--json"]).ok().json();
+    let entry = PathBuf::from(status["entries"][0]["path"].as_str().unwrap());
+    agent_config(
+        &repo,
+        &entry,
+        &["--worktree", "core.fsmonitor", "/bin/false"],
+    );
+    let run = repo.task_root(&["start", "t4", "--json"]);
+    config_changed(&run, "core.fsmonitor");
+    assert_eq!(
+        repo.refs("refs/task-pool/"),
+        pool,
+        "the entry was not taken"
+    );
+}
+
 /// A merge into a branch checked out in a linked worktree writes and runs git there: that
 /// worktree's config counts, and a key set there since it was trusted stops the merge before
 /// anything moves.
