@@ -10,6 +10,9 @@ use crate::git::{normalize, ObjectId, Repo};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+/// Below this many files a checkout is written by one thread.
+const SMALL_CHECKOUT: u64 = 2000;
+
 pub mod pool;
 mod register;
 mod remove;
@@ -426,6 +429,12 @@ fn add_at(
         .iter()
         .filter(|e| !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE))
         .count() as u64;
+    // A small tree is written by one thread, as git does by default (`checkout.workers`): two
+    // threads creating a few hundred files mostly wait on each other's directory locks, which
+    // costs more CPU the fuller the file system's inode groups are.
+    if total < SMALL_CHECKOUT {
+        options.thread_limit = Some(1);
+    }
     let files = Counter::default();
     // The checkout runs on its own thread; this one reports its progress meanwhile.
     std::thread::scope(|scope| {
