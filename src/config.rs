@@ -271,12 +271,21 @@ pub fn check_config(repo: &Repo) -> crate::Result<()> {
 /// changes where it writes) differs from the trusted snapshot ([`trusted::exec_key`]): the
 /// commands that run git or write into worktrees call it before doing anything. Without a
 /// snapshot there is nothing to compare (the first `start` writes one). `scope`: whose
-/// `config.worktree` counts besides the shared config files ([`trusted::Scope`]).
-pub fn ensure_unchanged(repo: &Repo, scope: &trusted::Scope) -> crate::Result<()> {
+/// `config.worktree` counts besides the shared config files ([`trusted::Scope`]); `runs`: which
+/// keys ([`trusted::Runs`]).
+pub fn ensure_unchanged(
+    repo: &Repo,
+    scope: &trusted::Scope,
+    runs: trusted::Runs,
+) -> crate::Result<()> {
     let Some(snapshot) = trusted::read(repo)? else {
         return Ok(());
     };
-    let differences = trusted::git_differences(&snapshot, &trusted::capture_git_in(repo, scope));
+    let differences: Vec<_> =
+        trusted::git_differences(&snapshot, &trusted::capture_git_in(repo, scope))
+            .into_iter()
+            .filter(|d| runs.counts(&d.key))
+            .collect();
     if differences.is_empty() {
         return Ok(());
     }

@@ -218,10 +218,15 @@ pub fn run(ctx: &Ctx, command: &Command) -> CmdResult {
             );
         }
     }
-    // A command that runs git or the user's commands, or writes into a worktree, refuses
-    // while git config that makes git run commands differs from what the user trusted.
-    if runs_git(command) {
-        crate::config::ensure_unchanged(&ctx.repo, &trust_scope(ctx, command))?;
+    // A command that runs git or the user's commands, writes into a worktree or reads a
+    // worktree's files through git's filters, refuses while git config that makes git run
+    // commands differs from what the user trusted.
+    if let Some(scope) = trust_scope(ctx, command) {
+        let runs = match runs_git(command) {
+            true => crate::config::trusted::Runs::Anything,
+            false => crate::config::trusted::Runs::Filters,
+        };
+        crate::config::ensure_unchanged(&ctx.repo, &scope, runs)?;
     }
     // A mutating command first finishes what a killed one left half made (SPEC §2.7).
     if matches!(
@@ -286,31 +291,49 @@ fn runs_git(command: &Command) -> bool {
 }
 
 /// Whose worktree config a command's comparison with the trusted settings looks at (the shared
-/// config files and the gate checkouts' always). `merge` and `check --run` of named tasks open
-/// only the worktree they run in, the main one, those tasks' worktrees (as their `.git` files
-/// name their private directories, which is where git looks too) and the target's (compared
-/// where the landing opens it: `merge::target`); `start` only the one it runs in, the main one,
-/// the new one it makes and a pool entry it takes (compared where it takes it: `pool::take`).
-/// Another task's worktree config cannot make them run anything, and with a thousand live
-/// tasks they do not look at a thousand files. Every other command, and a task whose worktree
-/// is not known here, looks at every worktree's.
-fn trust_scope(ctx: &Ctx, command: &Command) -> crate::config::trusted::Scope {
+/// config files and the gate checkouts' always); `None`: the command runs nothing git could be
+/// told to run.
+///
+/// `merge` and `check` of named tasks open only the worktree they run in, the main one, those
+/// tasks' worktrees (as their `.git` files name their private directories, which is where git
+/// looks too) and the target's (compared where the landing opens it: `merge::target`); `start`
+/// only the one it runs in, the main one, the new one it makes and a pool entry it takes
+/// (compared where it takes it: `pool::take`). The commands that read one task's worktree files
+/// (its uncommitted work, or what a discard saves first) read them through git's filters, whose
+/// drivers that worktree's config may name: the same worktrees count, for the keys that reading
+/// can run ([`crate::config::trusted::Runs::Filters`]: a hook manager's `core.hooksPath` does not
+/// stop `status`). Another task's worktree
+/// config cannot make them run anything, and with a thousand live tasks they do not look at a
+/// thousand files. Every other command that runs git or reads every worktree, and a task whose
+/// worktree is not known here, looks at every worktree's.
+fn trust_scope(ctx: &Ctx, command: &Command) -> Option<crate::config::trusted::Scope> {
     use crate::config::trusted::Scope;
     let ids: Vec<&crate::task::TaskId> = match command {
         Command::Merge(args) if args.remote.is_none() => args.ids.iter().collect(),
-        Command::Check(args) => args.id.iter().collect(),
         Command::Start(_) => Vec::new(),
-        _ => return Scope::Repository,
+        Command::Check(args) => args.id.iter().collect(),
+        Command::Status(args) => args.id.iter().collect(),
+        Command::Diff(args) => args.id.iter().collect(),
+        Command::Changes(args) => args.id.iter().collect(),
+        Command::Commit(args) => args.id.iter().collect(),
+        Command::Checkpoint(args) => args.id.iter().collect(),
+        Command::Drop(args) => args.id.iter().collect(),
+        Command::Scratch(args) => args.id.iter().collect(),
+        Command::Remove(args) => vec![&args.id],
+        Command::Overlaps(args) if !args.ids.is_empty() => args.ids.iter().collect(),
+        Command::Overlaps(_) | Command::Sweep(_) => return Some(Scope::Repository),
+        c if runs_git(c) => return Some(Scope::Repository),
+        _ => return None,
     };
     let mut dirs = vec![crate::git::normalize(ctx.repo.git_dir())];
     for id in ids {
         let place = crate::record::place::get(&ctx.repo, id.as_str());
         match place.and_then(|p| crate::git::fs::git_dir_at(std::path::Path::new(&p))) {
             Some(dir) => dirs.push(crate::git::normalize(&dir)),
-            None => return Scope::Repository,
+            None => return Some(Scope::Repository),
         }
     }
-    Scope::Worktrees(dirs)
+    Some(Scope::Worktrees(dirs))
 }
 
 fn dispatch(ctx: &Ctx, command: &Command) -> CmdResult {

@@ -259,6 +259,33 @@ pub fn capture_git(repo: &Repo) -> (Values, BTreeMap<String, Values>) {
     capture_git_in(repo, &Scope::Repository)
 }
 
+/// What a command may make git (or gix) run, and so which changed keys stop it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// git itself, hooks or checks: every exec-capable key ([`exec_key`]).
+    Anything,
+    /// Only what reading a worktree's files and diffing them runs: filter drivers, diff
+    /// drivers, and the includes and `core.bare`/`core.worktree` that bring them in or move
+    /// what is read. A hook manager's `core.hooksPath` does not stop `status`.
+    Filters,
+}
+
+impl Runs {
+    /// Whether a change to `key` (as [`exec_key`] names it) counts.
+    pub fn counts(self, key: &str) -> bool {
+        match self {
+            Runs::Anything => true,
+            Runs::Filters => {
+                ["filter.", "diff.", "include.", "includeIf."]
+                    .iter()
+                    .any(|p| key.starts_with(p))
+                    || key == "core.bare"
+                    || key == "core.worktree"
+            }
+        }
+    }
+}
+
 /// Which worktrees' `config.worktree` a comparison looks at (the shared config files always).
 #[derive(Clone, Debug)]
 pub enum Scope {

@@ -113,7 +113,11 @@ pub(super) fn check_targets(
         .filter(|d| d.parent().and_then(Path::file_name) == Some("worktrees".as_ref()))
         .collect();
     if !linked.is_empty() {
-        crate::config::ensure_unchanged(repo, &crate::config::trusted::Scope::Worktrees(linked))?;
+        crate::config::ensure_unchanged(
+            repo,
+            &crate::config::trusted::Scope::Worktrees(linked),
+            crate::config::trusted::Runs::Anything,
+        )?;
     }
     for path in checked_out {
         // Nothing on disk where the merge adds a file: git would overwrite an ignored file

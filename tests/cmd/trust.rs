@@ -267,9 +267,14 @@ fn config_changed_refuses_before_anything_and_trust_yes_lifts_it() {
     }
     assert!(!repo.task_dir("t2").exists());
     assert!(!marker.exists());
-    // Commands that read only are not refused.
+    // Commands that read no worktree's files through git's filters are not refused; those that
+    // do are (a filter driver is what changed).
     repo.task_root(&["list"]).ok();
-    repo.task_root(&["status", "t1"]).ok();
+    repo.task_root(&["log", "t1"]).ok();
+    config_changed(
+        &repo.task_root(&["status", "t1", "--json"]),
+        "filter.x.clean",
+    );
 
     repo.task_root(&["trust", "--yes"]).ok();
     repo.task_root(&["merge", "t1", "--no-checks"]).ok();
@@ -388,6 +393,47 @@ fn start_compares_the_worktree_it_runs_in_and_the_pool_entry_it_takes() {
         pool,
         "the entry was not taken"
     );
+}
+
+/// A filter driver an agent names in its own worktree's config (with `git config --worktree`
+/// and a `.gitattributes`) runs whenever that worktree's changed files are read through git's
+/// filters: `diff`, `changes`, `check`, `status`, `commit`, `checkpoint` and the discards that
+/// save first refuse instead, and the driver never runs.
+#[test]
+fn commands_that_read_a_worktrees_files_compare_its_config() {
+    let (repo, wt) = worktree_config_repo();
+    let marker = repo.root().with_file_name("filter-ran");
+    repo.write(&wt, ".gitattributes", "* filter=evil\n");
+    commit_all(&repo, &wt, "attributes");
+    agent_config(
+        &repo,
+        &wt,
+        &[
+            "--worktree",
+            "filter.evil.clean",
+            &format!("touch {}; cat", marker.display()),
+        ],
+    );
+    repo.write(&wt, "README.md", "changed by the agent, not committed\n");
+    let _ = std::fs::remove_file(&marker);
+    for args in [
+        &["diff", "t1"][..],
+        &["changes", "t1"],
+        &["check", "t1"],
+        &["status", "t1"],
+        &["checkpoint", "t1"],
+        &["commit", "t1", "-m", "x"],
+        &["remove", "t1", "--force"],
+    ] {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let run = repo.task_root(&all);
+        assert_eq!(run.code, 1, "{args:?}: {run}");
+        let j: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
+        assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
+        assert!(!marker.exists(), "{args:?} ran the agent's filter");
+    }
+    assert!(wt.join("README.md").exists(), "nothing was removed");
 }
 
 /// A merge into a branch checked out in a linked worktree writes and runs git there: that
