@@ -361,6 +361,20 @@ pub fn capture_git_in(repo: &Repo, scope: &Scope) -> (Values, BTreeMap<String, V
             }
         }
     }
+    // A git directory outside the repository's own (a worktree's `.git` file pointed elsewhere):
+    // git and gix read its `config.worktree` there, and its `config` when it names no common
+    // directory. Nothing in it was trusted.
+    if let Scope::Worktrees(dirs) = scope {
+        for dir in dirs
+            .iter()
+            .filter(|d| **d != common && d.parent() != Some(worktrees.as_path()))
+        {
+            for name in ["config.worktree", "config"] {
+                let file = dir.join(name);
+                files.push((file.display().to_string(), file, vec![main_own.clone()]));
+            }
+        }
+    }
     let memo = Memo::load(repo);
     let root = crate::git::fs::StatDir::open(&common);
     let mut quiet = Vec::new();

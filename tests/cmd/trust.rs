@@ -436,6 +436,50 @@ fn commands_that_read_a_worktrees_files_compare_its_config() {
     assert!(wt.join("README.md").exists(), "nothing was removed");
 }
 
+/// A task worktree's `.git` file pointed at a git directory of the agent's making (naming the
+/// real common directory, with a filter in its `config.worktree`): git and gix read that
+/// directory's config there, so it is compared too, and `diff` and `merge` refuse before the
+/// filter can run.
+#[test]
+fn a_git_dir_of_the_agents_making_is_compared_too() {
+    let (repo, wt) = worktree_config_repo();
+    let marker = repo.root().with_file_name("filter-ran");
+    repo.write(&wt, ".gitattributes", "* filter=evil\n");
+    commit_all(&repo, &wt, "attributes");
+    let fake = repo.root().with_file_name("fake-git-dir");
+    let real = repo.root().join(".git/worktrees/t1");
+    std::fs::create_dir_all(&fake).unwrap();
+    for f in ["HEAD", "index", "gitdir"] {
+        std::fs::copy(real.join(f), fake.join(f)).unwrap();
+    }
+    std::fs::write(
+        fake.join("commondir"),
+        format!("{}\n", repo.root().join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(
+        fake.join("config.worktree"),
+        format!(
+            "[filter \"evil\"]\n\tclean = touch {}; cat\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", fake.display())).unwrap();
+    repo.write(&wt, "README.md", "changed by the agent, not committed\n");
+    let _ = std::fs::remove_file(&marker);
+    for args in [
+        &["diff", "t1", "--json"][..],
+        &["merge", "t1", "--no-checks", "--json"],
+    ] {
+        let run = repo.task_root(args);
+        assert_eq!(run.code, 1, "{args:?}: {run}");
+        assert!(!marker.exists(), "{args:?} ran the agent's filter: {run}");
+        let j: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
+        assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
+    }
+}
+
 /// A merge into a branch checked out in a linked worktree writes and runs git there: that
 /// worktree's config counts, and a key set there since it was trusted stops the merge before
 /// anything moves.
