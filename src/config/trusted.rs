@@ -369,8 +369,15 @@ pub fn capture_git_in(repo: &Repo, scope: &Scope) -> (Values, BTreeMap<String, V
             .iter()
             .filter(|d| **d != common && d.parent() != Some(worktrees.as_path()))
         {
-            for name in ["config.worktree", "config"] {
-                let file = dir.join(name);
+            let mut configs = vec![dir.join("config.worktree"), dir.join("config")];
+            // And the shared config of the common directory its `commondir` names, if not ours.
+            if let Ok(named) = std::fs::read_to_string(dir.join("commondir")) {
+                let other = crate::git::normalize(&dir.join(named.trim_end_matches(['\n', '\r'])));
+                if other != common {
+                    configs.push(other.join("config"));
+                }
+            }
+            for file in configs {
                 files.push((file.display().to_string(), file, vec![main_own.clone()]));
             }
         }

@@ -468,16 +468,34 @@ fn a_git_dir_of_the_agents_making_is_compared_too() {
     std::fs::write(wt.join(".git"), format!("gitdir: {}\n", fake.display())).unwrap();
     repo.write(&wt, "README.md", "changed by the agent, not committed\n");
     let _ = std::fs::remove_file(&marker);
-    for args in [
-        &["diff", "t1", "--json"][..],
-        &["merge", "t1", "--no-checks", "--json"],
-    ] {
-        let run = repo.task_root(args);
-        assert_eq!(run.code, 1, "{args:?}: {run}");
-        assert!(!marker.exists(), "{args:?} ran the agent's filter: {run}");
-        let j: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
-        assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
-    }
+    let refused = || {
+        for args in [
+            &["diff", "t1", "--json"][..],
+            &["merge", "t1", "--no-checks", "--json"],
+        ] {
+            let run = repo.task_root(args);
+            assert_eq!(run.code, 1, "{args:?}: {run}");
+            assert!(!marker.exists(), "{args:?} ran the agent's filter: {run}");
+            let j: Value =
+                serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
+            assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
+        }
+    };
+    refused();
+    // Its `commondir` naming a common directory of the agent's making, whose config holds it.
+    std::fs::remove_file(fake.join("config.worktree")).unwrap();
+    let common = repo.root().with_file_name("fake-common");
+    std::fs::create_dir_all(&common).unwrap();
+    std::fs::write(
+        common.join("config"),
+        format!(
+            "[filter \"evil\"]\n\tclean = touch {}; cat\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(fake.join("commondir"), format!("{}\n", common.display())).unwrap();
+    refused();
 }
 
 /// A merge into a branch checked out in a linked worktree writes and runs git there: that
