@@ -302,10 +302,10 @@ fn runs_git(command: &Command) -> bool {
 /// (its uncommitted work, or what a discard saves first) read them through git's filters, whose
 /// drivers that worktree's config may name: the same worktrees count, for the keys that reading
 /// can run ([`crate::config::trusted::Runs::Filters`]: a hook manager's `core.hooksPath` does not
-/// stop `status`). Another task's worktree
-/// config cannot make them run anything, and with a thousand live tasks they do not look at a
-/// thousand files. Every other command that runs git or reads every worktree, and a task whose
-/// worktree is not known here, looks at every worktree's.
+/// stop `status`). Another task's worktree config cannot make them run anything, and with a
+/// thousand live tasks they do not look at a thousand files. Every other command that runs git
+/// or reads every worktree, and a task whose worktree is not known here, looks at every
+/// worktree's.
 fn trust_scope(ctx: &Ctx, command: &Command) -> Option<crate::config::trusted::Scope> {
     use crate::config::trusted::Scope;
     let ids: Vec<&crate::task::TaskId> = match command {
