@@ -30,8 +30,10 @@ fn dir(repo: &Repo) -> PathBuf {
     super::dir(repo).join("records")
 }
 
-/// The change log's name, beside `records/` (not in it: any name there may be a task id).
-const CHANGES: &str = "records-changed";
+/// The change log, beside `records/` (not in it: any name there may be a task id).
+fn changes_log(repo: &Repo) -> PathBuf {
+    super::dir(repo).join("records-changed")
+}
 
 /// Appends `ids` to the change log, one line each, in one write (appended whole: readers never
 /// see half a line of it). Best effort: a log that cannot be written makes its readers read every
@@ -42,11 +44,10 @@ fn note_changed<'a>(repo: &Repo, ids: impl IntoIterator<Item = &'a str>) {
     if text.is_empty() {
         return;
     }
-    let path = super::dir(repo).join(CHANGES);
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(path)
+        .open(changes_log(repo))
     {
         let _ = f.write_all(text.as_bytes());
     }
@@ -78,7 +79,7 @@ impl Changes {
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(super::dir(repo).join(CHANGES))
+            .open(changes_log(repo))
             .ok()?;
         let m = f.metadata().ok()?;
         Some(Self::mark_of(&m, m.len()))
@@ -88,7 +89,7 @@ impl Changes {
     /// from, or shorter (read every record then).
     pub fn since(repo: &Repo, mark: Mark) -> Option<Changes> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(super::dir(repo).join(CHANGES)).ok()?;
+        let mut f = std::fs::File::open(changes_log(repo)).ok()?;
         let m = f.metadata().ok()?;
         if Self::mark_of(&m, mark.len) != mark || m.len() < mark.len {
             return None;

@@ -395,16 +395,36 @@ fn start_compares_the_worktree_it_runs_in_and_the_pool_entry_it_takes() {
     );
 }
 
+/// A repository like [`worktree_config_repo`] where `t1` committed a `.gitattributes` naming
+/// the filter `evil` for every path; returns the marker file the agent's driver would touch.
+fn evil_filter_repo() -> (TestRepo, PathBuf, PathBuf) {
+    let (repo, wt) = worktree_config_repo();
+    let marker = repo.root().with_file_name("filter-ran");
+    repo.write(&wt, ".gitattributes", "* filter=evil\n");
+    commit_all(&repo, &wt, "attributes");
+    (repo, wt, marker)
+}
+
+/// Asserts that `git task ARGS --json` in the main worktree is refused (`config_changed`) and
+/// that the agent's filter driver did not run.
+#[track_caller]
+fn refused_before_the_filter(repo: &TestRepo, args: &[&str], marker: &Path) {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let run = repo.task_root(&all);
+    assert_eq!(run.code, 1, "{args:?}: {run}");
+    assert!(!marker.exists(), "{args:?} ran the agent's filter: {run}");
+    let j: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
+    assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
+}
+
 /// A filter driver an agent names in its own worktree's config (with `git config --worktree`
 /// and a `.gitattributes`) runs whenever that worktree's changed files are read through git's
 /// filters: `diff`, `changes`, `check`, `status`, `commit`, `checkpoint` and the discards that
 /// save first refuse instead, and the driver never runs.
 #[test]
 fn commands_that_read_a_worktrees_files_compare_its_config() {
-    let (repo, wt) = worktree_config_repo();
-    let marker = repo.root().with_file_name("filter-ran");
-    repo.write(&wt, ".gitattributes", "* filter=evil\n");
-    commit_all(&repo, &wt, "attributes");
+    let (repo, wt, marker) = evil_filter_repo();
     agent_config(
         &repo,
         &wt,
@@ -425,13 +445,7 @@ fn commands_that_read_a_worktrees_files_compare_its_config() {
         &["commit", "t1", "-m", "x"],
         &["remove", "t1", "--force"],
     ] {
-        let mut all = args.to_vec();
-        all.push("--json");
-        let run = repo.task_root(&all);
-        assert_eq!(run.code, 1, "{args:?}: {run}");
-        let j: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
-        assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
-        assert!(!marker.exists(), "{args:?} ran the agent's filter");
+        refused_before_the_filter(&repo, args, &marker);
     }
     assert!(wt.join("README.md").exists(), "nothing was removed");
 }
@@ -442,10 +456,7 @@ fn commands_that_read_a_worktrees_files_compare_its_config() {
 /// filter can run.
 #[test]
 fn a_git_dir_of_the_agents_making_is_compared_too() {
-    let (repo, wt) = worktree_config_repo();
-    let marker = repo.root().with_file_name("filter-ran");
-    repo.write(&wt, ".gitattributes", "* filter=evil\n");
-    commit_all(&repo, &wt, "attributes");
+    let (repo, wt, marker) = evil_filter_repo();
     let fake = repo.root().with_file_name("fake-git-dir");
     let real = repo.root().join(".git/worktrees/t1");
     std::fs::create_dir_all(&fake).unwrap();
@@ -469,16 +480,8 @@ fn a_git_dir_of_the_agents_making_is_compared_too() {
     repo.write(&wt, "README.md", "changed by the agent, not committed\n");
     let _ = std::fs::remove_file(&marker);
     let refused = || {
-        for args in [
-            &["diff", "t1", "--json"][..],
-            &["merge", "t1", "--no-checks", "--json"],
-        ] {
-            let run = repo.task_root(args);
-            assert_eq!(run.code, 1, "{args:?}: {run}");
-            assert!(!marker.exists(), "{args:?} ran the agent's filter: {run}");
-            let j: Value =
-                serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run}"));
-            assert_eq!(j["kind"], "config_changed", "{args:?}: {j}");
+        for args in [&["diff", "t1"][..], &["merge", "t1", "--no-checks"]] {
+            refused_before_the_filter(&repo, args, &marker);
         }
     };
     refused();
